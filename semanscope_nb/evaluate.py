@@ -1,0 +1,283 @@
+"""Dataset-level Semantic Affinity through the cache, and the model x dataset benchmark grid.
+
+Example
+-------
+>>> import semanscope_nb as snb
+>>> r = snb.dataset_affinity("edge-cases", "random-null", languages=["en", "zh"], n_boot=100)
+>>> r.provenance["model"], r.tier
+('random-null', 'non-aligned')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from .cache import EmbeddingCache
+from .datasets import BUNDLED_DATASETS, WordDataset, list_datasets, load_dataset
+from .encoders import Encoder
+from .provenance import atomic_write_json, atomic_write_text, package_info, utc_now
+from .registry import DEFAULT_MODEL, get_model_info, list_models, load_model
+from .sa import DEFAULT_TIERS, AlignedWords, SAResult, TierThresholds, affinity_of_words
+
+
+def _as_dataset(dataset: WordDataset | str | os.PathLike, languages: Sequence[str] | None) -> WordDataset:
+    ds = dataset if isinstance(dataset, WordDataset) else load_dataset(dataset)
+    return ds.select(languages) if languages is not None else ds
+
+
+def prepare_encoder(model: str | Encoder, dataset: WordDataset) -> Encoder:
+    """The encoder for ``model``; corpus-fitted baselines (TF-IDF) are fitted on the dataset's texts."""
+    encoder = load_model(model)
+    if encoder.requires_fit and encoder._idf is None:  # type: ignore[attr-defined]
+        encoder = encoder.fit(dataset.all_texts())  # type: ignore[attr-defined]
+    return encoder
+
+
+def aligned_words(dataset: WordDataset, vectors: dict[str, np.ndarray]) -> AlignedWords:
+    """Unique-word vectors and row incidence per language, from text -> vector."""
+    vecs, incs, words = [], [], []
+    for lang in dataset.languages:
+        uniq = dataset.words(lang)
+        pos = {w: i for i, w in enumerate(uniq)}
+        cells = dataset.column(lang)
+        r_idx = np.repeat(np.arange(len(cells)), [len(c) for c in cells])
+        c_idx = np.fromiter((pos[w] for c in cells for w in c), dtype=np.int64, count=r_idx.size)
+        incs.append(sp.csr_matrix((np.ones(r_idx.size), (r_idx, c_idx)), shape=(len(cells), len(uniq))))
+        vecs.append(np.stack([vectors[w] for w in uniq]))
+        words.append(tuple(uniq))
+    labels = tuple(" / ".join(cell[0] for cell in row[:2]) for row in dataset.rows)
+    return AlignedWords(dataset.languages, tuple(vecs), tuple(incs), labels, dataset.groups, tuple(words))
+
+
+def embed_dataset(
+    dataset: WordDataset, model: str | Encoder, *, cache: EmbeddingCache | None | Literal[False] = None, progress: bool | None = None
+) -> tuple[dict[str, np.ndarray], Encoder, dict[str, Any]]:
+    """Every unique text of ``dataset`` embedded once (through the cache): text -> vector."""
+    encoder = prepare_encoder(model, dataset)
+    texts = dataset.all_texts()
+    if cache is False:
+        before = encoder.calls
+        matrix = encoder.encode(texts)
+        stats = {"n_unique": len(texts), "n_cached": 0, "n_encoded": len(texts), "n_batches": encoder.calls - before}
+    else:
+        store = cache if cache is not None else EmbeddingCache()
+        matrix = store.embed(encoder, texts, progress=progress)
+        stats = asdict(store.last_stats)
+    return dict(zip(texts, matrix)), encoder, stats
+
+
+def dataset_affinity(
+    dataset: WordDataset | str | os.PathLike,
+    model: str | Encoder = DEFAULT_MODEL,
+    *,
+    languages: Sequence[str] | None = None,
+    cache: EmbeddingCache | None | Literal[False] = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    thresholds: TierThresholds = DEFAULT_TIERS,
+    on_zero: Literal["error", "drop"] = "drop",
+    progress: bool | None = None,
+) -> SAResult:
+    """SA of ``model`` on ``dataset`` (bundled name, CSV path or :class:`WordDataset`).
+
+    Each ``|`` alternative is embedded on its own, through the per-text cache
+    (``cache=None``: the default cache; ``False``: no cache).  Concepts holding
+    a word that embeds to the zero vector are dropped and listed in
+    ``result.diagnostics`` (``on_zero="error"`` raises instead).  The result
+    carries its provenance: model id/version/options, dataset hash, parameters,
+    package versions.
+    """
+    ds = _as_dataset(dataset, languages)
+    vectors, encoder, stats = embed_dataset(ds, model, cache=cache, progress=progress)
+    result = affinity_of_words(
+        aligned_words(ds, vectors), n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, on_zero=on_zero
+    )
+    return result.with_provenance(
+        model=encoder.model_id,
+        model_version=encoder.version,
+        model_options=encoder.options,
+        dataset=ds.name,
+        dataset_source=ds.source,
+        dataset_sha256=ds.sha256,
+        languages=list(ds.languages),
+        embedding=stats,
+        packages=package_info(),
+        created=utc_now(),
+    )
+
+
+# --------------------------------------------------------------------------- the grid
+
+
+@dataclass
+class BenchmarkResult:
+    """What :func:`run_benchmark` produced: the leaderboard, every SA result, and what it cost."""
+
+    table: pd.DataFrame
+    results: dict[tuple[str, str], SAResult]
+    encoder_calls: dict[str, int]
+    resumed: list[tuple[str, str]] = field(default_factory=list)
+    failures: dict[tuple[str, str], str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+
+    @property
+    def total_encoder_calls(self) -> int:
+        return sum(self.encoder_calls.values())
+
+
+def _job_key(model_key: str, ds: WordDataset, params: dict[str, Any]) -> str:
+    blob = json.dumps({"model": model_key, "dataset": ds.sha256, "languages": ds.languages, "rows": len(ds), **params}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def _model_meta(model: str) -> dict[str, Any]:
+    try:
+        return get_model_info(model).to_dict()
+    except Exception as exc:
+        return {"error": str(exc)}
+
+
+def leaderboard(results: dict[tuple[str, str], SAResult]) -> pd.DataFrame:
+    """One row per (model, dataset), models ordered by their mean cosine SA."""
+    rows = []
+    for (model, dataset), r in results.items():
+        info = get_model_info(model)
+        rows.append({"model": model, "display_name": info.display_name, "dataset": dataset,
+                     "languages": ",".join(r.languages), **r.summary()})
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df
+    order = df.groupby("model")["sa_cosine"].mean().sort_values(ascending=False).index
+    df["model"] = pd.Categorical(df["model"], categories=list(order), ordered=True)
+    df = df.sort_values(["model", "dataset"]).reset_index(drop=True)
+    df["model"] = df["model"].astype(str)
+    return df
+
+
+def format_leaderboard(table: pd.DataFrame) -> str:
+    """A plain-text leaderboard: model, dataset, SA cosine +- SEM, 95% CI, SA Euclidean, tier."""
+    if table.empty:
+        return "(no results)"
+    header = f"{'model':<24} {'dataset':<20} {'SA cos ± SEM':<16} {'95% CI':<17} {'SA euc':<7} tier"
+    lines = [header, "-" * len(header)]
+    for r in table.itertuples():
+        lines.append(
+            f"{r.model:<24} {r.dataset:<20} {r.sa_cosine:.3f} ± {r.sem_cosine:.3f}    "
+            f"[{r.ci_low:.3f}, {r.ci_high:.3f})  {r.sa_euclidean:.3f}   {r.tier}"
+        )
+    return "\n".join(lines)
+
+
+def run_benchmark(
+    models: Sequence[str] | None = None,
+    datasets: Sequence[str | os.PathLike | WordDataset] | None = None,
+    *,
+    languages: Sequence[str] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    thresholds: TierThresholds = DEFAULT_TIERS,
+    cache: EmbeddingCache | None = None,
+    out_dir: str | os.PathLike | None = "results",
+    max_concepts: int | None = None,
+    force: bool = False,
+    progress: bool | None = None,
+    on_job: Callable[[str, str, str], None] | None = None,
+) -> BenchmarkResult:
+    """Score every model on every dataset; write ``results/*.csv`` and ``results/*.json``.
+
+    Defaults: every offline registry model whose packages are installed, every
+    bundled dataset.  Each (model, dataset, parameters) job is written to
+    ``out_dir/runs/`` as soon as it finishes, so an interrupted run resumes
+    where it stopped (``force=True`` recomputes).  A failing job is recorded
+    in ``failures`` and the rest of the grid still runs.  ``max_concepts``
+    takes the first N rows of each dataset (a quick look).
+    """
+    cache = cache if cache is not None else EmbeddingCache()
+    skipped: dict[str, str] = {}
+    if models is None:
+        models = []
+        for m in list_models(offline=True):
+            (models.append(m.id) if m.available else skipped.__setitem__(m.id, f"needs {', '.join(m.requires)}"))
+    if datasets is None:
+        datasets = [d.name for d in list_datasets()]
+        if not datasets:
+            raise FileNotFoundError(f"no bundled datasets found (expected {', '.join(BUNDLED_DATASETS)})")
+    loaded = []
+    for d in datasets:
+        ds = _as_dataset(d, None)
+        if languages is not None:
+            keep = [lang for lang in languages if lang in ds.languages]
+            ds = ds.select(keep)
+        if max_concepts is not None:
+            ds = ds.subset(range(min(max_concepts, len(ds))))
+        loaded.append(ds)
+    params = {"n_boot": n_boot, "seed": seed}
+    results: dict[tuple[str, str], SAResult] = {}
+    calls: dict[str, int] = {}
+    resumed, failures = [], {}
+    out = Path(out_dir) if out_dir is not None else None
+    for model in models:
+        calls[model] = 0
+        for ds in loaded:
+            job = (model, ds.name)
+            try:
+                encoder = prepare_encoder(model, ds)
+                run_file = out / "runs" / f"{_safe(model)}__{_safe(ds.name)}__{_job_key(encoder.cache_key, ds, params)}.json" if out else None
+                if run_file is not None and run_file.exists() and not force:
+                    results[job] = SAResult.from_dict(json.loads(run_file.read_text(encoding="utf-8"))).with_thresholds(thresholds)
+                    resumed.append(job)
+                    on_job and on_job(model, ds.name, "resumed")
+                    continue
+                on_job and on_job(model, ds.name, "running")
+                r = dataset_affinity(ds, encoder, cache=cache, n_boot=n_boot, seed=seed, thresholds=thresholds, progress=progress)
+                calls[model] += r.provenance["embedding"]["n_batches"]
+                results[job] = r
+                if run_file is not None:
+                    atomic_write_json(run_file, r.to_dict())
+                on_job and on_job(model, ds.name, "done")
+            except Exception as exc:  # one failing job must not sink the grid
+                failures[job] = f"{type(exc).__name__}: {exc}"
+                on_job and on_job(model, ds.name, f"failed: {exc}")
+                if os.environ.get("SEMANSCOPE_DEBUG"):
+                    traceback.print_exc()
+    table = leaderboard(results)
+    bench = BenchmarkResult(table, results, calls, resumed, failures, skipped)
+    if out is not None:
+        meta = {
+            "created": utc_now(),
+            "packages": package_info(),
+            "parameters": {**params, "languages": list(languages) if languages else None,
+                           "max_concepts": max_concepts, "thresholds": asdict(thresholds)},
+            "datasets": {ds.name: {"source": ds.source, "sha256": ds.sha256, "rows": len(ds), "languages": list(ds.languages)} for ds in loaded},
+            "models": {m: _model_meta(m) for m in models},
+            "encoder_calls": calls,
+            "resumed": [list(j) for j in resumed],
+            "failures": {f"{m}|{d}": e for (m, d), e in failures.items()},
+            "skipped": skipped,
+        }
+        records = json.loads(table.to_json(orient="records")) if not table.empty else []
+        for rec in records:
+            r = results[(rec["model"], rec["dataset"])]
+            rec["provenance"] = r.provenance
+        bench.files = [
+            str(atomic_write_text(out / "leaderboard.csv", table.to_csv(index=False))),
+            str(atomic_write_json(out / "leaderboard.json", {"meta": meta, "rows": records})),
+        ]
+    return bench

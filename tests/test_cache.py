@@ -1,0 +1,148 @@
+"""The per-text embedding cache: encode only what is missing, survive crashes and damage."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import semanscope_nb as snb
+from semanscope_nb.cache import CacheWarning
+from semanscope_nb.encoders import RandomEncoder
+
+
+def test_only_missing_texts_are_encoded(tmp_path):
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = RandomEncoder(dim=16)
+    first = cache.embed(enc, ["red", "blue", "red"], batch_size=1)
+    assert enc.calls == 2 and enc.texts_encoded == 2  # 'red' once, batches of one
+    assert cache.last_stats.n_unique == 2 and cache.last_stats.n_encoded == 2
+    again = cache.embed(enc, ["blue", "green", "red"])
+    assert enc.texts_encoded == 3 and cache.last_stats.n_cached == 2
+    np.testing.assert_array_equal(again[0], first[1])
+    np.testing.assert_array_equal(again[2], first[0])
+    assert cache.count(enc.cache_key) == 3
+
+
+def test_key_separates_models_versions_and_options(tmp_path, dict_encoder):
+    cache = snb.EmbeddingCache(tmp_path)
+    a = dict_encoder({"w": [1.0, 0.0]}, version="1")
+    b = dict_encoder({"w": [0.0, 1.0]}, version="2")
+    np.testing.assert_array_equal(cache.embed(a, ["w"])[0], [1, 0])
+    np.testing.assert_array_equal(cache.embed(b, ["w"])[0], [0, 1])
+    from semanscope_nb.encoders import E5Encoder
+
+    assert E5Encoder(prefix="query").cache_key != E5Encoder(prefix="passage").cache_key
+    assert RandomEncoder(seed=1).cache_key != RandomEncoder(seed=2).cache_key
+
+
+def test_same_word_in_two_datasets_embedded_once(tmp_path):
+    cache = snb.EmbeddingCache(tmp_path)
+    d1 = snb.dataset_from_frame(__import__("pandas").DataFrame({"en": ["red", "sun"], "zh": ["红", "日"]}), name="a")
+    d2 = snb.dataset_from_frame(__import__("pandas").DataFrame({"en": ["red", "moon"], "zh": ["红", "月"]}), name="b")
+    enc = snb.load_model("random-null")
+    before = enc.texts_encoded
+    snb.dataset_affinity(d1, enc, cache=cache, n_boot=0)
+    snb.dataset_affinity(d2, enc, cache=cache, n_boot=0)
+    assert enc.texts_encoded - before == 6  # red, 红 shared
+
+
+def test_nan_vectors_rejected_and_not_cached(tmp_path, dict_encoder):
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = dict_encoder({"ok": [1.0, 2.0], "bad": [np.nan, 1.0]})
+    with pytest.raises(snb.EmbeddingError, match=r"NaN/inf vectors for \['bad'\]; not cached"):
+        cache.embed(enc, ["ok", "bad"])
+    assert cache.count(enc.cache_key) == 0
+
+
+def test_unwritable_folder(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(snb.CacheError, match=r"cache folder '.*a-file/sub' is not writable"):
+        snb.EmbeddingCache(blocker / "sub")
+
+
+def test_env_var_sets_default_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEMANSCOPE_CACHE", str(tmp_path / "here"))
+    assert snb.EmbeddingCache().path == tmp_path / "here" / "embeddings.sqlite"
+
+
+def test_damaged_entry_detected_and_only_it_rebuilt(tmp_path):
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = RandomEncoder(dim=8)
+    good = cache.embed(enc, ["a", "b", "c"])
+    con = sqlite3.connect(cache.path)
+    con.execute("UPDATE vectors SET vec = ? WHERE text = 'b'", (b"\x00" * 32,))  # bit rot: digest no longer matches
+    con.commit()
+    con.close()
+    before = enc.texts_encoded
+    with pytest.warns(CacheWarning, match=r"1 damaged entry .*\['b'\]"):
+        again = cache.embed(enc, ["a", "b", "c"])
+    assert enc.texts_encoded - before == 1
+    assert cache.last_stats.n_damaged == 1
+    np.testing.assert_array_equal(again, good)
+
+
+def test_damaged_file_moved_aside(tmp_path):
+    (tmp_path / "embeddings.sqlite").write_bytes(b"this is not a database" * 100)
+    with pytest.warns(CacheWarning, match="is damaged"):
+        cache = snb.EmbeddingCache(tmp_path)
+    assert cache.count() == 0
+    assert list(tmp_path.glob("embeddings.sqlite.damaged-*"))
+    cache.embed(RandomEncoder(dim=4), ["x"])
+    assert cache.count() == 1
+
+
+def _writer(folder: str, offset: int, n: int) -> int:
+    cache = snb.EmbeddingCache(folder)
+    enc = RandomEncoder(dim=32)
+    texts = [f"w{i}" for i in range(offset, offset + n)]
+    for a in range(0, n, 50):
+        cache.embed(enc, texts[a : a + 50])
+    return cache.count()
+
+
+def test_two_processes_write_at_once(tmp_path):
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(2) as pool:
+        counts = pool.starmap(_writer, [(str(tmp_path), 0, 1500), (str(tmp_path), 1000, 1500)])
+    cache = snb.EmbeddingCache(tmp_path)
+    assert cache.count() == 2500  # overlap of 500 texts stored once
+    assert max(counts) <= 2500
+    enc = RandomEncoder(dim=32)
+    np.testing.assert_array_equal(cache.embed(enc, ["w1200"]), enc.encode(["w1200"]))
+    assert cache.last_stats.n_encoded == 0
+    assert sqlite3.connect(cache.path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_killed_mid_write_loses_nothing_committed(tmp_path):
+    script = textwrap.dedent(f"""
+        import sys, numpy as np, semanscope_nb as snb
+        cache = snb.EmbeddingCache({str(tmp_path)!r})
+        rng = np.random.default_rng(0)
+        i = 0
+        while True:
+            cache.put("k", [f"t{{i}}-{{j}}" for j in range(200)], rng.normal(size=(200, 256)))
+            print(i, flush=True)
+            i += 1
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    done = -1
+    deadline = time.time() + 60
+    while done < 30 and time.time() < deadline:
+        done = int(proc.stdout.readline())
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    cache = snb.EmbeddingCache(tmp_path)
+    assert cache.count("k") >= (done + 1) * 200  # every batch reported as committed is there
+    assert cache.count("k") % 200 == 0  # and no batch is half-written
+    found, damaged = cache.get("k", [f"t{done}-{j}" for j in range(200)])
+    assert len(found) == 200 and damaged == 0

