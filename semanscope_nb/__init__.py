@@ -46,6 +46,15 @@ from .sa import (
     semantic_affinity,
 )
 
+# --- interactive layer exports (issue 3) ---
+# --- end issue 3 ---
+# --- concept separation exports (issue 4) ---
+# --- end issue 4 ---
+# --- retrieval and alignment exports (issue 5) ---
+# --- end issue 5 ---
+# --- scale-out exports (issue 6) ---
+# --- end issue 6 ---
+
 try:
     from importlib.metadata import version as _version
 

@@ -1,0 +1,62 @@
+"""Execute a notebook top to bottom with nbclient, papermill-style parameters.
+
+The notebook's cell tagged ``parameters`` keeps its defaults; an injected cell
+right after it overrides them, so a notebook runs small in the tests and full
+for a user.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def inject_parameters(nb: nbformat.NotebookNode, parameters: dict[str, Any]) -> nbformat.NotebookNode:
+    """Insert a cell assigning ``parameters`` after the cell tagged 'parameters' (which must exist)."""
+    idx = next((i for i, c in enumerate(nb.cells) if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    if idx is None:
+        raise ValueError("notebook has no cell tagged 'parameters'")
+    src = "# injected by the tests\n" + "\n".join(f"{k} = {v!r}" for k, v in parameters.items())
+    cell = nbformat.v4.new_code_cell(src, metadata={"tags": ["injected-parameters"]})
+    nb.cells.insert(idx + 1, cell)
+    return nb
+
+
+def run_notebook(name: str, parameters: dict[str, Any] | None = None, *, timeout: int = 900, cwd: Path | None = None) -> nbformat.NotebookNode:
+    """Run ``notebooks/<name>`` (with ``parameters`` injected) and return the executed notebook.
+
+    Raises nbclient's CellExecutionError (with the cell's traceback) if any cell fails.
+    """
+    path = NOTEBOOKS / name
+    nb = nbformat.read(path, as_version=4)
+    if parameters:
+        inject_parameters(nb, parameters)
+    client = NotebookClient(
+        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd or NOTEBOOKS)}},
+    )
+    env_before = dict(os.environ)
+    try:
+        client.execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(env_before)
+    return nb
+
+
+def cell_outputs_text(nb: nbformat.NotebookNode) -> str:
+    """All text/plain and stream outputs of an executed notebook, joined (for assertions)."""
+    parts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                parts.append(out.get("text", ""))
+            elif "data" in out and "text/plain" in out["data"]:
+                parts.append(out["data"]["text/plain"])
+    return "\n".join(parts)
