@@ -204,19 +204,21 @@ class EmbeddingCache:
         *,
         batch_size: int = 128,
         progress: bool | None = None,
+        language: str | None = None,
     ) -> np.ndarray:
         """Vectors for ``texts`` (float32, in order), encoding only what is missing.
 
         New vectors are validated (finite, one per text, one dimension) before
         they are stored, one transaction per batch, so an interrupted run keeps
         every finished batch.  ``progress=None`` shows a bar for > 500 missing texts.
+        ``language`` is passed to language-dependent encoders (and keys their entries).
         """
         texts = list(texts)
         for i, t in enumerate(texts):
             if not isinstance(t, str):
                 raise TypeError(f"texts[{i}] is {type(t).__name__}, expected str")
         unique = list(dict.fromkeys(texts))
-        key = encoder.cache_key
+        key = encoder.cache_key_for(language)
         found, n_damaged = self.get(key, unique)
         missing = [t for t in unique if t not in found]
         n_batches = 0
@@ -229,7 +231,7 @@ class EmbeddingCache:
                 bar = tqdm(total=len(missing), desc=f"embedding with {encoder.model_id}", unit="text")
             for a in range(0, len(missing), batch_size):
                 part = missing[a : a + batch_size]
-                vecs = encoder.encode(part)
+                vecs = encoder.encode(part, language=language)
                 bad = np.flatnonzero(~np.isfinite(vecs).all(axis=1))
                 if bad.size:
                     raise EmbeddingError(

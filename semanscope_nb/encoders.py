@@ -41,6 +41,9 @@ class Encoder:
 
     model_id: str = "encoder"
     requires_fit: bool = False
+    #: True when a text's vector depends on its language (e.g. an aligned model that maps one
+    #: language's space onto another's); the cache then keys on the language too.
+    language_dependent: bool = False
 
     def __init__(self) -> None:
         self._model: Any = None
@@ -74,15 +77,26 @@ class Encoder:
                 self._model = self._load()
         return self
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` -> float32 array (len(texts) x dims)."""
+    def cache_key_for(self, language: str | None = None) -> str:
+        """The cache key for texts of ``language`` (the language matters only if ``language_dependent``)."""
+        if not self.language_dependent:
+            return self.cache_key
+        if language is None:
+            raise ValueError(f"{self.model_id} embeds each language differently: pass language=")
+        return f"{self.cache_key}|language={language}"
+
+    def encode(self, texts: Sequence[str], *, language: str | None = None) -> np.ndarray:
+        """Embed ``texts`` -> float32 array (len(texts) x dims); ``language`` for language-dependent models."""
         texts = list(texts)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
+        if self.language_dependent and language is None:
+            raise ValueError(f"{self.model_id} embeds each language differently: pass language=")
         self.load()
         self.calls += 1
         self.texts_encoded += len(texts)
-        out = np.asarray(self._encode(texts), dtype=np.float32)
+        raw = self._encode_language(texts, language) if self.language_dependent else self._encode(texts)
+        out = np.asarray(raw, dtype=np.float32)
         if out.ndim != 2 or out.shape[0] != len(texts):
             raise ModelLoadError(f"{self.model_id}: encoder returned shape {out.shape} for {len(texts)} texts")
         return out
@@ -91,6 +105,9 @@ class Encoder:
         return True
 
     def _encode(self, texts: list[str]) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _encode_language(self, texts: list[str], language: str | None) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def __repr__(self) -> str:

@@ -44,8 +44,8 @@ def prepare_encoder(model: str | Encoder, dataset: WordDataset) -> Encoder:
     return encoder
 
 
-def aligned_words(dataset: WordDataset, vectors: dict[str, np.ndarray]) -> AlignedWords:
-    """Unique-word vectors and row incidence per language, from text -> vector."""
+def aligned_words(dataset: WordDataset, vectors: dict[str, dict[str, np.ndarray]]) -> AlignedWords:
+    """Unique-word vectors and row incidence per language, from language -> text -> vector."""
     vecs, incs, words = [], [], []
     for lang in dataset.languages:
         uniq = dataset.words(lang)
@@ -54,7 +54,7 @@ def aligned_words(dataset: WordDataset, vectors: dict[str, np.ndarray]) -> Align
         r_idx = np.repeat(np.arange(len(cells)), [len(c) for c in cells])
         c_idx = np.fromiter((pos[w] for c in cells for w in c), dtype=np.int64, count=r_idx.size)
         incs.append(sp.csr_matrix((np.ones(r_idx.size), (r_idx, c_idx)), shape=(len(cells), len(uniq))))
-        vecs.append(np.stack([vectors[w] for w in uniq]))
+        vecs.append(np.stack([vectors[lang][w] for w in uniq]))
         words.append(tuple(uniq))
     labels = tuple(" / ".join(cell[0] for cell in row[:2]) for row in dataset.rows)
     return AlignedWords(dataset.languages, tuple(vecs), tuple(incs), labels, dataset.groups, tuple(words))
@@ -62,19 +62,32 @@ def aligned_words(dataset: WordDataset, vectors: dict[str, np.ndarray]) -> Align
 
 def embed_dataset(
     dataset: WordDataset, model: str | Encoder, *, cache: EmbeddingCache | None | Literal[False] = None, progress: bool | None = None
-) -> tuple[dict[str, np.ndarray], Encoder, dict[str, Any]]:
-    """Every unique text of ``dataset`` embedded once (through the cache): text -> vector."""
+) -> tuple[dict[str, dict[str, np.ndarray]], Encoder, dict[str, Any]]:
+    """Every unique text of ``dataset`` embedded once (through the cache): language -> text -> vector.
+
+    A text shared by two languages ("face" in English and French) is embedded
+    once, unless the model is language-dependent (then once per language).
+    """
     encoder = prepare_encoder(model, dataset)
-    texts = dataset.all_texts()
-    if cache is False:
-        before = encoder.calls
-        matrix = encoder.encode(texts)
-        stats = {"n_unique": len(texts), "n_cached": 0, "n_encoded": len(texts), "n_batches": encoder.calls - before}
-    else:
-        store = cache if cache is not None else EmbeddingCache()
-        matrix = store.embed(encoder, texts, progress=progress)
-        stats = asdict(store.last_stats)
-    return dict(zip(texts, matrix)), encoder, stats
+    store = None if cache is False else (cache if cache is not None else EmbeddingCache())
+    groups = (
+        {lang: dataset.words(lang) for lang in dataset.languages} if encoder.language_dependent else {None: dataset.all_texts()}
+    )
+    stats = {"n_unique": 0, "n_cached": 0, "n_encoded": 0, "n_batches": 0}
+    by_group: dict[str | None, dict[str, np.ndarray]] = {}
+    for lang, texts in groups.items():
+        if store is None:
+            before = encoder.calls
+            matrix = encoder.encode(texts, language=lang)
+            part = {"n_unique": len(texts), "n_cached": 0, "n_encoded": len(texts), "n_batches": encoder.calls - before}
+        else:
+            matrix = store.embed(encoder, texts, progress=progress, language=lang)
+            part = asdict(store.last_stats)
+        for k in stats:
+            stats[k] += part[k]
+        by_group[lang] = dict(zip(texts, matrix))
+    vectors = {lang: by_group[lang if encoder.language_dependent else None] for lang in dataset.languages}
+    return vectors, encoder, stats
 
 
 def dataset_affinity(

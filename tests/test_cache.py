@@ -146,3 +146,27 @@ def test_killed_mid_write_loses_nothing_committed(tmp_path):
     assert cache.count("k") % 200 == 0  # and no batch is half-written
     found, damaged = cache.get("k", [f"t{done}-{j}" for j in range(200)])
     assert len(found) == 200 and damaged == 0
+
+
+def test_language_dependent_encoder_keys_on_language(tmp_path):
+    class Shifted(RandomEncoder):
+        model_id = "shifted"
+        language_dependent = True
+
+        def _encode_language(self, texts, language):
+            return self._encode(texts) + (100.0 if language == "zh" else 0.0)
+
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = Shifted(dim=4)
+    with pytest.raises(ValueError, match="pass language="):
+        cache.embed(enc, ["face"])
+    en = cache.embed(enc, ["face"], language="en")
+    zh = cache.embed(enc, ["face"], language="zh")
+    np.testing.assert_allclose(zh - en, 100.0)
+    assert cache.count() == 2
+    import pandas as pd
+
+    ds = snb.dataset_from_frame(pd.DataFrame({"en": ["face", "hand"], "zh": ["face", "手"]}), name="shared-text")
+    vectors, _, stats = snb.embed_dataset(ds, enc, cache=cache)
+    np.testing.assert_allclose(vectors["zh"]["face"] - vectors["en"]["face"], 100.0)
+    assert stats["n_cached"] == 2

