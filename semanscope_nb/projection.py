@@ -1,0 +1,458 @@
+"""2-D projections of word embeddings (PHATE, UMAP, t-SNE, PCA) behind one cached function.
+
+:func:`project` takes vectors (an array, or language -> array) and returns a
+:class:`Projection` whose ``coords`` row i is input row i -- always, even when
+several rows hold the same vector.  Duplicate vectors are projected once (the
+paper's "duplicate filtering", Appendix B.3) and mapped back, so every point keeps
+its word and language.
+
+PHATE uses the paper's settings (Appendix B.2/B.3): knn 15, decay 40, t auto,
+gamma 1, 2-D, StandardScaler on the vectors, then 1e-10 Gaussian jitter (seeded)
+for numerical stability; knn shrinks to ``n_unique - 2`` when there are few points.
+UMAP's ``n_neighbors`` and t-SNE's ``perplexity`` shrink the same way.
+
+Results are cached in a :class:`ProjectionCache` keyed on the SHA-256 of the
+unique vectors' bytes + method + effective parameters + seed + library version
+(in memory, LRU; optionally also on disk), so re-colouring a map or moving a
+tier slider never recomputes a projection.  ``hits``/``misses``/``computed``
+count what happened.
+
+Example
+-------
+>>> import numpy as np
+>>> from semanscope_nb.projection import project, ProjectionCache
+>>> x = np.random.default_rng(0).normal(size=(40, 8)); x[1] = x[0]   # a duplicate row
+>>> cache = ProjectionCache()
+>>> p = project(x, method="pca", cache=cache, words=[f"w{i}" for i in range(40)])
+>>> p.coords.shape, bool((p.coords[0] == p.coords[1]).all()), p.n_unique
+((40, 2), True, 39)
+>>> _ = project(x, method="pca", cache=cache); (cache.hits, cache.misses, cache.computed)
+(1, 1, 1)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import threading
+import time
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .encoders import package_version
+
+PROJECTION_METHODS = ("phate", "umap", "tsne", "pca")
+Method = Literal["phate", "umap", "tsne", "pca"]
+
+#: Paper 000, Appendix B.2.
+PHATE_DEFAULTS: dict[str, Any] = {"knn": 15, "decay": 40, "t": "auto", "gamma": 1.0, "n_components": 2}
+UMAP_DEFAULTS: dict[str, Any] = {"n_neighbors": 15, "min_dist": 0.1, "metric": "euclidean", "n_components": 2}
+TSNE_DEFAULTS: dict[str, Any] = {"perplexity": 30.0, "n_components": 2}
+PCA_DEFAULTS: dict[str, Any] = {"n_components": 2}
+_DEFAULTS = {"phate": PHATE_DEFAULTS, "umap": UMAP_DEFAULTS, "tsne": TSNE_DEFAULTS, "pca": PCA_DEFAULTS}
+_LIBRARY = {"phate": "phate", "umap": "umap-learn", "tsne": "scikit-learn", "pca": "scikit-learn"}
+JITTER = 1e-10  # Appendix B.3: epsilon noise for numerical stability
+
+
+@dataclass(frozen=True)
+class ProjectionSettings:
+    """Method + parameters + seed of a projection (what a widget gathers; hashable).
+
+    >>> ProjectionSettings("umap", {"n_neighbors": 10}).method
+    'umap'
+    """
+
+    method: str = "phate"
+    params: Mapping[str, Any] = field(default_factory=dict)
+    random_state: int = 0
+
+    def __post_init__(self) -> None:
+        if self.method not in PROJECTION_METHODS:
+            raise ValueError(f"projection method must be one of {PROJECTION_METHODS}, got {self.method!r}")
+        object.__setattr__(self, "params", dict(self.params))
+
+    def __hash__(self) -> int:
+        return hash((self.method, json.dumps(dict(self.params), sort_keys=True, default=str), self.random_state))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProjectionSettings) and (self.method, dict(self.params), self.random_state) == (
+            other.method, dict(other.params), other.random_state)
+
+
+@dataclass(frozen=True)
+class Projection:
+    """2-D coordinates of every input row, with each row's word and language kept.
+
+    ``coords[i]`` belongs to input row ``i``; ``inverse[i]`` is the row of the
+    unique-vector matrix that was projected for it (duplicates share one).
+    ``params`` are the *effective* parameters (after adapting knn to few points).
+    """
+
+    coords: np.ndarray
+    method: str
+    params: dict[str, Any]
+    random_state: int
+    key: str
+    n_unique: int
+    inverse: np.ndarray
+    words: tuple[str, ...] | None = None
+    languages: tuple[str, ...] | None = None
+    seconds: float = 0.0
+    from_cache: bool = False
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return self.coords.shape[0]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per point: x, y, word, language (and ``unique_id`` of its projected vector)."""
+        df = pd.DataFrame({"x": self.coords[:, 0], "y": self.coords[:, 1], "unique_id": self.inverse})
+        if self.words is not None:
+            df.insert(2, "word", list(self.words))
+        if self.languages is not None:
+            df.insert(3 if self.words is not None else 2, "language", list(self.languages))
+        return df
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (round-trips through :meth:`from_dict`)."""
+        return {
+            "coords": self.coords.tolist(), "method": self.method, "params": self.params, "random_state": self.random_state,
+            "key": self.key, "n_unique": self.n_unique, "inverse": self.inverse.tolist(),
+            "words": list(self.words) if self.words is not None else None,
+            "languages": list(self.languages) if self.languages is not None else None,
+            "seconds": self.seconds, "provenance": self.provenance,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Projection":
+        return cls(
+            coords=np.asarray(d["coords"], dtype=np.float64).reshape(-1, 2), method=d["method"], params=dict(d["params"]),
+            random_state=d["random_state"], key=d["key"], n_unique=d["n_unique"], inverse=np.asarray(d["inverse"], dtype=np.int64),
+            words=tuple(d["words"]) if d.get("words") is not None else None,
+            languages=tuple(d["languages"]) if d.get("languages") is not None else None,
+            seconds=d.get("seconds", 0.0), provenance=dict(d.get("provenance", {})),
+        )
+
+
+# --------------------------------------------------------------------------- cache
+
+
+class ProjectionCache:
+    """LRU cache of unique-vector projections (in memory; also on disk if ``folder`` is given).
+
+    Counters: ``hits`` (memory or disk), ``disk_hits``, ``misses``, ``computed``
+    (projections actually run).  Disk entries are ``<key>.npz`` files written
+    atomically (temporary file + rename).
+    """
+
+    def __init__(self, maxsize: int = 64, *, folder: str | os.PathLike | None = None) -> None:
+        if maxsize < 1:
+            raise ValueError(f"ProjectionCache maxsize must be >= 1, got {maxsize}")
+        self.maxsize = maxsize
+        self.folder = Path(folder) if folder is not None else None
+        self._store: OrderedDict[str, tuple[np.ndarray, dict[str, Any], float]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.disk_hits = self.misses = self.computed = 0
+
+    def stats(self) -> dict[str, int]:
+        return {"hits": self.hits, "disk_hits": self.disk_hits, "misses": self.misses, "computed": self.computed,
+                "entries": len(self._store)}
+
+    def reset_counters(self) -> None:
+        self.hits = self.disk_hits = self.misses = self.computed = 0
+
+    def clear(self) -> None:
+        with self._lock:
+            self._store.clear()
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def get(self, key: str) -> tuple[np.ndarray, dict[str, Any], float] | None:
+        with self._lock:
+            if key in self._store:
+                self._store.move_to_end(key)
+                self.hits += 1
+                return self._store[key]
+        if self.folder is not None:
+            path = self.folder / f"{key}.npz"
+            if path.exists():
+                try:
+                    with np.load(path, allow_pickle=False) as z:
+                        entry = (z["coords"], json.loads(str(z["params"])), float(z["seconds"]))
+                except Exception:  # a damaged file is recomputed (and overwritten)
+                    entry = None
+                if entry is not None:
+                    self._remember(key, entry)
+                    with self._lock:
+                        self.hits += 1
+                        self.disk_hits += 1
+                    return entry
+        with self._lock:
+            self.misses += 1
+        return None
+
+    def put(self, key: str, coords: np.ndarray, params: dict[str, Any], seconds: float) -> None:
+        entry = (coords, params, seconds)
+        self._remember(key, entry)
+        if self.folder is not None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            buf = io.BytesIO()
+            np.savez(buf, coords=coords, params=np.array(json.dumps(params)), seconds=np.array(seconds))
+            tmp = self.folder / f".{key}.{os.getpid()}.tmp"
+            tmp.write_bytes(buf.getvalue())
+            os.replace(tmp, self.folder / f"{key}.npz")
+
+    def _remember(self, key: str, entry: tuple[np.ndarray, dict[str, Any], float]) -> None:
+        with self._lock:
+            self._store[key] = entry
+            self._store.move_to_end(key)
+            while len(self._store) > self.maxsize:
+                self._store.popitem(last=False)
+
+
+_DEFAULT_CACHE = ProjectionCache()
+
+
+def default_projection_cache() -> ProjectionCache:
+    """The process-wide in-memory cache :func:`project` uses when ``cache=None``."""
+    return _DEFAULT_CACHE
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def unique_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unique rows in first-seen order, inverse) with ``unique[inverse] == x`` (exact byte equality)."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    if x.shape[0] == 0:
+        return x, np.zeros(0, dtype=np.int64)
+    view = x.view(np.dtype((np.void, x.dtype.itemsize * x.shape[1]))).ravel()
+    _, first, inverse = np.unique(view, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # unique ids in first-seen order
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return x[np.sort(first)], rank[inverse.ravel()].astype(np.int64)
+
+
+def content_hash(x: np.ndarray) -> str:
+    """SHA-256 of a float64 C-contiguous array's shape and bytes."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    h = hashlib.sha256(str(x.shape).encode())
+    h.update(x.tobytes())
+    return h.hexdigest()
+
+
+def _as_matrix(
+    vectors: Any, words: Sequence[str] | None, languages: Sequence[str] | None
+) -> tuple[np.ndarray, tuple[str, ...] | None, tuple[str, ...] | None]:
+    if isinstance(vectors, Mapping):
+        if languages is not None:
+            raise ValueError("pass languages= only with an array; a mapping's keys are the languages")
+        parts, langs, wds = [], [], []
+        for lang, v in vectors.items():
+            arr = np.asarray(v, dtype=np.float64)
+            if arr.ndim != 2:
+                raise ValueError(f"vectors['{lang}'] must be 2-D (rows x dims), got shape {arr.shape}")
+            parts.append(arr)
+            langs += [lang] * arr.shape[0]
+        if words is not None:
+            wds = list(words)
+        dims = {p.shape[1] for p in parts}
+        if len(dims) > 1:
+            raise ValueError(f"vectors have mixed dimensions across languages: {sorted(dims)}")
+        x = np.vstack(parts) if parts else np.zeros((0, 0))
+        words = wds if words is not None else None
+        languages = langs
+    else:
+        x = np.asarray(vectors, dtype=np.float64)
+        if x.ndim != 2:
+            raise ValueError(f"vectors must be a 2-D array (rows x dims), got shape {x.shape}")
+    n = x.shape[0]
+    for name, seq in (("words", words), ("languages", languages)):
+        if seq is not None and len(seq) != n:
+            raise ValueError(f"{name} has {len(seq)} entries but there are {n} vectors")
+    if n and not np.isfinite(x).all():
+        bad = np.flatnonzero(~np.isfinite(x).all(axis=1))[:5].tolist()
+        what = [words[i] for i in bad] if words is not None else bad
+        raise ValueError(f"vectors hold NaN or inf in row(s) {what}")
+    return x, (tuple(words) if words is not None else None), (tuple(languages) if languages is not None else None)
+
+
+def _effective_params(method: str, n_unique: int, params: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = set(params) - set(_DEFAULTS[method]) - _EXTRA_PARAMS[method]
+    if unknown:
+        raise ValueError(
+            f"unknown parameter(s) {sorted(unknown)} for method '{method}'; "
+            f"known: {sorted(set(_DEFAULTS[method]) | _EXTRA_PARAMS[method])}"
+        )
+    p = {**_DEFAULTS[method], **params}
+    if p.get("n_components", 2) != 2:
+        raise ValueError(f"only 2-D maps are supported (n_components=2), got {p['n_components']}")
+    if method == "phate":
+        p["knn"] = int(max(2, min(int(p["knn"]), n_unique - 2)))  # PHATE needs knn < n_samples
+    elif method == "umap":
+        p["n_neighbors"] = int(max(2, min(int(p["n_neighbors"]), n_unique - 1)))
+    elif method == "tsne":
+        p["perplexity"] = float(max(1.0, min(float(p["perplexity"]), (n_unique - 1) / 3.0)))
+    if n_unique <= 3 and method != "pca":
+        p["fallback"] = "pca"  # neighbour graphs are undefined on <= 3 distinct points
+    return p
+
+
+_EXTRA_PARAMS: dict[str, set[str]] = {
+    "phate": {"n_landmark", "mds_solver", "n_pca", "knn_dist", "scale", "jitter"},
+    "umap": {"spread", "init", "scale"},
+    "tsne": {"early_exaggeration", "learning_rate", "max_iter", "init", "scale"},
+    "pca": {"scale"},
+}
+
+
+# --------------------------------------------------------------------------- the projections
+
+
+def _standardise(x: np.ndarray) -> np.ndarray:
+    from sklearn.preprocessing import StandardScaler  # zero mean, unit variance per dimension (B.3 step 1)
+
+    return StandardScaler().fit_transform(x)
+
+
+def _run(method: str, x: np.ndarray, p: dict[str, Any], random_state: int) -> np.ndarray:
+    n = x.shape[0]
+    if p.get("scale", True):
+        x = _standardise(x)
+    if p.get("fallback") == "pca":
+        method = "pca"
+    if method == "phate":
+        import phate  # lazy: heavy import
+
+        rng = np.random.default_rng(random_state)
+        x = x + p.get("jitter", JITTER) * rng.standard_normal(x.shape)  # B.3 step 2
+        op = phate.PHATE(
+            n_components=2, knn=p["knn"], decay=p["decay"], t=p["t"], gamma=p["gamma"],
+            n_landmark=p.get("n_landmark", 2000), mds_solver=p.get("mds_solver", "sgd"), n_pca=p.get("n_pca", 100),
+            knn_dist=p.get("knn_dist", "euclidean"), random_state=random_state, n_jobs=1, verbose=0,
+        )
+        with warnings.catch_warnings():  # SGD-MDS convergence chatter on tiny inputs
+            warnings.simplefilter("ignore")
+            return np.asarray(op.fit_transform(x), dtype=np.float64)
+    if method == "umap":
+        import umap  # lazy: heavy import (numba)
+
+        op = umap.UMAP(
+            n_components=2, n_neighbors=p["n_neighbors"], min_dist=p["min_dist"], metric=p["metric"],
+            spread=p.get("spread", 1.0), init=p.get("init", "spectral") if n > p["n_neighbors"] + 1 else "random",
+            random_state=random_state, n_jobs=1,
+        )
+        return np.asarray(op.fit_transform(x), dtype=np.float64)
+    if method == "tsne":
+        from sklearn.manifold import TSNE
+
+        op = TSNE(
+            n_components=2, perplexity=p["perplexity"], early_exaggeration=p.get("early_exaggeration", 12.0),
+            learning_rate=p.get("learning_rate", "auto"), max_iter=p.get("max_iter", 1000), init=p.get("init", "pca"),
+            random_state=random_state,
+        )
+        return np.asarray(op.fit_transform(x), dtype=np.float64)
+    from sklearn.decomposition import PCA
+
+    k = min(2, x.shape[0], x.shape[1])
+    out = PCA(n_components=k, random_state=random_state).fit_transform(x) if k else np.zeros((n, 0))
+    if out.shape[1] < 2:
+        out = np.hstack([out, np.zeros((n, 2 - out.shape[1]))])
+    return np.asarray(out, dtype=np.float64)
+
+
+def project(
+    vectors: Any,
+    *,
+    method: Method = "phate",
+    random_state: int = 0,
+    words: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    cache: ProjectionCache | None | Literal[False] = None,
+    **params: Any,
+) -> Projection:
+    """Project ``vectors`` to 2-D with ``method`` (phate, umap, tsne, pca); cached.
+
+    ``vectors``: an (n x d) array (then ``words`` / ``languages`` label the rows),
+    or language -> (n_l x d) array (rows stacked in the mapping's order; the
+    languages come from the keys).  ``params`` override the method's defaults
+    (PHATE: knn, decay, t, gamma; UMAP: n_neighbors, min_dist, metric; t-SNE:
+    perplexity; any: ``scale=False`` skips the StandardScaler).  ``cache=None``
+    uses :func:`default_projection_cache`; ``False`` computes without caching.
+
+    >>> import numpy as np
+    >>> v = {"en": np.eye(6), "zh": np.eye(6)}          # every zh row duplicates an en row
+    >>> p = project(v, method="pca", words=list("abcdef") * 2, cache=False)
+    >>> p.n_unique, p.languages[6], bool((p.coords[:6] == p.coords[6:]).all())
+    (6, 'zh', True)
+    """
+    if method not in PROJECTION_METHODS:
+        raise ValueError(f"method must be one of {PROJECTION_METHODS}, got {method!r}")
+    if not isinstance(random_state, (int, np.integer)):
+        raise TypeError(f"random_state must be an int (every random step takes a seed), got {random_state!r}")
+    x, words_t, langs_t = _as_matrix(vectors, words, languages)
+    if x.shape[0] < 2:
+        raise ValueError(f"need at least 2 vectors to project, got {x.shape[0]}")
+    uniq, inverse = unique_rows(x)
+    p = _effective_params(method, uniq.shape[0], params)
+    lib = _LIBRARY[method]
+    key_blob = json.dumps({"data": content_hash(uniq), "method": method, "params": p, "random_state": int(random_state),
+                           "library": f"{lib}=={package_version(lib)}"}, sort_keys=True, default=str)
+    key = hashlib.sha256(key_blob.encode()).hexdigest()[:32]
+    store = None if cache is False else (cache if cache is not None else _DEFAULT_CACHE)
+    hit = store.get(key) if store is not None else None
+    if hit is not None:
+        coords_u, p_stored, seconds = hit
+        from_cache = True
+    else:
+        t0 = time.perf_counter()
+        coords_u = _run(method, uniq, p, int(random_state))
+        seconds = time.perf_counter() - t0
+        from_cache = False
+        if store is not None:
+            store.computed += 1
+            store.put(key, coords_u, p, seconds)
+    coords = np.asarray(coords_u)[inverse]
+    return Projection(
+        coords=coords, method=method, params=p, random_state=int(random_state), key=key, n_unique=int(uniq.shape[0]),
+        inverse=inverse, words=words_t, languages=langs_t, seconds=seconds, from_cache=from_cache,
+        provenance={"library": f"{lib}=={package_version(lib)}", "n_points": int(x.shape[0]), "n_unique": int(uniq.shape[0]),
+                    "dims": int(x.shape[1]), "content_sha256": content_hash(uniq)},
+    )
+
+
+def dataset_points(dataset: Any, vectors: Mapping[str, Mapping[str, np.ndarray]]) -> tuple[np.ndarray, list[str], list[str]]:
+    """One point per unique (language, word) of a dataset: (matrix, words, languages).
+
+    ``vectors`` is what :func:`semanscope_nb.embed_dataset` returns (language -> text -> vector).
+    """
+    rows, words, langs = [], [], []
+    for lang in dataset.languages:
+        for w in dataset.words(lang):
+            rows.append(np.asarray(vectors[lang][w], dtype=np.float64))
+            words.append(w)
+            langs.append(lang)
+    return np.stack(rows), words, langs
+
+
+def project_dataset(
+    dataset: Any,
+    vectors: Mapping[str, Mapping[str, np.ndarray]],
+    *,
+    settings: ProjectionSettings | None = None,
+    cache: ProjectionCache | None | Literal[False] = None,
+) -> Projection:
+    """:func:`project` of every unique (language, word) of ``dataset`` with ``settings``."""
+    s = settings or ProjectionSettings()
+    x, words, langs = dataset_points(dataset, vectors)
+    return project(x, method=s.method, random_state=s.random_state, words=words, languages=langs, cache=cache, **dict(s.params))

@@ -1,0 +1,882 @@
+"""Bitext retrieval (MINERS / MTEB style) and bilingual lexicon induction, memory-bounded.
+
+Every search here runs on a :class:`DistanceProvider`: something that serves the
+distances between queries and a corpus one block of query rows at a time
+(smaller = closer).  Two come with the package: :class:`EmbeddingDistances`
+(cosine or Euclidean between two embedding arrays) and
+:class:`semanscope_nb.ensemble.FusedDistances` (DistFuse).  A block holds
+``block x n_corpus`` float64 values and nothing larger is ever allocated, so a
+50,000 x 50,000 search never builds the 50,000 x 50,000 matrix; with
+``block=None`` the block height is chosen so that one block (counted as
+float64) stays under ``max_block_bytes`` (32 MB) whatever the corpus size.
+Distances are float64 unless ``dtype=np.float32`` is asked for (faster, and
+enough for ranking unless two candidates tie to ~1e-7).
+
+Ordering and ties.  Candidates are ordered by distance, ties by corpus index
+(lower first).  The rank of the gold target is ``1 + #(closer) + #(equally
+close with a lower index)``, and the top-1 prediction is the first candidate in
+that order, so ``rank == 1`` exactly when the prediction is the gold.
+
+Metrics (source row i translates target row i):
+
+* ``accuracy[k]``: share of queries whose gold is within the top k (P@K of paper 001).
+* ``mrr``: mean of 1 / rank over the full ranking (not truncated at 10).
+* ``precision`` / ``recall`` / ``f1``: MTEB's bitext-mining convention at k = 1:
+  scikit-learn ``precision_recall_fscore_support(gold, predicted,
+  average="weighted", zero_division=0)`` with gold = row indices and predicted =
+  top-1 indices.  Every gold label occurs once, so recall equals accuracy@1 and
+  precision / F1 fall below it when several queries pick the same target
+  (F1 of label i is ``2 / (1 + #queries that picked i)`` when query i is right).
+  The main score is F1, as in MTEB.
+* Bootstrap percentile intervals over query rows (``scipy.stats.bootstrap``, seeded).
+
+Example
+-------
+>>> import numpy as np, semanscope_nb as snb
+>>> rng = np.random.default_rng(0)
+>>> en = rng.normal(size=(200, 32)); de = en + 0.5 * rng.normal(size=(200, 32))
+>>> r = snb.bitext_retrieval(en, de, n_boot=200, seed=0)
+>>> r.accuracy[1] > 0.9, r.reverse.accuracy[1] > 0.9, r.f1 <= r.accuracy[1]
+(True, True, True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import scipy.stats
+
+from .errors import EmbeddingError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cache import EmbeddingCache
+    from .datasets import WordDataset
+    from .encoders import Encoder
+    from .ensemble import DistFuse
+
+Metric = Literal["cosine", "euclidean"]
+METRICS = ("cosine", "euclidean")
+DEFAULT_MAX_BLOCK_BYTES = 32 * 2**20  # per block of distances (counted as float64); peak is ~3x (index/bool temporaries)
+
+
+# --------------------------------------------------------------------------- distance providers
+
+
+class DistanceProvider:
+    """Distances between ``n_queries`` queries and ``n_corpus`` corpus items, served by row blocks.
+
+    Subclasses implement :meth:`block` (a fresh float array, float64 by default; smaller = closer) and :attr:`T`
+    (the same distances with queries and corpus swapped).
+    """
+
+    n_queries: int
+    n_corpus: int
+
+    def block(self, rows: slice) -> np.ndarray:  # pragma: no cover - abstract
+        """Distances of queries ``rows`` to every corpus item: (rows x n_corpus) floats (a fresh array)."""
+        raise NotImplementedError
+
+    @property
+    def T(self) -> "DistanceProvider":  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        """What these distances are (for provenance)."""
+        return {"provider": type(self).__name__}
+
+    def rows_per_block(self, block: int | None, max_block_bytes: int = DEFAULT_MAX_BLOCK_BYTES) -> int:
+        """Block height: ``block`` if given, else as many rows as fit in ``max_block_bytes``."""
+        if block is not None:
+            if int(block) != block or block < 1:
+                raise ValueError(f"block must be a positive integer, got {block!r}")
+            return int(block)
+        return int(max(1, min(self.n_queries, max_block_bytes // (8 * max(1, self.n_corpus)))))
+
+
+def _as_matrix(x: Any, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
+        raise EmbeddingError(f"{name} must be a numeric (rows x dims) array, got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise EmbeddingError(f"{name} must be a 2-D array (rows x dims), got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise EmbeddingError(f"{name} is empty (0 rows)")
+    if arr.shape[1] == 0:
+        raise EmbeddingError(f"{name} has 0 dimensions")
+    bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
+    if bad.size:
+        raise EmbeddingError(f"{name} has NaN or inf values in {bad.size} row(s), e.g. rows {bad[:5].tolist()}")
+    return arr
+
+
+class EmbeddingDistances(DistanceProvider):
+    """Cosine (``1 - cos``) or Euclidean distances between two embedding arrays.
+
+    >>> import numpy as np
+    >>> d = EmbeddingDistances(np.eye(3), np.eye(3))
+    >>> d.block(slice(0, 1)).round(3).tolist()
+    [[0.0, 1.0, 1.0]]
+    """
+
+    def __init__(
+        self,
+        queries: Any,
+        corpus: Any,
+        *,
+        metric: Metric = "cosine",
+        dtype: type = np.float64,
+        names: tuple[str, str] = ("queries", "corpus"),
+    ) -> None:
+        if metric not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+        q = _as_matrix(queries, names[0])
+        c = _as_matrix(corpus, names[1])
+        if q.shape[1] != c.shape[1]:
+            raise EmbeddingError(
+                f"{names[0]} has {q.shape[1]} dimensions but {names[1]} has {c.shape[1]}: the two must live in one "
+                "space (a model's own output, or mapped into one, e.g. with semanscope_nb.procrustes)"
+            )
+        self.metric = metric
+        self.names = names
+        self.dtype = np.dtype(dtype)
+        self.n_queries, self.n_corpus = q.shape[0], c.shape[0]
+        self.dims = q.shape[1]
+        if metric == "cosine":
+            self._q = self._unit(q, names[0])
+            self._c = self._unit(c, names[1])
+        else:
+            # Euclidean distance is translation-invariant: centring on the joint mean first keeps
+            # ||q||^2 + ||c||^2 - 2 q.c from cancelling catastrophically for far-off-origin data.
+            centre = (q.sum(axis=0, dtype=np.float64) + c.sum(axis=0, dtype=np.float64)) / (q.shape[0] + c.shape[0])
+            self._q = np.ascontiguousarray(q - centre, dtype=self.dtype)
+            self._c = np.ascontiguousarray(c - centre, dtype=self.dtype)
+            self._qsq = np.einsum("ij,ij->i", self._q, self._q, dtype=np.float64)
+            self._csq = np.einsum("ij,ij->i", self._c, self._c, dtype=np.float64)
+
+    def _unit(self, x: np.ndarray, name: str) -> np.ndarray:
+        out = np.array(x, dtype=self.dtype, order="C", copy=True)  # one copy, in the working dtype
+        norms = np.sqrt(np.einsum("ij,ij->i", out, out, dtype=np.float64))
+        zero = np.flatnonzero(norms == 0)
+        if zero.size:
+            raise EmbeddingError(
+                f"{name}: {zero.size} all-zero vector(s) (cosine undefined), e.g. rows {zero[:5].tolist()}; "
+                "drop them or use metric='euclidean'"
+            )
+        out /= norms[:, None].astype(self.dtype)
+        return out
+
+    def block(self, rows: slice) -> np.ndarray:
+        dots = self._q[rows] @ self._c.T  # in self.dtype; every step below works in place on it
+        if self.metric == "cosine":
+            return np.subtract(1.0, dots, out=dots)
+        dots *= -2.0
+        dots += self._qsq[rows, None].astype(dots.dtype)
+        dots += self._csq[None, :].astype(dots.dtype)
+        np.maximum(dots, 0.0, out=dots)
+        return np.sqrt(dots, out=dots)
+
+    @property
+    def T(self) -> "EmbeddingDistances":
+        out = object.__new__(EmbeddingDistances)
+        out.metric, out.dtype, out.dims = self.metric, self.dtype, self.dims
+        out.names = (self.names[1], self.names[0])
+        out.n_queries, out.n_corpus = self.n_corpus, self.n_queries
+        out._q, out._c = self._c, self._q
+        if self.metric == "euclidean":
+            out._qsq, out._csq = self._csq, self._qsq
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"provider": "embeddings", "metric": self.metric, "dims": self.dims, "dtype": str(self.dtype)}
+
+
+# --------------------------------------------------------------------------- blocked search
+
+
+@dataclass(frozen=True)
+class TopK:
+    """The k nearest corpus items of every query, nearest first (ties: lower index first)."""
+
+    indices: np.ndarray  # (n_queries, k) int64
+    distances: np.ndarray  # (n_queries, k) float64
+
+
+def _check_k(k: int, n_corpus: int, name: str = "k") -> int:
+    if isinstance(k, bool) or int(k) != k or k < 1:
+        raise ValueError(f"{name} must be a positive integer, got {k!r}")
+    if k > n_corpus:
+        raise ValueError(f"{name}={k} is larger than the corpus ({n_corpus} item{'s' if n_corpus != 1 else ''})")
+    return int(k)
+
+
+def _topk_rows(D: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exact top-k of each row of ``D`` under (distance, index) order, via ``np.argpartition``."""
+    n = D.shape[1]
+    if k == 1:  # argmin returns the first minimum: exactly the (distance, index) order
+        idx = np.argmin(D, axis=1)[:, None]
+        return idx.astype(np.int64), np.take_along_axis(D, idx, axis=1).astype(np.float64)
+    if k == n:
+        idx = np.tile(np.arange(n), (D.shape[0], 1))
+    else:
+        idx = np.argpartition(D, k - 1, axis=1)[:, :k]
+        kth = np.take_along_axis(D, idx, axis=1).max(axis=1)
+        # argpartition picks arbitrarily among items tied at the k-th distance: redo those rows exactly
+        ambiguous = np.flatnonzero((D <= kth[:, None]).sum(axis=1) > k)
+        for r in ambiguous:
+            idx[r] = np.argsort(D[r], kind="stable")[:k]
+    vals = np.take_along_axis(D, idx, axis=1)
+    order = np.lexsort((idx, vals), axis=1)
+    idx = np.take_along_axis(idx, order, axis=1)
+    return idx.astype(np.int64), np.take_along_axis(vals, order, axis=1).astype(np.float64)
+
+
+def topk_search(
+    queries: Any,
+    corpus: Any = None,
+    *,
+    k: int = 10,
+    metric: Metric = "cosine",
+    block: int | None = None,
+    max_block_bytes: int = DEFAULT_MAX_BLOCK_BYTES,
+    dtype: type = np.float64,
+) -> TopK:
+    """The ``k`` nearest corpus rows of every query row, searched in blocks of query rows.
+
+    ``queries`` and ``corpus`` are embedding arrays, or ``queries`` is a
+    :class:`DistanceProvider` (then ``corpus`` is None).  Memory: one
+    ``block x n_corpus`` float64 block at a time (``block=None``: as many rows
+    as fit in ``max_block_bytes``); only the top ``k`` per row are kept.
+
+    >>> import numpy as np
+    >>> x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> topk_search(x, x, k=2).indices.tolist()
+    [[0, 2], [1, 2], [2, 0]]
+    """
+    provider = _provider(queries, corpus, metric=metric, dtype=dtype)
+    k = _check_k(k, provider.n_corpus)
+    rows = provider.rows_per_block(block, max_block_bytes)
+    indices = np.empty((provider.n_queries, k), dtype=np.int64)
+    dists = np.empty((provider.n_queries, k), dtype=np.float64)
+    for a in range(0, provider.n_queries, rows):
+        b = min(provider.n_queries, a + rows)
+        indices[a:b], dists[a:b] = _topk_rows(provider.block(slice(a, b)), k)
+    return TopK(indices, dists)
+
+
+def _provider(queries: Any, corpus: Any, *, metric: Metric, dtype: type = np.float64, names=("source", "target")) -> DistanceProvider:
+    if isinstance(queries, DistanceProvider):
+        if corpus is not None:
+            raise TypeError("pass either a DistanceProvider alone, or two embedding arrays")
+        return queries
+    if corpus is None:
+        raise TypeError("corpus (target) embeddings are missing")
+    return EmbeddingDistances(queries, corpus, metric=metric, dtype=dtype, names=names)
+
+
+@dataclass(frozen=True)
+class _Gold:
+    """Gold corpus indices of each query (CSR: query q's golds are indices[indptr[q]:indptr[q+1]])."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+
+    @classmethod
+    def diagonal(cls, n: int) -> "_Gold":
+        return cls(np.arange(n + 1), np.arange(n))
+
+    @property
+    def one_to_one(self) -> bool:
+        n = self.indptr.size - 1
+        return bool(self.indices.size == n and np.array_equal(self.indices, np.arange(n)) and np.array_equal(self.indptr, np.arange(n + 1)))
+
+
+def gold_ranks(
+    provider: DistanceProvider,
+    gold: _Gold | None = None,
+    *,
+    block: int | None = None,
+    max_block_bytes: int = DEFAULT_MAX_BLOCK_BYTES,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(best rank of any gold item, top-1 prediction) for every query, in row blocks.
+
+    ``gold=None``: query i's gold is corpus item i.
+    """
+    n_q, n_c = provider.n_queries, provider.n_corpus
+    if gold is None:
+        if n_q != n_c:
+            raise EmbeddingError(f"source has {n_q} rows but target has {n_c}: row i must translate row i")
+        gold = _Gold.diagonal(n_q)
+    rows = provider.rows_per_block(block, max_block_bytes)
+    ranks = np.empty(n_q, dtype=np.int64)
+    preds = np.empty(n_q, dtype=np.int64)
+    col = np.arange(n_c)
+    for a in range(0, n_q, rows):
+        b = min(n_q, a + rows)
+        D = provider.block(slice(a, b))
+        preds[a:b] = np.argmin(D, axis=1)  # first minimum = lowest index among ties
+        lo, hi = gold.indptr[a], gold.indptr[b]
+        g = gold.indices[lo:hi]
+        r_local = np.repeat(np.arange(b - a), np.diff(gold.indptr[a : b + 1]))
+        best = np.full(b - a, np.iinfo(np.int64).max, dtype=np.int64)
+        step = max(1, rows)
+        for s in range(0, g.size, step):  # pairs in chunks: memory stays ~ one block
+            rl, gg = r_local[s : s + step], g[s : s + step]
+            Dr = D[rl]
+            dg = Dr[np.arange(rl.size), gg]
+            rank = 1 + (Dr < dg[:, None]).sum(axis=1) + ((Dr == dg[:, None]) & (col[None, :] < gg[:, None])).sum(axis=1)
+            np.minimum.at(best, rl, rank)
+        ranks[a:b] = best
+    return ranks, preds
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def mteb_scores(predictions: np.ndarray, counts: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """MTEB bitext-mining precision / recall / F1 (weighted) for gold = row index.
+
+    ``counts`` (B x n) weights rows (bootstrap resamples); None = every row once.
+    Equals ``sklearn.metrics.precision_recall_fscore_support(idx, predictions[idx],
+    average="weighted", zero_division=0)`` for a resample ``idx``.
+    """
+    predictions = np.asarray(predictions, dtype=np.int64)
+    n = predictions.size
+    counts = np.ones((1, n)) if counts is None else np.atleast_2d(np.asarray(counts, dtype=np.float64))
+    hit = (predictions == np.arange(n)).astype(np.float64)
+    onehot = sp.csr_matrix((np.ones(n), (np.arange(n), predictions)), shape=(n, n))
+    pred_count = np.asarray((onehot.T @ counts.T).T)  # B x n: weighted number of queries that picked label L
+    support = counts  # label L's support = weight of query L (gold of query L is L)
+    tp = support * hit
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision_l = np.where(pred_count > 0, tp / pred_count, 0.0)
+        f1_l = np.where(support + pred_count > 0, 2.0 * tp / (support + pred_count), 0.0)
+    total = support.sum(axis=1)
+    return {
+        "precision": (support * precision_l).sum(axis=1) / total,
+        "recall": (support * hit).sum(axis=1) / total,
+        "f1": (support * f1_l).sum(axis=1) / total,
+    }
+
+
+def _rows_to_counts(idx: np.ndarray, n: int) -> np.ndarray:
+    idx = np.atleast_2d(np.asarray(idx, dtype=np.int64))
+    B = idx.shape[0]
+    flat = (idx + n * np.arange(B)[:, None]).ravel()
+    return np.bincount(flat, minlength=B * n).reshape(B, n).astype(np.float64)
+
+
+def _stat_names(ks: Sequence[int], one_to_one: bool) -> list[str]:
+    return [f"accuracy@{k}" for k in ks] + ["mrr"] + (["precision", "recall", "f1"] if one_to_one else [])
+
+
+def _statistics(ranks: np.ndarray, preds: np.ndarray, ks: Sequence[int], one_to_one: bool, counts: np.ndarray) -> np.ndarray:
+    """Every statistic for row-count vectors ``counts`` (B x n) -> (n_stats, B)."""
+    total = counts.sum(axis=1)
+    out = [counts @ (ranks <= k).astype(np.float64) / total for k in ks]
+    out.append(counts @ (1.0 / ranks) / total)
+    if one_to_one:
+        m = mteb_scores(preds, counts)
+        out += [m["precision"], m["recall"], m["f1"]]
+    return np.stack(out)
+
+
+def _bootstrap(
+    ranks: np.ndarray, preds: np.ndarray, ks: Sequence[int], one_to_one: bool, *, n_boot: int, seed: int, confidence: float
+) -> dict[str, tuple[float, float]]:
+    names = _stat_names(ks, one_to_one)
+    n = ranks.size
+    if n_boot == 0 or n < 2:
+        return {name: (math.nan, math.nan) for name in names}
+    batch = int(max(1, min(n_boot, 4_000_000 // n)))
+
+    def statistic(idx: np.ndarray, axis: int = -1) -> np.ndarray:
+        return _statistics(ranks, preds, ks, one_to_one, _rows_to_counts(idx, n))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", scipy.stats.DegenerateDataWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = scipy.stats.bootstrap(
+            (np.arange(n),), statistic, n_resamples=int(n_boot), batch=batch, vectorized=True,
+            confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed),
+        )
+    out = {}
+    for j, name in enumerate(names):
+        lo, hi = float(res.confidence_interval.low[j]), float(res.confidence_interval.high[j])
+        dist = res.bootstrap_distribution[j]
+        if np.ptp(dist) == 0:  # degenerate (e.g. every query right): the interval is the point
+            lo = hi = float(dist[0])
+        out[name] = (lo, hi)
+    return out
+
+
+# --------------------------------------------------------------------------- result
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, np.generic):
+        return _jsonable(x.item())
+    if isinstance(x, np.ndarray):
+        return [_jsonable(v) for v in x.tolist()]
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+def _num(x: Any) -> float:
+    return math.nan if x is None else float(x)
+
+
+@dataclass(frozen=True)
+class BitextResult:
+    """Retrieval scores of one direction (queries -> corpus); ``reverse`` holds the other direction.
+
+    ``accuracy[k]``: share of queries with a gold item in the top k; ``mrr``: mean
+    reciprocal rank; ``precision`` / ``recall`` / ``f1``: MTEB convention at k = 1
+    (None when a query may have several gold items, as in lexicon induction);
+    ``intervals[name]``: bootstrap percentile interval; ``ranks`` and
+    ``predictions``: per query (1-based rank of the best gold; top-1 corpus index).
+    """
+
+    direction: str
+    metric: str
+    ks: tuple[int, ...]
+    accuracy: dict[int, float]
+    mrr: float
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    ranks: np.ndarray
+    predictions: np.ndarray
+    intervals: dict[str, tuple[float, float]]
+    n_queries: int
+    n_corpus: int
+    n_boot: int
+    seed: int
+    confidence: float
+    reverse: "BitextResult | None" = None
+    provenance: dict[str, Any] = field(default_factory=dict)
+    query_labels: tuple[str, ...] | None = None
+    corpus_labels: tuple[str, ...] | None = None
+
+    @property
+    def main_score(self) -> float:
+        """MTEB's main score: F1 (accuracy@1 when F1 is undefined)."""
+        return self.f1 if self.f1 is not None else self.accuracy[self.ks[0]]
+
+    def summary(self) -> dict[str, Any]:
+        """Flat numbers of this direction."""
+        row: dict[str, Any] = {"direction": self.direction, "metric": self.metric, "n_queries": self.n_queries, "n_corpus": self.n_corpus}
+        for k in self.ks:
+            row[f"accuracy@{k}"] = self.accuracy[k]
+            lo, hi = self.intervals.get(f"accuracy@{k}", (math.nan, math.nan))
+            row[f"accuracy@{k}_ci_low"], row[f"accuracy@{k}_ci_high"] = lo, hi
+        row["mrr"] = self.mrr
+        for name in ("precision", "recall", "f1"):
+            row[name] = getattr(self, name)
+        if self.f1 is not None:
+            row["f1_ci_low"], row["f1_ci_high"] = self.intervals.get("f1", (math.nan, math.nan))
+        row["main_score"] = self.main_score
+        return row
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per direction (this one, then the reverse), with the model id if known."""
+        rows = [self.summary()] + ([self.reverse.summary()] if self.reverse is not None else [])
+        df = pd.DataFrame(rows)
+        if "model" in self.provenance:
+            df.insert(0, "model", self.provenance["model"])
+        return df
+
+    def errors(self, n: int = 10) -> pd.DataFrame:
+        """The ``n`` queries with the worst rank (labels when known)."""
+        order = np.argsort(-self.ranks, kind="stable")[:n]
+        ql = self.query_labels
+        cl = self.corpus_labels
+        return pd.DataFrame({
+            "query": [ql[i] if ql else i for i in order],
+            "rank": self.ranks[order],
+            "predicted": [cl[self.predictions[i]] if cl else int(self.predictions[i]) for i in order],
+        })
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (round-trips through :meth:`from_dict`)."""
+        return _jsonable({
+            "direction": self.direction, "metric": self.metric, "ks": list(self.ks),
+            "accuracy": {str(k): v for k, v in self.accuracy.items()}, "mrr": self.mrr,
+            "precision": self.precision, "recall": self.recall, "f1": self.f1,
+            "ranks": self.ranks, "predictions": self.predictions,
+            "intervals": {k: list(v) for k, v in self.intervals.items()},
+            "n_queries": self.n_queries, "n_corpus": self.n_corpus, "n_boot": self.n_boot, "seed": self.seed,
+            "confidence": self.confidence,
+            "reverse": self.reverse.to_dict() if self.reverse is not None else None,
+            "provenance": self.provenance,
+            "query_labels": list(self.query_labels) if self.query_labels is not None else None,
+            "corpus_labels": list(self.corpus_labels) if self.corpus_labels is not None else None,
+        })
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "BitextResult":
+        def opt(x: Any) -> float | None:
+            return None if x is None else float(x)
+
+        return cls(
+            direction=d["direction"], metric=d["metric"], ks=tuple(int(k) for k in d["ks"]),
+            accuracy={int(k): _num(v) for k, v in d["accuracy"].items()}, mrr=_num(d["mrr"]),
+            precision=opt(d["precision"]), recall=opt(d["recall"]), f1=opt(d["f1"]),
+            ranks=np.asarray(d["ranks"], dtype=np.int64), predictions=np.asarray(d["predictions"], dtype=np.int64),
+            intervals={k: (_num(v[0]), _num(v[1])) for k, v in d["intervals"].items()},
+            n_queries=int(d["n_queries"]), n_corpus=int(d["n_corpus"]), n_boot=int(d["n_boot"]), seed=int(d["seed"]),
+            confidence=float(d["confidence"]),
+            reverse=cls.from_dict(d["reverse"]) if d.get("reverse") else None,
+            provenance=dict(d.get("provenance") or {}),
+            query_labels=tuple(d["query_labels"]) if d.get("query_labels") is not None else None,
+            corpus_labels=tuple(d["corpus_labels"]) if d.get("corpus_labels") is not None else None,
+        )
+
+    def save(self, path: str | os.PathLike) -> str:
+        """Write :meth:`to_dict` as JSON, atomically."""
+        from .provenance import atomic_write_json
+
+        return str(atomic_write_json(path, self.to_dict()))
+
+    def with_provenance(self, **extra: Any) -> "BitextResult":
+        from dataclasses import replace
+
+        rev = self.reverse.with_provenance(**extra) if self.reverse is not None else None
+        return replace(self, provenance={**self.provenance, **extra}, reverse=rev)
+
+
+def _check_ks(ks: Sequence[int], n_corpus: int) -> tuple[int, ...]:
+    if isinstance(ks, int):
+        ks = (ks,)
+    ks = tuple(ks)
+    if not ks:
+        raise ValueError("ks must hold at least one k, e.g. ks=(1, 5, 10)")
+    return tuple(sorted({_check_k(k, n_corpus, name="k") for k in ks}))
+
+
+def _direction(
+    provider: DistanceProvider, gold: _Gold | None, *, ks: Sequence[int], n_boot: int, seed: int, confidence: float,
+    block: int | None, max_block_bytes: int, direction: str, metric: str,
+    query_labels: Sequence[str] | None = None, corpus_labels: Sequence[str] | None = None,
+) -> BitextResult:
+    ks = _check_ks(ks, provider.n_corpus)
+    ranks, preds = gold_ranks(provider, gold, block=block, max_block_bytes=max_block_bytes)
+    one_to_one = gold is None or gold.one_to_one
+    point = _statistics(ranks, preds, ks, one_to_one, np.ones((1, ranks.size)))[:, 0]
+    names = _stat_names(ks, one_to_one)
+    val = dict(zip(names, map(float, point)))
+    intervals = _bootstrap(ranks, preds, ks, one_to_one, n_boot=n_boot, seed=seed, confidence=confidence)
+    return BitextResult(
+        direction=direction, metric=metric, ks=ks, accuracy={k: val[f"accuracy@{k}"] for k in ks}, mrr=val["mrr"],
+        precision=val.get("precision"), recall=val.get("recall"), f1=val.get("f1"),
+        ranks=ranks, predictions=preds, intervals=intervals, n_queries=provider.n_queries, n_corpus=provider.n_corpus,
+        n_boot=int(n_boot), seed=seed, confidence=confidence,
+        query_labels=tuple(query_labels) if query_labels is not None else None,
+        corpus_labels=tuple(corpus_labels) if corpus_labels is not None else None,
+    )
+
+
+def _check_boot(n_boot: int, confidence: float) -> None:
+    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 0:
+        raise ValueError(f"n_boot must be a non-negative integer, got {n_boot!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+
+
+def bitext_retrieval(
+    source: Any,
+    target: Any = None,
+    *,
+    ks: Sequence[int] = (1, 5, 10),
+    metric: Metric = "cosine",
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    both_directions: bool = True,
+    block: int | None = None,
+    max_block_bytes: int = DEFAULT_MAX_BLOCK_BYTES,
+    source_labels: Sequence[str] | None = None,
+    target_labels: Sequence[str] | None = None,
+    names: tuple[str, str] = ("source", "target"),
+) -> BitextResult:
+    """Bitext retrieval between two aligned arrays: row i of ``source`` translates row i of ``target``.
+
+    Returns source -> target scores with ``.reverse`` holding target -> source
+    (the two differ; MINERS reports both).  ``source`` may instead be a square
+    :class:`DistanceProvider` (e.g. a DistFuse ensemble's), with ``target=None``.
+
+    >>> import numpy as np, semanscope_nb as snb
+    >>> x = np.random.default_rng(1).normal(size=(50, 8))
+    >>> r = snb.bitext_retrieval(x, x, n_boot=0)
+    >>> r.accuracy[1], r.f1, r.reverse.mrr
+    (1.0, 1.0, 1.0)
+    """
+    _check_boot(n_boot, confidence)
+    provider = _provider(source, target, metric=metric, names=names)
+    if provider.n_queries != provider.n_corpus:
+        raise EmbeddingError(
+            f"{names[0]} has {provider.n_queries} rows but {names[1]} has {provider.n_corpus}: "
+            "bitext retrieval needs aligned lists (row i translates row i)"
+        )
+    metric_name = getattr(provider, "metric", metric)
+    common = dict(ks=ks, n_boot=n_boot, seed=seed, confidence=confidence, block=block, max_block_bytes=max_block_bytes, metric=metric_name)
+    fwd = _direction(provider, None, direction=f"{names[0]}->{names[1]}", query_labels=source_labels, corpus_labels=target_labels, **common)
+    rev = None
+    if both_directions:
+        rev = _direction(provider.T, None, direction=f"{names[1]}->{names[0]}", query_labels=target_labels, corpus_labels=source_labels, **common)
+    from dataclasses import replace
+
+    params = {"ks": list(fwd.ks), "metric": metric_name, "n_boot": int(n_boot), "seed": seed, "confidence": confidence,
+              "distances": provider.describe()}
+    out = replace(fwd, reverse=rev, provenance={"parameters": params})
+    return out
+
+
+# --------------------------------------------------------------------------- texts and word datasets
+
+
+def _load_encoder(model: "str | Encoder", fit_corpus: Sequence[str]) -> "Encoder":
+    from .registry import load_model
+
+    encoder = load_model(model)
+    if encoder.requires_fit and getattr(encoder, "_idf", None) is None:
+        encoder = encoder.fit(fit_corpus)  # type: ignore[attr-defined]
+    return encoder
+
+
+def embed_texts(
+    encoder: "Encoder", texts: Sequence[str], *, language: str | None = None, cache: "EmbeddingCache | None | Literal[False]" = None
+) -> np.ndarray:
+    """Vectors of ``texts`` through the embedding cache (``cache=None``: the default cache; False: none)."""
+    from .cache import EmbeddingCache
+
+    texts = list(texts)
+    if not texts:
+        raise EmbeddingError("no texts to embed (empty list)")
+    if not encoder.language_dependent:
+        language = None
+    if cache is False:
+        return encoder.encode(texts, language=language)
+    store = cache if cache is not None else EmbeddingCache()
+    return store.embed(encoder, texts, language=language)
+
+
+def text_distances(
+    model: "str | Encoder | DistFuse",
+    query_texts: Sequence[str],
+    corpus_texts: Sequence[str],
+    *,
+    query_language: str | None = None,
+    corpus_language: str | None = None,
+    metric: Metric = "cosine",
+    cache: "EmbeddingCache | None | Literal[False]" = None,
+) -> tuple[DistanceProvider, dict[str, Any]]:
+    """The distance provider of ``model`` between two lists of texts, and the model's provenance.
+
+    ``model`` is a registry id, an :class:`~semanscope_nb.Encoder` or a
+    :class:`~semanscope_nb.ensemble.DistFuse` ensemble (which brings its own metric).
+    """
+    from .ensemble import DistFuse
+
+    if isinstance(model, DistFuse):
+        provider = model.distances(query_texts, corpus_texts, query_language=query_language, corpus_language=corpus_language, cache=cache)
+        return provider, model.provenance()
+    encoder = _load_encoder(model, list(dict.fromkeys([*query_texts, *corpus_texts])))
+    q = embed_texts(encoder, query_texts, language=query_language, cache=cache)
+    c = embed_texts(encoder, corpus_texts, language=corpus_language, cache=cache)
+    return EmbeddingDistances(q, c, metric=metric), {
+        "model": encoder.model_id, "model_version": encoder.version, "model_options": encoder.options,
+    }
+
+
+def _texts_sha(*lists: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for lst in lists:
+        h.update(json.dumps(list(lst), ensure_ascii=False).encode())
+    return h.hexdigest()
+
+
+def _check_texts(texts: Sequence[str], name: str) -> list[str]:
+    texts = list(texts)
+    if not texts:
+        raise EmbeddingError(f"{name} is empty (no texts)")
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise TypeError(f"{name}[{i}] is {type(t).__name__}, expected str")
+        if not t.strip():
+            raise EmbeddingError(f"{name}[{i}] is an empty text")
+    return texts
+
+
+def text_retrieval(
+    source_texts: Sequence[str],
+    target_texts: Sequence[str],
+    model: "str | Encoder | DistFuse" = "use-multilingual",
+    *,
+    source_language: str | None = None,
+    target_language: str | None = None,
+    ks: Sequence[int] = (1, 5, 10),
+    metric: Metric = "cosine",
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    cache: "EmbeddingCache | None | Literal[False]" = None,
+    block: int | None = None,
+    name: str = "texts",
+) -> BitextResult:
+    """Bitext retrieval between two aligned text lists (sentences or words), embedded through the cache.
+
+    ``source_language`` / ``target_language`` (ISO codes) matter for
+    language-dependent models (aligned models).
+
+    >>> import semanscope_nb as snb
+    >>> r = snb.text_retrieval(["water", "fire", "tree"], ["水", "火", "树"], "random-null", ks=(1, 3), n_boot=0, cache=False)
+    >>> r.n_queries, sorted(r.accuracy)
+    (3, [1, 3])
+    """
+    src = _check_texts(source_texts, "source_texts")
+    tgt = _check_texts(target_texts, "target_texts")
+    if len(src) != len(tgt):
+        raise EmbeddingError(f"source_texts has {len(src)} texts but target_texts has {len(tgt)}: row i must translate row i")
+    provider, model_info = text_distances(
+        model, src, tgt, query_language=source_language, corpus_language=target_language, metric=metric, cache=cache
+    )
+    names = (source_language or "source", target_language or "target")
+    if names[0] == names[1]:
+        names = (f"{names[0]}(source)", f"{names[1]}(target)")
+    r = bitext_retrieval(provider, ks=ks, n_boot=n_boot, seed=seed, confidence=confidence, block=block,
+                         source_labels=src, target_labels=tgt, names=names)
+    from .provenance import package_info, utc_now
+
+    return r.with_provenance(**model_info, dataset=name, texts_sha256=_texts_sha(src, tgt), n_texts=len(src),
+                             languages=[source_language, target_language], packages=package_info(), created=utc_now())
+
+
+def _word_pairs(
+    data: "WordDataset | str | os.PathLike | Sequence[tuple[str, str]]", source: str | None, target: str | None
+) -> tuple[list[tuple[str, str]], str, str | None, str | None, str]:
+    from .datasets import WordDataset, load_dataset
+
+    if isinstance(data, (str, os.PathLike)):
+        data = load_dataset(data)
+    if isinstance(data, WordDataset):
+        src = source or data.languages[0]
+        tgt = target or next(lang for lang in data.languages if lang != src)
+        ds = data.select([src, tgt])
+        pairs = [(s, t) for row in ds.rows for s in row[0] for t in row[1]]
+        return pairs, ds.name, ds.languages[0], ds.languages[1], ds.sha256
+    pairs = [tuple(p) for p in data]
+    for i, p in enumerate(pairs):
+        if len(p) != 2 or not all(isinstance(w, str) and w.strip() for w in p):
+            raise EmbeddingError(f"pairs[{i}] = {p!r} is not a (source word, target word) pair of non-empty strings")
+    if not pairs:
+        raise EmbeddingError("no word pairs given (empty list)")
+    return pairs, "pairs", source, target, _texts_sha([f"{s}\t{t}" for s, t in pairs])
+
+
+def _gold_from_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[str], _Gold, _Gold]:
+    src_words = list(dict.fromkeys(s for s, _ in pairs))
+    tgt_words = list(dict.fromkeys(t for _, t in pairs))
+    si = {w: i for i, w in enumerate(src_words)}
+    ti = {w: i for i, w in enumerate(tgt_words)}
+    edges = np.array(sorted({(si[s], ti[t]) for s, t in pairs}), dtype=np.int64)
+    fwd = sp.csr_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(len(src_words), len(tgt_words)))
+    rev = fwd.T.tocsr()
+    fwd.sort_indices()
+    rev.sort_indices()
+    return src_words, tgt_words, _Gold(fwd.indptr.astype(np.int64), fwd.indices.astype(np.int64)), _Gold(rev.indptr.astype(np.int64), rev.indices.astype(np.int64))
+
+
+def lexicon_induction(
+    data: "WordDataset | str | os.PathLike | Sequence[tuple[str, str]]",
+    model: "str | Encoder | DistFuse" = "use-multilingual",
+    *,
+    source: str | None = None,
+    target: str | None = None,
+    ks: Sequence[int] = (1, 5, 10),
+    metric: Metric = "cosine",
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    cache: "EmbeddingCache | None | Literal[False]" = None,
+    block: int | None = None,
+) -> BitextResult:
+    """Bilingual lexicon induction (paper 001's P@K, MUSE convention) on a word dataset or word pairs.
+
+    Queries are the unique source words (every ``|`` alternative is a query);
+    candidates are all unique target words.  A query hits at K when ANY of its
+    gold translations -- every target alternative of every row holding the
+    word -- is among its K nearest candidates (``accuracy[K]`` = P@K; the rank
+    is that of the best-ranked gold).  With several golds per query MTEB's
+    precision/recall/F1 are undefined (None).  ``.reverse`` is target -> source.
+
+    >>> import semanscope_nb as snb
+    >>> r = snb.lexicon_induction([("bank", "银行"), ("bank", "岸"), ("water", "水")], "random-null", source="en", target="zh", ks=(1,), n_boot=0, cache=False)
+    >>> r.n_queries, r.n_corpus, r.reverse.n_queries
+    (2, 3, 3)
+    """
+    _check_boot(n_boot, confidence)
+    pairs, name, src_lang, tgt_lang, sha = _word_pairs(data, source, target)
+    src_words, tgt_words, gold_f, gold_r = _gold_from_pairs(pairs)
+    provider, model_info = text_distances(
+        model, src_words, tgt_words, query_language=src_lang, corpus_language=tgt_lang, metric=metric, cache=cache
+    )
+    names = (src_lang or "source", tgt_lang or "target")
+    metric_name = getattr(provider, "metric", metric)
+    common = dict(n_boot=n_boot, seed=seed, confidence=confidence, block=block, max_block_bytes=DEFAULT_MAX_BLOCK_BYTES, metric=metric_name)
+    fwd = _direction(provider, gold_f, ks=ks, direction=f"{names[0]}->{names[1]}", query_labels=src_words, corpus_labels=tgt_words, **common)
+    rev = _direction(provider.T, gold_r, ks=ks, direction=f"{names[1]}->{names[0]}", query_labels=tgt_words, corpus_labels=src_words, **common)
+    from dataclasses import replace
+
+    from .provenance import package_info, utc_now
+
+    params = {"ks": list(fwd.ks), "metric": metric_name, "n_boot": int(n_boot), "seed": seed, "confidence": confidence,
+              "task": "lexicon induction (hit = any gold translation in top k)", "distances": provider.describe()}
+    out = replace(fwd, reverse=rev, provenance={"parameters": params})
+    return out.with_provenance(**model_info, dataset=name, dataset_sha256=sha, n_pairs=len(pairs),
+                               languages=[src_lang, tgt_lang], packages=package_info(), created=utc_now())
+
+
+def tatoeba_retrieval(
+    language: str,
+    model: "str | Encoder | DistFuse" = "use-multilingual",
+    *,
+    folder: str | os.PathLike | None = None,
+    limit: int | None = None,
+    **kwargs: Any,
+) -> BitextResult:
+    """Bitext retrieval on the Tatoeba test set of ``language`` vs English (xxx -> eng, and reverse).
+
+    ``language``: a Tatoeba code (``deu``) or ISO code (``de``); ``limit``: the first N pairs.
+    Further keyword arguments go to :func:`text_retrieval`.
+    """
+    from .parallel import read_tatoeba
+
+    corpus = read_tatoeba(language, folder=folder, limit=limit)
+    return text_retrieval(
+        corpus.source_texts, corpus.target_texts, model, source_language=corpus.source_language,
+        target_language=corpus.target_language, name=corpus.name, **kwargs,
+    ).with_provenance(dataset_sha256=corpus.sha256, dataset_source=corpus.source)
+
+
+def retrieval_frame(results: Mapping[str, BitextResult]) -> pd.DataFrame:
+    """One row per (name, direction): accuracy@k, MRR, MTEB precision/recall/F1 and intervals."""
+    frames = []
+    for name, r in results.items():
+        df = r.to_frame()
+        df.insert(0, "name", name)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -1,0 +1,181 @@
+"""Charts of retrieval, classification and alignment results (Altair 5; each returns a chart, nothing is shown).
+
+* :func:`rank_histogram`: where the gold translation lands (rank 1, 2, ..., > max_rank), per model and direction.
+* :func:`accuracy_at_k_chart`: accuracy@k curves per model and direction, with bootstrap intervals.
+* :func:`classification_table`: a table-like heatmap of kNN and baseline accuracy per setting.
+* :func:`alignment_pair`: the before / after alignment maps side by side, each with its SA legend
+  (the issue-3 :func:`semanscope_nb.charts.alignment_map`, reused as is).
+
+Example
+-------
+>>> import numpy as np, semanscope_nb as snb
+>>> from semanscope_nb import retrieval_charts as rc
+>>> x = np.random.default_rng(0).normal(size=(30, 8))
+>>> r = snb.bitext_retrieval(x, x + np.random.default_rng(1).normal(size=(30, 8)), n_boot=50)
+>>> spec = rc.accuracy_at_k_chart({"toy": r}).to_dict()
+>>> spec["layer"][0]["mark"]["type"]
+'line'
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Mapping
+
+import pandas as pd
+
+from .charts import alignment_map, inline
+
+if TYPE_CHECKING:  # pragma: no cover
+    import altair as alt
+
+    from .classify import ClassificationResult
+    from .datasets import WordDataset
+    from .projection import Projection
+    from .retrieval import BitextResult
+    from .sa import SAResult
+
+
+def _alt():
+    import altair as alt  # lazy: `import semanscope_nb` does not import Altair
+
+    return alt
+
+
+def _named(results: "BitextResult | Mapping[str, BitextResult]") -> dict[str, "BitextResult"]:
+    from .retrieval import BitextResult
+
+    if isinstance(results, BitextResult):
+        return {str(results.provenance.get("model", "model")): results}
+    if not results:
+        raise ValueError("no results to chart")
+    return dict(results)
+
+
+def _directions(r: "BitextResult") -> list["BitextResult"]:
+    return [r] + ([r.reverse] if r.reverse is not None else [])
+
+
+def rank_frame(results: "BitextResult | Mapping[str, BitextResult]", *, max_rank: int = 10) -> pd.DataFrame:
+    """Share of queries per rank bin (1..max_rank, then '>max_rank'), per model and direction."""
+    rows = []
+    bins = [str(i) for i in range(1, max_rank + 1)] + [f">{max_rank}"]
+    for name, r in _named(results).items():
+        for d in _directions(r):
+            n = d.ranks.size
+            counts = pd.Series([str(x) if x <= max_rank else f">{max_rank}" for x in d.ranks]).value_counts()
+            for b in bins:
+                c = int(counts.get(b, 0))
+                rows.append({"model": name, "direction": d.direction, "rank": b, "queries": c, "share": c / n})
+    return pd.DataFrame(rows)
+
+
+def rank_histogram(results: "BitextResult | Mapping[str, BitextResult]", *, max_rank: int = 10, title: str | None = None) -> "alt.FacetChart":
+    """Histogram of the gold item's rank: one bar per model in each rank bin, one panel per direction."""
+    alt = _alt()
+    df = rank_frame(results, max_rank=max_rank)
+    order = [str(i) for i in range(1, max_rank + 1)] + [f">{max_rank}"]
+    chart = (
+        alt.Chart(inline(df)).mark_bar()
+        .encode(
+            x=alt.X("rank:N", sort=order, title="rank of the gold translation", axis=alt.Axis(labelAngle=0)),
+            xOffset=alt.XOffset("model:N"),
+            y=alt.Y("share:Q", title="share of queries", axis=alt.Axis(format="%")),
+            color=alt.Color("model:N", title="model"),
+            tooltip=["model:N", "direction:N", "rank:N", "queries:Q", alt.Tooltip("share:Q", format=".1%")],
+        )
+        .properties(width=320, height=220)
+        .facet(column=alt.Column("direction:N", title=None))
+    )
+    return chart.properties(title=title) if title else chart
+
+
+def accuracy_frame(results: "BitextResult | Mapping[str, BitextResult]") -> pd.DataFrame:
+    """accuracy@k with its interval, one row per (model, direction, k)."""
+    rows = []
+    for name, r in _named(results).items():
+        for d in _directions(r):
+            for k in d.ks:
+                lo, hi = d.intervals.get(f"accuracy@{k}", (math.nan, math.nan))
+                rows.append({"model": name, "direction": d.direction, "k": k, "accuracy": d.accuracy[k],
+                             "ci_low": lo, "ci_high": hi})
+    return pd.DataFrame(rows)
+
+
+def accuracy_at_k_chart(results: "BitextResult | Mapping[str, BitextResult]", *, title: str | None = None) -> "alt.LayerChart":
+    """accuracy@k curves: colour = model, dash = direction, bars = bootstrap 95% interval."""
+    alt = _alt()
+    df = accuracy_frame(results)
+    base = alt.Chart(inline(df)).encode(
+        x=alt.X("k:Q", title="k", scale=alt.Scale(type="log"), axis=alt.Axis(values=sorted(df["k"].unique().tolist()))),
+        color=alt.Color("model:N", title="model"),
+    )
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("accuracy:Q", title="accuracy@k", scale=alt.Scale(domain=[0, 1])),
+        strokeDash=alt.StrokeDash("direction:N", title="direction"),
+        tooltip=["model:N", "direction:N", "k:Q", alt.Tooltip("accuracy:Q", format=".3f"),
+                 alt.Tooltip("ci_low:Q", format=".3f"), alt.Tooltip("ci_high:Q", format=".3f")],
+    )
+    bars = base.mark_rule().encode(y="ci_low:Q", y2="ci_high:Q", detail="direction:N")
+    chart = alt.layer(line, bars).properties(width=420, height=260)
+    return chart.properties(title=title) if title else chart
+
+
+def classification_frame(results: "ClassificationResult | Mapping[str, ClassificationResult]") -> pd.DataFrame:
+    """Accuracy per (row label, method), the row label naming model and setting."""
+    from .classify import ClassificationResult
+
+    items = {"result": results} if isinstance(results, ClassificationResult) else dict(results)
+    if not items:
+        raise ValueError("no results to chart")
+    frames = []
+    for name, r in items.items():
+        df = r.to_frame()
+        df["row"] = f"{name} · {r.setting} ({r.train_language}→{r.test_language})"
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def classification_table(results: "ClassificationResult | Mapping[str, ClassificationResult]", *, title: str | None = None) -> "alt.LayerChart":
+    """A heatmap table: rows = model/setting, columns = kNN@k and the baselines, cells = accuracy (text) and colour."""
+    alt = _alt()
+    df = classification_frame(results)[["row", "method", "accuracy", "ci_low", "ci_high", "macro_f1"]]
+    df = df.assign(label=[f"{a:.2f}" for a in df["accuracy"]])
+    methods = list(dict.fromkeys(df["method"]))
+    base = alt.Chart(inline(df)).encode(
+        x=alt.X("method:N", sort=methods, title=None, axis=alt.Axis(labelAngle=0, orient="top")),
+        y=alt.Y("row:N", sort=list(dict.fromkeys(df["row"])), title=None),
+    )
+    cells = base.mark_rect().encode(
+        color=alt.Color("accuracy:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]), title="accuracy"),
+        tooltip=["row:N", "method:N", alt.Tooltip("accuracy:Q", format=".3f"), alt.Tooltip("ci_low:Q", format=".3f"),
+                 alt.Tooltip("ci_high:Q", format=".3f"), alt.Tooltip("macro_f1:Q", format=".3f", title="macro F1")],
+    )
+    text = base.mark_text(fontSize=12).encode(
+        text="label:N", color=alt.condition("datum.accuracy > 0.6", alt.value("white"), alt.value("black")),
+    )
+    chart = alt.layer(cells, text).properties(width=90 * len(methods), height=28 * df["row"].nunique())
+    return chart.properties(title=title) if title else chart
+
+
+def alignment_pair(
+    before: "tuple[Projection, SAResult]",
+    after: "tuple[Projection, SAResult]",
+    *,
+    dataset: "WordDataset | None" = None,
+    titles: tuple[str, str] = ("before alignment", "after alignment"),
+    width: int = 380,
+    height: int = 320,
+    **kwargs: Any,
+) -> "alt.HConcatChart":
+    """Two alignment maps side by side (before, after), each with its SA legend in the corner.
+
+    Each side is :func:`semanscope_nb.charts.alignment_map` of (projection, SA result).
+    """
+    alt = _alt()
+    maps = []
+    for (proj, sa), t in zip((before, after), titles):
+        model = sa.provenance.get("model")
+        maps.append(alignment_map(proj, sa, dataset=dataset, title=f"{t}: {model}" if model else t, width=width,
+                                  height=height, **kwargs))
+    return alt.hconcat(*maps).resolve_scale(color="shared", shape="shared")

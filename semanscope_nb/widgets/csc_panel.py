@@ -1,0 +1,166 @@
+"""CSC panel: pick a model, a corpus, a language, X, a bandwidth and a length filter; see the curves.
+
+Thin, as every panel here: the widgets gather a :class:`CSCPanelState`, and
+:func:`run_csc` (pure, no widgets) turns a state into a
+:class:`~semanscope_nb.CSCResult`; the panel then shows
+:func:`~semanscope_nb.csc_chart` and the most negation-insensitive sentences.
+Building the panel loads no model (the model picker reads registry metadata).
+
+>>> from semanscope_nb.widgets.csc_panel import CSCPanel
+>>> p = CSCPanel(model="random-null", corpus="csc-skills-en")
+>>> p.state().model, p.state().language, p.state().bandwidth
+('random-null', 'en', None)
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+
+import ipywidgets as W
+
+from ..corpora import SentenceCorpus, ess_folder, list_sentence_corpora, load_sentence_corpus
+from ..csc import CSCResult, concept_separation, supported_languages
+from .pickers import ModelPicker
+
+_DESC = {"description_width": "110px"}
+_WIDE = W.Layout(width="420px")
+
+
+@dataclass(frozen=True)
+class CSCPanelState:
+    """Everything one CSC run needs (what the panel gathers)."""
+
+    model: str
+    corpus: str  # bundled corpus name, "ess-en" / "ess-de", or a one-sentence-per-line file
+    language: str | None = None  # None = the corpus's own language
+    max_per_sentence: int = 3
+    negation: str = "particle"
+    bandwidth: float | str | None = None  # None = Scott's rule; "silverman"; or scipy's scalar factor
+    min_words: int | None = None
+    max_words: int | None = None
+    max_sentences: int | None = 200  # seeded sample, to keep a click quick
+    n_boot: int = 500
+    seed: int = 0
+
+
+def corpus_of(state: CSCPanelState) -> SentenceCorpus:
+    """The (sampled) corpus a state points at."""
+    return load_sentence_corpus(state.corpus, language=state.language).sample(state.max_sentences, seed=state.seed)
+
+
+def run_csc(state: CSCPanelState, *, cache: Any = None) -> CSCResult:
+    """:func:`~semanscope_nb.concept_separation` for a panel state (no widgets involved)."""
+    corpus = corpus_of(state)
+    return concept_separation(
+        corpus, state.model, language=state.language or corpus.language, max_per_sentence=state.max_per_sentence,
+        negation=state.negation, bandwidth=state.bandwidth, min_words=state.min_words, max_words=state.max_words,
+        n_boot=state.n_boot, seed=state.seed, cache=cache, progress=False,
+    )
+
+
+def _corpus_options() -> list[str]:
+    names = list_sentence_corpora()
+    folder = ess_folder()
+    names += [f"ess-{lang}" for lang in ("en", "de") if (folder / f"ess_requests_unique_{lang}.tsv").exists()]
+    return names
+
+
+class CSCPanel(W.VBox):
+    """Model picker (issue 3's :class:`ModelPicker`), corpus, language, X, bandwidth, length filter, Run."""
+
+    def __init__(self, *, model: str | None = None, corpus: str | None = None, cache: Any = None) -> None:
+        self.cache = cache
+        self.model_picker = ModelPicker(value=model, offline_only=True)
+        options = _corpus_options()
+        self.corpus = W.Combobox(options=options, value=corpus or (options[0] if options else ""), description="Corpus",
+                                 placeholder="bundled name, ess-en, or a .txt path", ensure_option=False, layout=_WIDE, style=_DESC)
+        self.language = W.Dropdown(options=[("from the corpus", None)] + [(c, c) for c in supported_languages()],
+                                   value=None, description="Language", style=_DESC)
+        self.max_per_sentence = W.BoundedIntText(value=3, min=1, max=50, description="X per sentence", style=_DESC)
+        self.negation = W.Dropdown(options=[("insert particle (paper)", "particle"), ("after auxiliary (en)", "grammatical"),
+                                            ("ne ... pas (fr)", "wrap")], value="particle", description="Negation", style=_DESC)
+        self.bandwidth_rule = W.Dropdown(options=[("Scott (scipy default)", "scott"), ("Silverman", "silverman"),
+                                                  ("scalar factor", "factor")], value="scott", description="Bandwidth", style=_DESC)
+        self.bandwidth_factor = W.BoundedFloatText(value=0.3, min=0.0, max=100.0, step=0.05, description="factor",
+                                                   disabled=True, style=_DESC)
+        self.length_filter = W.Checkbox(value=False, description="filter by sentence length", indent=False)
+        self.length_range = W.IntRangeSlider(value=(1, 10), min=1, max=60, description="words", disabled=True, style=_DESC)
+        self.max_sentences = W.BoundedIntText(value=200, min=1, max=100_000, description="max sentences", style=_DESC)
+        self.run_button = W.Button(description="Run", button_style="primary", icon="play")
+        self.status = W.HTML()
+        self.output = W.Output()
+        self.result: CSCResult | None = None
+        self.chart: Any = None
+        self.bandwidth_rule.observe(lambda _: setattr(self.bandwidth_factor, "disabled", self.bandwidth_rule.value != "factor"),
+                                    names="value")
+        self.length_filter.observe(lambda _: setattr(self.length_range, "disabled", not self.length_filter.value), names="value")
+        self.run_button.on_click(lambda _: self.run())
+        super().__init__([
+            self.model_picker, self.corpus, W.HBox([self.language, self.max_per_sentence]), self.negation,
+            W.HBox([self.bandwidth_rule, self.bandwidth_factor]), W.HBox([self.length_filter, self.length_range]),
+            self.max_sentences, W.HBox([self.run_button, self.status]), self.output,
+        ])
+        self.add_class("snb-csc-panel")
+
+    def state(self) -> CSCPanelState:
+        """The current choices as a :class:`CSCPanelState` (no validation: the pure functions do that)."""
+        rule = self.bandwidth_rule.value
+        bandwidth = None if rule == "scott" else ("silverman" if rule == "silverman" else float(self.bandwidth_factor.value))
+        lo, hi = self.length_range.value if self.length_filter.value else (None, None)
+        corpus = self.corpus.value.strip()
+        return CSCPanelState(
+            model=self.model_picker.value, corpus=corpus, language=self.language.value or self._corpus_language(corpus),
+            max_per_sentence=int(self.max_per_sentence.value), negation=self.negation.value, bandwidth=bandwidth,
+            min_words=lo, max_words=hi, max_sentences=int(self.max_sentences.value),
+        )
+
+    @staticmethod
+    def _corpus_language(corpus: str) -> str | None:
+        suffix = corpus.rsplit("-", 1)[-1].removesuffix(".txt")
+        return suffix if suffix in supported_languages() else None
+
+    def run(self, state: CSCPanelState | None = None) -> CSCResult | None:
+        """Run the current (or given) state; errors show in ``status`` instead of raising."""
+        from ..csc_charts import csc_chart
+
+        state = state or self.state()
+        self.status.value = f"<i>running {html.escape(state.model)} on {html.escape(state.corpus)} ...</i>"
+        try:
+            result = run_csc(state, cache=self.cache)
+        except Exception as exc:  # shown to the user, who fixes the input and clicks again
+            self.status.value = f"<span style='color:#b00'>{html.escape(f'{type(exc).__name__}: {exc}')}</span>"
+            return None
+        self.result = result
+        self.status.value = f"overlap {result.overlap:.3f} [{result.ci[0]:.3f}, {result.ci[1]:.3f}] · {result.n_sentences} sentences"
+        self.chart = csc_chart(result)
+        self.output.clear_output()
+        with self.output:
+            from IPython.display import display
+
+            display(self.chart)
+            display(result.insensitive_cases(5)[["sentence", "mean_fuzz", "mean_negation", "negation_gap", "closest_negation"]])
+        return result
+
+    def with_state(self, state: CSCPanelState) -> "CSCPanel":
+        """Set the widgets from a state (for notebooks that restore a previous run)."""
+        self.model_picker.value = state.model
+        self.corpus.value = state.corpus
+        self.language.value = state.language if state.language in supported_languages() else None
+        self.max_per_sentence.value = state.max_per_sentence
+        self.negation.value = state.negation
+        if state.bandwidth is None or state.bandwidth == "scott":
+            self.bandwidth_rule.value = "scott"
+        elif state.bandwidth == "silverman":
+            self.bandwidth_rule.value = "silverman"
+        else:
+            self.bandwidth_rule.value, self.bandwidth_factor.value = "factor", float(state.bandwidth)
+        self.length_filter.value = state.min_words is not None or state.max_words is not None
+        if self.length_filter.value:
+            self.length_range.value = (state.min_words or 1, state.max_words or 60)
+        self.max_sentences.value = state.max_sentences or 100_000
+        return self
+
+
+__all__ = ["CSCPanel", "CSCPanelState", "corpus_of", "run_csc"]

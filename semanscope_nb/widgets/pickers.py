@@ -1,0 +1,367 @@
+"""Small ipywidgets pickers: model, dataset (+ languages), tier thresholds, projection.
+
+Each picker *is* an ``ipywidgets.VBox`` (display it directly, or use ``.widget``,
+which returns the picker itself) with a ``value`` trait holding a small, plain
+state value.  Observe it like any widget: ``picker.observe(callback, names="value")``.
+No picker computes anything or loads a model: they read registry metadata and
+file headers only.
+
+Example
+-------
+>>> from semanscope_nb.widgets import ModelPicker, TierThresholdsPicker
+>>> mp = ModelPicker(value="use-multilingual")
+>>> mp.value
+'use-multilingual'
+>>> tp = TierThresholdsPicker(); tp.good_slider.value = 0.7; tp.value.great >= tp.value.good
+True
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import ipywidgets as W
+import traitlets
+
+from ..datasets import DatasetInfo, list_datasets
+from ..errors import DatasetError
+from ..projection import PROJECTION_METHODS, ProjectionSettings
+from ..registry import DEFAULT_MODEL, get_model_info, list_models
+from ..sa import DEFAULT_TIERS, TierThresholds
+
+_WIDE = W.Layout(width="420px")
+_DESC = {"description_width": "110px"}
+
+
+def _languages_text(languages: Any) -> str:
+    if isinstance(languages, str):
+        return languages
+    langs = list(languages)
+    return ", ".join(langs) if len(langs) <= 8 else ", ".join(langs[:8]) + f", ... ({len(langs)})"
+
+
+class ModelPicker(W.VBox):
+    """Dropdown of registered models with family / objective / languages shown; loads no model.
+
+    Interface (other panels rely on it):
+
+    * ``ModelPicker(*, value=None, offline_only=True, language=None, models=None)``;
+      ``value=None`` picks ``DEFAULT_MODEL`` if listed, else the first model.
+      ``language`` keeps only models that support that language code;
+      ``models`` (a list of ids) restricts the list further.
+    * ``.value`` -- the selected model id (``str``); settable; observable
+      (``picker.observe(cb, names="value")``).
+    * ``.widget`` -- the picker itself (it is an ``ipywidgets.VBox``).
+    * ``.dropdown`` -- the underlying ``ipywidgets.Dropdown``; ``.info`` -- the metadata ``HTML``.
+
+    >>> ModelPicker(language="zh").value
+    'use-multilingual'
+    """
+
+    value = traitlets.Unicode(allow_none=True)
+
+    def __init__(
+        self,
+        *,
+        value: str | None = None,
+        offline_only: bool = True,
+        language: str | None = None,
+        models: Sequence[str] | None = None,
+        description: str = "Model",
+    ) -> None:
+        infos = list_models(offline=True if offline_only else None, language=language)
+        if models is not None:
+            wanted = list(models)
+            infos = [m for m in infos if m.id in wanted] or [get_model_info(m) for m in wanted]
+        if value is not None and value not in [m.id for m in infos]:
+            infos.append(get_model_info(value))  # raises UnknownModelError with suggestions
+        self.infos = {m.id: m for m in infos}
+        options = [(f"{m.display_name}  [{m.id}]" + ("" if m.available else "  (not installed)"), m.id) for m in infos]
+        if value is None:
+            value = DEFAULT_MODEL if DEFAULT_MODEL in self.infos else (options[0][1] if options else None)
+        self.dropdown = W.Dropdown(options=options, value=value, description=description, layout=_WIDE, style=_DESC)
+        self.info = W.HTML()
+        super().__init__([self.dropdown, self.info])
+        self.add_class("snb-model-picker")
+        self.value = value
+        traitlets.link((self.dropdown, "value"), (self, "value"))
+        self.observe(self._show_info, names="value")
+        self._show_info()
+
+    @property
+    def widget(self) -> "ModelPicker":
+        return self
+
+    @property
+    def model_info(self):
+        """The selected model's :class:`~semanscope_nb.ModelInfo` (metadata only)."""
+        return self.infos.get(self.value) if self.value else None
+
+    def _show_info(self, change: Any = None) -> None:
+        m = self.model_info
+        if m is None:
+            self.info.value = "<i>no model matches the filters</i>"
+            return
+        avail = "" if m.available else f" &middot; <b>not installed</b> (needs {html.escape(', '.join(m.requires))})"
+        self.info.value = (
+            f"<div style='font-size:90%;margin-left:115px'>{html.escape(m.family)} &middot; "
+            f"{html.escape(m.objective)} &middot; languages: {html.escape(_languages_text(m.languages))}"
+            f"{' &middot; ' + str(m.dims) + ' dims' if m.dims else ''}{avail}</div>"
+        )
+
+
+@dataclass(frozen=True)
+class DatasetChoice:
+    """What the dataset picker selected: a dataset file and the languages to compare."""
+
+    name: str
+    path: str
+    languages: tuple[str, ...]
+    source: str = "bundled"  # or "folder"
+
+
+class DatasetPicker(W.VBox):
+    """Bundled datasets or a folder of your own Semanscope CSVs, plus a language selection.
+
+    ``.value`` is a :class:`DatasetChoice` (or ``None`` until two languages are
+    selected).  A folder that does not exist, or holds no CSV, shows a message in
+    ``.message``; a malformed file is reported by whoever loads it (the panel).
+    Only file headers are read here.
+
+    >>> DatasetPicker(value="edge-cases", languages=["en", "zh"]).value.languages
+    ('en', 'zh')
+    """
+
+    value = traitlets.Any(allow_none=True)
+
+    def __init__(
+        self,
+        *,
+        value: str | None = None,
+        folder: str | os.PathLike | None = None,
+        languages: Sequence[str] | None = ("en", "zh"),
+        description: str = "Dataset",
+    ) -> None:
+        self.infos: dict[str, DatasetInfo] = {}
+        self.sources: dict[str, str] = {}
+        self.dropdown = W.Dropdown(description=description, layout=_WIDE, style=_DESC)
+        self.folder_text = W.Text(
+            value=str(folder) if folder else "", description="Your CSVs", placeholder="folder of Semanscope CSV files",
+            layout=_WIDE, style=_DESC,
+        )
+        self.folder_button = W.Button(description="Load folder", layout=W.Layout(width="110px"))
+        self.language_select = W.SelectMultiple(description="Languages", rows=4, layout=W.Layout(width="260px"), style=_DESC)
+        self.message = W.HTML()
+        super().__init__([self.dropdown, W.HBox([self.folder_text, self.folder_button]), self.language_select, self.message])
+        self.add_class("snb-dataset-picker")
+        self._wanted_languages = tuple(languages) if languages else None
+        self._refresh_options(folder)
+        if value is not None:
+            if value not in self.infos:
+                raise DatasetError(f"dataset '{value}' is neither bundled nor in the folder; available: {', '.join(self.infos)}")
+            self.dropdown.value = value
+        self._fill_languages()
+        self.dropdown.observe(lambda c: self._fill_languages(), names="value")
+        self.language_select.observe(lambda c: self._update_value(), names="value")
+        self.folder_button.on_click(lambda b: self.load_folder(self.folder_text.value))
+        self.folder_text.observe(lambda c: None, names="value")
+        self._update_value()
+
+    @property
+    def widget(self) -> "DatasetPicker":
+        return self
+
+    def load_folder(self, folder: str | os.PathLike | None) -> None:
+        """List the CSVs of ``folder`` next to the bundled datasets (a bad folder shows a message)."""
+        keep = self.dropdown.value
+        self._refresh_options(folder)
+        if keep in self.infos:
+            self.dropdown.value = keep
+        self._fill_languages()
+
+    def _refresh_options(self, folder: str | os.PathLike | None) -> None:
+        infos = {d.name: d for d in list_datasets()}
+        sources = {name: "bundled" for name in infos}
+        self.message.value = ""
+        if folder:
+            root = Path(folder).expanduser()
+            if not root.is_dir():
+                self.message.value = _error_html(f"folder '{root}' does not exist")
+            else:
+                found = list_datasets(root)
+                if not found:
+                    self.message.value = _error_html(f"folder '{root}' holds no *.csv file")
+                for d in found:
+                    key = d.name if d.name not in infos else f"{d.name} ({root.name})"
+                    infos[key] = d
+                    sources[key] = "folder"
+        self.infos, self.sources = infos, sources
+        options = [(k if sources[k] == "bundled" else f"{k}  [your folder]", k) for k in infos]
+        self.dropdown.options = options
+        if options and self.dropdown.value not in infos:
+            self.dropdown.value = options[0][1]
+
+    def _fill_languages(self) -> None:
+        info = self.infos.get(self.dropdown.value)
+        langs = info.languages if info else ()
+        current = tuple(self.language_select.value) or self._wanted_languages or ()
+        self._filling = True  # one value change per dataset switch, not one per intermediate widget state
+        try:
+            self.language_select.options = list(langs)
+            chosen = tuple(lang for lang in current if lang in langs)
+            if len(chosen) < 2:
+                chosen = tuple(langs[:2])
+            self.language_select.value = chosen
+        finally:
+            self._filling = False
+        self._update_value()
+
+    def _update_value(self) -> None:
+        if getattr(self, "_filling", False):
+            return
+        info = self.infos.get(self.dropdown.value)
+        langs = tuple(self.language_select.value)
+        if info is None or len(langs) < 2:
+            if info is not None:
+                self.message.value = _error_html("select at least two languages")
+            self.value = None
+            return
+        if "select at least two" in self.message.value:
+            self.message.value = ""
+        order = [lang for lang in info.languages if lang in langs]  # file order, stable
+        self.value = DatasetChoice(self.dropdown.value, info.path, tuple(order), self.sources[self.dropdown.value])
+
+
+class TierThresholdsPicker(W.VBox):
+    """Two sliders (great, good) that always satisfy great >= good.
+
+    Raising *good* above *great* drags *great* up with it, and lowering *great*
+    below *good* drags *good* down.  ``.value`` is a
+    :class:`semanscope_nb.TierThresholds`.
+
+    >>> t = TierThresholdsPicker(); t.great_slider.value = 0.4; (t.value.great, t.value.good)
+    (0.4, 0.4)
+    """
+
+    value = traitlets.Any()
+
+    def __init__(self, *, value: TierThresholds = DEFAULT_TIERS, step: float = 0.01) -> None:
+        kw = dict(min=0.0, max=1.0, step=step, readout_format=".2f", continuous_update=False, layout=_WIDE, style=_DESC)
+        self.great_slider = W.FloatSlider(value=value.great, description="great if SA ≥", **kw)
+        self.good_slider = W.FloatSlider(value=value.good, description="good if SA ≥", **kw)
+        super().__init__([self.great_slider, self.good_slider])
+        self.add_class("snb-tier-sliders")
+        self.value = value
+        self.great_slider.observe(self._great_moved, names="value")
+        self.good_slider.observe(self._good_moved, names="value")
+
+    @property
+    def widget(self) -> "TierThresholdsPicker":
+        return self
+
+    def _great_moved(self, change: Any) -> None:
+        if self.great_slider.value < self.good_slider.value and not getattr(self, "_syncing", False):
+            self._drag(self.good_slider, self.great_slider.value)
+        self._set()
+
+    def _good_moved(self, change: Any) -> None:
+        if self.good_slider.value > self.great_slider.value and not getattr(self, "_syncing", False):
+            self._drag(self.great_slider, self.good_slider.value)
+        self._set()
+
+    def _drag(self, slider: W.FloatSlider, value: float) -> None:
+        self._syncing = True
+        try:
+            slider.value = value
+        finally:
+            self._syncing = False
+
+    def _set(self) -> None:
+        if getattr(self, "_syncing", False):
+            return
+        great, good = round(self.great_slider.value, 6), round(self.good_slider.value, 6)
+        if great >= good and (great, good) != (self.value.great, self.value.good):
+            self.value = TierThresholds(great=great, good=good)
+
+    @traitlets.observe("value")
+    def _value_set(self, change: Any) -> None:  # setting .value moves the sliders
+        v = change["new"]
+        if not isinstance(v, TierThresholds):
+            raise traitlets.TraitError(f"TierThresholdsPicker.value must be a TierThresholds, got {type(v).__name__}")
+        if (self.great_slider.value, self.good_slider.value) != (v.great, v.good):
+            # one value change, not one per slider: the slider observers stand by while both move
+            self._syncing = True
+            try:
+                if v.good > self.great_slider.value:  # order the moves so great >= good holds throughout
+                    self.great_slider.value = v.great
+                    self.good_slider.value = v.good
+                else:
+                    self.good_slider.value = v.good
+                    self.great_slider.value = v.great
+            finally:
+                self._syncing = False
+
+
+#: The issue calls this widget "TierThresholds"; the dataclass of that name lives in semanscope_nb.sa.
+TierThresholdsWidget = TierThresholdsPicker
+
+
+class ProjectionPicker(W.VBox):
+    """Projection method and its main parameters; ``.value`` is a :class:`ProjectionSettings`.
+
+    PHATE: knn, decay; UMAP: n_neighbors, min_dist; t-SNE: perplexity; PCA: none.
+
+    >>> p = ProjectionPicker(); p.method.value = "umap"; p.value.method
+    'umap'
+    """
+
+    value = traitlets.Any()
+
+    def __init__(self, *, value: ProjectionSettings | None = None) -> None:
+        value = value or ProjectionSettings()
+        self.method = W.Dropdown(options=list(PROJECTION_METHODS), value=value.method, description="Projection",
+                                 layout=W.Layout(width="260px"), style=_DESC)
+        p = value.params
+        self.knn = W.BoundedIntText(value=p.get("knn", 15), min=2, max=200, description="knn", layout=W.Layout(width="180px"))
+        self.decay = W.BoundedIntText(value=p.get("decay", 40), min=1, max=200, description="decay", layout=W.Layout(width="180px"))
+        self.n_neighbors = W.BoundedIntText(value=p.get("n_neighbors", 15), min=2, max=200, description="neighbours",
+                                            layout=W.Layout(width="180px"))
+        self.min_dist = W.BoundedFloatText(value=p.get("min_dist", 0.1), min=0.0, max=1.0, step=0.05, description="min_dist",
+                                           layout=W.Layout(width="180px"))
+        self.perplexity = W.BoundedFloatText(value=p.get("perplexity", 30.0), min=2.0, max=100.0, description="perplexity",
+                                             layout=W.Layout(width="180px"))
+        self.params_box = W.HBox()
+        super().__init__([self.method, self.params_box])
+        self.add_class("snb-projection-picker")
+        self._random_state = value.random_state
+        self.value = value
+        for w in (self.method, self.knn, self.decay, self.n_neighbors, self.min_dist, self.perplexity):
+            w.observe(lambda c: self._update(), names="value")
+        self._update()
+
+    @property
+    def widget(self) -> "ProjectionPicker":
+        return self
+
+    def _update(self) -> None:
+        m = self.method.value
+        shown = {"phate": [self.knn, self.decay], "umap": [self.n_neighbors, self.min_dist],
+                 "tsne": [self.perplexity], "pca": []}[m]
+        self.params_box.children = shown
+        params = {
+            "phate": {"knn": self.knn.value, "decay": self.decay.value},
+            "umap": {"n_neighbors": self.n_neighbors.value, "min_dist": float(self.min_dist.value)},
+            "tsne": {"perplexity": float(self.perplexity.value)},
+            "pca": {},
+        }[m]
+        new = ProjectionSettings(method=m, params=params, random_state=self._random_state)
+        if new != self.value:
+            self.value = new
+
+
+def _error_html(text: str) -> str:
+    return f"<div class='snb-error' style='color:#b00020'>⚠ {html.escape(text)}</div>"

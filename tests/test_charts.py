@@ -1,0 +1,200 @@
+"""Chart specs, asserted through to_dict(): marks, encodings, data, the SA legend's text, tooltips."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import semanscope_nb as snb
+from semanscope_nb import charts
+from semanscope_nb.evaluate import aligned_words
+from semanscope_nb.projection import ProjectionSettings, project_dataset
+from semanscope_nb.sa import affinity_of_words
+
+
+@pytest.fixture(scope="module")
+def small():
+    ds = snb.load_dataset("edge-cases", languages=["en", "zh"]).subset(range(40))
+    vectors, _, _ = snb.embed_dataset(ds, "random-null", cache=False)
+    result = affinity_of_words(aligned_words(ds, vectors), n_boot=100, seed=0).with_provenance(model="random-null", dataset=ds.name)
+    proj = project_dataset(ds, vectors, settings=ProjectionSettings("pca"), cache=False)
+    return ds, vectors, result, proj
+
+
+def _datasets(spec):
+    return spec["datasets"]
+
+
+def _rows(spec, layer):
+    """The inline rows a layer draws (its own data, or the chart's top-level data)."""
+    return spec["datasets"][(layer.get("data") or spec["data"])["name"]]
+
+
+def _layer(spec, mark):
+    return [layer for layer in spec["layer"] if layer["mark"]["type"] == mark]
+
+
+def test_sa_legend_text_equals_the_computed_values(small):
+    ds, _, r, p = small
+    spec = charts.alignment_map(p, r, dataset=ds).to_dict()
+    (text_layer,) = _layer(spec, "text")
+    assert text_layer["encoding"]["text"]["field"] == "legend"
+    assert text_layer["mark"]["align"] == "right" and text_layer["mark"]["baseline"] == "top"
+    assert text_layer["encoding"]["x"]["value"] > 400 and text_layer["encoding"]["y"]["value"] < 20  # top-right
+    (values,) = [v for v in _rows(spec, text_layer)]
+    expected = (f"SA cosine {r.cosine.sa:.3f} ± {r.cosine.sem:.3f}\n"
+                f"SA Euclidean {r.euclidean.sa:.3f}\ntier: {r.tier}")
+    assert values["legend"] == expected
+    # the tier line follows the thresholds without recomputation
+    strict = r.with_thresholds(snb.TierThresholds(great=0.0, good=0.0))
+    spec2 = charts.alignment_map(p, strict, dataset=ds).to_dict()
+    (t2,) = _layer(spec2, "text")
+    assert _rows(spec2, t2)[0]["legend"].endswith("tier: great")
+
+
+def test_map_points_colour_shape_tooltip_and_click_selection(small):
+    ds, _, r, p = small
+    spec = charts.alignment_map(p, r, dataset=ds).to_dict()
+    (points,) = _layer(spec, "point")
+    enc = points["encoding"]
+    assert enc["color"]["field"] == "language" and enc["shape"]["field"] == "shape_group"
+    assert {t["field"] for t in enc["tooltip"]} >= {"word", "language", "concept", "translations", "inter_cosine"}
+    (param,) = spec["params"]
+    assert param["select"] == {"type": "point", "fields": ["concept"], "on": "click", "clear": "dblclick"}
+    assert enc["opacity"]["condition"]["param"] == param["name"]
+    rows = _rows(spec, points)
+    n_points = sum(len(ds.words(lang)) for lang in ds.languages)
+    assert len(rows) == n_points == len(p)
+    # every point carries its word, language, concept and the concept's inter distance (loop check)
+    inter = dict(zip(r.concept_labels, r.concept_inter_cosine))
+    by_word = {(row["language"], row["word"]): row for row in rows}
+    for k, row in enumerate(ds.rows):
+        label = charts.row_label(row)
+        for lang, cell in zip(ds.languages, row):
+            rec = by_word[(lang, cell[0])]
+            if rec["concept"] == label:  # a word shared by several rows keeps its first row's concept
+                assert rec["inter_cosine"] == pytest.approx(inter[label], abs=1e-4)
+                other = [o for o in ds.languages if o != lang][0]
+                assert f"{other}: {'|'.join(row[ds.languages.index(other)])}" in rec["translations"]
+    assert spec["title"] == "random-null · edge-cases"
+
+
+def test_translation_lines_join_each_concept(small):
+    ds, _, r, p = small
+    spec = charts.alignment_map(p, r, dataset=ds, lines=True).to_dict()
+    (line,) = _layer(spec, "line")
+    assert line["encoding"]["detail"]["field"] == "concept"
+    verts = _rows(spec, line)
+    assert len(verts) == len(ds) * 2  # one vertex per (concept, language)
+    assert "line" not in [layer["mark"]["type"] for layer in charts.alignment_map(p, r, dataset=ds).to_dict()["layer"]]
+
+
+def test_map_over_5000_points_renders_to_a_spec():
+    rng = np.random.default_rng(0)
+    n = 6000
+    words = [f"w{i}" for i in range(n)]
+    p = snb.project(rng.normal(size=(n, 5)), method="pca", words=words, languages=["en"] * (n // 2) + ["zh"] * (n // 2), cache=False)
+    spec = charts.alignment_map(p).to_dict()  # Altair's DataFrame guard would raise MaxRowsError here
+    (points,) = _layer(spec, "point")
+    assert len(_rows(spec, points)) == n
+    import altair as alt
+
+    assert alt.data_transformers.options.get("max_rows", 5000) == 5000  # the user's global setting is untouched
+
+
+def test_projection_without_labels_is_refused():
+    p = snb.project(np.random.default_rng(0).normal(size=(10, 3)), method="pca", cache=False)
+    with pytest.raises(ValueError, match="no words/languages"):
+        charts.alignment_map(p)
+
+
+def _table():
+    rows = []
+    rng = np.random.default_rng(2)
+    for model, base in (("use-multilingual", 0.75), ("multilingual-e5-small", 0.55), ("random-null", 0.45)):
+        for ds in ("conceptual-space", "edge-cases"):
+            sa = base + rng.uniform(-0.05, 0.05)
+            rows.append({"model": model, "display_name": model.upper(), "dataset": ds, "sa_cosine": sa, "sem_cosine": 0.01,
+                         "sa_euclidean": sa - 0.05, "sem_euclidean": 0.02, "tier": snb.DEFAULT_TIERS.classify(sa)})
+    return pd.DataFrame(rows)
+
+
+def test_tier_bar_chart_is_figure_1():
+    table = _table()
+    spec = charts.tier_bar_chart(table).to_dict()
+    bars = _layer(spec, "bar")[0]
+    data = _rows(spec, bars)
+    # averages by a plain loop
+    for rec in data:
+        vals = [r.sa_cosine for r in table.itertuples() if r.model == rec["model"]]
+        assert rec["avg_sa"] == pytest.approx(sum(vals) / len(vals), abs=1e-4)
+        assert rec["tier"] == snb.DEFAULT_TIERS.classify(sum(vals) / len(vals))
+    assert bars["encoding"]["color"]["field"] == "tier"
+    assert [d["avg_sa"] for d in data] == sorted((d["avg_sa"] for d in data), reverse=True)
+    rules = _layer(spec, "rule")[0]
+    assert sorted(v["threshold"] for v in _rows(spec, rules)) == [0.5, 0.6]
+
+
+def test_heatmap_is_figure_2():
+    table = _table()
+    spec = charts.sa_heatmap(table).to_dict()
+    rect, text = _layer(spec, "rect")[0], _layer(spec, "text")[0]
+    assert rect["encoding"]["color"]["scale"]["scheme"] == "redyellowgreen"
+    assert rect["encoding"]["x"]["field"] == "dataset" and rect["encoding"]["y"]["field"] == "name"
+    assert text["encoding"]["text"]["format"] == ".3f"
+    assert len(_rows(spec, rect)) == 6
+
+
+def test_map_grid_is_figure_3(small):
+    ds, _, r, p = small
+    maps = [charts.alignment_map(p, r, dataset=ds, width=200, height=150) for _ in range(4)]
+    spec = charts.map_grid(maps, title="four").to_dict()
+    assert len(spec["vconcat"]) == 2 and all(len(row["hconcat"]) == 2 for row in spec["vconcat"])
+    names = [prm["name"] for prm in spec.get("params", [])]
+    assert len(names) == len(set(names)) == 4  # one click selection per map, no name clash
+    with pytest.raises(ValueError, match="at least one chart"):
+        charts.map_grid([])
+
+
+def test_worst_concepts_ranking(small):
+    _, _, r, _ = small
+    spec = charts.worst_concepts_chart(r, n=5).to_dict()
+    data = _rows(spec, spec)
+    ranked = sorted(zip(r.concept_inter_cosine, r.concept_labels), reverse=True)[:5]
+    assert [d["concept"] for d in data] == [label for _, label in ranked]
+    assert spec["encoding"]["y"]["sort"] == [label for _, label in ranked]
+
+
+def test_leaderboard_table_like_d1_and_d2():
+    table = _table()
+    wide = charts.leaderboard_wide(table)
+    assert list(wide.columns) == ["conceptual-space", "edge-cases", "Avg SA"]
+    top = table[table.model == "use-multilingual"]
+    cell = wide.loc["USE-MULTILINGUAL", "edge-cases"]
+    v = float(top[top.dataset == "edge-cases"].sa_cosine.iloc[0])
+    assert cell == f"{v:.3f} ± 0.010"
+    assert wide["Avg SA"].is_monotonic_decreasing
+    html = charts.leaderboard_table(table).to_html()
+    assert "Cosine Distance - PRIMARY" in html and "background-color" in html
+    html2 = charts.leaderboard_table(table, distance="euclidean").to_html()
+    assert "Euclidean Distance - SUPPLEMENTARY" in html2
+    with pytest.raises(ValueError, match=r"lacks column\(s\) \['sa_cosine'\]"):
+        charts.leaderboard_wide(table.drop(columns="sa_cosine"))
+
+
+@pytest.mark.slow
+def test_map_legend_on_real_model(shared_cache_dir):
+    ds = snb.load_dataset("conceptual-space", languages=["en", "zh"]).subset(range(30))
+    cache = snb.EmbeddingCache(shared_cache_dir)
+    r = snb.dataset_affinity(ds, "use-multilingual", n_boot=100, cache=cache)
+    vectors, _, _ = snb.embed_dataset(ds, "use-multilingual", cache=cache)
+    p = project_dataset(ds, vectors, settings=ProjectionSettings("phate"), cache=False)
+    spec = charts.alignment_map(p, r, dataset=ds).to_dict()
+    (text_layer,) = _layer(spec, "text")
+    legend = _rows(spec, text_layer)[0]["legend"]
+    first = legend.splitlines()[0]
+    assert first == f"SA cosine {r.cosine.sa:.3f} ± {r.cosine.sem:.3f}" and math.isfinite(r.cosine.sem)
+    assert legend.splitlines()[2] == f"tier: {r.tier}"

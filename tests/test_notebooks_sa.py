@@ -1,0 +1,92 @@
+"""Execute notebooks 00-04 top to bottom (real models, small parameters) and check what they print and export."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from notebook_runner import NOTEBOOKS, cell_outputs_text, run_notebook
+
+pytestmark = pytest.mark.slow
+
+
+def _outputs_of_type(nb, mime):
+    return [o["data"][mime] for c in nb.cells for o in c.get("outputs", []) if mime in o.get("data", {})]
+
+
+def test_committed_notebooks_have_no_outputs_and_a_parameters_cell():
+    import nbformat
+
+    for name in ("00-quickstart", "01-explore", "02-benchmark", "03-paper-datasets", "04-workshop"):
+        nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert "parameters" in code[0].metadata.get("tags", []), name
+        assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), f"{name} has saved outputs"
+
+
+def test_quickstart(tmp_path, shared_cache_dir):
+    nb = run_notebook("00-quickstart.ipynb", {
+        "MAX_CONCEPTS": 40, "N_BOOT": 100, "CACHE_DIR": str(shared_cache_dir), "FIGURES_DIR": str(tmp_path),
+    })
+    text = cell_outputs_text(nb)
+    assert "SA cosine" in text and "tier:" in text
+    specs = _outputs_of_type(nb, "application/vnd.vegalite.v5+json")
+    assert len(specs) == 2  # the map and the worst-concepts chart
+    legend = [v for spec in specs for vals in spec.get("datasets", {}).values() for v in vals if "legend" in v]
+    assert legend and legend[0]["legend"].startswith("SA cosine")
+    assert (tmp_path / "quickstart-map.png").stat().st_size > 5000
+    assert "cdn.jsdelivr" not in (tmp_path / "quickstart-map.html").read_text()
+
+
+def test_explore_notebook_builds_the_panel(shared_cache_dir):
+    nb = run_notebook("01-explore.ipynb", {"MAX_CONCEPTS": 25, "N_BOOT": 50, "CACHE_DIR": str(shared_cache_dir)})
+    widgets = _outputs_of_type(nb, "application/vnd.jupyter.widget-view+json")
+    assert widgets, "the panel did not display as a widget"
+    text = cell_outputs_text(nb)
+    assert "'sa': 1" in text and "'projection': 1" in text and "'errors': 0" in text
+
+
+def test_benchmark_notebook(tmp_path, shared_cache_dir):
+    nb = run_notebook("02-benchmark.ipynb", {
+        "MODELS": ["use-multilingual", "multilingual-e5-small", "tfidf-char", "random-null"],
+        "DATASETS": ["conceptual-space", "edge-cases"], "MAX_CONCEPTS": 30, "N_BOOT": 50,
+        "CACHE_DIR": str(shared_cache_dir), "RESULTS_DIR": str(tmp_path / "results"),
+        "FIGURES_DIR": str(tmp_path / "figures"), "FORMATS": ["png", "pdf", "html"], "METHOD": "pca",
+    })
+    text = cell_outputs_text(nb)
+    assert "8 results; failures: none" in text
+    for name in ("fig1-tiers", "fig2-heatmap", "fig3-maps", "worst-concepts"):
+        for fmt in ("png", "pdf", "html"):
+            assert (tmp_path / "figures" / f"{name}.{fmt}").stat().st_size > 1000, (name, fmt)
+    html = (tmp_path / "figures" / "leaderboard-d1.html").read_text()
+    assert "± " in html and "Avg SA" in html
+    board = json.loads((tmp_path / "results" / "leaderboard.json").read_text())
+    assert len(board["rows"]) == 8
+
+
+def test_paper_datasets_notebook(tmp_path, shared_cache_dir, paper_dir):
+    nb = run_notebook("03-paper-datasets.ipynb", {
+        "PAPER_DIR": str(paper_dir), "MODELS": ["use-multilingual", "random-null"], "MAX_CONCEPTS": 30,
+        "N_BOOT": 50, "CACHE_DIR": str(shared_cache_dir), "RESULTS_DIR": str(tmp_path / "results"),
+        "FIGURES_DIR": str(tmp_path / "figures"), "METHOD": "pca",
+    })
+    text = cell_outputs_text(nb)
+    assert "failures: none" in text and "DS4" in text
+    import pandas as pd
+
+    comp = pd.read_csv(tmp_path / "figures" / "paper-use-vs-table-d1.csv")
+    assert list(comp["dataset"].unique()) == ["DS1", "DS2", "DS3", "DS4"]
+    assert comp["paper SA"].iloc[0] == 0.767 and comp["ours SA"].notna().all()
+    assert (tmp_path / "figures" / "paper-fig3-maps.png").stat().st_size > 5000
+
+
+def test_workshop_notebook_checks_answers(shared_cache_dir):
+    answers = {"identical": 1.0, "random": 0.5, "tiny_tier": "great", "shuffled_sa": 0.5, "strict_tier": "good"}
+    nb = run_notebook("04-workshop.ipynb", {"ANSWERS": answers, "N_BOOT": 100, "CACHE_DIR": str(shared_cache_dir)})
+    text = cell_outputs_text(nb)
+    assert "score: 5/5 correct" in text, text[-2000:]
+    wrong = {**answers, "tiny_tier": "non-aligned", "identical": None}
+    nb = run_notebook("04-workshop.ipynb", {"ANSWERS": wrong, "N_BOOT": 100, "CACHE_DIR": str(shared_cache_dir)})
+    text = cell_outputs_text(nb)
+    assert "[tiny_tier] ✗ not quite" in text and "[identical] no answer yet" in text and "score: 3/5 correct (1 unanswered)" in text

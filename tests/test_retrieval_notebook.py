@@ -1,0 +1,56 @@
+"""Execute notebook 06 (retrieval and alignment) top to bottom with real models and small parameters."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+
+import semanscope_nb as snb
+from notebook_runner import NOTEBOOKS, cell_outputs_text, run_notebook
+
+pytestmark = pytest.mark.slow
+NAME = "06-retrieval-and-alignment.ipynb"
+
+
+def test_committed_notebook_has_no_outputs_and_a_parameters_cell():
+    nb = nbformat.read(NOTEBOOKS / NAME, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert "parameters" in code[0].metadata.get("tags", [])
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code)
+
+
+def test_notebook_runs_small(shared_cache_dir, monkeypatch):
+    data = snb.shared_data_dir()
+    for need in ("tatoeba/tatoeba.deu-eng.deu", "sib-200/eng_Latn/train.tsv", "sib-200/zho_Hans/test.tsv", "muse/en-zh.dict.gz"):
+        if not (data / need).exists():
+            pytest.skip(f"{data / need} not found (set SEMANSCOPE_SHARED_DATA)")
+    monkeypatch.setenv("SEMANSCOPE_CACHE", str(shared_cache_dir))  # the kernel inherits it: real models embed once per session
+    nb = run_notebook(NAME, {
+        "TATOEBA_PAIRS": 80,
+        "RETRIEVAL_MODELS": ["use-multilingual", "wordllama-l2-supercat"],
+        "SIB_MODELS": ["use-multilingual"],
+        "SIB_TRAIN": 150,
+        "SIB_TEST": 60,
+        "ENSEMBLE": ["use-multilingual", "wordllama-l2-supercat"],
+        "ENSEMBLE_WEIGHTS": [2, 1],
+        "ALIGN_MODELS": ["wordllama-l2-supercat", "use-multilingual"],
+        "N_TRAIN": 400,
+        "N_TEST": 100,
+        "TOP": 4000,
+        "MAP_MODEL": "wordllama-l2-supercat",
+        "MAP_ROWS": 40,
+        "N_BOOT": 100,
+    })
+    text = cell_outputs_text(nb)
+    assert "wordllama-l2-supercat+procrustes[muse-en-zh,n=400,seed=0]" in text
+    assert "use-multilingual+procrustes[muse-en-zh,n=400,seed=0]" in text
+    assert "distfuse[use-multilingual*2+wordllama-l2-supercat*1,cosine]" in text
+    assert "TARGET @ SOURCE" in text and "traditional -> simplified" in text
+    assert "logistic_regression" in text and "majority" in text
+    specs = [o["data"]["application/vnd.vegalite.v5+json"] for c in nb.cells for o in c.get("outputs", [])
+             if "application/vnd.vegalite.v5+json" in o.get("data", {})]
+    assert len(specs) == 4  # accuracy@k, rank histogram, classification table, before/after maps
+    blob = json.dumps(specs[-1])
+    assert blob.count("SA cosine") == 2 and "before alignment" in blob and "after alignment" in blob
