@@ -16,19 +16,13 @@ import argparse
 import tempfile
 import time
 
+from _timing import best_of
 import numpy as np
 import scipy.stats
 
 import semanscope_nb as snb
 
 
-def best_of(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def direct_overlap(f: np.ndarray, n: np.ndarray, resolution: int = 2001) -> float:

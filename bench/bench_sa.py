@@ -22,19 +22,13 @@ import subprocess
 import sys
 import time
 
+from _timing import best_of
 import numpy as np
 from scipy.spatial.distance import pdist
 
 import semanscope_nb as snb
 
 
-def best_of(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def pdist_resample(E: dict[str, np.ndarray], idx: np.ndarray) -> tuple[float, float]:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .datasets import shared_data_dir
+from .datasets import _read_text, shared_data_dir
 from .errors import DatasetError
 
 #: Tatoeba three-letter codes <-> the ISO 639-1 codes the rest of the package uses
@@ -77,20 +77,13 @@ class ParallelCorpus:
                               self.target_texts[:n], self.source, self.sha256, self.ids[:n] if self.ids else None)
 
 
-def _read_lines(path: Path) -> tuple[list[str], bytes]:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: file not found") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DatasetError(f"{path}: line {line}: not valid UTF-8") from None
+def _read_lines(path: Path) -> tuple[list[str], str]:
+    """Lines of a UTF-8 text file (no trailing empty line) and the file's SHA-256."""
+    text, sha = _read_text(path)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return [ln.rstrip("\r") for ln in lines], raw
+    return [ln.rstrip("\r") for ln in lines], sha
 
 
 def _tatoeba_code(language: str) -> str:
@@ -124,8 +117,8 @@ def read_tatoeba(language: str, *, folder: str | os.PathLike | None = None, limi
     if not d.is_dir():
         raise DatasetError(f"Tatoeba folder '{d}' not found (set SEMANSCOPE_SHARED_DATA or pass folder=)")
     src_path, eng_path = d / f"tatoeba.{code}-eng.{code}", d / f"tatoeba.{code}-eng.eng"
-    src, raw_s = _read_lines(src_path)
-    eng, raw_e = _read_lines(eng_path)
+    src, sha_s = _read_lines(src_path)
+    eng, sha_e = _read_lines(eng_path)
     if len(src) != len(eng):
         raise DatasetError(f"Tatoeba files are misaligned: {src_path} has {len(src)} lines, {eng_path} has {len(eng)}")
     for path, lines in ((src_path, src), (eng_path, eng)):
@@ -136,7 +129,7 @@ def read_tatoeba(language: str, *, folder: str | os.PathLike | None = None, limi
         if int(limit) != limit or limit < 1:
             raise ValueError(f"limit must be a positive integer, got {limit!r}")
         src, eng = src[:limit], eng[:limit]
-    sha = hashlib.sha256(raw_s + b"\0" + raw_e).hexdigest()
+    sha = hashlib.sha256(f"{sha_s}\0{sha_e}".encode()).hexdigest()
     return ParallelCorpus(f"tatoeba-{code}-eng", TATOEBA_CODES.get(code, code), "en", tuple(src), tuple(eng),
                           f"{src_path} | {eng_path}", sha)
 
@@ -196,7 +189,7 @@ def read_sib200(language: str, split: str = "train", *, folder: str | os.PathLik
     if not path.exists():
         have = ", ".join(sib200_languages(folder)) or "none"
         raise DatasetError(f"{path}: file not found (SIB-200 languages present: {have}; set SEMANSCOPE_SHARED_DATA or pass folder=)")
-    lines, raw = _read_lines(path)
+    lines, sha = _read_lines(path)
     reader = csv.reader(io.StringIO("\n".join(lines)), delimiter="\t", quoting=csv.QUOTE_NONE)
     header = next(reader, None)
     want = ["index_id", "category", "text"]
@@ -216,8 +209,7 @@ def read_sib200(language: str, split: str = "train", *, folder: str | os.PathLik
         texts.append("\t".join(row[2:]).strip())
     if not texts:
         raise DatasetError(f"{path}: no rows after the header")
-    return LabelledTexts(SIB200_CODES.get(code, code), split, tuple(ids), tuple(labels), tuple(texts), str(path),
-                         hashlib.sha256(raw).hexdigest())
+    return LabelledTexts(SIB200_CODES.get(code, code), split, tuple(ids), tuple(labels), tuple(texts), str(path), sha)
 
 
 def sib200_parallel(
