@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats
 
-from .errors import DatasetError, EmbeddingError
+from .errors import DatasetError
 from .retrieval import DistanceProvider, EmbeddingDistances, Metric, _jsonable, _num, _rows_to_counts, topk_search
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -70,7 +70,67 @@ def _cmd_sa(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_grid(args: argparse.Namespace) -> int:
+    """`benchmark` with --backend/--n-jobs/--scheduler/--metrics/--api-model: the joblib grid (issue 6)."""
+    from .api_models import estimate_api_cost, is_api_model, register_api_model
+    from .cache import EmbeddingCache
+    from .evaluate import format_leaderboard
+    from .grid import _load_datasets, run_grid
+    from .registry import list_models
+
+    api_ids = []
+    for spec in args.api_model or []:
+        mid, eq, rest = spec.partition("=")
+        name, at, url = rest.rpartition("@")
+        if not (eq and at and mid and name and url):
+            raise ValueError(f"--api-model {spec!r}: expected ID=MODEL@BASE_URL, e.g. oai-small=text-embedding-3-small@https://api.openai.com/v1")
+        register_api_model(mid, base_url=url, model=name, api_key_env=args.api_key_env, replace=True)
+        api_ids.append(mid)
+    models = _csv_list(args.models)
+    if models is None and api_ids:
+        models = [m.id for m in list_models(offline=True) if m.available] + api_ids
+    metrics = _csv_list(args.metrics) or ["sa"]
+    backend = args.backend or ("dask" if args.scheduler else ("loky" if args.n_jobs else "serial"))
+    cache = EmbeddingCache(args.cache_dir) if args.cache_dir else EmbeddingCache()
+    languages = _csv_list(args.languages)
+    api_models = [m for m in (models or []) if is_api_model(m)]
+    if api_models:
+        loaded = _load_datasets(_csv_list(args.datasets), languages, args.max_concepts)
+        texts = list(dict.fromkeys(t for ds in loaded for t in ds.all_texts()))
+        for m in api_models:
+            print(f"cost estimate {estimate_api_cost(m, texts, cache=cache).describe()}", file=sys.stderr, flush=True)
+    show_bar = sys.stderr.isatty()
+
+    def report(model: str, dataset: str, metric: str, status: str) -> None:
+        if not show_bar:
+            print(f"  [{time.strftime('%H:%M:%S')}] {model} x {dataset} [{metric}]: {status}", file=sys.stderr, flush=True)
+
+    params = {"sa": {"n_boot": args.n_boot, "seed": args.seed}} if "sa" in metrics else None
+    g = run_grid(models, _csv_list(args.datasets), metrics, languages=languages, max_concepts=args.max_concepts,
+                 params=params, backend=backend, n_jobs=args.n_jobs, scheduler=args.scheduler, cache=cache,
+                 out_dir=args.out, force=args.force, progress=show_bar, on_job=report)
+    if "sa" in metrics:
+        sa = g.leaderboard("sa")
+        if not sa.empty:
+            sa = sa.assign(tier=[_thresholds(args).classify(v) for v in sa.sa_cosine])
+        print(format_leaderboard(sa))
+    wide = g.wide()
+    if not wide.empty and any(m != "sa" for m in metrics):
+        print("\n" + wide.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    print(f"\n{len(g.records)} results in {g.seconds:.1f} s on {g.backend}; texts embedded: {g.n_encoded}"
+          f"{f'; resumed {len(g.resumed)}' if g.resumed else ''}")
+    for m, why in g.skipped.items():
+        print(f"skipped {m}: {why}")
+    for f in g.failures.values():
+        print(f"FAILED {f['model']} x {f['dataset']} [{f['metric']}]: {f['error']}")
+    for f in g.files:
+        print("wrote", f)
+    return 1 if g.failures else 0
+
+
 def _cmd_benchmark(args: argparse.Namespace) -> int:
+    if args.backend or args.n_jobs or args.scheduler or args.metrics or args.api_model:
+        return _cmd_grid(args)
     from .cache import EmbeddingCache
     from .evaluate import format_leaderboard, run_benchmark
 
@@ -133,6 +193,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", default="results", help="results folder (default ./results)")
     b.add_argument("--max-concepts", type=int, help="use only the first N concepts of each dataset")
     b.add_argument("--force", action="store_true", help="recompute finished jobs instead of resuming")
+    # issue 6: the joblib grid (any of these options switches to it; without them the serial run above is unchanged)
+    b.add_argument("--backend", choices=["serial", "loky", "dask"], help="run the jobs through joblib: serial, loky processes, or Dask")
+    b.add_argument("--n-jobs", type=int, help="worker processes (loky, or a local Dask cluster)")
+    b.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786) or 'local' for a LocalCluster")
+    b.add_argument("--metrics", help="comma-separated grid metrics: sa, retrieval, csc (default sa)")
+    b.add_argument("--api-model", action="append", metavar="ID=MODEL@BASE_URL",
+                   help="register an OpenAI-compatible embedding endpoint as model ID (repeatable)")
+    b.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key (default OPENAI_API_KEY)")
     common(b)
     b.set_defaults(func=_cmd_benchmark)
     return p

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -198,6 +197,37 @@ def format_leaderboard(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _default_models(skipped: dict[str, str]) -> list[str]:
+    """Every offline model whose packages are installed; the others go into ``skipped`` with the reason."""
+    models = []
+    for m in list_models(offline=True):
+        (models.append(m.id) if m.available else skipped.__setitem__(m.id, f"needs {', '.join(m.requires)}"))
+    return models
+
+
+def _load_datasets(
+    datasets: Sequence[str | os.PathLike | WordDataset] | None, languages: Sequence[str] | None, max_concepts: int | None
+) -> list[WordDataset]:
+    """The grid's datasets (default: bundled), restricted to ``languages`` and the first ``max_concepts`` rows."""
+    if datasets is None:
+        datasets = [d.name for d in list_datasets()]
+        if not datasets:
+            raise FileNotFoundError(f"no bundled datasets found (expected {', '.join(BUNDLED_DATASETS)})")
+    loaded = []
+    for d in datasets:
+        ds = _as_dataset(d, None)
+        if languages is not None:
+            ds = ds.select([lang for lang in languages if lang in ds.languages])
+        if max_concepts is not None:
+            ds = ds.subset(range(min(max_concepts, len(ds))))
+        loaded.append(ds)
+    names = [ds.name for ds in loaded]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"datasets: several datasets are named {dupes}; give them distinct names")
+    return loaded
+
+
 def run_benchmark(
     models: Sequence[str] | None = None,
     datasets: Sequence[str | os.PathLike | WordDataset] | None = None,
@@ -224,23 +254,8 @@ def run_benchmark(
     """
     cache = cache if cache is not None else EmbeddingCache()
     skipped: dict[str, str] = {}
-    if models is None:
-        models = []
-        for m in list_models(offline=True):
-            (models.append(m.id) if m.available else skipped.__setitem__(m.id, f"needs {', '.join(m.requires)}"))
-    if datasets is None:
-        datasets = [d.name for d in list_datasets()]
-        if not datasets:
-            raise FileNotFoundError(f"no bundled datasets found (expected {', '.join(BUNDLED_DATASETS)})")
-    loaded = []
-    for d in datasets:
-        ds = _as_dataset(d, None)
-        if languages is not None:
-            keep = [lang for lang in languages if lang in ds.languages]
-            ds = ds.select(keep)
-        if max_concepts is not None:
-            ds = ds.subset(range(min(max_concepts, len(ds))))
-        loaded.append(ds)
+    models = list(models) if models is not None else _default_models(skipped)
+    loaded = _load_datasets(datasets, languages, max_concepts)
     params = {"n_boot": n_boot, "seed": seed}
     results: dict[tuple[str, str], SAResult] = {}
     calls: dict[str, int] = {}

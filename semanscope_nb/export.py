@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Literal, Sequence
 
 from .provenance import atomic_write_text
 

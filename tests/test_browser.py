@@ -12,14 +12,12 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
-from urllib.parse import urlparse
 
 import nbformat
 import pytest

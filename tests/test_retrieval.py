@@ -13,7 +13,7 @@ from sklearn.metrics import precision_recall_fscore_support
 
 import semanscope_nb as snb
 from semanscope_nb.errors import EmbeddingError
-from semanscope_nb.retrieval import EmbeddingDistances, gold_ranks, mteb_scores
+from semanscope_nb.retrieval import EmbeddingDistances, mteb_scores
 
 # --------------------------------------------------------------------------- plain-loop reference
 

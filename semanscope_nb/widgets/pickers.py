@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import html
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
