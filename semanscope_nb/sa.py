@@ -365,21 +365,31 @@ class _Spreads:
             else:
                 colsum = np.asarray(inc.sum(axis=0)).ravel()
                 self.word_weight_map.append(sp.csr_matrix(inc.multiply(1.0 / colsum[None, :])))
-        self.row_cos, self.row_euc = self._row_sums()
-        # Small vocabularies (the bootstrap case): keep [unit | centred] per language so each
-        # resample batch costs one matrix product per language. Large ones stream in blocks.
+        # Small vocabularies (the bootstrap case): keep [unit | centred] per language, built in place, so
+        # each resample batch costs one matrix product per language; large ones stream in blocks.
         self.stacked: list[np.ndarray | None] = []
         for lang, v in enumerate(aw.vectors):
             if v.shape[0] * d <= stack_limit:
                 x = np.asarray(v, dtype=np.float64)
-                self.stacked.append(np.hstack([x / self.norms[lang][:, None], x - self.centre]))
+                m = np.empty((x.shape[0], 2 * d))
+                np.divide(x, self.norms[lang][:, None], out=m[:, :d])
+                np.subtract(x, self.centre, out=m[:, d:])
+                self.stacked.append(m)
             else:
                 self.stacked.append(None)
+        self.row_cos, self.row_euc = self._row_sums()
 
     # -- rows -----------------------------------------------------------------
     def _unit(self, lang: int, idx: np.ndarray | slice) -> np.ndarray:
+        if self.stacked[lang] is not None:
+            return self.stacked[lang][idx, : self.centre.size]
         x = np.asarray(self.aw.vectors[lang][idx], dtype=np.float64)
         return x / self.norms[lang][idx, None]
+
+    def _centred(self, lang: int, idx: np.ndarray | slice) -> np.ndarray:
+        if self.stacked[lang] is not None:
+            return self.stacked[lang][idx, self.centre.size :]
+        return np.asarray(self.aw.vectors[lang][idx], dtype=np.float64) - self.centre
 
     def _row_sums(self) -> tuple[np.ndarray, np.ndarray]:
         """Sum over each row's expanded tuples of the tuple's cosine / RMS-Euclidean distance."""
@@ -409,7 +419,10 @@ class _Spreads:
         single = np.flatnonzero(self.tuples == 1)
         for a, b in _chunks(single.size, self.block):
             rows = single[a:b]
-            out[rows] = self._tuple_rms([w[rows] for w in first_word])
+            if all(self.identity) and single.size == R:  # one word per row everywhere: contiguous slices
+                out[a:b] = self._tuple_rms([slice(a, b)] * L)
+            else:
+                out[rows] = self._tuple_rms([w[rows] for w in first_word])
         for r in np.flatnonzero(self.tuples > 1):  # loop over rows only; tuples in blocks
             alts = [inc.indices[inc.indptr[r] : inc.indptr[r + 1]] for inc in self.aw.incidence]
             shape = tuple(len(x) for x in alts)
@@ -421,11 +434,10 @@ class _Spreads:
     def _tuple_rms(self, word_idx: list[np.ndarray]) -> np.ndarray:
         """sqrt(mean over language pairs of ||e_i - e_j||^2) for each tuple."""
         total = 0.0
-        sumsq = np.zeros(word_idx[0].size)
+        sumsq = 0.0
         for lang, idx in enumerate(word_idx):
-            x = np.asarray(self.aw.vectors[lang][idx], dtype=np.float64) - self.centre
-            total = total + x
-            sumsq += _rowsq(x)
+            total = total + self._centred(lang, idx)
+            sumsq = sumsq + self.sqn_c[lang][idx]
         pair_sq = self.L * sumsq - _rowsq(total)  # sum_{i<j} ||e_i - e_j||^2
         return np.sqrt(np.maximum(pair_sq, 0.0) / self.K)
 
@@ -439,11 +451,11 @@ class _Spreads:
         inter_euc = (counts @ self.row_euc) / tuples
         intra_cos = np.zeros(B)
         intra_euc = np.zeros(B)
+        d = self.centre.size
         for lang in range(self.L):
             wmap = self.word_weight_map[lang]
             W = counts if wmap is None else np.asarray((wmap.T @ counts.T).T)
             n = W.shape[1]
-            d = self.centre.size
             if self.stacked[lang] is not None:
                 both = W @ self.stacked[lang]
                 s_unit, s_cent = both[:, :d], both[:, d:]
