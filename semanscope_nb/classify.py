@@ -41,7 +41,9 @@ import pandas as pd
 import scipy.stats
 
 from .errors import DatasetError
-from .retrieval import DistanceProvider, EmbeddingDistances, Metric, _jsonable, _num, _rows_to_counts, topk_search
+from .provenance import json_ready
+from .retrieval import DistanceProvider, EmbeddingDistances, Metric, _num, topk_search
+from .sa import _rows_to_counts
 
 if TYPE_CHECKING:  # pragma: no cover
     from .cache import EmbeddingCache
@@ -135,7 +137,7 @@ class ClassificationResult:
         return df
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable({
+        return json_ready({
             "setting": self.setting, "train_language": self.train_language, "test_language": self.test_language,
             "classes": list(self.classes), "ks": list(self.ks),
             "accuracy": {str(k): v for k, v in self.accuracy.items()},

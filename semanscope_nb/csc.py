@@ -78,7 +78,7 @@ from .corpora import SentenceCorpus
 from .datasets import language_code
 from .encoders import Encoder
 from .errors import EmbeddingError, SemanscopeError
-from .provenance import package_info, utc_now
+from .provenance import json_ready, package_info, utc_now
 
 Kind = Literal["fuzz", "negation"]
 NegationMode = Literal["particle", "grammatical", "wrap"]
@@ -640,7 +640,7 @@ class CSCResult:
             "n_without_fuzz": self.n_without_fuzz, "buckets": self.buckets, "notes": list(self.notes),
             "provenance": self.provenance,
         }
-        return _json_clean(d)
+        return json_ready(d)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "CSCResult":
@@ -665,18 +665,6 @@ class CSCResult:
         )
 
 
-def _json_clean(obj: Any) -> Any:
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, (np.floating,)):
-        return _json_clean(float(obj))
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, dict):
-        return {str(k): _json_clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_clean(v) for v in obj]
-    return obj
 
 
 def _cosines(orig: np.ndarray, pert: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -66,7 +66,6 @@ import contextlib
 import hashlib
 import itertools
 import json
-import math
 import os
 import socket
 import tempfile
@@ -84,7 +83,7 @@ from .cache import EmbeddingCache
 from .datasets import WordDataset
 from .errors import SemanscopeError
 from .evaluate import _default_models, _load_datasets, _model_meta, _safe, prepare_encoder
-from .provenance import atomic_write_json, atomic_write_text, package_info, utc_now
+from .provenance import atomic_write_json, atomic_write_text, json_ready, package_info, utc_now
 from .registry import ModelInfo, get_model_info, list_models, load_model, register_model
 
 BACKENDS = ("serial", "loky", "dask")
@@ -331,19 +330,6 @@ def _param_variants(metric: Metric, params: Mapping[str, Any] | None, grid: Mapp
     return [{**base, **dict(zip(names, combo))} for combo in itertools.product(*(grid[n] for n in names))]
 
 
-def _json_clean(obj: Any) -> Any:
-    """NaN/inf -> None and NumPy scalars/arrays -> Python, so a record is strict JSON."""
-    if isinstance(obj, dict):
-        return {str(k): _json_clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_clean(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _json_clean(obj.tolist())
-    if isinstance(obj, np.generic):
-        return _json_clean(obj.item())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
 
 
 def _summary_of(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -430,7 +416,7 @@ def _run_job(job: GridJob, metric: Metric, info: ModelInfo | None, cache_folder:
     try:
         _ensure_model(info)
         cache = _CountingCache(cache_folder)
-        result = _json_clean(metric.fn(job.model, job.dataset, dict(job.params), cache))
+        result = json_ready(metric.fn(job.model, job.dataset, dict(job.params), cache))
         if not isinstance(result, dict):
             raise TypeError(f"metric '{metric.name}' returned {type(result).__name__}, expected a dict")
         encoder = prepare_encoder(job.model, job.dataset) if isinstance(job.dataset, WordDataset) else load_model(job.model)
@@ -440,7 +426,7 @@ def _run_job(job: GridJob, metric: Metric, info: ModelInfo | None, cache_folder:
             result=result,
             embedding=dict(cache.totals),
             seconds=time.perf_counter() - t0,
-            provenance=_json_clean({
+            provenance=json_ready({
                 "model": job.model,
                 "model_version": encoder.version if encoder else None,
                 "model_options": encoder.options if encoder else None,
@@ -909,7 +895,7 @@ def run_grid(
             row["run_file"] = str(runs / next(j.file_name for j in jobs if j.key == rec["job"]["key"]))
         result.files = [
             str(atomic_write_text(out / "leaderboard.csv", table.to_csv(index=False))),
-            str(atomic_write_json(out / "leaderboard.json", _json_clean({"meta": meta, "rows": rows}))),
+            str(atomic_write_json(out / "leaderboard.json", json_ready({"meta": meta, "rows": rows}))),
         ]
     else:
         tmp_out.cleanup()

@@ -4,13 +4,35 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import os
 import platform
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .encoders import package_version
+
+
+def json_ready(x: Any) -> Any:
+    """NumPy scalars/arrays -> Python, NaN/inf -> None, tuples -> lists, keys -> str: strict JSON.
+
+    >>> json_ready({"a": np.float64("nan"), 1: (np.int64(2), np.array([0.5]))})
+    {'a': None, '1': [2, [0.5]]}
+    """
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, np.generic):
+        return json_ready(x.item())
+    if isinstance(x, np.ndarray):
+        return [json_ready(v) for v in x.tolist()]
+    if isinstance(x, dict):
+        return {str(k): json_ready(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_ready(v) for v in x]
+    return x
 
 
 def package_info() -> dict[str, str]:

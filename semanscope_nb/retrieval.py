@@ -56,6 +56,8 @@ import scipy.sparse as sp
 import scipy.stats
 
 from .errors import EmbeddingError
+from .provenance import json_ready
+from .sa import _rows_to_counts
 
 if TYPE_CHECKING:  # pragma: no cover
     from .cache import EmbeddingCache
@@ -367,11 +369,6 @@ def mteb_scores(predictions: np.ndarray, counts: np.ndarray | None = None) -> di
     }
 
 
-def _rows_to_counts(idx: np.ndarray, n: int) -> np.ndarray:
-    idx = np.atleast_2d(np.asarray(idx, dtype=np.int64))
-    B = idx.shape[0]
-    flat = (idx + n * np.arange(B)[:, None]).ravel()
-    return np.bincount(flat, minlength=B * n).reshape(B, n).astype(np.float64)
 
 
 def _stat_names(ks: Sequence[int], one_to_one: bool) -> list[str]:
@@ -421,18 +418,6 @@ def _bootstrap(
 # --------------------------------------------------------------------------- result
 
 
-def _jsonable(x: Any) -> Any:
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, np.generic):
-        return _jsonable(x.item())
-    if isinstance(x, np.ndarray):
-        return [_jsonable(v) for v in x.tolist()]
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    return x
 
 
 def _num(x: Any) -> float:
@@ -512,7 +497,7 @@ class BitextResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (round-trips through :meth:`from_dict`)."""
-        return _jsonable({
+        return json_ready({
             "direction": self.direction, "metric": self.metric, "ks": list(self.ks),
             "accuracy": {str(k): v for k, v in self.accuracy.items()}, "mrr": self.mrr,
             "precision": self.precision, "recall": self.recall, "f1": self.f1,

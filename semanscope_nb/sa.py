@@ -39,7 +39,6 @@ Example
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from dataclasses import asdict, dataclass, field, replace
@@ -51,6 +50,7 @@ import scipy.sparse as sp
 import scipy.stats
 
 from .errors import EmbeddingError
+from .provenance import json_ready
 
 TIER_LABELS = ("great", "good", "non-aligned")
 
@@ -207,7 +207,7 @@ class SAResult:
             "diagnostics": asdict(self.diagnostics),
             "provenance": self.provenance,
         }
-        return _finite_or_none(json.loads(json.dumps(d, default=_json_default)))
+        return json_ready(d)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "SAResult":
@@ -246,27 +246,6 @@ class SAResult:
             if key in self.provenance:
                 row[key] = self.provenance[key]
         return pd.DataFrame([row])
-
-
-def _finite_or_none(x: Any) -> Any:
-    """NaN/inf -> None, recursively (strict JSON has no NaN)."""
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, dict):
-        return {k: _finite_or_none(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_finite_or_none(v) for v in x]
-    return x
-
-
-def _json_default(o: Any) -> Any:
-    if isinstance(o, np.generic):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, float) and not math.isfinite(o):
-        return None
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
 # --------------------------------------------------------------------------- preparation

@@ -15,6 +15,7 @@ MODULES = [
     "semanscope_nb.registry",
     "semanscope_nb.encoders",
     "semanscope_nb.evaluate",
+    "semanscope_nb.provenance",
     "semanscope_nb.cedict",
     "semanscope_nb.projection",
     "semanscope_nb.charts",
