@@ -47,7 +47,6 @@ from typing import Any, Iterator, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-import scipy.stats
 
 from .errors import EmbeddingError
 from .provenance import json_ready
@@ -602,6 +601,7 @@ def affinity_of_words(
             raise EmbeddingError(f"bootstrap needs at least 3 concept rows, got {R} (or pass n_boot=0)")
         if batch is None:
             batch = int(max(1, min(n_boot, 32_000_000 // (R + 2 * spreads.centre.size))))
+        import scipy.stats  # here, not at import time: it costs ~0.6 s of package start-up
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", scipy.stats.DegenerateDataWarning)
             res = scipy.stats.bootstrap(
