@@ -23,7 +23,7 @@ import tempfile
 import time
 
 import semanscope_nb as snb
-from semanscope_nb.projection import ProjectionCache
+from semanscope_nb.plots.projection import ProjectionCache
 from semanscope_nb.widgets import ExplorePanel
 
 

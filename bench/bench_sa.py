@@ -68,7 +68,7 @@ def bootstrap_bench(n_slice: int) -> dict:
     base_vals = [pdist_resample(E, row) for row in idx]
     baseline = (time.perf_counter() - t) * B / n_slice
     # the two routes compute the same statistic: check on the sliced resamples
-    from semanscope_nb.sa import AlignedWords, _rows_to_counts, _Spreads
+    from semanscope_nb.metrics.affinity import AlignedWords, _rows_to_counts, _Spreads
     import scipy.sparse as sp
 
     aw = AlignedWords(("en", "zh"), (E["en"], E["zh"]), tuple(sp.identity(R, format="csr") for _ in range(2)), tuple(map(str, range(R))))

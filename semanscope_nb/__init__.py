@@ -1,25 +1,53 @@
 """semanscope_nb: how well does a multilingual embedding model align meaning across languages?
 
+The package is layered; each layer imports only the ones below it::
+
+    widgets   ipywidgets panels (thin: gather a state object, call the layers below)
+    runs      dataset-level evaluation, benchmark grids, results on disk, the CLI
+    plots     projections, Altair charts per metric, export
+    metrics   Semantic Affinity, CSC, search / retrieval / classification, fusion, alignment maths
+    models    encoders, registry, HTTP models, aligned models, the embedding cache
+    data      readers: word datasets, sentence corpora, bitext, dictionaries
+    errors, provenance   (imported by every layer)
+
+Every public name is available here (``snb.semantic_affinity``) and in its layer
+(``snb.metrics.semantic_affinity``).
+
 >>> import semanscope_nb as snb
 >>> r = snb.dataset_affinity("conceptual-space", "use-multilingual", languages=["en", "zh"])  # doctest: +SKIP
 >>> print(r.cosine.sa, r.cosine.sem, r.tier)  # doctest: +SKIP
 """
 
-from .cache import CacheWarning, EmbeddingCache, EmbedStats, default_cache_dir
-from .datasets import (
+from semanscope_nb import data, errors, metrics, models, plots, provenance, runs
+from semanscope_nb._api import public_names as _public_names
+from semanscope_nb.data import (
     LANGUAGE_NAMES,
+    BilingualDictionary,
+    DictionarySplit,
+    LabelledTexts,
+    ParallelCorpus,
+    SentenceCorpus,
     WordDataset,
     bundled_data_dir,
+    cedict_dictionary,
     dataset_from_frame,
     language_code,
     list_datasets,
+    list_sentence_corpora,
     load_dataset,
+    load_sentence_corpus,
+    read_ess_questions,
+    read_muse_dictionary,
     read_semanscope_csv,
+    read_sentences,
+    read_sib200,
+    read_tatoeba,
     read_word_lists,
     shared_data_dir,
+    sib200_parallel,
+    split_dictionary,
 )
-from .encoders import Encoder
-from .errors import (
+from semanscope_nb.errors import (
     CacheError,
     DatasetError,
     EmbeddingError,
@@ -27,124 +55,123 @@ from .errors import (
     SemanscopeError,
     UnknownModelError,
 )
-from .evaluate import (
-    BenchmarkResult,
-    dataset_affinity,
-    embed_dataset,
-    format_leaderboard,
-    leaderboard,
-    run_benchmark,
-)
-from .registry import DEFAULT_MODEL, ModelInfo, get_model_info, list_models, load_model, models_frame, register_model
-from .sa import (
+from semanscope_nb.metrics import (
     DEFAULT_TIERS,
-    AlignedWords,
-    DistanceScores,
-    SAResult,
-    TierThresholds,
-    affinity_ratio,
-    semantic_affinity,
-)
-
-# --- interactive layer exports (issue 3) ---
-# (altair, phate, umap and ipywidgets load lazily, inside the functions that need them)
-from . import charts, export, projection
-from .charts import (
-    alignment_map,
-    leaderboard_table,
-    leaderboard_wide,
-    map_frame,
-    map_grid,
-    sa_heatmap,
-    sa_legend_text,
-    tier_bar_chart,
-    worst_concepts_chart,
-)
-from .export import chart_to_html, register_cjk_fonts, save_chart, save_figures, setup_notebook
-from .projection import (
-    Projection,
-    ProjectionCache,
-    ProjectionSettings,
-    default_projection_cache,
-    project,
-    project_dataset,
-)
-# --- end issue 3 ---
-# --- concept separation exports (issue 4) ---
-# (csc_charts imports altair only inside its functions)
-from .corpora import (
-    SentenceCorpus,
-    list_sentence_corpora,
-    load_sentence_corpus,
-    read_ess_questions,
-    read_sentences,
-)
-from .csc import (
     LANGUAGE_RULES,
+    AlignedWords,
+    BitextResult,
+    ClassificationResult,
     CSCCurves,
     CSCGrid,
     CSCResult,
+    DistanceProvider,
+    DistanceScores,
+    DistFuse,
+    EmbeddingDistances,
+    FusedDistances,
     LanguageRules,
     Perturbation,
+    SAResult,
+    TierThresholds,
+    TopK,
     UnsupportedLanguageError,
+    affinity_ratio,
+    align_model,
+    bitext_retrieval,
+    classification_frame,
     concept_separation,
     concept_separation_grid,
     csc_curves,
     csc_overlap,
     csc_table,
+    fit_alignment,
     get_language_rules,
+    knn_classification,
+    lexicon_induction,
+    meeting_in_the_middle,
     perturb_corpus,
     perturb_sentence,
-    register_language_rules,
-    supported_languages,
-)
-from .csc_charts import csc_chart, csc_grid, csc_heatmap, csc_length_chart
-# --- end issue 4 ---
-# --- retrieval and alignment exports (issue 5) ---
-from .align import (
-    AlignedEncoder,
-    AlignedModel,
-    Alignment,
-    AlignmentReport,
-    BilingualDictionary,
-    DictionarySplit,
-    align_model,
-    alignment_report,
-    cedict_dictionary,
-    dataset_map,
-    fit_alignment,
-    meeting_in_the_middle,
     procrustes,
-    read_muse_dictionary,
-    split_dictionary,
-)
-from .classify import ClassificationResult, classification_frame, knn_classification, sib200_classification, text_classification
-from .ensemble import DistFuse, FusedDistances
-from .parallel import LabelledTexts, ParallelCorpus, read_sib200, read_tatoeba, sib200_parallel
-from .retrieval import (
-    BitextResult,
-    DistanceProvider,
-    EmbeddingDistances,
-    TopK,
-    bitext_retrieval,
-    lexicon_induction,
+    register_language_rules,
     retrieval_frame,
+    semantic_affinity,
+    sib200_classification,
+    supported_languages,
     tatoeba_retrieval,
+    text_classification,
     text_retrieval,
     topk_search,
 )
-# --- end issue 5 ---
-# --- scale-out exports (issue 6) ---
-from .api_models import (
+from semanscope_nb.models import (
+    DEFAULT_MODEL,
+    AlignedEncoder,
+    AlignedModel,
+    Alignment,
     ApiCostEstimate,
     ApiModelError,
+    CacheWarning,
+    EmbeddingCache,
+    EmbedStats,
+    Encoder,
+    ModelInfo,
     OpenAIEmbeddingEncoder,
+    default_cache_dir,
     estimate_api_cost,
     estimate_tokens,
+    get_model_info,
+    list_models,
+    load_model,
+    models_frame,
     register_api_model,
+    register_model,
 )
-from .grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, run_grid
-# --- end issue 6 ---
+from semanscope_nb.plots import (
+    Projection,
+    ProjectionCache,
+    ProjectionSettings,
+    alignment_map,
+    chart_to_html,
+    charts,
+    csc_chart,
+    csc_grid,
+    csc_heatmap,
+    csc_length_chart,
+    default_projection_cache,
+    export,
+    leaderboard_table,
+    leaderboard_wide,
+    map_frame,
+    map_grid,
+    project,
+    project_dataset,
+    projection,
+    register_cjk_fonts,
+    sa_heatmap,
+    sa_legend_text,
+    save_chart,
+    save_figures,
+    setup_notebook,
+    tier_bar_chart,
+    worst_concepts_chart,
+)
+from semanscope_nb.runs import (
+    AlignmentReport,
+    BenchmarkResult,
+    GridBackendError,
+    GridResult,
+    Metric,
+    alignment_report,
+    dataset_affinity,
+    dataset_map,
+    embed_dataset,
+    format_leaderboard,
+    get_metric,
+    leaderboard,
+    list_metrics,
+    register_metric,
+    run_benchmark,
+    run_grid,
+)
 
 try:
     from importlib.metadata import version as _version
@@ -152,3 +179,5 @@ try:
     __version__ = _version("semanscope_nb")
 except Exception:  # pragma: no cover - running from a source tree without install
     __version__ = "0.0.0+unknown"
+
+__all__ = _public_names(globals(), modules=("data", "errors", "metrics", "models", "plots", "provenance", "runs", "charts", "export", "projection"))

@@ -1,4 +1,14 @@
-"""Exceptions raised by semanscope_nb: each names the file, row, column or argument at fault."""
+"""Exceptions raised by semanscope_nb: each names the file, row, column or argument at fault.
+
+Example
+-------
+>>> import semanscope_nb as snb
+>>> try:
+...     snb.load_model("use-multilingul")
+... except snb.UnknownModelError as e:
+...     "use-multilingual" in str(e)
+True
+"""
 
 from __future__ import annotations
 

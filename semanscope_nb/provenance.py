@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import importlib.metadata
 import json
 import math
 import os
@@ -13,7 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from .encoders import package_version
+
+def package_version(dist: str) -> str:
+    """Installed version of a distribution, or 'not-installed'."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not-installed"
 
 
 def json_ready(x: Any) -> Any:

@@ -10,13 +10,13 @@ import pytest
 import scipy.linalg
 
 import semanscope_nb as snb
-from semanscope_nb.align import Alignment
+from semanscope_nb.models.aligned import Alignment
 
 
 @pytest.fixture(autouse=True)
 def _restore_registry():
     """Aligned models registered here must not leak into other tests' model lists."""
-    from semanscope_nb import registry
+    from semanscope_nb.models import registry
 
     saved, loaded = dict(registry._REGISTRY), dict(registry._LOADED)
     yield

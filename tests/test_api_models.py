@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import semanscope_nb as snb
-from semanscope_nb.api_models import ApiModelError, OpenAIEmbeddingEncoder, estimate_api_cost, estimate_tokens
+from semanscope_nb.models.api import ApiModelError, OpenAIEmbeddingEncoder, estimate_api_cost, estimate_tokens
 
 KEY = "sk-test-SECRET-7f3a9c"
 KEY_ENV = "SNB_TEST_API_KEY"
@@ -274,7 +274,7 @@ def test_cost_estimate_counts_only_uncached_texts(server, key, tmp_path):
 def test_cli_prints_the_cost_estimate_before_the_run(server, tmp_path):
     env = {**os.environ, KEY_ENV: KEY, "SEMANSCOPE_CACHE": str(tmp_path / "cache")}
     out = subprocess.run(
-        [sys.executable, "-m", "semanscope_nb.cli", "benchmark", "--models", "cli-api", "--datasets", "edge-cases",
+        [sys.executable, "-m", "semanscope_nb", "benchmark", "--models", "cli-api", "--datasets", "edge-cases",
          "--api-model", f"cli-api=null-512@{server.url}", "--api-key-env", KEY_ENV, "--languages", "en,zh",
          "--max-concepts", "15", "--n-boot", "20", "--metrics", "sa", "--out", str(tmp_path / "r")],
         capture_output=True, text=True, env=env)

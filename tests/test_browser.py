@@ -21,7 +21,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from notebook_runner import NOTEBOOKS, inject_parameters
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from semanscope_nb.cedict import cedict_check, read_dataset_pairs
+from semanscope_nb.data.cedict import cedict_check, read_dataset_pairs
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 LANGUAGES = {"english", "chinese", "german", "french", "spanish", "japanese"}

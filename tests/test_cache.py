@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import semanscope_nb as snb
-from semanscope_nb.cache import CacheWarning
-from semanscope_nb.encoders import RandomEncoder
+from semanscope_nb.models.cache import CacheWarning
+from semanscope_nb.models.encoders import RandomEncoder
 
 
 def test_only_missing_texts_are_encoded(tmp_path):
@@ -38,7 +38,7 @@ def test_key_separates_models_versions_and_options(tmp_path, dict_encoder):
     b = dict_encoder({"w": [0.0, 1.0]}, version="2")
     np.testing.assert_array_equal(cache.embed(a, ["w"])[0], [1, 0])
     np.testing.assert_array_equal(cache.embed(b, ["w"])[0], [0, 1])
-    from semanscope_nb.encoders import E5Encoder
+    from semanscope_nb.models.encoders import E5Encoder
 
     assert E5Encoder(prefix="query").cache_key != E5Encoder(prefix="passage").cache_key
     assert RandomEncoder(seed=1).cache_key != RandomEncoder(seed=2).cache_key

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 import semanscope_nb as snb
-from semanscope_nb import charts
-from semanscope_nb.evaluate import aligned_words
-from semanscope_nb.projection import ProjectionSettings, project_dataset
-from semanscope_nb.sa import affinity_of_words
+from semanscope_nb.metrics.affinity import affinity_of_words
+from semanscope_nb.plots import charts
+from semanscope_nb.plots.projection import ProjectionSettings, project_dataset
+from semanscope_nb.runs.evaluate import aligned_words
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import semanscope_nb as snb
-from semanscope_nb.classify import knn_predict, majority_label, vote
+from semanscope_nb.metrics.classification import knn_predict, majority_label, vote
 
 
 def loop_knn(train, train_labels, test, k):

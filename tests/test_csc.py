@@ -12,10 +12,9 @@ import pytest
 import scipy.stats
 
 import semanscope_nb as snb
-from semanscope_nb import csc
-from semanscope_nb.encoders import Encoder
 from semanscope_nb.errors import DatasetError
-
+from semanscope_nb.metrics import csc
+from semanscope_nb.models.encoders import Encoder
 
 # --------------------------------------------------------------------------- the reference, straight from the paper
 
@@ -377,10 +376,10 @@ def test_grid_records_failures():
 
 
 def test_docstring_examples_run():
-    import semanscope_nb.corpora
-    import semanscope_nb.csc_charts
+    import semanscope_nb.data.sentences
+    import semanscope_nb.plots.csc_charts
 
-    for module in (csc, semanscope_nb.corpora, semanscope_nb.csc_charts):
+    for module in (csc, semanscope_nb.data.sentences, semanscope_nb.plots.csc_charts):
         res = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert res.attempted > 0 and res.failed == 0, module.__name__
     assert "zh-stress" not in snb.LANGUAGE_RULES

@@ -7,11 +7,10 @@ import sys
 
 import numpy as np
 import pytest
+from test_csc import SENTS, BagEncoder
 
 import semanscope_nb as snb
-from semanscope_nb.csc_charts import FUZZ_LABEL, NEG_LABEL, OVERLAP_LABEL, auto_x_domain, curves_frame
-
-from test_csc import SENTS, BagEncoder
+from semanscope_nb.plots.csc_charts import FUZZ_LABEL, NEG_LABEL, OVERLAP_LABEL, auto_x_domain, curves_frame
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ import json
 import nbformat
 import pandas as pd
 import pytest
+from notebook_runner import NOTEBOOKS, cell_outputs_text, run_notebook
 
 import semanscope_nb as snb
-from notebook_runner import NOTEBOOKS, cell_outputs_text, run_notebook
 
 NAME = "05-concept-separation.ipynb"
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import semanscope_nb as snb
-from semanscope_nb.ensemble import distance_moments
+from semanscope_nb.metrics.fusion import distance_moments
 
 
 def _dense_cos(q, c):

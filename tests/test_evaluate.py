@@ -60,7 +60,7 @@ def test_benchmark_reports_failures_and_finishes(tmp_path):
 
 def _cli(*args, env_extra=None, cwd=None):
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "semanscope_nb.cli", *args], capture_output=True, text=True, env=env, cwd=cwd)
+    return subprocess.run([sys.executable, "-m", "semanscope_nb", *args], capture_output=True, text=True, env=env, cwd=cwd)
 
 
 def test_cli_models_datasets_and_errors():

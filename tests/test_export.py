@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import semanscope_nb as snb
-from semanscope_nb import charts, export
+from semanscope_nb.plots import charts, export
 
 
 def _text_chart(text: str, size: int = 64):
@@ -28,7 +28,7 @@ def _pixels(path):
 def a_map():
     ds = snb.load_dataset("conceptual-space", languages=["en", "zh"]).subset(range(25))
     vectors, _, _ = snb.embed_dataset(ds, "random-null", cache=False)
-    r = snb.evaluate.affinity_of_words(snb.evaluate.aligned_words(ds, vectors), n_boot=50)
+    r = snb.runs.evaluate.affinity_of_words(snb.runs.evaluate.aligned_words(ds, vectors), n_boot=50)
     p = snb.project_dataset(ds, vectors, settings=snb.ProjectionSettings("pca"), cache=False)
     return charts.alignment_map(p, r, dataset=ds, labels=True)
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import semanscope_nb as snb
-from semanscope_nb.grid import GridBackendError
+from semanscope_nb.runs.grid import GridBackendError
 
 MODELS = ["random-null", "tfidf-char", "use-multilingual"]
 DATASETS = ["edge-cases", "cultural-nuance"]
@@ -102,8 +102,8 @@ def test_grid_metrics_match_simple_references(tmp_path, shared_cache_dir):
         direct = snb.dataset_affinity(ds, model, cache=cache, n_boot=100, seed=3)
         assert sa["summary"]["sa_cosine"] == direct.cosine.sa and sa["summary"]["ci_low"] == direct.cosine.ci[0]
         csc = next(r for r in g.records.values() if r["job"]["model"] == model and r["job"]["metric"] == "csc")
-        from semanscope_nb.corpora import load_sentence_corpus
-        from semanscope_nb.csc import concept_separation
+        from semanscope_nb.data.sentences import load_sentence_corpus
+        from semanscope_nb.metrics.csc.separation import concept_separation
 
         corpus = load_sentence_corpus("csc-everyday-en").sample(12, seed=0)
         ref = concept_separation(corpus, model, language="en", n_boot=30, seed=0, cache=cache)
@@ -259,7 +259,7 @@ def test_bad_grid_arguments_are_named(tmp_path):
 
 def _cli(*args, env_extra=None):
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "semanscope_nb.cli", *args], capture_output=True, text=True, env=env)
+    return subprocess.run([sys.executable, "-m", "semanscope_nb", *args], capture_output=True, text=True, env=env)
 
 
 @pytest.mark.slow

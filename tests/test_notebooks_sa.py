@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from notebook_runner import NOTEBOOKS, cell_outputs_text, run_notebook
 
 pytestmark = pytest.mark.slow

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import semanscope_nb as snb
-from semanscope_nb.projection import PHATE_DEFAULTS, ProjectionCache, ProjectionSettings, project, project_dataset, unique_rows
+from semanscope_nb.plots.projection import PHATE_DEFAULTS, ProjectionCache, ProjectionSettings, project, project_dataset, unique_rows
 
 
 def _points(n=40, d=12, seed=0):

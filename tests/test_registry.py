@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import semanscope_nb as snb
-from semanscope_nb.encoders import SentenceTransformerEncoder
+from semanscope_nb.models.encoders import SentenceTransformerEncoder
 
 OFFLINE = ["use-multilingual", "multilingual-e5-small", "all-minilm-l6-v2", "wordllama-l2-supercat", "tfidf-char", "random-null"]
 
@@ -92,7 +92,7 @@ def test_offline_models_embed_for_real(model_id):
 
 @pytest.mark.slow
 def test_e5_prefix_changes_vectors():
-    from semanscope_nb.encoders import E5Encoder
+    from semanscope_nb.models.encoders import E5Encoder
 
     q = E5Encoder(prefix="query").encode(["water"])
     p = E5Encoder(prefix="passage").encode(["water"])

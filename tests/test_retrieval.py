@@ -13,7 +13,8 @@ from sklearn.metrics import precision_recall_fscore_support
 
 import semanscope_nb as snb
 from semanscope_nb.errors import EmbeddingError
-from semanscope_nb.retrieval import EmbeddingDistances, mteb_scores
+from semanscope_nb.metrics.retrieval import mteb_scores
+from semanscope_nb.metrics.search import EmbeddingDistances
 
 # --------------------------------------------------------------------------- plain-loop reference
 
@@ -361,7 +362,7 @@ def test_sib200_parallel_reader():
     assert c.source_language == "zh" and c.target_language == "en"
 
 
-@pytest.mark.parametrize("name", ["retrieval", "ensemble", "classify", "align", "parallel"])
+@pytest.mark.parametrize("name", ["metrics.retrieval", "metrics.fusion", "metrics.classification", "metrics.alignment", "data.bitext"])
 def test_docstring_examples_run(name):
     module = importlib.import_module(f"semanscope_nb.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
@@ -376,7 +377,7 @@ def _values(spec):
 
 
 def test_retrieval_charts_encode_the_results():
-    from semanscope_nb import retrieval_charts as rc
+    from semanscope_nb.plots import retrieval_charts as rc
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(40, 6))
@@ -401,12 +402,12 @@ def test_retrieval_charts_encode_the_results():
 
 
 def test_alignment_pair_shows_two_maps_with_sa_legends():
-    from semanscope_nb import retrieval_charts as rc
-    from semanscope_nb.align import dataset_map
+    from semanscope_nb.plots import retrieval_charts as rc
+    from semanscope_nb.runs.alignment import dataset_map
 
     ds = snb.load_dataset("edge-cases", languages=["en", "zh"]).subset(range(15))
     before = dataset_map(ds, "random-null", n_boot=50, cache=False)
-    after = dataset_map(ds, snb.encoders.RandomEncoder(seed=1), n_boot=50, cache=False)
+    after = dataset_map(ds, snb.models.encoders.RandomEncoder(seed=1), n_boot=50, cache=False)
     spec = rc.alignment_pair(before, after, dataset=ds).to_dict()
     assert len(spec["hconcat"]) == 2
     legends = [v["legend"] for v in _values(spec) if "legend" in v]

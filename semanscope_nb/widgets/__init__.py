@@ -4,9 +4,9 @@ Pickers (each *is* an ``ipywidgets.VBox`` with an observable ``.value``):
 
 * :class:`ModelPicker` -- ``.value`` model id; shows family / objective / languages; loads no model.
 * :class:`DatasetPicker` -- ``.value`` :class:`DatasetChoice` (bundled datasets or a folder of your CSVs, languages).
-* :class:`TierThresholdsPicker` (alias ``TierThresholds`` here, as the issue names it; the
+* :class:`TierThresholdsPicker` (alias ``TierThresholds`` here; the
   dataclass of that name is ``semanscope_nb.TierThresholds``) -- ``.value`` a ``semanscope_nb.TierThresholds``.
-* :class:`ProjectionPicker` -- ``.value`` :class:`~semanscope_nb.projection.ProjectionSettings`.
+* :class:`ProjectionPicker` -- ``.value`` :class:`~semanscope_nb.plots.projection.ProjectionSettings`.
 
 :class:`ExplorePanel` composes them with the alignment map and the score table.
 
@@ -15,7 +15,8 @@ Pickers (each *is* an ``ipywidgets.VBox`` with an observable ``.value``):
 'multilingual-e5-small'
 """
 
-from .pickers import (
+from semanscope_nb.widgets.csc_panel import CSCPanel, CSCPanelState, run_csc
+from semanscope_nb.widgets.pickers import (
     DatasetChoice,
     DatasetPicker,
     ModelPicker,
@@ -29,14 +30,13 @@ TierThresholds = TierThresholdsPicker  # the widget; semanscope_nb.TierThreshold
 
 def __getattr__(name: str):  # ExplorePanel pulls in Altair; import it on first use
     if name in ("ExplorePanel", "ExploreState"):
-        from . import explore
+        from semanscope_nb.widgets import explore
 
         return getattr(explore, name)
     raise AttributeError(f"module 'semanscope_nb.widgets' has no attribute {name!r}")
 
 
 __all__ = [
-    "DatasetChoice", "DatasetPicker", "ExplorePanel", "ExploreState", "ModelPicker", "ProjectionPicker",
+    "CSCPanel", "CSCPanelState", "run_csc", "DatasetChoice", "DatasetPicker", "ExplorePanel", "ExploreState", "ModelPicker", "ProjectionPicker",
     "TierThresholds", "TierThresholdsPicker", "TierThresholdsWidget",
 ]
-from .csc_panel import CSCPanel, CSCPanelState, run_csc  # noqa: E402  (issue 4: CSC panel)

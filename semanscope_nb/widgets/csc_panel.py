@@ -20,9 +20,15 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..corpora import SentenceCorpus, ess_folder, list_sentence_corpora, load_sentence_corpus
-from ..csc import CSCResult, concept_separation, supported_languages
-from .pickers import ModelPicker
+from semanscope_nb.data.sentences import (
+    SentenceCorpus,
+    ess_folder,
+    list_sentence_corpora,
+    load_sentence_corpus,
+)
+from semanscope_nb.metrics.csc.languages import supported_languages
+from semanscope_nb.metrics.csc.separation import CSCResult, concept_separation
+from semanscope_nb.widgets.pickers import ModelPicker
 
 _DESC = {"description_width": "110px"}
 _WIDE = W.Layout(width="420px")
@@ -68,7 +74,7 @@ def _corpus_options() -> list[str]:
 
 
 class CSCPanel(W.VBox):
-    """Model picker (issue 3's :class:`ModelPicker`), corpus, language, X, bandwidth, length filter, Run."""
+    """Model picker (:class:`ModelPicker`), corpus, language, X, bandwidth, length filter, Run."""
 
     def __init__(self, *, model: str | None = None, corpus: str | None = None, cache: Any = None) -> None:
         self.cache = cache
@@ -123,7 +129,7 @@ class CSCPanel(W.VBox):
 
     def run(self, state: CSCPanelState | None = None) -> CSCResult | None:
         """Run the current (or given) state; errors show in ``status`` instead of raising."""
-        from ..csc_charts import csc_chart
+        from semanscope_nb.plots.csc_charts import csc_chart
 
         state = state or self.state()
         self.status.value = f"<i>running {html.escape(state.model)} on {html.escape(state.corpus)} ...</i>"

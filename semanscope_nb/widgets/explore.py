@@ -39,14 +39,32 @@ from typing import Any, Sequence
 
 import ipywidgets as W
 
-from .. import charts
-from ..cache import EmbeddingCache
-from ..datasets import WordDataset, load_dataset
-from ..evaluate import aligned_words, embed_dataset
-from ..projection import Projection, ProjectionCache, ProjectionSettings, default_projection_cache, project_dataset
-from ..provenance import package_info, utc_now
-from ..sa import DEFAULT_TIERS, SAResult, TierThresholds, affinity_of_words
-from .pickers import DatasetChoice, DatasetPicker, ModelPicker, ProjectionPicker, TierThresholdsPicker, _error_html
+from semanscope_nb.data.words import WordDataset, load_dataset
+from semanscope_nb.metrics.affinity import (
+    DEFAULT_TIERS,
+    SAResult,
+    TierThresholds,
+    affinity_of_words,
+)
+from semanscope_nb.models.cache import EmbeddingCache
+from semanscope_nb.plots import charts
+from semanscope_nb.plots.projection import (
+    Projection,
+    ProjectionCache,
+    ProjectionSettings,
+    default_projection_cache,
+    project_dataset,
+)
+from semanscope_nb.provenance import package_info, utc_now
+from semanscope_nb.runs.evaluate import aligned_words, embed_dataset
+from semanscope_nb.widgets.pickers import (
+    DatasetChoice,
+    DatasetPicker,
+    ModelPicker,
+    ProjectionPicker,
+    TierThresholdsPicker,
+    _error_html,
+)
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
 SVG_MAX_POINTS = 3000

@@ -27,11 +27,11 @@ from typing import Any, Sequence
 import ipywidgets as W
 import traitlets
 
-from ..datasets import DatasetInfo, list_datasets
-from ..errors import DatasetError
-from ..projection import PROJECTION_METHODS, ProjectionSettings
-from ..registry import DEFAULT_MODEL, get_model_info, list_models
-from ..sa import DEFAULT_TIERS, TierThresholds
+from semanscope_nb.data.words import DatasetInfo, list_datasets
+from semanscope_nb.errors import DatasetError
+from semanscope_nb.metrics.affinity import DEFAULT_TIERS, TierThresholds
+from semanscope_nb.models.registry import DEFAULT_MODEL, get_model_info, list_models
+from semanscope_nb.plots.projection import PROJECTION_METHODS, ProjectionSettings
 
 _WIDE = W.Layout(width="420px")
 _DESC = {"description_width": "110px"}
@@ -306,7 +306,7 @@ class TierThresholdsPicker(W.VBox):
                 self._syncing = False
 
 
-#: The issue calls this widget "TierThresholds"; the dataclass of that name lives in semanscope_nb.sa.
+#: Also exported as widgets.TierThresholds; the dataclass of that name lives in semanscope_nb.metrics.affinity.
 TierThresholdsWidget = TierThresholdsPicker
 
 

@@ -23,7 +23,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .csc import CSCResult
+from semanscope_nb.metrics.csc.separation import CSCResult
 
 FUZZ_LABEL = "fuzzed (article inserted)"
 NEG_LABEL = "negated"
@@ -207,7 +207,7 @@ def csc_heatmap(
     """
     import altair as alt
 
-    from .csc import csc_table
+    from semanscope_nb.metrics.csc.separation import csc_table
 
     table = results if isinstance(results, pd.DataFrame) else csc_table(results)
     if table.empty:

@@ -26,8 +26,13 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .datasets import _read_text, bundled_data_dir, language_code, shared_data_dir
-from .errors import DatasetError
+from semanscope_nb.data.words import (
+    _read_text,
+    bundled_data_dir,
+    language_code,
+    shared_data_dir,
+)
+from semanscope_nb.errors import DatasetError
 
 #: The bundled CSC corpora (``data/<name>.txt``; the language is the name's suffix).
 BUNDLED_SENTENCE_CORPORA = ("csc-skills-en", "csc-everyday-en", "csc-skills-de", "csc-everyday-de")

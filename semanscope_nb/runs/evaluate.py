@@ -22,12 +22,33 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .cache import EmbeddingCache
-from .datasets import BUNDLED_DATASETS, WordDataset, list_datasets, load_dataset
-from .encoders import Encoder
-from .provenance import atomic_write_json, atomic_write_text, package_info, utc_now
-from .registry import DEFAULT_MODEL, get_model_info, list_models, load_model
-from .sa import DEFAULT_TIERS, AlignedWords, SAResult, TierThresholds, affinity_of_words
+from semanscope_nb.data.words import (
+    BUNDLED_DATASETS,
+    WordDataset,
+    list_datasets,
+    load_dataset,
+)
+from semanscope_nb.metrics.affinity import (
+    DEFAULT_TIERS,
+    AlignedWords,
+    SAResult,
+    TierThresholds,
+    affinity_of_words,
+)
+from semanscope_nb.models.cache import EmbeddingCache
+from semanscope_nb.models.encoders import Encoder
+from semanscope_nb.models.registry import (
+    DEFAULT_MODEL,
+    get_model_info,
+    list_models,
+    load_model,
+)
+from semanscope_nb.provenance import (
+    atomic_write_json,
+    atomic_write_text,
+    package_info,
+    utc_now,
+)
 
 
 def _as_dataset(dataset: WordDataset | str | os.PathLike, languages: Sequence[str] | None) -> WordDataset:

@@ -3,7 +3,7 @@
 Every function takes result objects and returns an ``alt.Chart`` (or layered /
 concatenated chart; the leaderboard returns a pandas ``Styler``); nothing is
 displayed or printed.  Charts use Altair 5 (Vega-Lite 5), which JupyterLab 4
-renders with its built-in Vega extension, offline (see :mod:`semanscope_nb.export`).
+renders with its built-in Vega extension, offline (see :mod:`semanscope_nb.plots.export`).
 
 Large maps: every chart embeds its rows as ``alt.InlineData`` values, not as a
 DataFrame.  Altair's 5,000-row guard (``MaxRowsError``) checks DataFrames handed
@@ -20,7 +20,7 @@ Example
 >>> from semanscope_nb import charts
 >>> ds = snb.load_dataset("edge-cases", languages=["en", "zh"]).subset(range(20))
 >>> vecs, _, _ = snb.embed_dataset(ds, "random-null", cache=False)
->>> r = snb.evaluate.affinity_of_words(snb.evaluate.aligned_words(ds, vecs), n_boot=50)
+>>> r = snb.runs.evaluate.affinity_of_words(snb.runs.evaluate.aligned_words(ds, vecs), n_boot=50)
 >>> p = snb.projection.project_dataset(ds, vecs, settings=snb.projection.ProjectionSettings("pca"), cache=False)
 >>> chart = charts.alignment_map(p, r, dataset=ds)
 >>> charts.sa_legend_text(r).splitlines()[0].startswith("SA cosine")
@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .sa import DEFAULT_TIERS, SAResult, TierThresholds
+from semanscope_nb.metrics.affinity import DEFAULT_TIERS, SAResult, TierThresholds
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
 
-    from .datasets import WordDataset
-    from .projection import Projection
+    from semanscope_nb.data.words import WordDataset
+    from semanscope_nb.plots.projection import Projection
 
 TIER_COLOURS = {"great": "#1a9850", "good": "#fdae61", "non-aligned": "#d73027", "undefined": "#999999"}
 TIER_ORDER = ["great", "good", "non-aligned", "undefined"]
@@ -79,7 +79,7 @@ def inline(frame: pd.DataFrame) -> "alt.InlineData":
 
 
 def row_label(row: Sequence[Sequence[str]]) -> str:
-    """A concept row's label, as :func:`semanscope_nb.evaluate.aligned_words` writes it."""
+    """A concept row's label, as :func:`semanscope_nb.runs.evaluate.aligned_words` writes it."""
     return " / ".join(cell[0] for cell in row[:2])
 
 

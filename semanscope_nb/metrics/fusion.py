@@ -9,12 +9,12 @@ their weights.  ``standardise=False`` sums the raw distances instead.
 
 Means and standard deviations are exact, computed in one blocked pass (the
 matrices are never held in memory), and the fused distances are served in row
-blocks like any :class:`~semanscope_nb.retrieval.DistanceProvider`, so
-:func:`~semanscope_nb.bitext_retrieval`, :func:`~semanscope_nb.retrieval.topk_search`
-and :func:`~semanscope_nb.classify.knn_classification` take an ensemble
+blocks like any :class:`~semanscope_nb.metrics.search.DistanceProvider`, so
+:func:`~semanscope_nb.bitext_retrieval`, :func:`~semanscope_nb.metrics.search.topk_search`
+and :func:`~semanscope_nb.metrics.classification.knn_classification` take an ensemble
 wherever they take embeddings; the text-level functions
 (:func:`~semanscope_nb.text_retrieval`, :func:`~semanscope_nb.lexicon_induction`,
-:func:`~semanscope_nb.classify.sib200_classification`) take a :class:`DistFuse`
+:func:`~semanscope_nb.metrics.classification.sib200_classification`) take a :class:`DistFuse`
 wherever they take a model id.
 
 Example
@@ -34,12 +34,18 @@ from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 import numpy as np
 
-from .errors import EmbeddingError
-from .retrieval import DEFAULT_MAX_BLOCK_BYTES, METRICS, DistanceProvider, EmbeddingDistances, Metric
+from semanscope_nb.errors import EmbeddingError
+from semanscope_nb.metrics.search import (
+    DEFAULT_MAX_BLOCK_BYTES,
+    METRICS,
+    DistanceProvider,
+    EmbeddingDistances,
+    Metric,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cache import EmbeddingCache
-    from .encoders import Encoder
+    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.encoders import Encoder
 
 
 def distance_moments(provider: DistanceProvider, *, block: int | None = None, max_block_bytes: int = DEFAULT_MAX_BLOCK_BYTES) -> tuple[float, float]:
@@ -187,13 +193,13 @@ class DistFuse:
         cache: "EmbeddingCache | None | Literal[False]" = None,
     ) -> FusedDistances:
         """Embed both lists with every member (through the cache) and fuse their distances."""
-        from .retrieval import _load_encoder, embed_texts
+        from semanscope_nb.models.embedding import embed_texts, load_encoder
 
         fit_corpus = list(dict.fromkeys([*query_texts, *corpus_texts]))
         providers, names = [], []
         self._members = []
         for m in self.models:
-            enc = _load_encoder(m, fit_corpus)
+            enc = load_encoder(m, fit_corpus)
             q = embed_texts(enc, query_texts, language=query_language, cache=cache)
             c = embed_texts(enc, corpus_texts, language=corpus_language, cache=cache)
             providers.append(EmbeddingDistances(q, c, metric=self.metric))

@@ -34,8 +34,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .encoders import Encoder
-from .errors import CacheError, EmbeddingError
+from semanscope_nb.errors import CacheError, EmbeddingError
+from semanscope_nb.models.encoders import Encoder
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (

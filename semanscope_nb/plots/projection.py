@@ -20,7 +20,7 @@ count what happened.
 Example
 -------
 >>> import numpy as np
->>> from semanscope_nb.projection import project, ProjectionCache
+>>> from semanscope_nb.plots.projection import project, ProjectionCache
 >>> x = np.random.default_rng(0).normal(size=(40, 8)); x[1] = x[0]   # a duplicate row
 >>> cache = ProjectionCache()
 >>> p = project(x, method="pca", cache=cache, words=[f"w{i}" for i in range(40)])
@@ -47,7 +47,7 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .encoders import package_version
+from semanscope_nb.models.encoders import package_version
 
 PROJECTION_METHODS = ("phate", "umap", "tsne", "pca")
 Method = Literal["phate", "umap", "tsne", "pca"]
@@ -320,7 +320,9 @@ _EXTRA_PARAMS: dict[str, set[str]] = {
 
 
 def _standardise(x: np.ndarray) -> np.ndarray:
-    from sklearn.preprocessing import StandardScaler  # zero mean, unit variance per dimension (B.3 step 1)
+    from sklearn.preprocessing import (
+        StandardScaler,  # zero mean, unit variance per dimension (B.3 step 1)
+    )
 
     return StandardScaler().fit_transform(x)
 

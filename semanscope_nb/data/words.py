@@ -25,7 +25,7 @@ from typing import Iterable, Literal, Mapping, Sequence
 
 import pandas as pd
 
-from .errors import DatasetError
+from semanscope_nb.errors import DatasetError
 
 # Header names accepted for each language code (ISO 639-1).  The paper's files
 # use full English names ("english", "chinese"); its tool used "enu"/"chn".
@@ -398,7 +398,7 @@ def _dataset_name(path: Path) -> str:
 def bundled_data_dir() -> Path:
     """Folder of the datasets this project wrote (``SEMANSCOPE_DATA`` overrides)."""
     env = os.environ.get("SEMANSCOPE_DATA")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "data"
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "data"
 
 
 def shared_data_dir() -> Path:
@@ -407,7 +407,7 @@ def shared_data_dir() -> Path:
     Defaults to ``../shared/data`` next to the project checkout.
     """
     env = os.environ.get("SEMANSCOPE_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 BUNDLED_DATASETS = ("conceptual-space", "cultural-nuance", "edge-cases", "oracle-primitives")

@@ -48,8 +48,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .errors import EmbeddingError
-from .provenance import json_ready
+from semanscope_nb.errors import EmbeddingError
+from semanscope_nb.provenance import json_ready
 
 TIER_LABELS = ("great", "good", "non-aligned")
 

@@ -15,7 +15,7 @@ stays blank with no internet).  This also works inside ``ipywidgets.Output``.
 Example
 -------
 >>> import altair as alt, tempfile, pathlib
->>> from semanscope_nb.export import save_chart
+>>> from semanscope_nb.plots.export import save_chart
 >>> c = alt.Chart(alt.InlineData(values=[{"w": "水", "v": 1}])).mark_bar().encode(x="w:N", y="v:Q")
 >>> out = save_chart(c, pathlib.Path(tempfile.mkdtemp()) / "c.png")
 >>> out.stat().st_size > 1000
@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
-from .provenance import atomic_write_text
+from semanscope_nb.provenance import atomic_write_text
 
 FORMATS = ("png", "svg", "pdf", "html")
 _DEBIAN_CJK = ("/usr/share/fonts/opentype/noto", "/usr/share/fonts/truetype/noto")

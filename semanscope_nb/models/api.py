@@ -63,9 +63,14 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .encoders import Encoder, package_version
-from .errors import EmbeddingError, ModelLoadError, SemanscopeError
-from .registry import ModelInfo, get_model_info, load_model, register_model
+from semanscope_nb.errors import EmbeddingError, ModelLoadError, SemanscopeError
+from semanscope_nb.models.encoders import Encoder, package_version
+from semanscope_nb.models.registry import (
+    ModelInfo,
+    get_model_info,
+    load_model,
+    register_model,
+)
 
 log = logging.getLogger("semanscope_nb.api")
 
@@ -92,7 +97,7 @@ def _endpoint_label(base_url: str) -> str:
 
 
 class OpenAIEmbeddingEncoder(Encoder):
-    """An OpenAI-compatible ``/embeddings`` endpoint as an :class:`~semanscope_nb.encoders.Encoder`.
+    """An OpenAI-compatible ``/embeddings`` endpoint as an :class:`~semanscope_nb.models.encoders.Encoder`.
 
     Counters: ``requests_made`` (HTTP requests, retries included),
     ``texts_sent``, ``retries``, ``tokens_reported`` (from ``usage``), and
@@ -395,9 +400,9 @@ def estimate_api_cost(model: str | OpenAIEmbeddingEncoder, texts: Sequence[str],
                       language: str | None = None) -> ApiCostEstimate:
     """Uncached texts, requests and estimated tokens an API model needs for ``texts`` (nothing is sent).
 
-    ``cache``: an :class:`~semanscope_nb.cache.EmbeddingCache` (None: the default one, False: none).
+    ``cache``: an :class:`~semanscope_nb.models.cache.EmbeddingCache` (None: the default one, False: none).
     """
-    from .cache import EmbeddingCache
+    from semanscope_nb.models.cache import EmbeddingCache
 
     enc = load_model(model)
     if not isinstance(enc, OpenAIEmbeddingEncoder):

@@ -7,7 +7,7 @@ so a warm cache never loads a model at all.
 
 Example
 -------
->>> from semanscope_nb.encoders import RandomEncoder
+>>> from semanscope_nb.models.encoders import RandomEncoder
 >>> enc = RandomEncoder(dim=8, seed=3)
 >>> enc.encode(["water", "水"]).shape
 (2, 8)
@@ -16,7 +16,6 @@ Example
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import os
 import threading
@@ -25,15 +24,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import ModelLoadError
-
-
-def package_version(dist: str) -> str:
-    """Installed version of a distribution, or 'not-installed'."""
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not-installed"
+from semanscope_nb.errors import ModelLoadError
+from semanscope_nb.provenance import package_version
 
 
 class Encoder:

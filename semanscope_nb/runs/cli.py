@@ -1,6 +1,14 @@
 """The ``semanscope`` console script: models, datasets, sa, benchmark.
 
 The library never prints; this module is where output goes to the terminal.
+
+Example
+-------
+>>> from semanscope_nb.runs.cli import main
+>>> main(["datasets"])  # doctest: +ELLIPSIS
+conceptual-space         481 concepts  languages: en,zh,de,fr,es,ja  (...)
+...
+0
 """
 
 from __future__ import annotations
@@ -11,9 +19,9 @@ import sys
 import time
 from typing import Sequence
 
-from . import __version__
-from .errors import SemanscopeError
-from .sa import TierThresholds
+from semanscope_nb.errors import SemanscopeError
+from semanscope_nb.metrics.affinity import TierThresholds
+from semanscope_nb.provenance import package_version
 
 
 def _csv_list(text: str | None) -> list[str] | None:
@@ -21,7 +29,7 @@ def _csv_list(text: str | None) -> list[str] | None:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    from .registry import models_frame
+    from semanscope_nb.models.registry import models_frame
 
     df = models_frame(offline=True if args.offline else None, language=args.language)
     cols = ["id", "display_name", "family", "objective", "dims", "languages", "offline", "available"]
@@ -30,7 +38,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
-    from .datasets import list_datasets, load_dataset
+    from semanscope_nb.data.words import list_datasets, load_dataset
 
     for info in list_datasets(args.folder):
         ds = load_dataset(info.path)
@@ -43,9 +51,9 @@ def _thresholds(args: argparse.Namespace) -> TierThresholds:
 
 
 def _cmd_sa(args: argparse.Namespace) -> int:
-    from .cache import EmbeddingCache
-    from .evaluate import dataset_affinity
-    from .provenance import atomic_write_json
+    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.provenance import atomic_write_json
+    from semanscope_nb.runs.evaluate import dataset_affinity
 
     cache = EmbeddingCache(args.cache_dir) if args.cache_dir else None
     r = dataset_affinity(
@@ -71,12 +79,16 @@ def _cmd_sa(args: argparse.Namespace) -> int:
 
 
 def _cmd_grid(args: argparse.Namespace) -> int:
-    """`benchmark` with --backend/--n-jobs/--scheduler/--metrics/--api-model: the joblib grid (issue 6)."""
-    from .api_models import estimate_api_cost, is_api_model, register_api_model
-    from .cache import EmbeddingCache
-    from .evaluate import format_leaderboard
-    from .grid import _load_datasets, run_grid
-    from .registry import list_models
+    """`benchmark` with --backend/--n-jobs/--scheduler/--metrics/--api-model: the joblib grid."""
+    from semanscope_nb.models.api import (
+        estimate_api_cost,
+        is_api_model,
+        register_api_model,
+    )
+    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.registry import list_models
+    from semanscope_nb.runs.evaluate import format_leaderboard
+    from semanscope_nb.runs.grid import _load_datasets, run_grid
 
     api_ids = []
     for spec in args.api_model or []:
@@ -131,8 +143,8 @@ def _cmd_grid(args: argparse.Namespace) -> int:
 def _cmd_benchmark(args: argparse.Namespace) -> int:
     if args.backend or args.n_jobs or args.scheduler or args.metrics or args.api_model:
         return _cmd_grid(args)
-    from .cache import EmbeddingCache
-    from .evaluate import format_leaderboard, run_benchmark
+    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.runs.evaluate import format_leaderboard, run_benchmark
 
     def report(model: str, dataset: str, status: str) -> None:
         print(f"  [{time.strftime('%H:%M:%S')}] {model} x {dataset}: {status}", file=sys.stderr, flush=True)
@@ -158,7 +170,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="semanscope", description="Cross-lingual alignment of embedding models (Semantic Affinity).")
-    p.add_argument("--version", action="version", version=f"semanscope_nb {__version__}")
+    p.add_argument("--version", action="version", version=f"semanscope_nb {package_version('semanscope_nb')}")
     sub = p.add_subparsers(dest="command", required=True)
 
     m = sub.add_parser("models", help="list registered models (nothing is loaded)")
@@ -193,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", default="results", help="results folder (default ./results)")
     b.add_argument("--max-concepts", type=int, help="use only the first N concepts of each dataset")
     b.add_argument("--force", action="store_true", help="recompute finished jobs instead of resuming")
-    # issue 6: the joblib grid (any of these options switches to it; without them the serial run above is unchanged)
+    # the joblib grid (any of these options switches to it; without them the serial run above is unchanged)
     b.add_argument("--backend", choices=["serial", "loky", "dask"], help="run the jobs through joblib: serial, loky processes, or Dask")
     b.add_argument("--n-jobs", type=int, help="worker processes (loky, or a local Dask cluster)")
     b.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786) or 'local' for a LocalCluster")

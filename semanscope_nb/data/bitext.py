@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .datasets import _read_text, shared_data_dir
-from .errors import DatasetError
+from semanscope_nb.data.words import _read_text, shared_data_dir
+from semanscope_nb.errors import DatasetError
 
 #: Tatoeba three-letter codes <-> the ISO 639-1 codes the rest of the package uses
 TATOEBA_CODES = {

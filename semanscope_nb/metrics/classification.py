@@ -4,7 +4,7 @@ A labelled training set in one language; test texts in the same language
 (monolingual) or another (cross-lingual).  Each test text takes the majority
 label of its k nearest training texts; a tie between labels goes to the label
 of the nearest neighbour among the tied ones.  Neighbours are ordered by
-distance, ties by training index (see :mod:`semanscope_nb.retrieval`).
+distance, ties by training index (see :mod:`semanscope_nb.metrics.retrieval`).
 
 Reported for k = 1, 5, 10: accuracy (with a bootstrap percentile interval over
 test rows) and macro F1 (scikit-learn ``f1_score(average="macro")`` over the
@@ -39,15 +39,21 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import DatasetError
-from .provenance import json_ready
-from .retrieval import DistanceProvider, EmbeddingDistances, Metric, _num, topk_search
-from .sa import _rows_to_counts
+from semanscope_nb.errors import DatasetError
+from semanscope_nb.metrics.affinity import _rows_to_counts
+from semanscope_nb.metrics.retrieval import _num
+from semanscope_nb.metrics.search import (
+    DistanceProvider,
+    EmbeddingDistances,
+    Metric,
+    topk_search,
+)
+from semanscope_nb.provenance import json_ready
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cache import EmbeddingCache
-    from .encoders import Encoder
-    from .ensemble import DistFuse
+    from semanscope_nb.metrics.fusion import DistFuse
+    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.encoders import Encoder
 
 
 def _check_labels(labels: Any, name: str) -> np.ndarray:
@@ -164,7 +170,7 @@ class ClassificationResult:
         )
 
     def save(self, path: str | os.PathLike) -> str:
-        from .provenance import atomic_write_json
+        from semanscope_nb.provenance import atomic_write_json
 
         return str(atomic_write_json(path, self.to_dict()))
 
@@ -216,7 +222,7 @@ def knn_classification(
 ) -> ClassificationResult:
     """kNN classification of ``test`` rows from labelled ``train`` rows (embedding arrays).
 
-    ``train`` may instead be a :class:`~semanscope_nb.retrieval.DistanceProvider`
+    ``train`` may instead be a :class:`~semanscope_nb.metrics.search.DistanceProvider`
     of test x train distances (e.g. a DistFuse ensemble's), with ``test=None``;
     then the logistic-regression baseline is skipped (it needs embeddings).
     """
@@ -312,9 +318,10 @@ def text_classification(
     **kwargs: Any,
 ) -> ClassificationResult:
     """:func:`knn_classification` on texts embedded by ``model`` (id, Encoder or DistFuse) through the cache."""
-    from .ensemble import DistFuse
-    from .provenance import package_info, utc_now
-    from .retrieval import _check_texts, _load_encoder, _texts_sha, embed_texts
+    from semanscope_nb.metrics.fusion import DistFuse
+    from semanscope_nb.metrics.retrieval import _check_texts, _texts_sha
+    from semanscope_nb.models.embedding import embed_texts, load_encoder
+    from semanscope_nb.provenance import package_info, utc_now
 
     tr = _check_texts(train_texts, "train_texts")
     te = _check_texts(test_texts, "test_texts")
@@ -324,7 +331,7 @@ def text_classification(
                                     test_language=test_language, **kwargs)
         info = model.provenance()
     else:
-        encoder = _load_encoder(model, list(dict.fromkeys([*tr, *te])))
+        encoder = load_encoder(model, list(dict.fromkeys([*tr, *te])))
         X_tr = embed_texts(encoder, tr, language=train_language, cache=cache)
         X_te = embed_texts(encoder, te, language=test_language, cache=cache)
         result = knn_classification(X_tr, train_labels, X_te, test_labels, train_language=train_language,
@@ -355,7 +362,7 @@ def sib200_classification(
     to :func:`knn_classification` (``ks``, ``metric``, ``n_boot``, ``seed``, ...)
     and ``cache``.
     """
-    from .parallel import read_sib200
+    from semanscope_nb.data.bitext import read_sib200
 
     test_language = test_language or train_language
     tr = read_sib200(train_language, train_split, folder=folder)

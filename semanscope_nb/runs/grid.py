@@ -18,7 +18,7 @@ LocalCluster of processes on this machine).
 The per-word cache across workers
 ---------------------------------
 Every worker reads and writes the one shared SQLite cache
-(:class:`~semanscope_nb.cache.EmbeddingCache`: WAL journal, busy timeout,
+(:class:`~semanscope_nb.models.cache.EmbeddingCache`: WAL journal, busy timeout,
 one transaction per batch), and the grid adds an *embedding phase*: before
 the metric jobs run, one task per model embeds the union of the texts its
 pending jobs need (only those the cache lacks): the word datasets' texts and
@@ -79,12 +79,30 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .cache import EmbeddingCache
-from .datasets import WordDataset
-from .errors import SemanscopeError
-from .evaluate import _default_models, _load_datasets, _model_meta, _safe, prepare_encoder
-from .provenance import atomic_write_json, atomic_write_text, json_ready, package_info, utc_now
-from .registry import ModelInfo, get_model_info, list_models, load_model, register_model
+from semanscope_nb.data.words import WordDataset
+from semanscope_nb.errors import SemanscopeError
+from semanscope_nb.models.cache import EmbeddingCache
+from semanscope_nb.models.registry import (
+    ModelInfo,
+    get_model_info,
+    list_models,
+    load_model,
+    register_model,
+)
+from semanscope_nb.provenance import (
+    atomic_write_json,
+    atomic_write_text,
+    json_ready,
+    package_info,
+    utc_now,
+)
+from semanscope_nb.runs.evaluate import (
+    _default_models,
+    _load_datasets,
+    _model_meta,
+    _safe,
+    prepare_encoder,
+)
 
 BACKENDS = ("serial", "loky", "dask")
 #: models registered when the package was imported exist in every worker; others (API models, ...) are shipped with the jobs
@@ -110,7 +128,7 @@ class Metric:
     ranks models (``higher_is_better`` says which way); bump ``version`` when
     the metric's numbers change (old job files are then not reused).
     ``data``: ``"words"`` (the metric gets a :class:`WordDataset`) or
-    ``"sentences"`` (a :class:`~semanscope_nb.corpora.SentenceCorpus`).
+    ``"sentences"`` (a :class:`~semanscope_nb.data.sentences.SentenceCorpus`).
     ``embeds_dataset``: the grid pre-embeds the dataset's texts for it (so each
     word is embedded once across workers); ``texts(dataset, params) -> {language:
     [texts]}`` names other texts the metric will embed (e.g. CSC's perturbed
@@ -181,7 +199,7 @@ def get_metric(name: str) -> Metric:
 
 
 def _sa_metric(model: str, dataset: WordDataset, params: dict, cache: EmbeddingCache) -> dict:
-    from .evaluate import dataset_affinity
+    from semanscope_nb.runs.evaluate import dataset_affinity
 
     r = dataset_affinity(dataset, model, cache=cache, n_boot=params["n_boot"], seed=params["seed"],
                          confidence=params["confidence"], progress=False)
@@ -201,12 +219,12 @@ def _default_pairs(dataset: WordDataset, params: dict) -> list[tuple[str, str]]:
 
 
 def _retrieval_metric(model: str, dataset: WordDataset, params: dict, cache: EmbeddingCache) -> dict:
-    """Bilingual lexicon induction P@K (issue 5's :func:`semanscope_nb.retrieval.lexicon_induction`), source -> each target.
+    """Bilingual lexicon induction P@K (:func:`semanscope_nb.metrics.retrieval.lexicon_induction`), source -> each target.
 
     Queries: every unique source word (each ``|`` alternative); candidates: every
     unique target word; a hit at K if any gold translation is among the K nearest.
     """
-    from .retrieval import lexicon_induction
+    from semanscope_nb.metrics.retrieval import lexicon_induction
 
     per_pair = {}
     for src, tgt in _default_pairs(dataset, params):
@@ -220,12 +238,12 @@ def _retrieval_metric(model: str, dataset: WordDataset, params: dict, cache: Emb
     summary["mrr"] = float(np.mean([v["forward"]["mrr"] for v in per_pair.values()]))
     summary["p_at_1_reverse"] = float(np.mean([v["reverse"]["accuracy@1"] for v in per_pair.values() if v["reverse"]]))
     return {"summary": summary, "per_pair": per_pair,
-            "implementation": "semanscope_nb.retrieval.lexicon_induction (cosine, MUSE convention)"}
+            "implementation": "semanscope_nb.metrics.retrieval.lexicon_induction (cosine, MUSE convention)"}
 
 
 def _csc_metric(model: str, corpus: Any, params: dict, cache: EmbeddingCache) -> dict:
-    """Concept Separation Curves (issue 4's :func:`semanscope_nb.csc.concept_separation`) on a sentence corpus."""
-    from .csc import concept_separation
+    """Concept Separation Curves (:func:`semanscope_nb.metrics.csc.concept_separation`) on a sentence corpus."""
+    from semanscope_nb.metrics.csc.separation import concept_separation
 
     r = concept_separation(_csc_sample(corpus, params), model, language=corpus.language, max_per_sentence=params["max_per_sentence"],
                            negation=params["negation"], seed=params["seed"], n_boot=params["n_boot"],
@@ -240,7 +258,7 @@ def _csc_sample(corpus: Any, params: dict) -> Any:
 
 def _csc_texts(corpus: Any, params: dict) -> dict:
     """The originals and perturbed sentences :func:`_csc_metric` will embed (pre-embedded by the grid)."""
-    from .csc import perturb_corpus
+    from semanscope_nb.metrics.csc.perturbation import perturb_corpus
 
     texts = list(_csc_sample(corpus, params).sentences)
     perts = perturb_corpus(texts, language=corpus.language, max_per_sentence=params["max_per_sentence"], seed=params["seed"],
@@ -566,7 +584,11 @@ class GridResult:
 
 
 def _load_corpora(corpora) -> list[Any]:
-    from .corpora import SentenceCorpus, list_sentence_corpora, load_sentence_corpus
+    from semanscope_nb.data.sentences import (
+        SentenceCorpus,
+        list_sentence_corpora,
+        load_sentence_corpus,
+    )
 
     if corpora is None:
         corpora = list_sentence_corpora()

@@ -4,12 +4,12 @@
 * :func:`accuracy_at_k_chart`: accuracy@k curves per model and direction, with bootstrap intervals.
 * :func:`classification_table`: a table-like heatmap of kNN and baseline accuracy per setting.
 * :func:`alignment_pair`: the before / after alignment maps side by side, each with its SA legend
-  (the issue-3 :func:`semanscope_nb.charts.alignment_map`, reused as is).
+  (:func:`semanscope_nb.plots.charts.alignment_map`, reused as is).
 
 Example
 -------
 >>> import numpy as np, semanscope_nb as snb
->>> from semanscope_nb import retrieval_charts as rc
+>>> from semanscope_nb.plots import retrieval_charts as rc
 >>> x = np.random.default_rng(0).normal(size=(30, 8))
 >>> r = snb.bitext_retrieval(x, x + np.random.default_rng(1).normal(size=(30, 8)), n_boot=50)
 >>> spec = rc.accuracy_at_k_chart({"toy": r}).to_dict()
@@ -24,16 +24,16 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import pandas as pd
 
-from .charts import alignment_map, inline
+from semanscope_nb.plots.charts import alignment_map, inline
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
 
-    from .classify import ClassificationResult
-    from .datasets import WordDataset
-    from .projection import Projection
-    from .retrieval import BitextResult
-    from .sa import SAResult
+    from semanscope_nb.data.words import WordDataset
+    from semanscope_nb.metrics.affinity import SAResult
+    from semanscope_nb.metrics.classification import ClassificationResult
+    from semanscope_nb.metrics.retrieval import BitextResult
+    from semanscope_nb.plots.projection import Projection
 
 
 def _alt():
@@ -43,7 +43,7 @@ def _alt():
 
 
 def _named(results: "BitextResult | Mapping[str, BitextResult]") -> dict[str, "BitextResult"]:
-    from .retrieval import BitextResult
+    from semanscope_nb.metrics.retrieval import BitextResult
 
     if isinstance(results, BitextResult):
         return {str(results.provenance.get("model", "model")): results}
@@ -123,7 +123,7 @@ def accuracy_at_k_chart(results: "BitextResult | Mapping[str, BitextResult]", *,
 
 def classification_frame(results: "ClassificationResult | Mapping[str, ClassificationResult]") -> pd.DataFrame:
     """Accuracy per (row label, method), the row label naming model and setting."""
-    from .classify import ClassificationResult
+    from semanscope_nb.metrics.classification import ClassificationResult
 
     items = {"result": results} if isinstance(results, ClassificationResult) else dict(results)
     if not items:
@@ -170,7 +170,7 @@ def alignment_pair(
 ) -> "alt.HConcatChart":
     """Two alignment maps side by side (before, after), each with its SA legend in the corner.
 
-    Each side is :func:`semanscope_nb.charts.alignment_map` of (projection, SA result).
+    Each side is :func:`semanscope_nb.plots.charts.alignment_map` of (projection, SA result).
     """
     alt = _alt()
     maps = []

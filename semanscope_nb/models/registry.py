@@ -22,8 +22,8 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from . import encoders as enc
-from .errors import UnknownModelError
+from semanscope_nb.errors import UnknownModelError
+from semanscope_nb.models import encoders as enc
 
 USE_LANGUAGES = ("en", "zh", "zh-TW", "de", "fr", "es", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th", "tr", "ar")
 
@@ -111,7 +111,7 @@ def _builtin() -> None:
         "MIT", True, False, enc.RandomEncoder, (),
         "Seeded Gaussian vector per text: SA ~ 0.5 is what chance looks like.",
     ))
-    register_model(ModelInfo(  # issue 4: the CSC paper's word-level TF-IDF (exact vocabulary, no stop-word removal)
+    register_model(ModelInfo(  # the CSC paper's word-level TF-IDF (exact vocabulary, no stop-word removal)
         "tfidf-word", "TF-IDF words", "baseline", "none (surface form)", "any", None, "scikit-learn", "BSD-3-Clause",
         True, False,
         lambda: enc.TfidfEncoder(analyzer="word", ngram_range=(1, 1), n_features=None, token_pattern=r"(?u)\b\w+\b", model_id="tfidf-word"),

@@ -1,0 +1,50 @@
+"""Data layer: readers of everything the toolkit scores, and nothing that embeds.
+
+Rooms:
+
+* :mod:`~semanscope_nb.data.words` -- word datasets (Semanscope CSVs, word lists), language codes, bundled data.
+* :mod:`~semanscope_nb.data.sentences` -- sentence corpora (one sentence a line, ESS questions) for CSC.
+* :mod:`~semanscope_nb.data.bitext` -- parallel and labelled corpora (Tatoeba, SIB-200).
+* :mod:`~semanscope_nb.data.dictionaries` -- bilingual dictionaries (MUSE, CC-CEDICT) and seeded splits.
+* :mod:`~semanscope_nb.data.cedict` -- CC-CEDICT coverage checks of the bundled datasets.
+
+May import: :mod:`semanscope_nb.errors`, :mod:`semanscope_nb.provenance` and itself.
+
+Example
+-------
+>>> import semanscope_nb as snb
+>>> ds = snb.data.load_dataset("edge-cases", languages=["en", "zh"])
+>>> ds.languages, len(ds) > 100
+(('en', 'zh'), True)
+"""
+
+from semanscope_nb._api import public_names as _public_names
+from semanscope_nb.data.bitext import LabelledTexts, ParallelCorpus, read_sib200, read_tatoeba, sib200_parallel
+from semanscope_nb.data.dictionaries import (
+    BilingualDictionary,
+    DictionarySplit,
+    cedict_dictionary,
+    read_muse_dictionary,
+    split_dictionary,
+)
+from semanscope_nb.data.sentences import (
+    SentenceCorpus,
+    list_sentence_corpora,
+    load_sentence_corpus,
+    read_ess_questions,
+    read_sentences,
+)
+from semanscope_nb.data.words import (
+    LANGUAGE_NAMES,
+    WordDataset,
+    bundled_data_dir,
+    dataset_from_frame,
+    language_code,
+    list_datasets,
+    load_dataset,
+    read_semanscope_csv,
+    read_word_lists,
+    shared_data_dir,
+)
+
+__all__ = _public_names(globals())

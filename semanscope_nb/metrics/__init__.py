@@ -1,0 +1,75 @@
+"""Metrics layer: pure computations on vectors (and the dataset-free pipelines that embed then score).
+
+Rooms:
+
+* :mod:`~semanscope_nb.metrics.affinity` -- Semantic Affinity (paper 000): the formula, bootstrap, tiers.
+* :mod:`~semanscope_nb.metrics.csc` -- Concept Separation Curves (paper 002): language rules,
+  perturbation, KDE and overlap, the separation pipeline.
+* :mod:`~semanscope_nb.metrics.search` -- exact blocked top-k search over distance providers.
+* :mod:`~semanscope_nb.metrics.retrieval` -- bitext retrieval and lexicon induction (MINERS / MTEB).
+* :mod:`~semanscope_nb.metrics.classification` -- kNN retrieval classification (MINERS).
+* :mod:`~semanscope_nb.metrics.fusion` -- DistFuse: several models' distances fused into one.
+* :mod:`~semanscope_nb.metrics.alignment` -- Procrustes, Meeting-in-the-Middle, fitting an aligned model (paper 001).
+
+May import: the models and data layers, :mod:`semanscope_nb.errors`, :mod:`semanscope_nb.provenance`
+and itself.  A new metric is a module here with a pure function that returns a result dataclass
+(``to_dict`` / ``from_dict``), re-exported below and from :mod:`semanscope_nb`.
+
+Example
+-------
+>>> import numpy as np, semanscope_nb as snb
+>>> rng = np.random.default_rng(0)
+>>> en = rng.normal(size=(50, 8)); de = en + 0.01 * rng.normal(size=(50, 8))
+>>> snb.metrics.bitext_retrieval(en, de, n_boot=0).accuracy[1]
+1.0
+"""
+
+from semanscope_nb._api import public_names as _public_names
+from semanscope_nb.metrics.affinity import (
+    DEFAULT_TIERS,
+    AlignedWords,
+    DistanceScores,
+    SAResult,
+    TierThresholds,
+    affinity_ratio,
+    semantic_affinity,
+)
+from semanscope_nb.metrics.alignment import align_model, fit_alignment, meeting_in_the_middle, procrustes
+from semanscope_nb.metrics.classification import (
+    ClassificationResult,
+    classification_frame,
+    knn_classification,
+    sib200_classification,
+    text_classification,
+)
+from semanscope_nb.metrics.csc import (
+    LANGUAGE_RULES,
+    CSCCurves,
+    CSCGrid,
+    CSCResult,
+    LanguageRules,
+    Perturbation,
+    UnsupportedLanguageError,
+    concept_separation,
+    concept_separation_grid,
+    csc_curves,
+    csc_overlap,
+    csc_table,
+    get_language_rules,
+    perturb_corpus,
+    perturb_sentence,
+    register_language_rules,
+    supported_languages,
+)
+from semanscope_nb.metrics.fusion import DistFuse, FusedDistances
+from semanscope_nb.metrics.retrieval import (
+    BitextResult,
+    bitext_retrieval,
+    lexicon_induction,
+    retrieval_frame,
+    tatoeba_retrieval,
+    text_retrieval,
+)
+from semanscope_nb.metrics.search import DistanceProvider, EmbeddingDistances, TopK, topk_search
+
+__all__ = _public_names(globals(), modules=('csc',))

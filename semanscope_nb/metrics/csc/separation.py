@@ -1,0 +1,472 @@
+"""The CSC pipeline: perturb, embed, compare, KDE, overlap, bootstrap; results and grids.
+
+Layer: metrics.  Imports the CSC rooms beside it, the models layer and the data layer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from semanscope_nb.data.sentences import SentenceCorpus
+from semanscope_nb.errors import EmbeddingError
+from semanscope_nb.metrics.csc.kde import (
+    CSCCurves,
+    KDEMethod,
+    _validate_grid,
+    csc_curves,
+)
+from semanscope_nb.metrics.csc.languages import Kind, NegationMode, get_language_rules
+from semanscope_nb.metrics.csc.perturbation import perturb_corpus
+from semanscope_nb.models.encoders import Encoder
+from semanscope_nb.provenance import json_ready, package_info, utc_now
+
+
+@dataclass
+class CSCResult:
+    """Concept Separation Curves of one model on one corpus (see :func:`concept_separation`)."""
+
+    model: str
+    corpus: str
+    language: str
+    negation_mode: str
+    overlap: float
+    ci: tuple[float, float]
+    median_fuzz: float
+    median_negation: float
+    separation: float  # median fuzz - median negation (> 0: negation moves the vector more)
+    separation_ci: tuple[float, float]
+    n_boot: int
+    confidence: float
+    seed: int
+    curves: CSCCurves
+    sentences: list[str]
+    perturbations: pd.DataFrame  # sentence, kind, position, term, text, similarity (NaN if dropped), status
+    n_dropped: dict[str, int]
+    n_without_negation: int
+    n_without_fuzz: int
+    buckets: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    # -- views ----------------------------------------------------------------
+    @property
+    def n_sentences(self) -> int:
+        return len(self.sentences)
+
+    def sims(self, kind: Kind) -> np.ndarray:
+        """The defined similarities of one curve."""
+        p = self.perturbations
+        return p.loc[(p.kind == kind) & (p.status == "ok"), "similarity"].to_numpy(dtype=np.float64)
+
+    @property
+    def n_fuzz(self) -> int:
+        return int(self.sims("fuzz").size)
+
+    @property
+    def n_negation(self) -> int:
+        return int(self.sims("negation").size)
+
+    def sentence_table(self) -> pd.DataFrame:
+        """One row per original sentence: counts, mean similarities, their gap, the closest negated variant.
+
+        ``negation_gap`` = mean fuzz similarity - mean negation similarity: negative
+        means the negation moved the embedding *less* than inserting an article.
+        """
+        p = self.perturbations[self.perturbations.status == "ok"]
+        rows = []
+        for i, s in enumerate(self.sentences):
+            q = p[p.sentence == i]
+            fz, ng = q[q.kind == "fuzz"], q[q.kind == "negation"]
+            best = ng.loc[ng.similarity.idxmax()] if len(ng) else None
+            mf = float(fz.similarity.mean()) if len(fz) else math.nan
+            mn = float(ng.similarity.mean()) if len(ng) else math.nan
+            rows.append({
+                "sentence": s, "n_words": len(s.split()), "n_fuzz": len(fz), "n_negation": len(ng),
+                "mean_fuzz": mf, "mean_negation": mn, "negation_gap": mf - mn,
+                "closest_negation": None if best is None else best.text,
+                "closest_negation_similarity": math.nan if best is None else float(best.similarity),
+            })
+        return pd.DataFrame(rows)
+
+    def insensitive_cases(self, n: int = 10) -> pd.DataFrame:
+        """The ``n`` sentences whose negation moved the embedding least relative to fuzzing (smallest gap first)."""
+        t = self.sentence_table()
+        return t.sort_values("negation_gap", kind="stable", na_position="last").head(n).reset_index(drop=True)
+
+    def summary(self) -> dict[str, Any]:
+        """Flat numbers for a table row."""
+        return {
+            "model": self.model, "corpus": self.corpus, "language": self.language, "negation_mode": self.negation_mode,
+            "overlap": self.overlap, "ci_low": self.ci[0], "ci_high": self.ci[1],
+            "median_fuzz": self.median_fuzz, "median_negation": self.median_negation,
+            "separation": self.separation, "separation_ci_low": self.separation_ci[0], "separation_ci_high": self.separation_ci[1],
+            "n_sentences": self.n_sentences, "n_fuzz": self.n_fuzz, "n_negation": self.n_negation,
+            "n_dropped": int(self.n_dropped.get("fuzz", 0) + self.n_dropped.get("negation", 0)),  # variants without a cosine
+            "n_zero_originals": int(self.n_dropped.get("original_zero_vectors", 0)),
+        }
+
+    # -- serialisation -------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> str:
+        """Write :meth:`to_dict` as JSON, atomically (readers never see half a file)."""
+        from semanscope_nb.provenance import atomic_write_json
+
+        return str(atomic_write_json(path, self.to_dict()))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "CSCResult":
+        with open(path, encoding="utf-8") as fh:
+            return cls.from_dict(json.load(fh))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (NaN -> None); round-trips through :meth:`from_dict`."""
+        p = self.perturbations
+        d = {
+            "model": self.model, "corpus": self.corpus, "language": self.language, "negation_mode": self.negation_mode,
+            "overlap": self.overlap, "ci": list(self.ci), "median_fuzz": self.median_fuzz,
+            "median_negation": self.median_negation, "separation": self.separation, "separation_ci": list(self.separation_ci),
+            "n_boot": self.n_boot, "confidence": self.confidence, "seed": self.seed,
+            "curves": {
+                "grid": self.curves.grid.tolist(), "fuzz": self.curves.fuzz.tolist(), "negation": self.curves.negation.tolist(),
+                "overlap": self.curves.overlap, "fuzz_kernel_sd": self.curves.fuzz_kernel_sd,
+                "negation_kernel_sd": self.curves.negation_kernel_sd, "routes": list(self.curves.routes),
+            },
+            "sentences": list(self.sentences),
+            "perturbations": {c: p[c].tolist() for c in ("sentence", "kind", "position", "term", "text", "similarity", "status")},
+            "n_dropped": dict(self.n_dropped), "n_without_negation": self.n_without_negation,
+            "n_without_fuzz": self.n_without_fuzz, "buckets": self.buckets, "notes": list(self.notes),
+            "provenance": self.provenance,
+        }
+        return json_ready(d)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "CSCResult":
+        def num(x: Any) -> float:
+            return math.nan if x is None else float(x)
+
+        c = d["curves"]
+        curves = CSCCurves(np.array(c["grid"], dtype=float), np.array(c["fuzz"], dtype=float), np.array(c["negation"], dtype=float),
+                           float(c["overlap"]), float(c["fuzz_kernel_sd"]), float(c["negation_kernel_sd"]), tuple(c["routes"]))
+        pert = pd.DataFrame(d["perturbations"])
+        pert["similarity"] = pert["similarity"].map(num).astype(float)
+        return cls(
+            model=d["model"], corpus=d["corpus"], language=d["language"], negation_mode=d["negation_mode"],
+            overlap=num(d["overlap"]), ci=(num(d["ci"][0]), num(d["ci"][1])), median_fuzz=num(d["median_fuzz"]),
+            median_negation=num(d["median_negation"]), separation=num(d["separation"]),
+            separation_ci=(num(d["separation_ci"][0]), num(d["separation_ci"][1])), n_boot=int(d["n_boot"]),
+            confidence=float(d["confidence"]), seed=int(d["seed"]), curves=curves, sentences=list(d["sentences"]),
+            perturbations=pert, n_dropped={k: int(v) for k, v in d["n_dropped"].items()},
+            n_without_negation=int(d["n_without_negation"]), n_without_fuzz=int(d["n_without_fuzz"]),
+            buckets=[{k: (math.nan if v is None else v) for k, v in b.items()} for b in d.get("buckets", [])],
+            notes=list(d.get("notes", [])), provenance=dict(d.get("provenance", {})),
+        )
+
+
+
+
+def _cosines(orig: np.ndarray, pert: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise cosine; NaN where either vector is zero (undefined), plus that mask."""
+    no = np.linalg.norm(orig, axis=1)
+    npt = np.linalg.norm(pert, axis=1)
+    zero = (no == 0) | (npt == 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cos = np.einsum("ij,ij->i", orig, pert) / (no * npt)
+    cos = np.clip(cos, -1.0, 1.0)  # float rounding can step just outside [-1, 1]
+    cos[zero] = np.nan
+    return cos, zero
+
+
+def _stats_for(fz: np.ndarray, ng: np.ndarray, resolution: int, bandwidth: Any, method: KDEMethod) -> tuple[float, float]:
+    if fz.size == 0 or ng.size == 0:
+        return math.nan, math.nan
+    ov = csc_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=method).overlap
+    return ov, float(np.median(fz) - np.median(ng))
+
+
+def _bootstrap(
+    fz: np.ndarray, fz_sent: np.ndarray, ng: np.ndarray, ng_sent: np.ndarray, n_sentences: int, *,
+    n_boot: int, seed: int, confidence: float, method: str, resolution: int, bandwidth: Any, kde_method: KDEMethod,
+) -> tuple[tuple[float, float], tuple[float, float], list[str]]:
+    """Intervals of (overlap, separation), resampling original sentences with replacement.
+
+    scipy.stats.bootstrap does the resampling and the interval (BCa by default:
+    the overlap of two resampled, noisier curves is biased low, and BCa corrects
+    for that bias; 'percentile' and 'basic' are available).  A resample draws
+    sentence indices; each drawn sentence brings all its variants.
+    """
+    import warnings
+
+    import scipy.stats
+
+    def statistic(idx: np.ndarray) -> np.ndarray:
+        counts = np.bincount(idx.astype(np.int64), minlength=n_sentences)
+        f, g = np.repeat(fz, counts[fz_sent]), np.repeat(ng, counts[ng_sent])
+        return np.array(_stats_for(f, g, resolution, bandwidth, kde_method))
+
+    notes: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = scipy.stats.bootstrap(
+            (np.arange(n_sentences),), statistic, vectorized=False, n_resamples=n_boot, confidence_level=confidence,
+            method=method, rng=np.random.default_rng(seed),
+        )
+    low, high = np.asarray(res.confidence_interval.low, float), np.asarray(res.confidence_interval.high, float)
+    dist = np.asarray(res.bootstrap_distribution, float)
+    n_empty = int((~np.isfinite(dist[0])).sum())
+    if n_empty:
+        notes.append(f"{n_empty} of {n_boot} bootstrap resamples had an empty curve")
+    for k in range(2):
+        if not (np.isfinite(low[k]) and np.isfinite(high[k])):  # degenerate (no spread) or empty resamples
+            v = dist[k][np.isfinite(dist[k])]
+            if v.size:
+                a = (1 - confidence) / 2
+                low[k], high[k] = np.quantile(v, a), np.quantile(v, 1 - a)
+                notes.append(f"{method} interval undefined for the {('overlap', 'separation')[k]} "
+                             f"({'; '.join(str(w.message)[:80] for w in caught) or 'no spread'}); percentile interval used")
+    return (float(low[0]), float(high[0])), (float(low[1]), float(high[1])), notes
+
+
+def _length_buckets(
+    edges: Sequence[int], n_words: np.ndarray, fz: np.ndarray, fz_sent: np.ndarray, ng: np.ndarray, ng_sent: np.ndarray,
+    resolution: int, bandwidth: Any, method: KDEMethod,
+) -> list[dict[str, Any]]:
+    e = sorted(set(int(x) for x in edges))
+    if len(e) < 1 or e[0] < 0:
+        raise ValueError(f"length_buckets must be non-negative word-count edges, got {list(edges)}")
+    bounds = list(zip(e, e[1:] + [None]))
+    out = []
+    for lo, hi in bounds:
+        in_b = (n_words >= lo) & (n_words < hi if hi is not None else True)
+        f, g = fz[in_b[fz_sent]], ng[in_b[ng_sent]]
+        ov, sep = _stats_for(f, g, resolution, bandwidth, method)
+        out.append({
+            "bucket": f"{lo}-{hi}" if hi is not None else f">={lo}", "min_words": lo, "max_words": None if hi is None else hi - 1,
+            "n_sentences": int(in_b.sum()), "n_fuzz": int(f.size), "n_negation": int(g.size), "overlap": ov,
+            "median_fuzz": float(np.median(f)) if f.size else math.nan,
+            "median_negation": float(np.median(g)) if g.size else math.nan, "separation": sep,
+        })
+    return out
+
+
+def _prepare_sentences(sentences: Any, language: str | None) -> tuple[list[str], str, str, str, str, list[str]]:
+    """(sentences, language, corpus name, source, sha256, notes) from a corpus, a list or a path."""
+    from semanscope_nb.data.sentences import load_sentence_corpus
+
+    if isinstance(sentences, (str, os.PathLike)):
+        sentences = load_sentence_corpus(sentences, language=language)
+    if isinstance(sentences, SentenceCorpus):
+        lang = language or sentences.language
+        return list(sentences.sentences), lang, sentences.name, sentences.source, sentences.sha256, list(sentences.report)
+    if language is None:
+        raise ValueError("language= is required when sentences is a list (e.g. language='en')")
+    corpus = SentenceCorpus.from_sentences(list(sentences), language=language, name="sentences")  # raises if empty
+    return list(corpus.sentences), language, corpus.name, corpus.source, corpus.sha256, list(corpus.report)
+
+
+def concept_separation(
+    sentences: SentenceCorpus | Sequence[str] | str | os.PathLike,
+    model: str | Encoder,
+    *,
+    language: str | None = None,
+    max_per_sentence: int = 3,
+    negation: NegationMode = "particle",
+    seed: int = 0,
+    resolution: int = 2001,
+    bandwidth: float | str | None = None,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    ci_method: Literal["BCa", "percentile", "basic"] = "BCa",
+    min_words: int | None = None,
+    max_words: int | None = None,
+    length_buckets: Sequence[int] | None = None,
+    kde_method: KDEMethod = "auto",
+    tfidf_fit: Literal["all", "originals"] = "all",
+    cache: Any = None,
+    name: str | None = None,
+    progress: bool | None = None,
+) -> CSCResult:
+    """Concept Separation Curves of ``model`` on ``sentences`` (a corpus, a list, a file or a corpus name).
+
+    Perturbs every sentence (seeded), embeds originals and variants through the
+    embedding cache (``cache=None``: the default cache; ``False``: none), and
+    returns the curves, the overlap with a bootstrap interval over original
+    sentences (seeded; ``ci_method`` BCa by default, see :func:`_bootstrap`), the medians and their separation, per-length
+    buckets (``length_buckets=(0, 10, 20, 30, 40, 50)`` gives the paper's bins),
+    the per-sentence table and provenance.  ``min_words``/``max_words`` keep
+    only sentences of that length (the paper's filtered sets).
+
+    A zero vector (e.g. TF-IDF of a text with no known term) has no cosine:
+    its similarity is NaN, it is left out of the curves, and ``n_dropped``
+    counts it.  A corpus-fitted model (TF-IDF) is fitted on the originals and
+    all variants (``tfidf_fit="all"``, so inserted terms are in its vocabulary)
+    or on the originals only (``"originals"``: unseen terms are then invisible).
+
+    >>> r = concept_separation(["Manage a team of engineers.", "The shop is open."], "random-null",
+    ...                        language="en", n_boot=20, cache=False)
+    >>> r.n_fuzz, r.n_negation
+    (6, 6)
+    """
+    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.registry import load_model
+
+    _validate_grid(resolution, bandwidth)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
+        raise ValueError(f"n_boot must be an integer >= 0, got {n_boot!r}")
+    if ci_method not in ("BCa", "percentile", "basic"):
+        raise ValueError(f"ci_method must be 'BCa', 'percentile' or 'basic', got {ci_method!r}")
+    if tfidf_fit not in ("all", "originals"):
+        raise ValueError(f"tfidf_fit must be 'all' or 'originals', got {tfidf_fit!r}")
+    texts, lang, corpus_name, source, sha, notes = _prepare_sentences(sentences, language)
+    rules = get_language_rules(lang)
+    lang = rules.code
+    n_before = len(texts)
+    if min_words is not None or max_words is not None:
+        for nm, v in (("min_words", min_words), ("max_words", max_words)):
+            if v is not None and (not isinstance(v, (int, np.integer)) or v < 1):
+                raise ValueError(f"{nm} must be an integer >= 1, got {v!r}")
+        texts = [s for s in texts if (min_words is None or len(rules.words(s)) >= min_words)
+                 and (max_words is None or len(rules.words(s)) <= max_words)]
+        notes.append(f"length filter {min_words}..{max_words} words kept {len(texts)} of {n_before} sentences")
+        if not texts:
+            raise ValueError(f"the length filter min_words={min_words}, max_words={max_words} left no sentence of {n_before}")
+
+    perts = perturb_corpus(texts, language=lang, max_per_sentence=max_per_sentence, seed=seed, negation=negation)
+    per_kind = {k: {p.sentence for p in perts if p.kind == k} for k in ("fuzz", "negation")}
+    n_without_neg = len(texts) - len(per_kind["negation"])
+    n_without_fuzz = len(texts) - len(per_kind["fuzz"])
+    if n_without_neg:
+        notes.append(f"{n_without_neg} sentence(s) got no negated variant (negation={negation!r})")
+    if not any(p.kind == "negation" for p in perts):
+        raise ValueError(f"no sentence could be negated with negation={negation!r} (e.g. no auxiliary in any sentence)")
+
+    encoder = load_model(model)
+    all_texts = list(dict.fromkeys(texts + [p.text for p in perts]))
+    if encoder.requires_fit and getattr(encoder, "_idf", None) is None:
+        encoder = encoder.fit(all_texts if tfidf_fit == "all" else texts)  # type: ignore[attr-defined]
+    enc_lang = lang if encoder.language_dependent else None
+    if cache is False:
+        before = encoder.calls
+        matrix = encoder.encode(all_texts, language=enc_lang)
+        emb_stats = {"n_unique": len(all_texts), "n_cached": 0, "n_encoded": len(all_texts), "n_batches": encoder.calls - before}
+    else:
+        store = cache if cache is not None else EmbeddingCache()
+        matrix = store.embed(encoder, all_texts, language=enc_lang, progress=progress)
+        emb_stats = asdict(store.last_stats)
+    row = {t: i for i, t in enumerate(all_texts)}
+    orig = matrix[[row[texts[p.sentence]] for p in perts]].astype(np.float64)
+    pv = matrix[[row[p.text] for p in perts]].astype(np.float64)
+    sims, zero = _cosines(orig, pv)
+    orig_zero = np.linalg.norm(matrix[[row[t] for t in texts]].astype(np.float64), axis=1) == 0
+    frame = pd.DataFrame({
+        "sentence": [p.sentence for p in perts], "kind": [p.kind for p in perts], "position": [p.position for p in perts],
+        "term": [p.term for p in perts], "text": [p.text for p in perts], "similarity": sims,
+        "status": np.where(zero, "zero-vector", "ok"),
+    })
+    kinds = frame.kind.to_numpy()
+    n_dropped = {
+        "original_zero_vectors": int(orig_zero.sum()),
+        "fuzz": int((zero & (kinds == "fuzz")).sum()),
+        "negation": int((zero & (kinds == "negation")).sum()),
+    }
+    if any(n_dropped.values()):
+        notes.append(
+            f"dropped undefined cosines (zero vectors): {n_dropped['fuzz']} fuzz and {n_dropped['negation']} negation "
+            f"variants; {n_dropped['original_zero_vectors']} original sentence(s) embed to zero"
+        )
+    ok = ~zero
+    fz_mask, ng_mask = ok & (kinds == "fuzz"), ok & (kinds == "negation")
+    fz, ng = sims[fz_mask], sims[ng_mask]
+    sent = frame.sentence.to_numpy()
+    if fz.size == 0 or ng.size == 0:
+        raise EmbeddingError(
+            f"{encoder.model_id}: no defined similarity left for the {'fuzz' if fz.size == 0 else 'negation'} curve "
+            f"({n_dropped} zero vectors dropped)"
+        )
+    curves = csc_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=kde_method)
+    for kind, route in zip(("fuzz", "negation"), curves.routes):
+        if route == "point-mass":
+            notes.append(f"every {kind} similarity is the same value: its curve is a point mass (no KDE spread)")
+    if n_boot > 0 and len(texts) >= 2:
+        ci, sep_ci, boot_notes = _bootstrap(fz, sent[fz_mask], ng, sent[ng_mask], len(texts), n_boot=n_boot, seed=seed,
+                                            confidence=confidence, method=ci_method, resolution=resolution,
+                                            bandwidth=bandwidth, kde_method=kde_method)
+        notes.extend(boot_notes)
+        if not ci[0] <= curves.overlap <= ci[1]:
+            notes.append(
+                f"the overlap {curves.overlap:.4f} lies outside its {ci_method} interval [{ci[0]:.4f}, {ci[1]:.4f}]: resampled "
+                "curves are noisier, so their overlap is biased (typically low) and almost every resample fell on one side; "
+                "read the interval as indicative (more sentences shrink the bias)"
+            )
+    else:
+        ci = sep_ci = (math.nan, math.nan)
+        if n_boot > 0:
+            notes.append("one sentence: no bootstrap interval")
+    buckets = []
+    if length_buckets is not None:
+        nw = np.array([len(rules.words(s)) for s in texts])
+        buckets = _length_buckets(length_buckets, nw, fz, sent[fz_mask], ng, sent[ng_mask], resolution, bandwidth, kde_method)
+    med_f, med_n = float(np.median(fz)), float(np.median(ng))
+    params = {
+        "max_per_sentence": max_per_sentence, "negation": negation, "seed": seed, "resolution": resolution,
+        "bandwidth": bandwidth, "n_boot": n_boot, "confidence": confidence, "ci_method": ci_method, "min_words": min_words, "max_words": max_words,
+        "length_buckets": None if length_buckets is None else list(length_buckets), "kde_method": kde_method,
+        "kde_routes": list(curves.routes), "tfidf_fit": tfidf_fit if encoder.requires_fit else None,
+    }
+    provenance = {
+        "model": encoder.model_id, "model_version": encoder.version, "model_options": encoder.options,
+        "corpus": name or corpus_name, "corpus_source": source, "corpus_sha256": sha, "language": lang,
+        "language_rules": rules.to_dict(), "parameters": params, "embedding": emb_stats,
+        "packages": package_info(), "created": utc_now(),
+    }
+    return CSCResult(
+        model=encoder.model_id, corpus=name or corpus_name, language=lang, negation_mode=negation,
+        overlap=curves.overlap, ci=ci, median_fuzz=med_f, median_negation=med_n, separation=med_f - med_n,
+        separation_ci=sep_ci, n_boot=n_boot, confidence=confidence, seed=seed, curves=curves, sentences=texts,
+        perturbations=frame, n_dropped=n_dropped, n_without_negation=n_without_neg, n_without_fuzz=n_without_fuzz,
+        buckets=buckets, notes=notes, provenance=provenance,
+    )
+
+
+# --------------------------------------------------------------------------- many models x corpora
+
+
+def csc_table(results: Mapping[tuple[str, str], CSCResult] | Sequence[CSCResult]) -> pd.DataFrame:
+    """One row per result (:meth:`CSCResult.summary`), sorted by model then corpus."""
+    items = list(results.values()) if isinstance(results, Mapping) else list(results)
+    df = pd.DataFrame([r.summary() for r in items])
+    return df.sort_values(["model", "corpus"], kind="stable").reset_index(drop=True) if not df.empty else df
+
+
+@dataclass
+class CSCGrid:
+    """Every (model, corpus) result of :func:`concept_separation_grid`, and what failed."""
+
+    results: dict[tuple[str, str], CSCResult]
+    failures: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        return csc_table(self.results)
+
+
+def concept_separation_grid(
+    models: Sequence[str | Encoder], corpora: Sequence[SentenceCorpus], **options: Any
+) -> CSCGrid:
+    """:func:`concept_separation` for every model on every corpus; a failing pair is recorded, not raised."""
+    results, failures = {}, {}
+    for m in models:
+        mid = m if isinstance(m, str) else m.model_id
+        for c in corpora:
+            try:
+                results[(mid, c.name)] = concept_separation(c, m, **options)
+            except Exception as exc:  # one failing pair must not sink the grid
+                failures[(mid, c.name)] = f"{type(exc).__name__}: {exc}"
+    return CSCGrid(results, failures)

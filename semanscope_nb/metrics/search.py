@@ -1,0 +1,243 @@
+"""Exact top-k search over distance providers, one block of query rows at a time.
+
+A :class:`DistanceProvider` serves the distances between queries and a corpus
+one block of query rows at a time (smaller = closer).  Two come with the
+package: :class:`EmbeddingDistances` (cosine or Euclidean between two embedding
+arrays) and :class:`semanscope_nb.metrics.fusion.FusedDistances` (DistFuse).  A
+block holds ``block x n_corpus`` values and nothing larger is ever allocated, so
+a 50,000 x 50,000 search never builds the full matrix; with ``block=None`` the
+block height keeps one block (counted as float64) under ``max_block_bytes``.
+
+Ordering and ties: candidates are ordered by distance, ties by corpus index
+(lower first).
+
+Layer: metrics.  Imports numpy and :mod:`semanscope_nb.errors` only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from semanscope_nb.errors import EmbeddingError
+
+Metric = Literal["cosine", "euclidean"]
+METRICS = ("cosine", "euclidean")
+DEFAULT_MAX_BLOCK_BYTES = 32 * 2**20  # per block of distances (counted as float64); peak is ~3x (index/bool temporaries)
+
+
+# --------------------------------------------------------------------------- distance providers
+
+
+class DistanceProvider:
+    """Distances between ``n_queries`` queries and ``n_corpus`` corpus items, served by row blocks.
+
+    Subclasses implement :meth:`block` (a fresh float array, float64 by default; smaller = closer) and :attr:`T`
+    (the same distances with queries and corpus swapped).
+    """
+
+    n_queries: int
+    n_corpus: int
+
+    def block(self, rows: slice) -> np.ndarray:  # pragma: no cover - abstract
+        """Distances of queries ``rows`` to every corpus item: (rows x n_corpus) floats (a fresh array)."""
+        raise NotImplementedError
+
+    @property
+    def T(self) -> "DistanceProvider":  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        """What these distances are (for provenance)."""
+        return {"provider": type(self).__name__}
+
+    def rows_per_block(self, block: int | None, max_block_bytes: int = DEFAULT_MAX_BLOCK_BYTES) -> int:
+        """Block height: ``block`` if given, else as many rows as fit in ``max_block_bytes``."""
+        if block is not None:
+            if int(block) != block or block < 1:
+                raise ValueError(f"block must be a positive integer, got {block!r}")
+            return int(block)
+        return int(max(1, min(self.n_queries, max_block_bytes // (8 * max(1, self.n_corpus)))))
+
+
+def _as_matrix(x: Any, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
+        raise EmbeddingError(f"{name} must be a numeric (rows x dims) array, got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise EmbeddingError(f"{name} must be a 2-D array (rows x dims), got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise EmbeddingError(f"{name} is empty (0 rows)")
+    if arr.shape[1] == 0:
+        raise EmbeddingError(f"{name} has 0 dimensions")
+    bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
+    if bad.size:
+        raise EmbeddingError(f"{name} has NaN or inf values in {bad.size} row(s), e.g. rows {bad[:5].tolist()}")
+    return arr
+
+
+class EmbeddingDistances(DistanceProvider):
+    """Cosine (``1 - cos``) or Euclidean distances between two embedding arrays.
+
+    >>> import numpy as np
+    >>> d = EmbeddingDistances(np.eye(3), np.eye(3))
+    >>> d.block(slice(0, 1)).round(3).tolist()
+    [[0.0, 1.0, 1.0]]
+    """
+
+    def __init__(
+        self,
+        queries: Any,
+        corpus: Any,
+        *,
+        metric: Metric = "cosine",
+        dtype: type = np.float64,
+        names: tuple[str, str] = ("queries", "corpus"),
+    ) -> None:
+        if metric not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+        q = _as_matrix(queries, names[0])
+        c = _as_matrix(corpus, names[1])
+        if q.shape[1] != c.shape[1]:
+            raise EmbeddingError(
+                f"{names[0]} has {q.shape[1]} dimensions but {names[1]} has {c.shape[1]}: the two must live in one "
+                "space (a model's own output, or mapped into one, e.g. with semanscope_nb.procrustes)"
+            )
+        self.metric = metric
+        self.names = names
+        self.dtype = np.dtype(dtype)
+        self.n_queries, self.n_corpus = q.shape[0], c.shape[0]
+        self.dims = q.shape[1]
+        if metric == "cosine":
+            self._q = self._unit(q, names[0])
+            self._c = self._unit(c, names[1])
+        else:
+            # Euclidean distance is translation-invariant: centring on the joint mean first keeps
+            # ||q||^2 + ||c||^2 - 2 q.c from cancelling catastrophically for far-off-origin data.
+            centre = (q.sum(axis=0, dtype=np.float64) + c.sum(axis=0, dtype=np.float64)) / (q.shape[0] + c.shape[0])
+            self._q = np.ascontiguousarray(q - centre, dtype=self.dtype)
+            self._c = np.ascontiguousarray(c - centre, dtype=self.dtype)
+            self._qsq = np.einsum("ij,ij->i", self._q, self._q, dtype=np.float64)
+            self._csq = np.einsum("ij,ij->i", self._c, self._c, dtype=np.float64)
+
+    def _unit(self, x: np.ndarray, name: str) -> np.ndarray:
+        out = np.array(x, dtype=self.dtype, order="C", copy=True)  # one copy, in the working dtype
+        norms = np.sqrt(np.einsum("ij,ij->i", out, out, dtype=np.float64))
+        zero = np.flatnonzero(norms == 0)
+        if zero.size:
+            raise EmbeddingError(
+                f"{name}: {zero.size} all-zero vector(s) (cosine undefined), e.g. rows {zero[:5].tolist()}; "
+                "drop them or use metric='euclidean'"
+            )
+        out /= norms[:, None].astype(self.dtype)
+        return out
+
+    def block(self, rows: slice) -> np.ndarray:
+        dots = self._q[rows] @ self._c.T  # in self.dtype; every step below works in place on it
+        if self.metric == "cosine":
+            return np.subtract(1.0, dots, out=dots)
+        dots *= -2.0
+        dots += self._qsq[rows, None].astype(dots.dtype)
+        dots += self._csq[None, :].astype(dots.dtype)
+        np.maximum(dots, 0.0, out=dots)
+        return np.sqrt(dots, out=dots)
+
+    @property
+    def T(self) -> "EmbeddingDistances":
+        out = object.__new__(EmbeddingDistances)
+        out.metric, out.dtype, out.dims = self.metric, self.dtype, self.dims
+        out.names = (self.names[1], self.names[0])
+        out.n_queries, out.n_corpus = self.n_corpus, self.n_queries
+        out._q, out._c = self._c, self._q
+        if self.metric == "euclidean":
+            out._qsq, out._csq = self._csq, self._qsq
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"provider": "embeddings", "metric": self.metric, "dims": self.dims, "dtype": str(self.dtype)}
+
+
+# --------------------------------------------------------------------------- blocked search
+
+
+@dataclass(frozen=True)
+class TopK:
+    """The k nearest corpus items of every query, nearest first (ties: lower index first)."""
+
+    indices: np.ndarray  # (n_queries, k) int64
+    distances: np.ndarray  # (n_queries, k) float64
+
+
+def _check_k(k: int, n_corpus: int, name: str = "k") -> int:
+    if isinstance(k, bool) or int(k) != k or k < 1:
+        raise ValueError(f"{name} must be a positive integer, got {k!r}")
+    if k > n_corpus:
+        raise ValueError(f"{name}={k} is larger than the corpus ({n_corpus} item{'s' if n_corpus != 1 else ''})")
+    return int(k)
+
+
+def _topk_rows(D: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exact top-k of each row of ``D`` under (distance, index) order, via ``np.argpartition``."""
+    n = D.shape[1]
+    if k == 1:  # argmin returns the first minimum: exactly the (distance, index) order
+        idx = np.argmin(D, axis=1)[:, None]
+        return idx.astype(np.int64), np.take_along_axis(D, idx, axis=1).astype(np.float64)
+    if k == n:
+        idx = np.tile(np.arange(n), (D.shape[0], 1))
+    else:
+        idx = np.argpartition(D, k - 1, axis=1)[:, :k]
+        kth = np.take_along_axis(D, idx, axis=1).max(axis=1)
+        # argpartition picks arbitrarily among items tied at the k-th distance: redo those rows exactly
+        ambiguous = np.flatnonzero((D <= kth[:, None]).sum(axis=1) > k)
+        for r in ambiguous:
+            idx[r] = np.argsort(D[r], kind="stable")[:k]
+    vals = np.take_along_axis(D, idx, axis=1)
+    order = np.lexsort((idx, vals), axis=1)
+    idx = np.take_along_axis(idx, order, axis=1)
+    return idx.astype(np.int64), np.take_along_axis(vals, order, axis=1).astype(np.float64)
+
+
+def topk_search(
+    queries: Any,
+    corpus: Any = None,
+    *,
+    k: int = 10,
+    metric: Metric = "cosine",
+    block: int | None = None,
+    max_block_bytes: int = DEFAULT_MAX_BLOCK_BYTES,
+    dtype: type = np.float64,
+) -> TopK:
+    """The ``k`` nearest corpus rows of every query row, searched in blocks of query rows.
+
+    ``queries`` and ``corpus`` are embedding arrays, or ``queries`` is a
+    :class:`DistanceProvider` (then ``corpus`` is None).  Memory: one
+    ``block x n_corpus`` float64 block at a time (``block=None``: as many rows
+    as fit in ``max_block_bytes``); only the top ``k`` per row are kept.
+
+    >>> import numpy as np
+    >>> x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> topk_search(x, x, k=2).indices.tolist()
+    [[0, 2], [1, 2], [2, 0]]
+    """
+    provider = _provider(queries, corpus, metric=metric, dtype=dtype)
+    k = _check_k(k, provider.n_corpus)
+    rows = provider.rows_per_block(block, max_block_bytes)
+    indices = np.empty((provider.n_queries, k), dtype=np.int64)
+    dists = np.empty((provider.n_queries, k), dtype=np.float64)
+    for a in range(0, provider.n_queries, rows):
+        b = min(provider.n_queries, a + rows)
+        indices[a:b], dists[a:b] = _topk_rows(provider.block(slice(a, b)), k)
+    return TopK(indices, dists)
+
+
+def _provider(queries: Any, corpus: Any, *, metric: Metric, dtype: type = np.float64, names=("source", "target")) -> DistanceProvider:
+    if isinstance(queries, DistanceProvider):
+        if corpus is not None:
+            raise TypeError("pass either a DistanceProvider alone, or two embedding arrays")
+        return queries
+    if corpus is None:
+        raise TypeError("corpus (target) embeddings are missing")
+    return EmbeddingDistances(queries, corpus, metric=metric, dtype=dtype, names=names)
+

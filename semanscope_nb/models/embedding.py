@@ -1,0 +1,53 @@
+"""Embed texts through the cache and load an encoder (fitting it first when it needs a corpus).
+
+Layer: models.  Imports the registry and the cache beside it.
+
+Example
+-------
+>>> import semanscope_nb as snb
+>>> enc = snb.models.load_encoder("random-null", ["a", "b"])
+>>> snb.models.embed_texts(enc, ["a", "b", "a"], cache=False).shape[0]
+3
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, Sequence
+
+import numpy as np
+
+from semanscope_nb.errors import EmbeddingError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.encoders import Encoder
+
+
+# --------------------------------------------------------------------------- texts and word datasets
+
+
+def load_encoder(model: "str | Encoder", fit_corpus: Sequence[str]) -> "Encoder":
+    from semanscope_nb.models.registry import load_model
+
+    encoder = load_model(model)
+    if encoder.requires_fit and getattr(encoder, "_idf", None) is None:
+        encoder = encoder.fit(fit_corpus)  # type: ignore[attr-defined]
+    return encoder
+
+
+def embed_texts(
+    encoder: "Encoder", texts: Sequence[str], *, language: str | None = None, cache: "EmbeddingCache | None | Literal[False]" = None
+) -> np.ndarray:
+    """Vectors of ``texts`` through the embedding cache (``cache=None``: the default cache; False: none)."""
+    from semanscope_nb.models.cache import EmbeddingCache
+
+    texts = list(texts)
+    if not texts:
+        raise EmbeddingError("no texts to embed (empty list)")
+    if not encoder.language_dependent:
+        language = None
+    if cache is False:
+        return encoder.encode(texts, language=language)
+    store = cache if cache is not None else EmbeddingCache()
+    return store.embed(encoder, texts, language=language)
+

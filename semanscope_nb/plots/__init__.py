@@ -1,0 +1,47 @@
+"""Plots layer: projections of embeddings to 2-D/3-D, Altair charts per metric, and export.
+
+Rooms:
+
+* :mod:`~semanscope_nb.plots.projection` -- PHATE / UMAP / t-SNE / PCA coordinates, cached on disk.
+* :mod:`~semanscope_nb.plots.charts` -- Semantic Affinity maps, tier bars, heatmaps, leaderboards.
+* :mod:`~semanscope_nb.plots.csc_charts` -- Concept Separation Curve charts.
+* :mod:`~semanscope_nb.plots.retrieval_charts` -- retrieval and classification charts.
+* :mod:`~semanscope_nb.plots.export` -- PNG/SVG/PDF/HTML export with CJK fonts, offline notebook setup.
+
+Every chart function takes results and returns an ``alt.Chart``; nothing displays as a side effect.
+Altair, PHATE and UMAP are imported inside the functions that need them.
+May import: the metrics, models and data layers, :mod:`semanscope_nb.errors`,
+:mod:`semanscope_nb.provenance` and itself.  A new chart goes into the module of its metric.
+
+Example
+-------
+>>> import semanscope_nb as snb
+>>> snb.plots.charts is snb.charts, snb.plots.ProjectionSettings("pca").method
+(True, 'pca')
+"""
+
+from semanscope_nb._api import public_names as _public_names
+from semanscope_nb.plots import charts, csc_charts, export, projection, retrieval_charts
+from semanscope_nb.plots.charts import (
+    alignment_map,
+    leaderboard_table,
+    leaderboard_wide,
+    map_frame,
+    map_grid,
+    sa_heatmap,
+    sa_legend_text,
+    tier_bar_chart,
+    worst_concepts_chart,
+)
+from semanscope_nb.plots.csc_charts import csc_chart, csc_grid, csc_heatmap, csc_length_chart
+from semanscope_nb.plots.export import chart_to_html, register_cjk_fonts, save_chart, save_figures, setup_notebook
+from semanscope_nb.plots.projection import (
+    Projection,
+    ProjectionCache,
+    ProjectionSettings,
+    default_projection_cache,
+    project,
+    project_dataset,
+)
+
+__all__ = _public_names(globals(), modules=('charts', 'csc_charts', 'export', 'projection', 'retrieval_charts'))

@@ -1,0 +1,34 @@
+"""Runs layer: dataset-level evaluation, benchmark grids, results on disk and the command line.
+
+Rooms:
+
+* :mod:`~semanscope_nb.runs.evaluate` -- embed a dataset through the cache and score it; leaderboards.
+* :mod:`~semanscope_nb.runs.alignment` -- alignment before/after reports and maps.
+* :mod:`~semanscope_nb.runs.grid` -- models x datasets x metrics on joblib/Dask, resumable per job.
+* :mod:`~semanscope_nb.runs.cli` -- the ``semanscope`` command.
+
+May import: the plots, metrics, models and data layers, :mod:`semanscope_nb.errors`,
+:mod:`semanscope_nb.provenance` and itself.  A new benchmark metric is registered with
+:func:`register_metric`; a new command goes into ``cli.py``.
+
+Example
+-------
+>>> import semanscope_nb as snb
+>>> r = snb.runs.dataset_affinity("edge-cases", "random-null", languages=["en", "de"], n_boot=0, cache=False, progress=False)
+>>> r.provenance["model"], r.provenance["dataset"], r.languages
+('random-null', 'edge-cases', ('en', 'de'))
+"""
+
+from semanscope_nb._api import public_names as _public_names
+from semanscope_nb.runs.alignment import AlignmentReport, alignment_report, dataset_map
+from semanscope_nb.runs.evaluate import (
+    BenchmarkResult,
+    dataset_affinity,
+    embed_dataset,
+    format_leaderboard,
+    leaderboard,
+    run_benchmark,
+)
+from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, run_grid
+
+__all__ = _public_names(globals())

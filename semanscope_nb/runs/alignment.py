@@ -1,0 +1,118 @@
+"""Dataset-level alignment runs: held-out P@K and SA before and after alignment, and maps of both spaces.
+
+Layer: runs.  Imports metrics, plots (projection) and :mod:`semanscope_nb.runs.evaluate`.
+
+Example
+-------
+>>> import semanscope_nb as snb
+>>> report = snb.alignment_report   # held-out P@K and SA before/after an alignment; see notebook 06
+>>> report.__module__
+'semanscope_nb.runs.alignment'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+
+import pandas as pd
+
+from semanscope_nb.data.dictionaries import BilingualDictionary, DictionarySplit
+from semanscope_nb.data.words import WordDataset
+from semanscope_nb.models.encoders import Encoder
+
+if TYPE_CHECKING:  # pragma: no cover
+    from semanscope_nb.metrics.affinity import SAResult
+    from semanscope_nb.metrics.retrieval import BitextResult
+    from semanscope_nb.models.cache import EmbeddingCache
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@dataclass(frozen=True)
+class AlignmentReport:
+    """Held-out P@K (both directions) and SA, before and after alignment."""
+
+    table: pd.DataFrame
+    retrieval: dict[str, "BitextResult"]
+    affinity: dict[str, "SAResult"]
+    test_dictionary: str
+    n_test_pairs: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"table": json.loads(self.table.to_json(orient="records")),
+                "retrieval": {k: v.to_dict() for k, v in self.retrieval.items()},
+                "affinity": {k: v.to_dict() for k, v in self.affinity.items()},
+                "test_dictionary": self.test_dictionary, "n_test_pairs": self.n_test_pairs}
+
+
+def alignment_report(
+    models: Mapping[str, str | Encoder] | Sequence[str],
+    test: BilingualDictionary | DictionarySplit,
+    *,
+    ks: Sequence[int] = (1, 5),
+    n_boot: int = 1000,
+    seed: int = 0,
+    cache: "EmbeddingCache | None | Literal[False]" = None,
+) -> AlignmentReport:
+    """P@K and SA of each model on the held-out dictionary (e.g. ``{"before": base, "after": aligned_id}``).
+
+    P@K is lexicon induction over the test dictionary (queries: its source
+    words; candidates: its target words; a hit on any gold translation counts),
+    in both directions.  SA treats each test source word as a concept whose
+    translations are ``|`` alternatives.
+    """
+    from semanscope_nb.metrics.retrieval import lexicon_induction
+    from semanscope_nb.runs.evaluate import dataset_affinity
+
+    d = test.test if isinstance(test, DictionarySplit) else test
+    if not isinstance(models, Mapping):
+        models = {m if isinstance(m, str) else m.model_id: m for m in models}
+    ds = d.as_dataset(name=d.name)
+    rows, ret, aff = [], {}, {}
+    for stage, model in models.items():
+        r = lexicon_induction(list(d.pairs), model, source=d.source_language, target=d.target_language, ks=ks,
+                              n_boot=n_boot, seed=seed, cache=cache)
+        sa = dataset_affinity(ds, model, cache=cache, n_boot=n_boot, seed=seed)
+        ret[stage], aff[stage] = r, sa
+        row: dict[str, Any] = {"stage": stage, "model": r.provenance.get("model")}
+        for k in r.ks:
+            row[f"P@{k}"] = r.accuracy[k]
+            row[f"P@{k}_ci"] = r.intervals.get(f"accuracy@{k}")
+        for k in r.reverse.ks:
+            row[f"reverse P@{k}"] = r.reverse.accuracy[k]
+        row.update({"SA": sa.cosine.sa, "SA_ci": sa.cosine.ci, "SA_euclidean": sa.euclidean.sa, "tier": sa.tier,
+                    "n_queries": r.n_queries, "n_candidates": r.n_corpus})
+        rows.append(row)
+    return AlignmentReport(pd.DataFrame(rows), ret, aff, d.name, len(d.pairs))
+
+
+def dataset_map(
+    dataset: WordDataset | str | os.PathLike,
+    model: str | Encoder,
+    *,
+    languages: Sequence[str] | None = None,
+    method: str = "pca",
+    random_state: int = 0,
+    n_boot: int = 200,
+    seed: int = 0,
+    cache: "EmbeddingCache | None | Literal[False]" = None,
+) -> tuple[Any, "SAResult"]:
+    """(2-D projection, SA result) of ``model`` on ``dataset``: the inputs of one alignment map.
+
+    Feed two of these (before / after) to :func:`semanscope_nb.plots.retrieval_charts.alignment_pair`.
+    """
+    from semanscope_nb.data.words import load_dataset
+    from semanscope_nb.plots.projection import ProjectionSettings, project_dataset
+    from semanscope_nb.runs.evaluate import dataset_affinity, embed_dataset
+
+    ds = dataset if isinstance(dataset, WordDataset) else load_dataset(dataset)
+    if languages is not None:
+        ds = ds.select(languages)
+    vectors, _, _ = embed_dataset(ds, model, cache=cache)
+    sa = dataset_affinity(ds, model, cache=cache, n_boot=n_boot, seed=seed)
+    proj = project_dataset(ds, vectors, settings=ProjectionSettings(method, random_state=random_state), cache=False)
+    return proj, sa
