@@ -7,8 +7,12 @@ Both live outside the project (``shared_data_dir()/"tatoeba"`` and
   and ``tatoeba.<xxx>-eng.eng``, 1000 lines each, line i of one translating line
   i of the other.  The English side differs per language pair.
 * SIB-200: ``<lang>/{train,dev,test}.tsv`` with header ``index_id, category,
-  text`` (701 / 99 / 204 rows, 7 topics).  ``index_id`` and the row order are the
-  same in every language, so the splits are sentence-parallel too.
+  text`` (701 / 99 / 204 rows, 7 topics), written by pandas ``to_csv(sep="\\t")``:
+  a text holding a quote is quoted and its quotes doubled, and is read back so.
+  ``index_id`` and the row order are the same in every language, so the splits
+  are sentence-parallel too; pairing goes by ``index_id``, never by position.
+
+What a reader skipped or noticed is in the corpus's ``report``.
 
 Example
 -------
@@ -20,16 +24,15 @@ Example
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import os
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from semanscope_nb.data.words import _read_text, shared_data_dir
+from semanscope_nb.data.words import _blank, _CsvRows, _physical_lines, _read_text, shared_data_dir
 from semanscope_nb.errors import DatasetError
 
 #: Tatoeba three-letter codes <-> the ISO 639-1 codes the rest of the package uses
@@ -67,23 +70,21 @@ class ParallelCorpus:
     source: str
     sha256: str
     ids: tuple[str, ...] | None = None
+    report: tuple[str, ...] = field(default=(), compare=False)
 
     def __len__(self) -> int:
         return len(self.source_texts)
 
     def head(self, n: int) -> "ParallelCorpus":
         """The first ``n`` pairs."""
-        return ParallelCorpus(self.name, self.source_language, self.target_language, self.source_texts[:n],
-                              self.target_texts[:n], self.source, self.sha256, self.ids[:n] if self.ids else None)
+        return replace(self, source_texts=self.source_texts[:n], target_texts=self.target_texts[:n],
+                       ids=self.ids[:n] if self.ids else None)
 
 
 def _read_lines(path: Path) -> tuple[list[str], str]:
-    """Lines of a UTF-8 text file (no trailing empty line) and the file's SHA-256."""
+    """Physical lines of a UTF-8 text file (ends stripped; split only at ``\\r``/``\\n``) and the file's SHA-256."""
     text, sha = _read_text(path)
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [ln.rstrip("\r") for ln in lines], sha
+    return [ln.rstrip("\r\n") for ln in _physical_lines(text)], sha
 
 
 def _tatoeba_code(language: str) -> str:
@@ -110,7 +111,9 @@ def tatoeba_languages(folder: str | os.PathLike | None = None) -> list[str]:
 def read_tatoeba(language: str, *, folder: str | os.PathLike | None = None, limit: int | None = None) -> ParallelCorpus:
     """Read the Tatoeba test pairs of ``language`` (``deu`` or ``de``) -> English, aligned by line.
 
-    Differing line counts or an empty line are errors naming the file and line.
+    Lines end only at ``\\r``/``\\n`` (a U+2028 inside a sentence does not
+    shift the pairing).  Differing line counts or an empty line are errors
+    naming the file and line; quotes are plain text (the files are not CSV).
     """
     code = _tatoeba_code(language)
     d = tatoeba_dir(folder)
@@ -125,13 +128,16 @@ def read_tatoeba(language: str, *, folder: str | os.PathLike | None = None, limi
         empty = [i + 1 for i, ln in enumerate(lines) if not ln.strip()]
         if empty:
             raise DatasetError(f"{path}: line {empty[0]}: empty sentence ({len(empty)} empty line(s))")
+    report = []
     if limit is not None:
         if int(limit) != limit or limit < 1:
             raise ValueError(f"limit must be a positive integer, got {limit!r}")
+        if limit < len(src):
+            report.append(f"{src_path} | {eng_path}: first {limit} of {len(src)} pairs kept (limit={limit})")
         src, eng = src[:limit], eng[:limit]
     sha = hashlib.sha256(f"{sha_s}\0{sha_e}".encode()).hexdigest()
     return ParallelCorpus(f"tatoeba-{code}-eng", TATOEBA_CODES.get(code, code), "en", tuple(src), tuple(eng),
-                          f"{src_path} | {eng_path}", sha)
+                          f"{src_path} | {eng_path}", sha, report=tuple(report))
 
 
 @dataclass(frozen=True)
@@ -145,20 +151,29 @@ class LabelledTexts:
     texts: tuple[str, ...]
     source: str
     sha256: str
+    report: tuple[str, ...] = field(default=(), compare=False)
+    line_numbers: tuple[int, ...] = field(default=(), compare=False)
 
     def __len__(self) -> int:
         return len(self.texts)
 
+    def _pick(self, keep: Sequence[int]) -> LabelledTexts:
+        def pick(xs: Sequence) -> tuple:
+            return tuple(xs[i] for i in keep)
+
+        return replace(self, ids=pick(self.ids), labels=pick(self.labels), texts=pick(self.texts),
+                       line_numbers=pick(self.line_numbers) if self.line_numbers else ())
+
     def head(self, n: int) -> "LabelledTexts":
-        return LabelledTexts(self.language, self.split, self.ids[:n], self.labels[:n], self.texts[:n], self.source, self.sha256)
+        """The first ``n`` rows."""
+        return self._pick(range(min(n, len(self))))
 
     def sample(self, n: int, *, seed: int = 0) -> "LabelledTexts":
         """``n`` rows drawn without replacement (seeded), kept in file order (the files are sorted by topic)."""
         if n >= len(self):
             return self
         keep = np.sort(np.random.default_rng(seed).choice(len(self), size=n, replace=False))
-        pick = lambda xs: tuple(xs[i] for i in keep)  # noqa: E731
-        return LabelledTexts(self.language, self.split, pick(self.ids), pick(self.labels), pick(self.texts), self.source, self.sha256)
+        return self._pick(keep.tolist())
 
 
 def _sib_folder(language: str) -> str:
@@ -180,7 +195,10 @@ def sib200_languages(folder: str | os.PathLike | None = None) -> list[str]:
 def read_sib200(language: str, split: str = "train", *, folder: str | os.PathLike | None = None) -> LabelledTexts:
     """Read ``<folder>/<language>/<split>.tsv`` (``language``: ``eng_Latn`` or ``en``).
 
-    A missing column, a short row or an empty label/text is an error naming file and line.
+    Quoted fields are unquoted as pandas wrote them (a quote inside a quoted
+    field is doubled).  A missing column, a row without exactly three fields, an
+    empty id/label/text, a repeated ``index_id`` or an unbalanced quote is an
+    error naming file and (physical) line.  Skipped blank lines are in ``report``.
     """
     if split not in SIB200_SPLITS:
         raise ValueError(f"split must be one of {SIB200_SPLITS}, got {split!r}")
@@ -189,41 +207,86 @@ def read_sib200(language: str, split: str = "train", *, folder: str | os.PathLik
     if not path.exists():
         have = ", ".join(sib200_languages(folder)) or "none"
         raise DatasetError(f"{path}: file not found (SIB-200 languages present: {have}; set SEMANSCOPE_SHARED_DATA or pass folder=)")
-    lines, sha = _read_lines(path)
-    reader = csv.reader(io.StringIO("\n".join(lines)), delimiter="\t", quoting=csv.QUOTE_NONE)
-    header = next(reader, None)
+    text, sha = _read_text(path)
+    rows = iter(_CsvRows(path, text, delimiter="\t"))
+    header = next(rows, None)
     want = ["index_id", "category", "text"]
-    if header is None or [h.strip() for h in header[:3]] != want:
-        raise DatasetError(f"{path}: line 1: header must start with {want}, got {header}")
-    ids, labels, texts = [], [], []
-    for line_no, row in enumerate(reader, start=2):
-        if not row or not any(f.strip() for f in row):
+    if header is None or [h.strip() for h in header.fields] != want:
+        got = None if header is None else header.fields
+        raise DatasetError(f"{path}: line {1 if header is None else header.line}: header must be {want}, got {got}")
+    ids, labels, texts, lines = [], [], [], []
+    first_line: dict[str, int] = {}
+    blank: list[int] = []
+    report: list[str] = []
+    for row in rows:
+        if _blank(row.fields):
+            blank.append(row.line)
             continue
-        if len(row) < 3:
-            raise DatasetError(f"{path}: line {line_no}: {len(row)} field(s), expected 3 (index_id, category, text)")
-        for col, val in zip(want, row[:3]):
+        if len(row.fields) != 3:
+            raise DatasetError(
+                f"{path}: line {row.line}: {len(row.fields)} field(s), expected 3 (index_id, category, text); "
+                "a text holding a tab must be quoted"
+            )
+        for col, val in zip(want, row.fields):
             if not val.strip():
-                raise DatasetError(f"{path}: line {line_no}: empty '{col}'")
-        ids.append(row[0].strip())
-        labels.append(row[1].strip())
-        texts.append("\t".join(row[2:]).strip())
+                raise DatasetError(f"{path}: line {row.line}: empty '{col}'")
+        idx = row.fields[0].strip()
+        if idx in first_line:
+            raise DatasetError(
+                f"{path}: line {row.line}: index_id {idx} repeats line {first_line[idx]} "
+                "(ids pair the languages, so each must be unique)"
+            )
+        first_line[idx] = row.line
+        if row.end_line > row.line:
+            report.append(f"{path}: lines {row.line}-{row.end_line}: one row (a quoted text holds a line break)")
+        ids.append(idx)
+        labels.append(row.fields[1].strip())
+        texts.append(row.fields[2].strip())
+        lines.append(row.line)
     if not texts:
         raise DatasetError(f"{path}: no rows after the header")
-    return LabelledTexts(SIB200_CODES.get(code, code), split, tuple(ids), tuple(labels), tuple(texts), str(path), sha)
+    if blank:
+        report.insert(0, f"{path}: {len(blank)} blank line(s) skipped (lines {', '.join(map(str, blank[:20]))})")
+    return LabelledTexts(SIB200_CODES.get(code, code), split, tuple(ids), tuple(labels), tuple(texts), str(path), sha,
+                         tuple(report), tuple(lines))
 
 
 def sib200_parallel(
     source_language: str, target_language: str = "eng_Latn", *, split: str = "test", folder: str | os.PathLike | None = None
 ) -> ParallelCorpus:
-    """SIB-200 sentences of two languages aligned by ``index_id`` (a FLORES-200 bitext)."""
+    """SIB-200 sentences of two languages aligned by ``index_id`` (a FLORES-200 bitext).
+
+    Both files must hold the same ids (each once) with the same topic label;
+    an id missing on either side or a label that differs is an error naming
+    the files and lines, never a shorter or shifted pairing.
+    """
     a = read_sib200(source_language, split, folder=folder)
     b = read_sib200(target_language, split, folder=folder)
-    by_id = dict(zip(b.ids, b.texts))
-    missing = [i for i in a.ids if i not in by_id]
-    if missing:
-        raise DatasetError(f"{b.source}: {len(missing)} index_id(s) of {a.source} missing, e.g. {missing[:5]}")
+    a_at = {i: k for k, i in enumerate(a.ids)}
+    b_at = {i: k for k, i in enumerate(b.ids)}
+
+    def where(c: LabelledTexts, ids: list[str], at: dict[str, int]) -> str:
+        shown = ", ".join(f"{i} (line {c.line_numbers[at[i]]})" for i in ids[:5])
+        return shown + (f", ... ({len(ids)} in all)" if len(ids) > 5 else "")
+
+    only_a = [i for i in a.ids if i not in b_at]
+    only_b = [i for i in b.ids if i not in a_at]
+    if only_a or only_b:
+        parts = []
+        if only_a:
+            parts.append(f"index_id(s) of {a.source} missing from {b.source}: {where(a, only_a, a_at)}")
+        if only_b:
+            parts.append(f"index_id(s) of {b.source} missing from {a.source}: {where(b, only_b, b_at)}")
+        raise DatasetError("SIB-200 files do not pair up: " + "; ".join(parts))
+    differ = [i for i in a.ids if a.labels[a_at[i]] != b.labels[b_at[i]]]
+    if differ:
+        i = differ[0]
+        raise DatasetError(
+            f"SIB-200 files disagree on {len(differ)} topic label(s): index_id {i} is '{a.labels[a_at[i]]}' on line "
+            f"{a.line_numbers[a_at[i]]} of {a.source} but '{b.labels[b_at[i]]}' on line {b.line_numbers[b_at[i]]} of {b.source}"
+        )
     return ParallelCorpus(
         f"sib200-{split}-{_sib_folder(source_language)}-{_sib_folder(target_language)}", a.language, b.language,
-        a.texts, tuple(by_id[i] for i in a.ids), f"{a.source} | {b.source}",
-        hashlib.sha256((a.sha256 + b.sha256).encode()).hexdigest(), ids=a.ids,
+        a.texts, tuple(b.texts[b_at[i]] for i in a.ids), f"{a.source} | {b.source}",
+        hashlib.sha256((a.sha256 + b.sha256).encode()).hexdigest(), ids=a.ids, report=a.report + b.report,
     )

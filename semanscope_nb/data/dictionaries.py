@@ -12,9 +12,7 @@ Example
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
 import os
 import re
 from dataclasses import dataclass, field
@@ -24,7 +22,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.data.words import WordDataset, shared_data_dir
+from semanscope_nb.data.words import WordDataset, _physical_lines, _read_text, shared_data_dir
 from semanscope_nb.errors import DatasetError
 
 
@@ -96,7 +94,10 @@ def read_muse_dictionary(
     (``opencc-python-reimplemented``) when ``simplified``, and targets without
     any CJK character (``cross @ cross``) are dropped when ``require_script``.
     ``drop_identical`` drops pairs whose two sides are the same string (they
-    retrieve each other trivially).  What was dropped is in ``report``.
+    retrieve each other trivially).  What was dropped (with line numbers) is
+    in ``report``.  Lines end only at ``\\r``/``\\n``.  A ``.gz`` name on a
+    plain file, gzip data under a plain name, a damaged gzip, bad UTF-8 and a
+    malformed line are errors naming file and line.
     Licence: CC BY-NC 4.0 (non-commercial).
     """
     p = Path(pair)
@@ -106,17 +107,10 @@ def read_muse_dictionary(
     if not m:
         raise DatasetError(f"{p}: cannot tell the languages from the file name (expected e.g. en-zh.dict.gz)")
     src_lang, tgt_lang, kind = m.group(1), m.group(2), m.group(3)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
+    if not p.exists():
         have = ", ".join(sorted(x.name for x in muse_dir(folder).glob("*.dict.gz"))) if muse_dir(folder).is_dir() else "folder missing"
-        raise DatasetError(f"{p}: file not found (MUSE files present: {have}; set SEMANSCOPE_SHARED_DATA or pass folder=)") from None
-    data = gzip.decompress(raw) if p.name.endswith(".gz") else raw
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        bad_line = data[: exc.start].count(b"\n") + 1
-        raise DatasetError(f"{p}: line {bad_line}: not valid UTF-8") from None
+        raise DatasetError(f"{p}: file not found (MUSE files present: {have}; set SEMANSCOPE_SHARED_DATA or pass folder=)")
+    text, sha = _read_text(p)
     convert = None
     if simplified and tgt_lang.startswith("zh"):
         from opencc import (
@@ -125,9 +119,10 @@ def read_muse_dictionary(
 
         convert = OpenCC("t2s").convert
     pairs: list[tuple[str, str]] = []
-    seen: set[tuple[str, str]] = set()
-    n_lines = n_identical = n_script = n_dupes = n_converted = 0
-    for line_no, line in enumerate(io.StringIO(text), start=1):
+    seen: dict[tuple[str, str], int] = {}
+    n_lines = n_identical = n_script = n_converted = 0
+    dupes: list[tuple[int, int]] = []
+    for line_no, line in enumerate(_physical_lines(text), start=1):
         line = line.strip()
         if not line:
             continue
@@ -153,20 +148,24 @@ def read_muse_dictionary(
             n_script += 1
             continue
         if (src, tgt) in seen:
-            n_dupes += 1
+            dupes.append((line_no, seen[(src, tgt)]))
             continue
-        seen.add((src, tgt))
+        seen[(src, tgt)] = line_no
         pairs.append((src, tgt))
+    n_dupes = len(dupes)
     if not pairs:
         raise DatasetError(f"{p}: no pairs left ({n_lines} lines; {n_identical} identical, {n_script} without CJK, {n_dupes} duplicates dropped)")
-    report = (
+    report = [
         f"{p}: {n_lines} lines read as TARGET @ SOURCE" if kind == "dict" else f"{p}: {n_lines} lines read",
         f"{n_converted} target words converted traditional -> simplified (OpenCC t2s)" if convert else "no script conversion",
-        f"dropped: {n_identical} identical pairs, {n_script} Chinese targets without CJK characters, "
-        f"{n_dupes} duplicates after conversion",
-    )
+        (f"dropped: {n_identical} identical pairs, {n_script} Chinese targets without CJK characters, "
+         f"{n_dupes} duplicates after conversion"),
+    ]
+    if dupes:
+        shown = ", ".join(f"line {a} = line {b}" for a, b in dupes[:10]) + (", ..." if n_dupes > 10 else "")
+        report.append(f"{p}: duplicate pairs dropped ({shown})")
     return BilingualDictionary(f"muse-{src_lang}-{tgt_lang}", src_lang, tgt_lang, tuple(pairs), str(p),
-                               hashlib.sha256(raw).hexdigest(), report, "CC BY-NC 4.0")
+                               sha, tuple(report), "CC BY-NC 4.0")
 
 
 _CEDICT_SKIP = re.compile(r"surname|variant of|abbr\.|old variant|see |CL:|used in|radical|\d")

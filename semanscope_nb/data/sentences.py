@@ -16,9 +16,7 @@ Example
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -27,6 +25,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from semanscope_nb.data.words import (
+    _blank,
+    _CsvRows,
+    _physical_lines,
     _read_text,
     bundled_data_dir,
     language_code,
@@ -155,8 +156,10 @@ def read_sentences(
     """Read a UTF-8 file with one sentence per line.
 
     Blank lines and lines starting with ``comment`` are skipped (blank ones are
-    listed in ``report``), as are exact duplicates.  A one-word line is a valid
-    sentence (it has one insertion point).  An empty file is an error.
+    listed in ``report``), as are exact duplicates (reported).  Lines end only
+    at ``\\r``/``\\n``: a U+2028 or form feed inside a sentence does not split it.
+    A one-word line is a valid sentence (it has one insertion point).  An
+    empty file is an error.
 
     >>> import pathlib, tempfile
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "s.txt"
@@ -167,7 +170,8 @@ def read_sentences(
     """
     path = Path(path)
     text, sha = _read_text(path)
-    kept, report = _clean(((i + 1, ln) for i, ln in enumerate(text.splitlines())), str(path), "line", comment=comment)
+    lines = ((i + 1, ln.rstrip("\r\n")) for i, ln in enumerate(_physical_lines(text)))
+    kept, report = _clean(lines, str(path), "line", comment=comment)
     if not kept:
         raise DatasetError(f"{path}: no sentences (the file is empty or holds only blank/comment lines)")
     return SentenceCorpus(name or path.stem, _code(language), tuple(s for _, s in kept), str(path), sha, tuple(report))
@@ -184,9 +188,12 @@ def read_ess_questions(
     """The European Social Survey questions (rounds 1-6, MCSQ) as a corpus: ``study, item_name, text`` TSV.
 
     ``language`` picks ``ess_requests_unique_<language>.tsv`` in ``folder``
-    (default :func:`ess_folder`); ``path`` reads one TSV directly.  Item ids
-    are ``<study>/<item_name>``.  A missing file, a missing column or a row
-    with the wrong number of fields is an error naming file and line.
+    (default :func:`ess_folder`); ``path`` reads one TSV directly (``.gz`` too).
+    Item ids are ``<study>/<item_name>``; one item may hold several request
+    segments, so an id may repeat (the shared files repeat 259 English and 291
+    German ids), while a repeated text is skipped and reported.  A missing
+    file, a missing column, a row with the wrong number of fields, an empty
+    id or an unbalanced quote is an error naming file and (physical) line.
 
     >>> c = read_ess_questions("en")  # doctest: +SKIP
     >>> c.name, len(c)  # doctest: +SKIP
@@ -197,27 +204,35 @@ def read_ess_questions(
     if not p.exists():
         raise DatasetError(f"{p}: ESS questions not found (set SEMANSCOPE_SHARED_DATA, or pass folder=/path=)")
     text, sha = _read_text(p)
-    rows = list(csv.reader(io.StringIO(text), delimiter="\t"))
-    if not rows:
+    rows = iter(_CsvRows(p, text, delimiter="\t"))
+    first = next(rows, None)
+    if first is None:
         raise DatasetError(f"{p}: empty file (expected a header 'study, item_name, text')")
-    header = [h.strip().lower() for h in rows[0]]
+    header = [h.strip().lower() for h in first.fields]
     missing = [c for c in ("study", "item_name", "text") if c not in header]
     if missing:
-        raise DatasetError(f"{p}: line 1: missing column(s) {missing}; header is {rows[0]}")
+        raise DatasetError(f"{p}: line {first.line}: missing column(s) {missing}; header is {first.fields}")
     js, ji, jt = (header.index(c) for c in ("study", "item_name", "text"))
-    lines, ids = [], {}
-    for no, fields in enumerate(rows[1:], start=2):
-        if not fields or not any(f.strip() for f in fields):
-            lines.append((no, ""))
+    lines, ids, spans = [], {}, []
+    for row in rows:
+        fields = row.fields
+        if _blank(fields):
+            lines.append((row.line, ""))
             continue
         if len(fields) != len(header):
-            raise DatasetError(f"{p}: line {no}: {len(fields)} fields, the header has {len(header)} (tab-separated)")
-        lines.append((no, fields[jt]))
-        ids[no] = f"{fields[js].strip()}/{fields[ji].strip()}"
+            raise DatasetError(f"{p}: line {row.line}: {len(fields)} fields, the header has {len(header)} (tab-separated)")
+        study, item = fields[js].strip(), fields[ji].strip()
+        if not study or not item:
+            raise DatasetError(f"{p}: line {row.line}: empty '{'study' if not study else 'item_name'}'")
+        if row.end_line > row.line:
+            spans.append(f"{p}: lines {row.line}-{row.end_line}: one question (a quoted text holds a line break)")
+        lines.append((row.line, fields[jt]))
+        ids[row.line] = f"{study}/{item}"
     kept, report = _clean(lines, str(p), "line")
     if not kept:
         raise DatasetError(f"{p}: no questions after the header")
-    return SentenceCorpus(f"ess-{code}", code, tuple(s for _, s in kept), str(p), sha, tuple(report), tuple(ids[no] for no, _ in kept))
+    return SentenceCorpus(f"ess-{code}", code, tuple(s for _, s in kept), str(p), sha, tuple(report + spans),
+                          tuple(ids[no] for no, _ in kept))
 
 
 def list_sentence_corpora(folder: str | os.PathLike | None = None) -> list[str]:
