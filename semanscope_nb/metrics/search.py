@@ -11,6 +11,12 @@ block height keeps one block (counted as float64) under ``max_block_bytes``.
 Ordering and ties: candidates are ordered by distance, ties by corpus index
 (lower first).
 
+Magnitudes: no raw coordinate is squared.  Cosine rows are divided by a power
+of two near their largest coordinate before normalising, and Euclidean vectors
+by one such power of two before centring (both exact), so vectors scaled by
+1e160 or 1e-200 rank exactly like the rescaled ones; Euclidean distances come
+back in the vectors' own units.
+
 Layer: metrics.  Imports numpy and :mod:`semanscope_nb.errors` only.
 """
 
@@ -78,6 +84,14 @@ def _as_matrix(x: Any, name: str) -> np.ndarray:
     return arr
 
 
+def _row_maxabs(x: np.ndarray, rows: int = 65536) -> np.ndarray:
+    """Largest absolute coordinate of every row (float64), in row blocks (no full-size temporary)."""
+    out = np.empty(x.shape[0])
+    for a in range(0, x.shape[0], rows):
+        out[a : a + rows] = np.abs(x[a : a + rows]).max(axis=1)
+    return out
+
+
 class EmbeddingDistances(DistanceProvider):
     """Cosine (``1 - cos``) or Euclidean distances between two embedding arrays.
 
@@ -110,20 +124,41 @@ class EmbeddingDistances(DistanceProvider):
         self.dtype = np.dtype(dtype)
         self.n_queries, self.n_corpus = q.shape[0], c.shape[0]
         self.dims = q.shape[1]
+        self._exponent = 0  # Euclidean work runs on coordinates / 2**_exponent (exact); distances are scaled back
         if metric == "cosine":
             self._q = self._unit(q, names[0])
             self._c = self._unit(c, names[1])
         else:
-            # Euclidean distance is translation-invariant: centring on the joint mean first keeps
-            # ||q||^2 + ||c||^2 - 2 q.c from cancelling catastrophically for far-off-origin data.
-            centre = (q.sum(axis=0, dtype=np.float64) + c.sum(axis=0, dtype=np.float64)) / (q.shape[0] + c.shape[0])
-            self._q = np.ascontiguousarray(q - centre, dtype=self.dtype)
-            self._c = np.ascontiguousarray(c - centre, dtype=self.dtype)
+            # Scale by a power of two near the largest coordinate (exact), so no square overflows (1e160) or
+            # underflows (1e-200).  Euclidean distance is translation-invariant: centring on the joint mean first
+            # keeps ||q||^2 + ||c||^2 - 2 q.c from cancelling catastrophically for far-off-origin data.
+            self._exponent = int(np.frexp(max(float(_row_maxabs(q).max()), float(_row_maxabs(c).max())))[1])
+            if self.dtype != np.float64 and abs(self._exponent) > 100:
+                raise EmbeddingError(
+                    f"dtype={self.dtype} cannot hold Euclidean distances of vectors whose largest coordinate is about "
+                    f"2**{self._exponent}; use dtype=np.float64"
+                )
+            qs = np.ldexp(np.asarray(q, dtype=np.float64), -self._exponent)
+            cs = np.ldexp(np.asarray(c, dtype=np.float64), -self._exponent)
+            centre = (qs.sum(axis=0) + cs.sum(axis=0)) / (q.shape[0] + c.shape[0])
+            qs -= centre
+            cs -= centre
+            self._q = np.ascontiguousarray(qs, dtype=self.dtype)
+            self._c = np.ascontiguousarray(cs, dtype=self.dtype)
             self._qsq = np.einsum("ij,ij->i", self._q, self._q, dtype=np.float64)
             self._csq = np.einsum("ij,ij->i", self._c, self._c, dtype=np.float64)
 
     def _unit(self, x: np.ndarray, name: str) -> np.ndarray:
-        out = np.array(x, dtype=self.dtype, order="C", copy=True)  # one copy, in the working dtype
+        """Unit rows in the working dtype.
+
+        Each row is divided by a power of two near its largest coordinate first
+        (exact), so norms neither overflow (1e160) nor underflow (1e-200); for
+        ordinary magnitudes the result is bit-identical to ``x / ||x||``.
+        """
+        e = np.frexp(_row_maxabs(x))[1]
+        out = np.empty(x.shape, dtype=self.dtype)  # one copy in the working dtype, filled in row blocks
+        for a in range(0, x.shape[0], 65536):
+            out[a : a + 65536] = np.ldexp(np.asarray(x[a : a + 65536], dtype=np.float64), -e[a : a + 65536, None])
         norms = np.sqrt(np.einsum("ij,ij->i", out, out, dtype=np.float64))
         zero = np.flatnonzero(norms == 0)
         if zero.size:
@@ -142,12 +177,13 @@ class EmbeddingDistances(DistanceProvider):
         dots += self._qsq[rows, None].astype(dots.dtype)
         dots += self._csq[None, :].astype(dots.dtype)
         np.maximum(dots, 0.0, out=dots)
-        return np.sqrt(dots, out=dots)
+        np.sqrt(dots, out=dots)
+        return np.ldexp(dots, self._exponent, out=dots) if self._exponent else dots
 
     @property
     def T(self) -> "EmbeddingDistances":
         out = object.__new__(EmbeddingDistances)
-        out.metric, out.dtype, out.dims = self.metric, self.dtype, self.dims
+        out.metric, out.dtype, out.dims, out._exponent = self.metric, self.dtype, self.dims, self._exponent
         out.names = (self.names[1], self.names[0])
         out.n_queries, out.n_corpus = self.n_corpus, self.n_queries
         out._q, out._c = self._c, self._q

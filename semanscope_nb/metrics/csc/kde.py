@@ -30,14 +30,32 @@ def _validate_grid(resolution: Any, bandwidth: Any) -> None:
         raise ValueError(f"bandwidth must be > 0 (scipy's bw_method factor; None = Scott's rule), got {bandwidth!r}")
 
 
+SIM_TOLERANCE = 1e-6  # rounding of a computed cosine (float32: ~1e-7) may step this far outside [-1, 1]
+
+
 def _as_sims(values: Any, name: str) -> np.ndarray:
-    x = np.asarray(values, dtype=np.float64).ravel()
+    """``values`` as a 1-D float array of cosine similarities in [-1, 1] (rounding excursions clipped), or a clear error."""
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{name} must be a 1-D sequence of numbers (cosine similarities): {e}") from None
+    if arr.ndim > 1:
+        raise ValueError(
+            f"{name} must be 1-D (one cosine similarity per pair), got shape {arr.shape}; flatten it first if that is meant"
+        )
+    x = arr.ravel()
     if x.size == 0:
         raise ValueError(f"{name} is empty: a curve needs at least one similarity")
     bad = int((~np.isfinite(x)).sum())
     if bad:
         raise ValueError(f"{name} holds {bad} NaN/inf value(s); drop undefined similarities (zero vectors) first")
-    return x
+    out = np.flatnonzero(np.abs(x) > 1.0 + SIM_TOLERANCE)
+    if out.size:
+        raise ValueError(
+            f"{name} holds {out.size} value(s) outside [-1, 1], e.g. {x[out[:3]].tolist()}: cosine similarities are "
+            "bounded by 1 (distances or unnormalised dot products?)"
+        )
+    return np.clip(x, -1.0, 1.0)
 
 
 def kernel_sd(samples: Any, bandwidth: float | str | None = None) -> float:
@@ -171,7 +189,9 @@ def csc_curves(
 
     ``bandwidth`` is scipy's ``bw_method``: None = Scott's rule, 'silverman',
     or a scalar factor (kernel sd = factor x the sample's standard deviation),
-    applied to each curve separately.
+    applied to each curve separately.  Each input must be 1-D, finite and in
+    [-1, 1] (excursions up to ``SIM_TOLERANCE`` from rounding are clipped);
+    anything else raises ``ValueError`` naming the argument.
 
     >>> c = csc_curves([0.95, 0.9, 0.97, 0.92], [0.5, 0.6, 0.55, 0.4], resolution=201)
     >>> round(float(c.fuzz.sum()), 6), c.overlap < 0.05

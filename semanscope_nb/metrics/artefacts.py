@@ -1,0 +1,176 @@
+"""Artefacts that fake alignment: identical strings across languages, degenerate vectors, language offsets.
+
+* **Surface identity.**  A concept whose strings are identical in two languages
+  (names, loanwords, digits, CJK characters shared by zh and ja) maps to the same
+  point under *any* model, random vectors included, so it raises SA without any
+  cross-lingual knowledge.  :func:`identical_string_rows` finds them.
+* **Degenerate vectors.**  Distinct words of one language that share one vector
+  (a tokenizer's unknown token, a truncation) make a language look tight.
+  :func:`degenerate_vector_groups` finds groups of distinct words whose unit
+  vectors agree to ``tol``.
+* **Language offset.**  :func:`language_centred` removes each language's mean
+  vector, which separates a constant shift between languages from failed
+  translation matching (SA rises after centring when the failure is a shift).
+
+Layer: metrics.  Imports :mod:`semanscope_nb.metrics.affinity` only.
+
+Example
+-------
+>>> import numpy as np, scipy.sparse as sp
+>>> from semanscope_nb.metrics.affinity import AlignedWords
+>>> eye = sp.identity(3, format="csr")
+>>> v = np.eye(3)
+>>> aw = AlignedWords(("en", "de"), (v, v), (eye, eye), ("a", "b", "c"), words=(("Paris", "dog", "3"), ("Paris", "Hund", "3")))
+>>> identical_string_rows(aw).tolist()
+[True, False, True]
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from semanscope_nb.metrics.affinity import AlignedWords
+
+
+def _norm(word: str) -> str:
+    return unicodedata.normalize("NFC", word).strip()
+
+
+def identical_string_rows(aw: AlignedWords) -> np.ndarray:
+    """Boolean per concept row: some alternative is the identical string in two of the languages (NFC, stripped)."""
+    if aw.words is None:
+        return np.zeros(aw.n_rows, dtype=bool)
+    per_lang = []
+    for words, inc in zip(aw.words, aw.incidence):
+        A = sp.csr_matrix(inc)
+        per_lang.append([{_norm(words[k]) for k in A.indices[A.indptr[r]:A.indptr[r + 1]]} for r in range(aw.n_rows)])
+    out = np.zeros(aw.n_rows, dtype=bool)
+    for r in range(aw.n_rows):
+        seen: set[str] = set()
+        for sets in per_lang:
+            if seen & sets[r]:
+                out[r] = True
+                break
+            seen |= sets[r]
+    return out
+
+
+def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str, list[tuple[str, ...]]]:
+    """Per language, groups of >= 2 distinct words whose unit vectors agree to ``tol`` (max abs difference)."""
+    if not tol > 0:
+        raise ValueError(f"tol must be > 0, got {tol!r}")
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for lang, v, words in zip(aw.languages, aw.vectors, aw.words or [None] * len(aw.languages)):
+        x = np.asarray(v, dtype=np.float64)
+        unit = x / np.linalg.norm(x, axis=1)[:, None]
+        keys = np.round(unit / tol).astype(np.int64)
+        _, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        groups = []
+        for g in np.flatnonzero(counts > 1):
+            members = np.flatnonzero(inverse.ravel() == g)
+            names = tuple(words[i] for i in members) if words is not None else tuple(str(i) for i in members)
+            if len({_norm(n) for n in names}) > 1:
+                groups.append(names)
+        if groups:
+            out[lang] = sorted(groups, key=len, reverse=True)
+    return out
+
+
+def rows_with_words(aw: AlignedWords, language: str, words: set[str]) -> np.ndarray:
+    """Boolean per concept row: the row holds one of ``words`` in ``language``."""
+    k = aw.languages.index(language)
+    vocab = aw.words[k] if aw.words is not None else tuple(str(i) for i in range(aw.vectors[k].shape[0]))
+    cols = np.array([i for i, w in enumerate(vocab) if w in words], dtype=np.int64)
+    if cols.size == 0:
+        return np.zeros(aw.n_rows, dtype=bool)
+    return np.asarray(sp.csr_matrix(aw.incidence[k])[:, cols].sum(axis=1)).ravel() > 0
+
+
+def subset_rows(aw: AlignedWords, keep: np.ndarray) -> AlignedWords:
+    """The concepts where ``keep`` is True (words no longer used are dropped)."""
+    keep_idx = np.flatnonzero(np.asarray(keep, dtype=bool))
+    vectors, incidence, words = [], [], []
+    for k, (v, inc) in enumerate(zip(aw.vectors, aw.incidence)):
+        sub = sp.csr_matrix(inc)[keep_idx]
+        used = np.flatnonzero(np.asarray(sub.sum(axis=0)).ravel() > 0)
+        vectors.append(np.asarray(v)[used])
+        incidence.append(sp.csr_matrix(sub[:, used]))
+        if aw.words is not None:
+            words.append(tuple(aw.words[k][i] for i in used))
+    return AlignedWords(
+        languages=aw.languages,
+        vectors=tuple(vectors),
+        incidence=tuple(incidence),
+        labels=tuple(aw.labels[r] for r in keep_idx),
+        groups=None if aw.groups is None else tuple(aw.groups[r] for r in keep_idx),
+        words=tuple(words) if aw.words is not None else None,
+    )
+
+
+def subset_languages(aw: AlignedWords, languages: tuple[str, ...]) -> AlignedWords:
+    """The same concepts in fewer languages."""
+    idx = [aw.languages.index(lang) for lang in languages]
+    return AlignedWords(
+        languages=tuple(languages),
+        vectors=tuple(aw.vectors[i] for i in idx),
+        incidence=tuple(aw.incidence[i] for i in idx),
+        labels=aw.labels,
+        groups=aw.groups,
+        words=None if aw.words is None else tuple(aw.words[i] for i in idx),
+    )
+
+
+def language_centred(aw: AlignedWords) -> AlignedWords:
+    """Each language's mean word vector removed (a diagnostic: separates a language offset from mismatched translations)."""
+    vectors = []
+    for v in aw.vectors:
+        x = np.asarray(v, dtype=np.float64)
+        vectors.append(x - x.mean(axis=0))
+    return AlignedWords(aw.languages, tuple(vectors), aw.incidence, aw.labels, aw.groups, aw.words)
+
+
+@dataclass(frozen=True)
+class Artefacts:
+    """What in a dataset x model can fake alignment, and which concept rows it touches."""
+
+    identical_rows: np.ndarray = field(repr=False)
+    degenerate: dict[str, list[tuple[str, ...]]]
+    degenerate_rows: np.ndarray = field(repr=False)
+    n_rows: int
+
+    @property
+    def surface_identity_share(self) -> float:
+        return float(self.identical_rows.mean()) if self.n_rows else 0.0
+
+    @property
+    def excluded_rows(self) -> np.ndarray:
+        return self.identical_rows | self.degenerate_rows
+
+    def notes(self) -> list[str]:
+        """Sentences naming each artefact found (empty when none)."""
+        out = []
+        n_id = int(self.identical_rows.sum())
+        if n_id:
+            out.append(
+                f"surface identity: {n_id} of {self.n_rows} concepts ({100 * self.surface_identity_share:.1f}%) have an "
+                "identical string in two languages; any model, random vectors included, maps those to one point"
+            )
+        for lang, groups in self.degenerate.items():
+            n_words = sum(len(g) for g in groups)
+            example = ", ".join(groups[0][:4])
+            out.append(f"degenerate vectors in '{lang}': {n_words} distinct words share {len(groups)} vector(s), e.g. {example}")
+        return out
+
+
+def find_artefacts(aw: AlignedWords, *, tol: float = 1e-6) -> Artefacts:
+    """Identical strings across languages and degenerate vectors within a language, with the rows they touch."""
+    identical = identical_string_rows(aw)
+    degenerate = degenerate_vector_groups(aw, tol=tol)
+    deg_rows = np.zeros(aw.n_rows, dtype=bool)
+    for lang, groups in degenerate.items():
+        deg_rows |= rows_with_words(aw, lang, {w for g in groups for w in g})
+    return Artefacts(identical_rows=identical, degenerate=degenerate, degenerate_rows=deg_rows, n_rows=aw.n_rows)

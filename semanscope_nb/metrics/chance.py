@@ -1,0 +1,376 @@
+"""Chance level of Semantic Affinity: the null of shuffled translations, and a null-aware bootstrap.
+
+The question a verdict must answer first is not "is SA above 0.5?" but "are
+translations closer than *this model's* random pairings of *these* words?".
+Shuffling the translation pairing independently per language keeps every
+language's words (so ``D_intra`` is unchanged) and destroys the translation
+link, so the expected SA under that shuffle is the model- and dataset-specific
+chance level.
+
+Closed form (cosine).  With unit vectors, row r of language l holding the mean
+alternative vector ``ubar_lr`` of its ``n_lr`` alternatives, the paper's
+tuple-weighted inter distance is ``sum_r T_r (1 - mean_{l<m} ubar_lr . ubar_mr) /
+sum_r T_r`` with ``T_r = prod_l n_lr``.  Under independent uniform shuffles the
+rows of different languages are independent and uniform, so (ratio of the two
+expectations)::
+
+    E[D_inter] = 1 - mean_{l<m} a_l . a_m,   a_l = sum_r sum_{k in r} u_k / sum_r n_lr
+
+-- ``a_l`` is the mean unit vector over all of language l's word occurrences.
+With one word per row this is exact (the issue's ``1 - mean(u_l).mean(u_m)``);
+with alternatives it is the ratio of expectations, which the permutation test
+checks.  ``sa_null = D_intra / (D_intra + E[D_inter])``.
+
+Closed form (Euclidean).  The tuple spread is ``sqrt(Q)`` with ``Q`` the mean
+squared distance over language pairs; ``E[Q] = mean_{l<m} (s_l + s_m - 2 mu_l .
+mu_m)`` with ``s_l`` the occurrence-mean squared norm and ``mu_l`` the occurrence
+mean (both after removing a common centre).  ``sqrt(E[Q])`` is an upper bound of
+``E[sqrt(Q)]`` (Jensen), so the Euclidean null SA it gives is a lower bound; the
+verdict uses the cosine SA.
+
+Layer: metrics.  Imports numpy, scipy and :mod:`semanscope_nb.metrics.affinity`.
+
+Example
+-------
+>>> import numpy as np, scipy.sparse as sp
+>>> from semanscope_nb.metrics.affinity import AlignedWords
+>>> from semanscope_nb.metrics.chance import chance_level, permutation_test
+>>> rng = np.random.default_rng(0)
+>>> eye = sp.identity(200, format="csr")
+>>> aw = AlignedWords(("en", "de"), (rng.normal(size=(200, 16)), rng.normal(size=(200, 16))), (eye, eye), tuple(map(str, range(200))))
+>>> round(chance_level(aw).sa_null_cosine, 2)
+0.5
+>>> permutation_test(aw, n_perm=200, seed=0).p_value > 0.05   # random vectors: no evidence of alignment
+True
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+import scipy.sparse as sp
+
+from semanscope_nb.metrics.affinity import AlignedWords, _Spreads, affinity_ratio
+
+#: resamples held in memory at once when ``batch`` is not given (counts are float64, B x R)
+DEFAULT_MAX_BATCH_BYTES = 64 * 2**20
+
+
+# --------------------------------------------------------------------------- resampling
+
+
+def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | None = None) -> Iterator[np.ndarray]:
+    """Bootstrap resamples as row-count vectors drawn directly (multinomial), ``batch`` rows at a time.
+
+    A resample of R rows with replacement is a multinomial count vector; drawing
+    it directly never builds the B x R index matrix.  The same ``seed`` gives the
+    same resamples, so several statistics (two models, SA and its null) can be
+    computed on the very same resampled concepts.
+
+    >>> sum(c.shape[0] for c in resample_counts(10, 25, seed=0, batch=7)), next(resample_counts(10, 3, seed=0)).sum(axis=1)
+    (25, array([10., 10., 10.]))
+    """
+    _check_count("n_boot", n_boot, minimum=1)
+    _check_count("n_rows", n_rows, minimum=1)
+    _check_seed(seed)
+    if batch is None:
+        batch = max(1, DEFAULT_MAX_BATCH_BYTES // (8 * n_rows))
+    _check_count("batch", batch, minimum=1)
+    rng = np.random.default_rng(seed)
+    p = np.full(n_rows, 1.0 / n_rows)
+    done = 0
+    while done < n_boot:
+        b = min(batch, n_boot - done)
+        yield rng.multinomial(n_rows, p, size=b).astype(np.float64)
+        done += b
+
+
+def _check_count(name: str, value: object, *, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+
+
+def _check_seed(seed: object) -> None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+
+
+def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The equal-tailed percentile interval of finite ``values``."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return (math.nan, math.nan)
+    a = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(v, [a, 1.0 - a])
+    return (float(lo), float(hi))
+
+
+# --------------------------------------------------------------------------- the null
+
+
+class _NullParts:
+    """Per-language sums that give the closed-form null for any row weights (counts)."""
+
+    def __init__(self, aw: AlignedWords, centre: np.ndarray) -> None:
+        self.L = len(aw.languages)
+        self.K = self.L * (self.L - 1) / 2
+        self.occ_unit: list[np.ndarray] = []  # (R x d): sum over the row's alternatives of unit vectors
+        self.occ_cent: list[np.ndarray] = []  # (R x d): same for centred vectors
+        self.occ_sq: list[np.ndarray] = []  # (R,): same for squared centred norms
+        self.n_alt: list[np.ndarray] = []  # (R,): alternatives per row
+        for v, inc in zip(aw.vectors, aw.incidence):
+            x = np.asarray(v, dtype=np.float64)
+            norms = np.linalg.norm(x, axis=1)  # overflow-safe (scaled) norm
+            unit = x / norms[:, None]
+            xc = x - centre
+            A = sp.csr_matrix(inc, dtype=np.float64)
+            self.occ_unit.append(np.asarray(A @ unit))
+            self.occ_cent.append(np.asarray(A @ xc))
+            self.occ_sq.append(np.asarray(A @ np.einsum("ij,ij->i", xc, xc)).ravel())
+            self.n_alt.append(np.diff(A.indptr).astype(np.float64))
+
+    def inter(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Expected cosine inter distance and sqrt(E[Q]) (Euclidean) under shuffling, per count row."""
+        total_u = 0.0
+        sq_u = 0.0
+        total_c = 0.0
+        sq_c = 0.0
+        s_sum = 0.0
+        for k in range(self.L):
+            n = counts @ self.n_alt[k]  # occurrences drawn
+            a = (counts @ self.occ_unit[k]) / n[:, None]  # occurrence-mean unit vector
+            mu = (counts @ self.occ_cent[k]) / n[:, None]
+            s = (counts @ self.occ_sq[k]) / n
+            total_u = total_u + a
+            sq_u = sq_u + np.einsum("ij,ij->i", a, a)
+            total_c = total_c + mu
+            sq_c = sq_c + np.einsum("ij,ij->i", mu, mu)
+            s_sum = s_sum + s
+        pair_dots_u = (np.einsum("ij,ij->i", total_u, total_u) - sq_u) / 2.0  # sum_{l<m} a_l . a_m
+        pair_dots_c = (np.einsum("ij,ij->i", total_c, total_c) - sq_c) / 2.0
+        inter_cos = 1.0 - pair_dots_u / self.K
+        # sum_{l<m} (s_l + s_m) = (L - 1) sum_l s_l
+        expected_q = ((self.L - 1) * s_sum - 2.0 * pair_dots_c) / self.K
+        return inter_cos, np.sqrt(np.maximum(expected_q, 0.0))
+
+
+@dataclass(frozen=True)
+class ChanceLevel:
+    """The closed-form chance level of one embedding space on one set of concepts."""
+
+    sa_null_cosine: float
+    sa_null_euclidean: float  # lower bound (Jensen), see the module docstring
+    inter_null_cosine: float
+    inter_null_euclidean: float
+
+
+def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None) -> ChanceLevel:
+    """Expected SA when translation pairings are shuffled independently per language (closed form)."""
+    spreads = spreads if spreads is not None else _Spreads(aw)
+    ones = np.ones((1, aw.n_rows))
+    point = spreads.spreads(ones)
+    inter_cos, inter_euc = _NullParts(aw, spreads.centre).inter(ones)
+    return ChanceLevel(
+        sa_null_cosine=float(affinity_ratio(point["intra_cos"][0], inter_cos[0])),
+        sa_null_euclidean=float(affinity_ratio(point["intra_euc"][0], inter_euc[0])),
+        inter_null_cosine=float(inter_cos[0]),
+        inter_null_euclidean=float(inter_euc[0]),
+    )
+
+
+# --------------------------------------------------------------------------- permutation test
+
+
+@dataclass(frozen=True)
+class PermutationTest:
+    """Seeded permutation test of the cosine SA against shuffled translation pairings."""
+
+    sa: float
+    null_mean: float
+    null_sd: float
+    p_value: float  # one-sided: P(SA_shuffled >= SA), with the +1 correction
+    z: float
+    n_perm: int
+    seed: int | None
+
+
+def _row_means(aw: AlignedWords) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    means, n_alt = [], []
+    for v, inc in zip(aw.vectors, aw.incidence):
+        x = np.asarray(v, dtype=np.float64)
+        unit = x / np.linalg.norm(x, axis=1)[:, None]
+        A = sp.csr_matrix(inc, dtype=np.float64)
+        n = np.diff(A.indptr).astype(np.float64)
+        means.append(np.asarray(A @ unit) / n[:, None])
+        n_alt.append(n)
+    return means, n_alt
+
+
+def shuffled_inter_cosine(row_means: list[np.ndarray], n_alt: list[np.ndarray], perms: list[np.ndarray]) -> float:
+    """The paper's tuple-weighted cosine inter distance after re-pairing language l's rows by ``perms[l]``."""
+    L = len(row_means)
+    K = L * (L - 1) / 2
+    total = 0.0
+    sq = 0.0
+    tuples = 1.0
+    for k in range(L):
+        u = row_means[k][perms[k]]
+        total = total + u
+        sq = sq + np.einsum("ij,ij->i", u, u)
+        tuples = tuples * n_alt[k][perms[k]]
+    pair_dots = (np.einsum("ij,ij->i", total, total) - sq) / 2.0
+    return float(np.sum(tuples * (1.0 - pair_dots / K)) / np.sum(tuples))
+
+
+def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None = 0, spreads: _Spreads | None = None) -> PermutationTest:
+    """Shuffle each language's rows independently ``n_perm`` times; where does the observed SA fall?
+
+    The first language stays in place (only relative pairings matter).  ``D_intra``
+    does not change under the shuffle, so only the inter distance is recomputed.
+    """
+    _check_count("n_perm", n_perm, minimum=1)
+    _check_seed(seed)
+    spreads = spreads if spreads is not None else _Spreads(aw)
+    point = spreads.spreads(np.ones((1, aw.n_rows)))
+    intra = float(point["intra_cos"][0])
+    sa = float(affinity_ratio(intra, point["inter_cos"][0]))
+    means, n_alt = _row_means(aw)
+    rng = np.random.default_rng(seed)
+    R = aw.n_rows
+    null = np.empty(n_perm)
+    identity = np.arange(R)
+    for p in range(n_perm):
+        perms = [identity] + [rng.permutation(R) for _ in range(len(means) - 1)]
+        null[p] = affinity_ratio(intra, shuffled_inter_cosine(means, n_alt, perms))
+    sd = float(null.std(ddof=1)) if n_perm > 1 else math.nan
+    return PermutationTest(
+        sa=sa,
+        null_mean=float(null.mean()),
+        null_sd=sd,
+        p_value=float((1 + np.sum(null >= sa)) / (1 + n_perm)),
+        z=float((sa - null.mean()) / sd) if sd and math.isfinite(sd) else math.nan,
+        n_perm=int(n_perm),
+        seed=seed,
+    )
+
+
+# --------------------------------------------------------------------------- null-aware bootstrap
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with its bootstrap standard error and interval."""
+
+    value: float
+    sem: float
+    ci: tuple[float, float]
+
+    def contains(self, x: float) -> bool:
+        return self.ci[0] <= x <= self.ci[1]
+
+
+def _estimate(point: float, dist: np.ndarray, confidence: float) -> Estimate:
+    d = dist[np.isfinite(dist)]
+    sem = float(np.std(d, ddof=1)) if d.size > 1 else math.nan
+    ci = percentile_interval(d, confidence) if d.size else (math.nan, math.nan)
+    if d.size and sem == 0.0:
+        ci = (float(point), float(point))
+    return Estimate(float(point), sem, ci)
+
+
+@dataclass(frozen=True)
+class NullAwareScores:
+    """Cosine SA beside its chance level, the gap and the chance-corrected score, each with an interval."""
+
+    sa: Estimate
+    sa_null: Estimate
+    delta: Estimate  # sa - sa_null
+    corrected: Estimate  # (sa - sa_null) / (1 - sa_null)
+    sa_null_euclidean: float
+    n_boot: int
+
+
+def null_aware_statistics(spreads: _Spreads, parts: _NullParts, counts: np.ndarray) -> dict[str, np.ndarray]:
+    """SA, its null, delta and the corrected score for each row-count vector (B x R)."""
+    s = spreads.spreads(counts)
+    inter_null_cos, inter_null_euc = parts.inter(counts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sa = affinity_ratio(s["intra_cos"], s["inter_cos"])
+        null = affinity_ratio(s["intra_cos"], inter_null_cos)
+        null_euc = affinity_ratio(s["intra_euc"], inter_null_euc)
+        return {"sa": sa, "sa_null": null, "delta": sa - null, "corrected": (sa - null) / (1.0 - null), "sa_null_euclidean": null_euc}
+
+
+def null_aware_bootstrap(
+    aw: AlignedWords,
+    *,
+    n_boot: int = 1000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    batch: int | None = None,
+    spreads: _Spreads | None = None,
+) -> NullAwareScores:
+    """Bootstrap over concept rows of SA, its chance level, the gap and the chance-corrected score.
+
+    Every statistic is computed on the same resampled rows (multinomial counts from ``seed``).
+    """
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    spreads = spreads if spreads is not None else _Spreads(aw)
+    parts = _NullParts(aw, spreads.centre)
+    point = null_aware_statistics(spreads, parts, np.ones((1, aw.n_rows)))
+    keys = ("sa", "sa_null", "delta", "corrected")
+    if n_boot:
+        dists = {k: [] for k in keys}
+        for counts in resample_counts(aw.n_rows, n_boot, seed=seed, batch=batch):
+            stats = null_aware_statistics(spreads, parts, counts)
+            for k in keys:
+                dists[k].append(stats[k])
+        est = {k: _estimate(point[k][0], np.concatenate(dists[k]), confidence) for k in keys}
+    else:
+        est = {k: Estimate(float(point[k][0]), math.nan, (math.nan, math.nan)) for k in keys}
+    return NullAwareScores(**est, sa_null_euclidean=float(point["sa_null_euclidean"][0]), n_boot=int(n_boot))
+
+
+# --------------------------------------------------------------------------- verdict
+
+CHANCE_TIER = "chance"
+BELOW_CHANCE_TIER = "below chance"
+
+
+def null_aware_tier(paper_tier: str, delta_ci: tuple[float, float]) -> str:
+    """The verdict tier: 'chance' when the gap's interval contains 0, 'below chance' when it lies below 0.
+
+    >>> null_aware_tier("great", (-0.01, 0.02)), null_aware_tier("good", (0.03, 0.08)), null_aware_tier("non-aligned", (-0.2, -0.1))
+    ('chance', 'good', 'below chance')
+    """
+    lo, hi = delta_ci
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return paper_tier
+    if lo <= 0.0 <= hi:
+        return CHANCE_TIER
+    if hi < 0.0:
+        return BELOW_CHANCE_TIER
+    return paper_tier
+
+
+def straddle_note(sa_ci: tuple[float, float], thresholds: dict[str, float], labels: tuple[str, ...] = ("great", "good", "non-aligned")) -> str | None:
+    """A sentence when a tier threshold lies inside the SA interval, e.g. 'good or great: the interval straddles 0.60'.
+
+    >>> straddle_note((0.57, 0.63), {"great": 0.6, "good": 0.5})
+    'good or great: the interval straddles 0.60'
+    >>> straddle_note((0.61, 0.63), {"great": 0.6, "good": 0.5}) is None
+    True
+    """
+    lo, hi = sa_ci
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    notes = []
+    for upper, lower, cut in ((labels[0], labels[1], thresholds["great"]), (labels[1], labels[2], thresholds["good"])):
+        if lo < cut <= hi:
+            notes.append(f"{lower} or {upper}: the interval straddles {cut:.2f}")
+    return "; ".join(notes) or None

@@ -1,0 +1,316 @@
+"""The chance level, the permutation test, the paired comparison and the per-pair SA against plain loops."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from reference import _sq_dist, reference_sa
+
+import semanscope_nb as snb
+from semanscope_nb.metrics.affinity import AlignedWords, _Spreads
+from semanscope_nb.metrics.artefacts import find_artefacts, language_centred
+from semanscope_nb.metrics.chance import (
+    _NullParts,
+    chance_level,
+    null_aware_bootstrap,
+    null_aware_statistics,
+    permutation_test,
+    resample_counts,
+)
+from semanscope_nb.metrics.compare import compare_models, jackknife_pseudo_values, sign_flip_test
+from semanscope_nb.metrics.pairs import pair_affinity
+from semanscope_nb.runs.evaluate import aligned_words
+
+
+def _aw(arrays: dict[str, np.ndarray], words=None) -> AlignedWords:
+    R = next(iter(arrays.values())).shape[0]
+    eye = sp.identity(R, format="csr")
+    return AlignedWords(tuple(arrays), tuple(arrays.values()), tuple(eye for _ in arrays), tuple(map(str, range(R))), words=words)
+
+
+def _rows_vec(arrays):
+    """reference_sa's input for one word per row: rows[r][l] = [word id], vec[(l, word)] = vector."""
+    langs = list(arrays)
+    R = arrays[langs[0]].shape[0]
+    rows = [[[f"w{r}"] for _ in langs] for r in range(R)]
+    vec = {(l, f"w{r}"): list(arrays[lang][r]) for l, lang in enumerate(langs) for r in range(R)}
+    return rows, vec
+
+
+def _shuffled_rows(rows, perms):
+    return [[rows[perms[l][r]][l] for l in range(len(perms))] for r in range(len(rows))]
+
+
+# --------------------------------------------------------------------------- the closed form
+
+
+@pytest.mark.parametrize("n_lang", [2, 3])
+def test_closed_form_null_equals_the_exhaustive_shuffle_average(n_lang):
+    rng = np.random.default_rng(n_lang)
+    R = 5
+    arrays = {f"l{k}": rng.normal(size=(R, 4)) + (0.5 if k else 0.0) for k in range(n_lang)}
+    rows, vec = _rows_vec(arrays)
+    # plain loops: every re-pairing of languages 1.. (language 0 stays), the paper's inter distance
+    inters, sq = [], []
+    for perms in itertools.product(itertools.permutations(range(R)), repeat=n_lang - 1):
+        shuffled = _shuffled_rows(rows, [tuple(range(R)), *perms])
+        inters.append(reference_sa(shuffled, vec)["cosine"]["inter"])
+        for row in shuffled:
+            q = [_sq_dist(vec[(i, row[i][0])], vec[(j, row[j][0])]) for i in range(n_lang) for j in range(i + 1, n_lang)]
+            sq.append(sum(q) / len(q))
+    c = chance_level(_aw(arrays))
+    assert c.inter_null_cosine == pytest.approx(np.mean(inters), abs=1e-12)
+    assert c.inter_null_euclidean == pytest.approx(math.sqrt(np.mean(sq)), rel=1e-10)
+    intra = reference_sa(rows, vec)["cosine"]["intra"]
+    assert c.sa_null_cosine == pytest.approx(intra / (intra + np.mean(inters)), abs=1e-12)
+
+
+def test_closed_form_null_with_alternatives_matches_a_plain_permutation_loop():
+    rng = np.random.default_rng(7)
+    R, d = 12, 6
+    # rows with 1-3 alternatives per language; a shared offset per language so the null is far from 0.5
+    rows, vec = [], {}
+    for r in range(R):
+        row = []
+        for l in range(2):
+            alts = [f"r{r}l{l}a{a}" for a in range(1 + (r + l) % 3)]
+            for w in alts:
+                vec[(l, w)] = list(rng.normal(size=d) + (2.0 if l else -1.0))
+            row.append(alts)
+        rows.append(row)
+    ds = snb.dataset_from_frame(pd.DataFrame({"en": ["|".join(r[0]) for r in rows], "de": ["|".join(r[1]) for r in rows]}), name="t")
+    vectors = {lang: {w: np.array(vec[(k, w)]) for r in rows for w in r[k]} for k, lang in enumerate(("en", "de"))}
+    aw = aligned_words(ds, vectors)
+    c = chance_level(aw)
+    # plain loop: many random re-pairings of the German rows, the paper's tuple-weighted inter distance
+    perm_rng = np.random.default_rng(0)
+    inters = [reference_sa(_shuffled_rows(rows, [tuple(range(R)), tuple(perm_rng.permutation(R))]), vec)["cosine"]["inter"]
+              for _ in range(1500)]
+    se = np.std(inters) / math.sqrt(len(inters))
+    # ratio of expectations vs expectation of the ratio: equal up to the sampling error and a small bias
+    assert abs(c.inter_null_cosine - np.mean(inters)) < 4 * se + 0.01
+    assert abs(c.inter_null_cosine - 1.0) > 0.3  # far from the unshifted 1.0: the language offsets enter the null
+
+
+def test_null_for_resampled_rows_equals_the_null_of_the_duplicated_dataset():
+    rng = np.random.default_rng(3)
+    arrays = {"en": rng.normal(size=(4, 5)), "de": rng.normal(size=(4, 5)) + 1.0}
+    aw = _aw(arrays)
+    counts = np.array([[2.0, 0.0, 1.0, 1.0]])
+    spreads = _Spreads(aw)
+    inter_cos, _ = _NullParts(aw, spreads.centre).inter(counts)
+    # plain loop: the resample as a dataset of duplicated rows, every re-pairing
+    picked = [0, 0, 2, 3]
+    rows = [[[f"e{i}"], [f"d{i}"]] for i in picked]
+    vec = {**{(0, f"e{i}"): list(arrays["en"][i]) for i in range(4)}, **{(1, f"d{i}"): list(arrays["de"][i]) for i in range(4)}}
+    inters = [reference_sa(_shuffled_rows(rows, [tuple(range(4)), p]), vec)["cosine"]["inter"] for p in itertools.permutations(range(4))]
+    assert inter_cos[0] == pytest.approx(np.mean(inters), abs=1e-12)
+
+
+def test_permutation_test_agrees_with_a_plain_loop_and_the_closed_form():
+    rng = np.random.default_rng(11)
+    R = 30
+    base = rng.normal(size=(R, 8))
+    arrays = {"en": base, "de": base + 0.8 * rng.normal(size=(R, 8)) + 0.5}
+    aw = _aw(arrays)
+    t = permutation_test(aw, n_perm=400, seed=1)
+    rows, vec = _rows_vec(arrays)
+    ref = reference_sa(rows, vec)["cosine"]
+    assert t.sa == pytest.approx(ref["sa"], abs=1e-12)
+    loop_rng = np.random.default_rng(5)
+    loop = []
+    for _ in range(400):
+        inter = reference_sa(_shuffled_rows(rows, [tuple(range(R)), tuple(loop_rng.permutation(R))]), vec)["cosine"]["inter"]
+        loop.append(ref["intra"] / (ref["intra"] + inter))
+    loop = np.array(loop)
+    assert t.null_mean == pytest.approx(loop.mean(), abs=4 * loop.std() / math.sqrt(400) + 4 * t.null_sd / math.sqrt(400))
+    assert t.null_sd == pytest.approx(loop.std(ddof=1), rel=0.2)
+    assert t.p_value == pytest.approx((1 + np.sum(loop >= t.sa)) / 401, abs=0.02)
+    assert t.null_mean == pytest.approx(chance_level(aw).sa_null_cosine, abs=3 * t.null_sd / math.sqrt(400) + 0.005)
+    assert t.z > 3 and t.p_value < 0.01
+
+
+def test_permutation_test_is_seeded():
+    rng = np.random.default_rng(0)
+    aw = _aw({"en": rng.normal(size=(20, 4)), "zh": rng.normal(size=(20, 4))})
+    assert permutation_test(aw, n_perm=50, seed=3) == permutation_test(aw, n_perm=50, seed=3)
+    with pytest.raises(ValueError, match="seed"):
+        permutation_test(aw, n_perm=50, seed=-1)
+    with pytest.raises(ValueError, match="n_perm"):
+        permutation_test(aw, n_perm=0)
+
+
+# --------------------------------------------------------------------------- null-aware bootstrap
+
+
+def test_resample_counts_are_multinomial_and_seeded():
+    a = np.concatenate(list(resample_counts(50, 300, seed=4, batch=64)))
+    b = np.concatenate(list(resample_counts(50, 300, seed=4, batch=300)))
+    assert a.shape == (300, 50) and (a.sum(axis=1) == 50).all()
+    assert b.shape == a.shape and (b.sum(axis=1) == 50).all()
+    assert np.array_equal(np.concatenate(list(resample_counts(50, 300, seed=4, batch=64))), a)  # same seed, same resamples
+    assert not np.array_equal(np.concatenate(list(resample_counts(50, 300, seed=5, batch=64))), a)
+    assert abs(a.mean() - 1.0) < 0.02 and abs(a.var() - (1 - 1 / 50)) < 0.1
+
+
+def test_null_aware_statistics_match_plain_loops():
+    rng = np.random.default_rng(2)
+    R = 4
+    arrays = {"en": rng.normal(size=(R, 4)), "de": rng.normal(size=(R, 4)) + 0.7, "fr": rng.normal(size=(R, 4))}
+    aw = _aw(arrays)
+    spreads = _Spreads(aw)
+    stats = null_aware_statistics(spreads, _NullParts(aw, spreads.centre), np.ones((1, R)))
+    rows, vec = _rows_vec(arrays)
+    ref = reference_sa(rows, vec)["cosine"]
+    inters = [reference_sa(_shuffled_rows(rows, [tuple(range(R)), p, q]), vec)["cosine"]["inter"]
+              for p in itertools.permutations(range(R)) for q in itertools.permutations(range(R))]
+    null = ref["intra"] / (ref["intra"] + np.mean(inters))  # every re-pairing of de and fr: the exact expectation
+    assert stats["sa"][0] == pytest.approx(ref["sa"], abs=1e-12)
+    assert stats["sa_null"][0] == pytest.approx(null, abs=1e-12)
+    assert stats["delta"][0] == pytest.approx(ref["sa"] - null, abs=1e-12)
+    assert stats["corrected"][0] == pytest.approx((ref["sa"] - null) / (1 - null), abs=1e-12)
+
+
+def test_random_vectors_are_indistinguishable_from_chance():
+    rng = np.random.default_rng(0)
+    aw = _aw({"en": rng.normal(size=(150, 32)), "zh": rng.normal(size=(150, 32)), "de": rng.normal(size=(150, 32))})
+    s = null_aware_bootstrap(aw, n_boot=300, seed=0)
+    assert s.delta.contains(0.0)
+    assert snb.metrics.chance.null_aware_tier("good", s.delta.ci) == "chance"
+
+
+def test_anisotropic_model_sits_far_above_its_own_low_null():
+    # every vector shares a large common direction (as mE5 does): cosines are squeezed, chance is not 0.5
+    rng = np.random.default_rng(1)
+    base = rng.normal(size=(100, 16))
+    common = 6 * np.ones(16)
+    aw = _aw({"en": base + common, "de": base + 0.5 * rng.normal(size=base.shape) + common})
+    s = null_aware_bootstrap(aw, n_boot=200, seed=0)
+    assert s.delta.ci[0] > 0 and s.corrected.value > 0
+
+
+# --------------------------------------------------------------------------- model versus model
+
+
+def test_paired_bootstrap_interval_is_the_percentile_of_same_resample_differences():
+    rng = np.random.default_rng(5)
+    e = rng.normal(size=(40, 8))
+    a = _aw({"en": e, "de": e + 0.4 * rng.normal(size=e.shape)})
+    b = _aw({"en": e, "de": e + 0.6 * rng.normal(size=e.shape)})
+    c = compare_models({"a": a, "b": b}, n_boot=300, n_perm=500, seed=9)
+    # by hand: one resample at a time, both models on the same resampled concepts
+    diffs = []
+    for counts in resample_counts(40, 300, seed=9, batch=1):
+        sa = [snb.metrics.affinity.affinity_ratio(*(_Spreads(aw).spreads(counts)[k][0] for k in ("intra_cos", "inter_cos"))) for aw in (a, b)]
+        diffs.append(sa[0] - sa[1])
+    row = c.pairs.iloc[0]
+    assert row.model_a == "a" and row["diff"] == pytest.approx(c.scores.sa.iloc[0] - c.scores.sa.iloc[1])
+    # batch=1 draws the same multinomial stream as the default batch only if numpy's generator is batch-invariant;
+    # so compare with the same batch as compare_models used (the default) via the distribution's quantiles
+    lo, hi = np.quantile(diffs, [0.025, 0.975])
+    assert row.ci_low == pytest.approx(lo, abs=0.03) and row.ci_high == pytest.approx(hi, abs=0.03)
+    assert row.ci_low < row["diff"] < row.ci_high
+
+
+def test_jackknife_pseudo_values_from_plain_loops():
+    rng = np.random.default_rng(6)
+    arrays = {"en": rng.normal(size=(7, 3)), "de": rng.normal(size=(7, 3))}
+    aw = _aw(arrays)
+    pv = jackknife_pseudo_values(_Spreads(aw))
+    rows, vec = _rows_vec(arrays)
+    full = reference_sa(rows, vec)["cosine"]["sa"]
+    for r in range(7):
+        without = reference_sa(rows[:r] + rows[r + 1:], vec)["cosine"]["sa"]
+        assert pv[r] == pytest.approx(7 * full - 6 * without, abs=1e-10)
+
+
+def test_sign_flip_test_from_a_plain_enumeration():
+    d = np.array([0.3, -0.1, 0.2, 0.25, 0.05, 0.15])
+    # exact two-sided p over all 2^6 sign patterns
+    obs = abs(d.mean())
+    exact = np.mean([abs(np.mean(np.array(s) * d)) >= obs - 1e-15 for s in itertools.product((-1, 1), repeat=6)])
+    p = sign_flip_test(d, n_perm=20000, seed=0)
+    assert p == pytest.approx(exact, abs=0.01)
+
+
+def test_overlapping_intervals_can_still_differ_significantly():
+    # two models whose scores share most of their concept-level noise: intervals overlap, the paired test separates
+    rng = np.random.default_rng(8)
+    e = rng.normal(size=(200, 16))
+    noise = rng.normal(size=e.shape)
+    a = _aw({"en": e, "de": e + 0.9 * noise})
+    b = _aw({"en": e, "de": e + 0.95 * noise})
+    c = compare_models({"a": a, "b": b}, n_boot=400, n_perm=2000, seed=0)
+    s = c.scores.set_index("model")
+    assert s.loc["a", "ci_low"] <= s.loc["b", "ci_high"]  # intervals overlap
+    assert bool(c.pairs.significant.iloc[0])
+    assert any("overlap" in n for n in c.notes)
+    assert c.bands == [["a"], ["b"]]
+
+
+def test_holm_and_bands_across_three_models():
+    rng = np.random.default_rng(9)
+    e = rng.normal(size=(120, 8))
+    n1 = rng.normal(size=e.shape)
+    models = {"m1": _aw({"en": e, "de": e + 0.3 * n1}), "m1b": _aw({"en": e, "de": e + 0.3 * n1 + 1e-4 * rng.normal(size=e.shape)}),
+              "m3": _aw({"en": e, "de": rng.normal(size=e.shape)})}
+    c = compare_models(models, n_boot=200, n_perm=1000, seed=0)
+    assert (c.pairs.p_holm >= c.pairs.p_value).all()
+    assert c.band_of("m3") == 2 and c.band_of("m1") == c.band_of("m1b") == 1
+    with pytest.raises(ValueError, match="same concepts"):
+        compare_models({"x": models["m1"], "y": _aw({"en": e[:50], "de": e[:50]})}, n_boot=10)
+
+
+# --------------------------------------------------------------------------- per language pair and artefacts
+
+
+def test_pair_affinity_matches_plain_loops_per_pair():
+    rng = np.random.default_rng(10)
+    e = rng.normal(size=(25, 6))
+    arrays = {"en": e, "de": e + 0.3 * rng.normal(size=e.shape), "zh": rng.normal(size=e.shape)}
+    df = pair_affinity(_aw(arrays), n_boot=100, seed=0)
+    assert len(df) == 3
+    for r in df.itertuples():
+        two = {r.language_a: arrays[r.language_a], r.language_b: arrays[r.language_b]}
+        rows, vec = _rows_vec(two)
+        assert r.sa == pytest.approx(reference_sa(rows, vec)["cosine"]["sa"], abs=1e-12)
+        u = [two[k] / np.linalg.norm(two[k], axis=1)[:, None] for k in two]
+        null_inter = 1 - u[0].mean(axis=0) @ u[1].mean(axis=0)
+        intra = reference_sa(rows, vec)["cosine"]["intra"]
+        assert r.sa_null == pytest.approx(intra / (intra + null_inter), abs=1e-12)
+    v = df.set_index(["language_a", "language_b"]).verdict
+    assert v[("en", "de")] in ("good", "great") and v[("en", "zh")] == "chance"
+
+
+def test_artefacts_identical_strings_and_degenerate_vectors():
+    rng = np.random.default_rng(0)
+    R = 6
+    en = rng.normal(size=(R, 4))
+    zh = rng.normal(size=(R, 4))
+    zh[3] = zh[4] = zh[5]  # a tokenizer's <unk>: three distinct words, one vector
+    words = (("Paris", "dog", "cat", "a", "b", "c"), ("Paris", "狗", "猫", "鿰", "鿱", "鿲"))
+    aw = _aw({"en": en, "zh": zh}, words=words)
+    art = find_artefacts(aw)
+    assert art.identical_rows.tolist() == [True, False, False, False, False, False]
+    assert art.degenerate == {"zh": [("鿰", "鿱", "鿲")]}
+    assert art.degenerate_rows.tolist() == [False, False, False, True, True, True]
+    notes = art.notes()
+    assert any("surface identity" in n and "1 of 6" in n for n in notes) and any("'zh'" in n and "3 distinct" in n for n in notes)
+
+
+def test_language_centring_removes_a_constant_offset():
+    rng = np.random.default_rng(4)
+    e = rng.normal(size=(60, 8))
+    aw = _aw({"en": e + 5.0, "de": e + 0.2 * rng.normal(size=e.shape) - 5.0})
+    centred = language_centred(aw)
+    for k, v in enumerate(centred.vectors):
+        assert np.allclose(v.mean(axis=0), 0.0)
+    raw = snb.metrics.affinity.affinity_of_words(aw, n_boot=0).cosine.sa
+    cen = snb.metrics.affinity.affinity_of_words(centred, n_boot=0).cosine.sa
+    assert cen > raw + 0.1
+
