@@ -103,7 +103,7 @@ def test_null_for_resampled_rows_equals_the_null_of_the_duplicated_dataset():
     aw = _aw(arrays)
     counts = np.array([[2.0, 0.0, 1.0, 1.0]])
     spreads = _Spreads(aw)
-    inter_cos, _ = _NullParts(aw, spreads.centre).inter(counts)
+    inter_cos, _ = _NullParts(aw, spreads).inter(counts)
     # plain loop: the resample as a dataset of duplicated rows, every re-pairing
     picked = [0, 0, 2, 3]
     rows = [[[f"e{i}"], [f"d{i}"]] for i in picked]
@@ -164,7 +164,7 @@ def test_null_aware_statistics_match_plain_loops():
     arrays = {"en": rng.normal(size=(R, 4)), "de": rng.normal(size=(R, 4)) + 0.7, "fr": rng.normal(size=(R, 4))}
     aw = _aw(arrays)
     spreads = _Spreads(aw)
-    stats = null_aware_statistics(spreads, _NullParts(aw, spreads.centre), np.ones((1, R)))
+    stats = null_aware_statistics(spreads, _NullParts(aw, spreads), np.ones((1, R)))
     rows, vec = _rows_vec(arrays)
     ref = reference_sa(rows, vec)["cosine"]
     inters = [reference_sa(_shuffled_rows(rows, [tuple(range(R)), p, q]), vec)["cosine"]["inter"]

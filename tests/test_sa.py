@@ -253,6 +253,7 @@ def test_chance_level_is_flagged():
     r = snb.semantic_affinity({"en": rng.normal(size=(150, 64)), "zh": rng.normal(size=(150, 64))}, n_boot=300)
     assert abs(r.cosine.sa - 0.5) < 0.02
     assert any("chance level" in n for n in r.diagnostics.notes)
+    assert r.tier == "chance" and r.verdict.startswith("indistinguishable from chance")
     en = rng.normal(size=(150, 64))
     good = snb.semantic_affinity({"en": en, "zh": en + 0.5 * rng.normal(size=en.shape)}, n_boot=300)
     assert not any("chance level" in n for n in good.diagnostics.notes)

@@ -61,13 +61,30 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterator, Literal, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
 from semanscope_nb.errors import DatasetError, EmbeddingError
+from semanscope_nb.metrics.artefacts import find_artefacts, language_centred, subset_rows
+from semanscope_nb.metrics.chance import (
+    BELOW_CHANCE_TIER,
+    CHANCE_TIER,
+    NullAwareScores,
+    null_aware_bootstrap,
+    null_aware_tier,
+    straddle_note,
+)
+from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, _Spreads, _rows_to_counts and the SA formula are re-exported)
+    AlignedWords,
+    _check_vectors,
+    _chunks,
+    _rows_to_counts,
+    _Spreads,
+    affinity_ratio,
+)
 from semanscope_nb.provenance import json_ready
 
 TIER_LABELS = ("great", "good", "non-aligned")
@@ -83,9 +100,6 @@ ROUNDING_FLOOR = 1e-12  # D_intra + D_inter below this (cosine; Euclidean in uni
 BOOT_METHODS = {"percentile": "percentile", "basic": "basic", "bca": "BCa"}
 
 
-def affinity_ratio(intra: Any, inter: Any) -> Any:
-    """Semantic Affinity: ``D_intra / (D_intra + D_inter)`` (paper eq. 3; arrays broadcast)."""
-    return intra / (intra + inter)
 
 
 @dataclass(frozen=True)
@@ -171,11 +185,55 @@ class SAResult:
     diagnostics: Diagnostics
     provenance: dict[str, Any] = field(default_factory=dict)
     concept_groups: list[str | None] | None = None
+    #: the cosine SA beside its model- and dataset-specific chance level (None when undefined)
+    chance: NullAwareScores | None = None
+    #: the same with concepts that fake alignment left out (identical strings, degenerate vectors)
+    chance_excluding: NullAwareScores | None = None
+    #: reason -> number of concepts left out of ``chance_excluding``
+    excluded_concepts: dict[str, int] = field(default_factory=dict)
+    #: the cosine SA after removing each language's mean vector (a diagnostic of language offsets)
+    language_centred_sa: float = math.nan
+
+    @property
+    def paper_tier(self) -> str:
+        """The paper's tier of the cosine SA under this result's thresholds (no chance correction)."""
+        return self.thresholds.classify(self.cosine.sa)
+
+    @property
+    def verdict_scores(self) -> NullAwareScores | None:
+        """The scores the verdict rests on: without the artefact concepts when there are any."""
+        return self.chance_excluding if self.chance_excluding is not None else self.chance
 
     @property
     def tier(self) -> str:
-        """Tier of the cosine SA under this result's thresholds."""
-        return self.thresholds.classify(self.cosine.sa)
+        """The null-aware verdict tier: 'chance' when SA minus its chance level may be 0, else the paper's tier.
+
+        'below chance' when the whole interval of the gap lies below 0.  The paper's
+        label stays available as :attr:`paper_tier`.
+        """
+        v = self.verdict_scores
+        if v is None:
+            return self.paper_tier
+        return null_aware_tier(self.thresholds.classify(v.sa.value), v.delta.ci)
+
+    @property
+    def verdict(self) -> str:
+        """One sentence a careful reader can sign: tier, SA with interval, chance level, gap, and caveats."""
+        v = self.verdict_scores
+        if v is None:
+            return f"{self.paper_tier} (SA {self.cosine.sa:.3f}; no chance level: the SA is undefined)"
+        tier = self.tier
+        pct = f"{self.confidence:.0%}"
+        what = {"chance": "indistinguishable from chance", "below chance": "below chance"}.get(tier, tier)
+        text = (f"{what}: SA {v.sa.value:.3f} [{v.sa.ci[0]:.3f}, {v.sa.ci[1]:.3f}], chance level {v.sa_null.value:.3f}, "
+                f"gap {v.delta.value:+.3f} [{v.delta.ci[0]:+.3f}, {v.delta.ci[1]:+.3f}] ({pct})")
+        if self.chance_excluding is not None:
+            left_out = " and ".join(f"{n} {reason}" for reason, n in self.excluded_concepts.items())
+            text += f"; judged without the {left_out} concepts (SA with them: {self.cosine.sa:.3f})"
+        straddle = straddle_note(v.sa.ci, asdict(self.thresholds)) if tier not in (CHANCE_TIER, BELOW_CHANCE_TIER) else None
+        if straddle:
+            text += f"; {straddle}"
+        return text
 
     def with_thresholds(self, thresholds: TierThresholds) -> "SAResult":
         """The same scores classified with other tier thresholds (nothing is recomputed)."""
@@ -207,12 +265,28 @@ class SAResult:
             "sa_euclidean": self.euclidean.sa,
             "sem_euclidean": self.euclidean.sem,
             "tier": self.tier,
+            "paper_tier": self.paper_tier,
+            **self._chance_summary(),
             "intra_cosine": self.cosine.intra,
             "inter_cosine": self.cosine.inter,
             "intra_euclidean": self.euclidean.intra,
             "inter_euclidean": self.euclidean.inter,
             "n_concepts": self.n_concepts,
             "collapsed": self.diagnostics.collapsed,
+        }
+
+    def _chance_summary(self) -> dict[str, Any]:
+        v = self.verdict_scores
+        nan = math.nan
+        return {
+            "sa_null": v.sa_null.value if v else nan,
+            "delta": v.delta.value if v else nan,
+            "delta_low": v.delta.ci[0] if v else nan,
+            "delta_high": v.delta.ci[1] if v else nan,
+            "corrected": v.corrected.value if v else nan,
+            "sa_verdict_basis": v.sa.value if v else nan,
+            "excluded_concepts": sum(self.excluded_concepts.values()) if self.chance_excluding is not None else 0,
+            "verdict": self.verdict,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -235,6 +309,12 @@ class SAResult:
             "concept_inter_euclidean": self.concept_inter_euclidean.tolist(),
             "diagnostics": asdict(self.diagnostics),
             "provenance": self.provenance,
+            "paper_tier": self.paper_tier,
+            "verdict": self.verdict,
+            "chance": self.chance.to_dict() if self.chance is not None else None,
+            "chance_excluding": self.chance_excluding.to_dict() if self.chance_excluding is not None else None,
+            "excluded_concepts": dict(self.excluded_concepts),
+            "language_centred_sa": self.language_centred_sa,
         }
         return json_ready(d)
 
@@ -266,6 +346,10 @@ class SAResult:
             diagnostics=Diagnostics(**d["diagnostics"]),
             provenance=dict(d.get("provenance", {})),
             concept_groups=d.get("concept_groups"),
+            chance=NullAwareScores.from_dict(d["chance"]) if d.get("chance") else None,
+            chance_excluding=NullAwareScores.from_dict(d["chance_excluding"]) if d.get("chance_excluding") else None,
+            excluded_concepts=dict(d.get("excluded_concepts") or {}),
+            language_centred_sa=num(d.get("language_centred_sa")),
         )
 
     def to_frame(self) -> pd.DataFrame:
@@ -280,274 +364,23 @@ class SAResult:
 # --------------------------------------------------------------------------- preparation
 
 
-@dataclass(frozen=True)
-class AlignedWords:
-    """Unique word vectors per language plus which rows (concepts) hold which words.
-
-    ``incidence[l]`` is an (R x n_l) 0/1 sparse matrix: row r holds word k of
-    language l as one of its alternatives.  Arrays without alternatives use the
-    identity (one word per row).
-    """
-
-    languages: tuple[str, ...]
-    vectors: tuple[np.ndarray, ...]
-    incidence: tuple[sp.csr_matrix, ...]
-    labels: tuple[str, ...]
-    groups: tuple[str | None, ...] | None = None
-    words: tuple[tuple[str, ...], ...] | None = None
-
-    @property
-    def n_rows(self) -> int:
-        return self.incidence[0].shape[0]
 
 
-def _chunks(n: int, size: int) -> Iterator[tuple[int, int]]:
-    for a in range(0, n, size):
-        yield a, min(n, a + size)
 
 
-def _rowsq(x: np.ndarray) -> np.ndarray:
-    return np.einsum("ij,ij->i", x, x)
 
 
-def _pow2_exponent(maxabs: Any) -> Any:
-    """e with ``maxabs = m * 2**e``, 0.5 <= m < 1 (0 for 0): ``x / 2**e`` lies in (-1, 1) and is exact."""
-    return np.frexp(maxabs)[1]
 
 
-def _unit_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(unit vectors, norms) of the rows of ``x``, overflow- and underflow-safe.
-
-    Each row is divided by a power of two near its largest coordinate first
-    (exact), so no raw coordinate is squared; for ordinary magnitudes the result
-    is bit-identical to ``x / ||x||``.  Zero rows give NaN units and norm 0.
-    """
-    e = _pow2_exponent(np.abs(x).max(axis=1))
-    xs = np.ldexp(x, -e[:, None])
-    n = np.sqrt(_rowsq(xs))
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        return xs / n[:, None], np.ldexp(n, e)
 
 
-def _check_vectors(languages: Sequence[str], vectors: Sequence[np.ndarray], words=None) -> None:
-    dims = {lang: (v.shape[1] if v.ndim == 2 else None) for lang, v in zip(languages, vectors)}
-    for lang, v in zip(languages, vectors):
-        if v.ndim != 2:
-            raise EmbeddingError(f"embeddings['{lang}'] must be a 2-D array (rows x dims), got shape {v.shape}")
-        if v.shape[0] == 0:
-            raise EmbeddingError(f"embeddings['{lang}'] is empty (0 rows)")
-        if v.shape[1] == 0:
-            raise EmbeddingError(f"embeddings['{lang}'] has 0 dimensions")
-    if len(set(dims.values())) > 1:
-        raise EmbeddingError(f"mixed embedding dimensions across languages: {dims}")
-    for k, (lang, v) in enumerate(zip(languages, vectors)):
-        bad_rows = np.flatnonzero(~np.isfinite(v).all(axis=1))
-        if bad_rows.size:
-            what = [words[k][i] for i in bad_rows[:5]] if words is not None else bad_rows[:5].tolist()
-            raise EmbeddingError(
-                f"embeddings['{lang}'] has NaN or inf values in {bad_rows.size} row(s), e.g. {what}"
-            )
 
 
-class _Spreads:
-    """Per-row inter sums and weighted intra spreads of an :class:`AlignedWords`.
-
-    Holds no copy of the embeddings beyond per-word norms; vectors are read in
-    blocks of ``block`` rows, so memory stays O(block x dims).
-
-    Magnitudes: Euclidean work runs on the vectors divided by ``scale`` (a power
-    of two near the largest coordinate, so exact), and unit vectors come from
-    :func:`_unit_rows`; ``centre``, ``norms``, ``row_euc`` and :meth:`spreads`
-    are in the vectors' own units, ``sqn_c`` and ``row_euc_scaled`` in units of
-    ``scale``.
-    """
-
-    def __init__(self, aw: AlignedWords, *, block: int = 8192, stack_limit: int = 4_000_000) -> None:
-        self.aw = aw
-        self.L = len(aw.languages)
-        self.K = self.L * (self.L - 1) / 2
-        self.block = block
-        self.R = aw.n_rows
-        d = aw.vectors[0].shape[1]
-        total = sum(v.shape[0] for v in aw.vectors)
-        maxabs = 0.0
-        for v in aw.vectors:
-            for a, b in _chunks(v.shape[0], block):
-                maxabs = max(maxabs, float(np.abs(np.asarray(v[a:b], dtype=np.float64)).max()))
-        self.exponent = int(_pow2_exponent(maxabs))
-        self.scale = math.ldexp(1.0, self.exponent)
-        centre = np.zeros(d)
-        for v in aw.vectors:
-            for a, b in _chunks(v.shape[0], block):
-                centre += self._scaled(v[a:b]).sum(axis=0)
-        # Euclidean sums are translation-invariant; centring avoids cancellation
-        self.centre_scaled = centre / total
-        self.centre = np.ldexp(self.centre_scaled, self.exponent)
-        self.norms, self.sqn_c = [], []
-        for v in aw.vectors:
-            n = np.empty(v.shape[0])
-            q = np.empty(v.shape[0])
-            for a, b in _chunks(v.shape[0], block):
-                x = np.asarray(v[a:b], dtype=np.float64)
-                n[a:b] = _unit_rows(x)[1]
-                q[a:b] = _rowsq(self._scaled(x) - self.centre_scaled)
-            self.norms.append(n)
-            self.sqn_c.append(q)
-        self.identity = [
-            inc.shape[0] == inc.shape[1] and inc.nnz == inc.shape[0] and (inc.indices == np.arange(inc.shape[0])).all()
-            for inc in aw.incidence
-        ]
-        self.alternatives = np.stack([np.diff(inc.indptr) for inc in aw.incidence])  # (L, R)
-        self.tuples = self.alternatives.astype(np.float64).prod(axis=0)  # T_r (float: no int64 wrap-around)
-        # intra weights: word k gets sum_r c_r A[r,k] / colsum_k
-        self.word_weight_map = []
-        for inc, ident in zip(aw.incidence, self.identity):
-            if ident:
-                self.word_weight_map.append(None)
-            else:
-                colsum = np.asarray(inc.sum(axis=0)).ravel()
-                self.word_weight_map.append(sp.csr_matrix(inc.multiply(1.0 / colsum[None, :])))
-        # Small vocabularies (the bootstrap case): keep [unit | centred] per language, built in place, so
-        # each resample batch costs one matrix product per language; large ones stream in blocks.
-        self.stacked: list[np.ndarray | None] = []
-        for lang, v in enumerate(aw.vectors):
-            if v.shape[0] * d <= stack_limit:
-                x = np.asarray(v, dtype=np.float64)
-                m = np.empty((x.shape[0], 2 * d))
-                m[:, :d] = _unit_rows(x)[0]
-                np.subtract(self._scaled(x), self.centre_scaled, out=m[:, d:])
-                self.stacked.append(m)
-            else:
-                self.stacked.append(None)
-        self.row_cos, self.row_euc_scaled = self._row_sums()
-        with np.errstate(over="ignore"):
-            self.row_euc = np.ldexp(self.row_euc_scaled, self.exponent)
-
-    def _scaled(self, x: Any) -> np.ndarray:
-        return np.ldexp(np.asarray(x, dtype=np.float64), -self.exponent)
-
-    # -- rows -----------------------------------------------------------------
-    def _unit(self, lang: int, idx: np.ndarray | slice) -> np.ndarray:
-        if self.stacked[lang] is not None:
-            return self.stacked[lang][idx, : self.centre.size]
-        return _unit_rows(np.asarray(self.aw.vectors[lang][idx], dtype=np.float64))[0]
-
-    def _centred(self, lang: int, idx: np.ndarray | slice) -> np.ndarray:
-        """Centred vectors in units of ``scale``."""
-        if self.stacked[lang] is not None:
-            return self.stacked[lang][idx, self.centre.size :]
-        return self._scaled(self.aw.vectors[lang][idx]) - self.centre_scaled
-
-    def _row_sums(self) -> tuple[np.ndarray, np.ndarray]:
-        """Sum over each row's expanded tuples of the tuple's cosine / RMS-Euclidean (scaled) distance."""
-        R, L, K = self.R, self.L, self.K
-        row_cos = np.empty(R)
-        for a, b in _chunks(R, self.block):
-            total = 0.0
-            sq_each = np.zeros(b - a)
-            for lang in range(L):
-                inc = self.aw.incidence[lang][a:b]
-                if self.identity[lang]:
-                    ubar = self._unit(lang, slice(a, b))
-                else:
-                    cols = np.unique(inc.indices)
-                    mean_rows = sp.diags(1.0 / np.diff(inc.indptr)) @ inc[:, cols]
-                    ubar = mean_rows @ self._unit(lang, cols)
-                total = total + ubar
-                sq_each += _rowsq(ubar)
-            pair_dots = (_rowsq(total) - sq_each) / 2.0  # sum_{l<m} ubar_l . ubar_m
-            row_cos[a:b] = self.tuples[a:b] * np.maximum(1.0 - pair_dots / K, 0.0)  # a distance is >= 0
-        return row_cos, self._row_euclid()
-
-    def _row_euclid(self) -> np.ndarray:
-        R, L = self.R, self.L
-        out = np.zeros(R)
-        first_word = [inc.indices[inc.indptr[:-1]] for inc in self.aw.incidence]
-        single = np.flatnonzero(self.tuples == 1)
-        for a, b in _chunks(single.size, self.block):
-            rows = single[a:b]
-            if all(self.identity) and single.size == R:  # one word per row everywhere: contiguous slices
-                out[a:b] = self._tuple_rms([slice(a, b)] * L)
-            else:
-                out[rows] = self._tuple_rms([w[rows] for w in first_word])
-        for r in np.flatnonzero(self.tuples > 1):  # loop over rows only; tuples in blocks
-            alts = [inc.indices[inc.indptr[r] : inc.indptr[r + 1]] for inc in self.aw.incidence]
-            shape = tuple(len(x) for x in alts)
-            for a, b in _chunks(int(self.tuples[r]), self.block):
-                pos = np.unravel_index(np.arange(a, b), shape)
-                out[r] += self._tuple_rms([alts[lang][pos[lang]] for lang in range(L)]).sum()
-        return out
-
-    def _tuple_rms(self, word_idx: list[np.ndarray]) -> np.ndarray:
-        """sqrt(mean over language pairs of ||e_i - e_j||^2) for each tuple (units of ``scale``)."""
-        total = 0.0
-        sumsq = 0.0
-        for lang, idx in enumerate(word_idx):
-            total = total + self._centred(lang, idx)
-            sumsq = sumsq + self.sqn_c[lang][idx]
-        pair_sq = self.L * sumsq - _rowsq(total)  # sum_{i<j} ||e_i - e_j||^2
-        return np.sqrt(np.maximum(pair_sq, 0.0) / self.K)
-
-    # -- spreads for row weights ------------------------------------------------
-    def spreads(self, counts: np.ndarray, *, scaled: bool = False) -> dict[str, np.ndarray]:
-        """Cosine/Euclidean intra and inter spreads for row-count vectors ``counts`` (B x R).
-
-        Euclidean values are in the vectors' units, or in units of ``scale``
-        with ``scaled=True`` (what ratios should use: nothing can overflow).
-        A resample whose words in one language are all one word has an
-        undefined intra spread (NaN).
-        """
-        counts = np.asarray(counts, dtype=np.float64)
-        B = counts.shape[0]
-        tuples = counts @ self.tuples
-        inter_cos = (counts @ self.row_cos) / tuples
-        inter_euc = (counts @ self.row_euc_scaled) / tuples
-        intra_cos = np.zeros(B)
-        intra_euc = np.zeros(B)
-        d = self.centre.size
-        for lang in range(self.L):
-            wmap = self.word_weight_map[lang]
-            W = counts if wmap is None else np.asarray((wmap.T @ counts.T).T)
-            n = W.shape[1]
-            if self.stacked[lang] is not None:
-                both = W @ self.stacked[lang]
-                s_unit, s_cent = both[:, :d], both[:, d:]
-            else:
-                s_unit = np.zeros((B, d))
-                s_cent = np.zeros((B, d))
-                for a, b in _chunks(n, self.block):
-                    x = np.asarray(self.aw.vectors[lang][a:b], dtype=np.float64)
-                    Wb = W[:, a:b]
-                    s_unit += Wb @ _unit_rows(x)[0]
-                    s_cent += Wb @ (self._scaled(x) - self.centre_scaled)
-            w_tot = W.sum(axis=1)
-            pairs = w_tot**2 - _rowsq(W)  # sum_{a != b} w_a w_b (0: one word only -> undefined)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                intra_cos += np.maximum(w_tot**2 - _rowsq(s_unit), 0.0) / pairs
-                msq = 2.0 * (w_tot * (W @ self.sqn_c[lang]) - _rowsq(s_cent)) / pairs
-            intra_euc += np.sqrt(np.maximum(msq, 0.0))  # NaN (undefined) stays NaN
-        intra_euc = intra_euc / self.L
-        if not scaled:
-            with np.errstate(over="ignore"):
-                intra_euc = np.ldexp(intra_euc, self.exponent)
-                inter_euc = np.ldexp(inter_euc, self.exponent)
-        return {
-            "intra_cos": intra_cos / self.L,
-            "inter_cos": inter_cos,
-            "intra_euc": intra_euc,
-            "inter_euc": inter_euc,
-        }
 
 
 # --------------------------------------------------------------------------- public API
 
 
-def _rows_to_counts(idx: np.ndarray, n_rows: int) -> np.ndarray:
-    """Bootstrap index matrix (B x R) -> row-count matrix (B x R)."""
-    idx = np.atleast_2d(np.asarray(idx, dtype=np.int64))
-    B = idx.shape[0]
-    flat = (idx + n_rows * np.arange(B)[:, None]).ravel()
-    return np.bincount(flat, minlength=B * n_rows).reshape(B, n_rows).astype(np.float64)
 
 
 def _max_pairwise_distance(spreads: _Spreads, aw: AlignedWords) -> float:
@@ -597,11 +430,6 @@ def _diagnose(
     if dropped:
         notes.append(f"{len(dropped)} concept(s) dropped because a word embedded to the zero vector")
     notes.extend(extra_notes)
-    if cos_ci[0] <= 0.5 <= cos_ci[1]:
-        notes.append(
-            "the cosine SA interval contains 0.5, the chance level: translations are no closer than random "
-            "word pairs (a seeded random-vector model scores 0.50)"
-        )
     return Diagnostics(
         collapsed=bool(collapsed),
         max_distance_from_centre=r_max,
@@ -791,6 +619,74 @@ def _interval(
     return mean, sd, (lo, hi), notes
 
 
+SMALL_SAMPLE = 50  # fewer concepts than this: intervals are rough (a note says so)
+LANGUAGE_CENTRED_AUTO_WORDS = 100_000  # language_centred=None computes the diagnostic up to this many words
+
+
+class _QuantileCI:
+    def __init__(self, low: np.ndarray, high: np.ndarray) -> None:
+        self.low, self.high = low, high
+
+
+class _QuantileResult:
+    def __init__(self, ci: _QuantileCI) -> None:
+        self.confidence_interval = ci
+
+
+def _quantile_result(dist: np.ndarray, confidence: float) -> _QuantileResult:
+    """Percentile intervals of each row of ``dist``, shaped like scipy's bootstrap result (for :func:`_interval`)."""
+    a = (1.0 - confidence) / 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        q = np.nanquantile(dist, [a, 1.0 - a], axis=1)
+    return _QuantileResult(_QuantileCI(q[0], q[1]))
+
+
+def language_centred_diagnostic(aw: AlignedWords, language_centred: bool | None) -> bool:
+    """Whether to compute the language-centred SA (``None``: for up to :data:`LANGUAGE_CENTRED_AUTO_WORDS` words)."""
+    if language_centred is None:
+        return sum(v.shape[0] for v in aw.vectors) <= LANGUAGE_CENTRED_AUTO_WORDS
+    return bool(language_centred)
+
+
+def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
+    centred = language_centred(aw)
+    if any(not np.any(v) for v in centred.vectors) or any((~np.any(v, axis=1)).any() for v in centred.vectors):
+        return math.nan  # a word at its language's mean has no direction: the diagnostic is undefined
+    with np.errstate(all="ignore"):
+        s = _Spreads(centred, block=block).spreads(np.ones((1, aw.n_rows)), scaled=True)
+        return float(_sa_or_nan(s["intra_cos"], s["inter_cos"], ROUNDING_FLOOR)[0])
+
+
+def _verdict_without_artefacts(
+    aw: AlignedWords, chance: NullAwareScores | None, *, n_boot: int, seed: int, confidence: float, batch: int | None,
+    thresholds: TierThresholds,
+) -> tuple[NullAwareScores | None, dict[str, int], list[str]]:
+    """The null-aware scores without the concepts that fake alignment, how many were left out, and the notes."""
+    if chance is None:
+        return None, {}, []
+    art = find_artefacts(aw)
+    notes = art.notes()
+    if not art.excluded_rows.any():
+        return None, {}, notes
+    keep = ~art.excluded_rows
+    sub = subset_rows(aw, keep)
+    if keep.sum() < 3 or any(v.shape[0] < 2 for v in sub.vectors):
+        notes.append("too few concepts remain without the artefacts to base the verdict on them; the verdict uses all concepts")
+        return None, {}, notes
+    excluded = {}
+    if art.identical_rows.any():
+        excluded["identical-string"] = int(art.identical_rows.sum())
+    if (art.degenerate_rows & ~art.identical_rows).any():
+        excluded["degenerate-vector"] = int((art.degenerate_rows & ~art.identical_rows).sum())
+    without = null_aware_bootstrap(sub, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds)
+    notes.append(
+        f"the verdict uses the {int(keep.sum())} concepts without artefacts: SA {without.sa.value:.3f} "
+        f"(all concepts: {chance.sa.value:.3f}), chance level {without.sa_null.value:.3f}"
+    )
+    return without, excluded, notes
+
+
 def affinity_of_words(
     aw: AlignedWords,
     *,
@@ -803,8 +699,16 @@ def affinity_of_words(
     on_zero: Literal["error", "drop"] = "error",
     block: int = 8192,
     max_tuples_per_row: int | None = MAX_TUPLES_PER_ROW,
+    language_centred: bool | None = None,
 ) -> SAResult:
-    """SA of aligned word vectors with alternatives (see :class:`AlignedWords`).
+    """SA of aligned word vectors with alternatives (see :class:`AlignedWords`), with its null-aware verdict.
+
+    Beside the SA the result carries its chance level (:attr:`SAResult.chance`,
+    see :mod:`semanscope_nb.metrics.chance`) on the same bootstrap resamples, the
+    verdict without the concepts that fake alignment (identical strings across
+    languages, degenerate vectors; :attr:`SAResult.chance_excluding`) and, when
+    ``language_centred`` is True (None: for up to 100,000 words), the SA after
+    removing each language's mean vector.
 
     Every option is checked before any work, and so is the size of each row's
     Cartesian product of alternatives (at most ``max_tuples_per_row``, default
@@ -878,7 +782,20 @@ def affinity_of_words(
     nan_boot = (math.nan, math.nan, (math.nan, math.nan))
     boot = {"cos": nan_boot, "euc": nan_boot}
     defined = [key for key in ("cos", "euc") if not math.isnan(sa[key])]
-    if n_boot and defined:
+    chance, dists = None, {}
+    if "cos" in defined:  # the chance level and the gap, on multinomial resamples of the concepts
+        chance = null_aware_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
+                                      thresholds=thresholds, distributions=dists)
+    if n_boot and defined and method == "percentile" and chance is not None:
+        # the same resamples give the SA intervals: no index arrays (B x R) are ever built
+        dist = np.stack([dists["sa"], dists["sa_euclidean"]])
+        res = _quantile_result(dist, confidence)
+        for k, key in enumerate(("cos", "euc")):
+            if key in defined:
+                mean, sd, ci, extra = _interval(dist[k], sa[key], res, k, method, confidence, names[key])
+                boot[key] = (mean, sd, ci)
+                notes[key].extend(extra)
+    elif n_boot and defined:
         if batch is None:
             batch = int(max(1, min(n_boot, 32_000_000 // (R + 2 * spreads.centre.size))))
         import scipy.stats  # here, not at import time: it costs ~0.6 s of package start-up
@@ -904,9 +821,30 @@ def affinity_of_words(
             notes[key].extend(extra)
     elif n_boot:
         notes["cos"].append("no bootstrap: both SAs are undefined")
+    chance_excluding, excluded, artefact_notes = _verdict_without_artefacts(
+        aw, chance, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds
+    )
+    if chance is not None and R < SMALL_SAMPLE:
+        flip = (chance_excluding or chance).tier_flip_rate
+        notes["cos"].append(
+            f"only {R} concepts (fewer than {SMALL_SAMPLE}): intervals are rough; method='BCa' corrects for bias and skew"
+            + (f"; the paper's tier flips in {flip:.0%} of bootstrap resamples" if math.isfinite(flip) else "")
+        )
+    centred_sa = _language_centred_sa(aw, block=block) if language_centred_diagnostic(aw, language_centred) else math.nan
+    basis = chance_excluding or chance
+    if basis is not None and null_aware_tier("", basis.delta.ci) == CHANCE_TIER:
+        artefact_notes.append(
+            f"the cosine SA cannot be told apart from this model's chance level {basis.sa_null.value:.3f} on these "
+            f"words (the interval of SA minus chance, [{basis.delta.ci[0]:+.3f}, {basis.delta.ci[1]:+.3f}], contains 0)"
+        )
+    elif basis is not None and null_aware_tier("", basis.delta.ci) == BELOW_CHANCE_TIER:
+        artefact_notes.append(
+            f"the cosine SA lies below this model's chance level {basis.sa_null.value:.3f}: translations are farther "
+            "apart than shuffled pairings (language separation)"
+        )
     with np.errstate(over="ignore"):
         inter_euc_rows = spreads.row_euc / spreads.tuples
-    diag = _diagnose(spreads, aw, zero, dropped, euc[0], boot["cos"][2], extra_notes=notes["cos"] + notes["euc"])
+    diag = _diagnose(spreads, aw, zero, dropped, euc[0], boot["cos"][2], extra_notes=notes["cos"] + notes["euc"] + artefact_notes)
     return SAResult(
         cosine=DistanceScores(sa["cos"], cos[0], cos[1], boot["cos"][1], boot["cos"][2], boot["cos"][0], "; ".join(notes["cos"])),
         euclidean=DistanceScores(sa["euc"], euc[0], euc[1], boot["euc"][1], boot["euc"][2], boot["euc"][0], "; ".join(notes["euc"])),
@@ -933,6 +871,10 @@ def affinity_of_words(
             }
         },
         concept_groups=None if aw.groups is None else list(aw.groups),
+        chance=chance,
+        chance_excluding=chance_excluding,
+        excluded_concepts=excluded,
+        language_centred_sa=centred_sa,
     )
 
 

@@ -17,7 +17,7 @@ Layer: metrics.  Imports :mod:`semanscope_nb.metrics.affinity` only.
 Example
 -------
 >>> import numpy as np, scipy.sparse as sp
->>> from semanscope_nb.metrics.affinity import AlignedWords
+>>> from semanscope_nb.metrics.spreads import AlignedWords, _unit_rows
 >>> eye = sp.identity(3, format="csr")
 >>> v = np.eye(3)
 >>> aw = AlignedWords(("en", "de"), (v, v), (eye, eye), ("a", "b", "c"), words=(("Paris", "dog", "3"), ("Paris", "Hund", "3")))
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from semanscope_nb.metrics.affinity import AlignedWords
+from semanscope_nb.metrics.spreads import AlignedWords, _unit_rows
 
 
 def _norm(word: str) -> str:
@@ -65,10 +65,10 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str
         raise ValueError(f"tol must be > 0, got {tol!r}")
     out: dict[str, list[tuple[str, ...]]] = {}
     for lang, v, words in zip(aw.languages, aw.vectors, aw.words or [None] * len(aw.languages)):
-        x = np.asarray(v, dtype=np.float64)
-        unit = x / np.linalg.norm(x, axis=1)[:, None]
-        keys = np.round(unit / tol).astype(np.int64)
-        _, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        unit = _unit_rows(np.asarray(v, dtype=np.float64))[0]  # overflow- and underflow-safe
+        keys = np.ascontiguousarray(np.round(np.nan_to_num(unit) / tol).astype(np.int64))
+        rows = keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel()  # one bytes key per row: a fast 1-D unique
+        _, inverse, counts = np.unique(rows, return_inverse=True, return_counts=True)
         groups = []
         for g in np.flatnonzero(counts > 1):
             members = np.flatnonzero(inverse.ravel() == g)
@@ -129,7 +129,9 @@ def language_centred(aw: AlignedWords) -> AlignedWords:
     vectors = []
     for v in aw.vectors:
         x = np.asarray(v, dtype=np.float64)
-        vectors.append(x - x.mean(axis=0))
+        e = int(np.frexp(np.abs(x).max())[1]) if x.size else 0  # work in exact power-of-two units: no overflow at 1e300
+        xs = np.ldexp(x, -e)
+        vectors.append(np.ldexp(xs - xs.mean(axis=0), e))
     return AlignedWords(aw.languages, tuple(vectors), aw.incidence, aw.labels, aw.groups, aw.words)
 
 

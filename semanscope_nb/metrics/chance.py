@@ -33,7 +33,7 @@ Layer: metrics.  Imports numpy, scipy and :mod:`semanscope_nb.metrics.affinity`.
 Example
 -------
 >>> import numpy as np, scipy.sparse as sp
->>> from semanscope_nb.metrics.affinity import AlignedWords
+>>> from semanscope_nb.metrics.spreads import AlignedWords
 >>> from semanscope_nb.metrics.chance import chance_level, permutation_test
 >>> rng = np.random.default_rng(0)
 >>> eye = sp.identity(200, format="csr")
@@ -48,12 +48,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 import scipy.sparse as sp
 
-from semanscope_nb.metrics.affinity import AlignedWords, _Spreads, affinity_ratio
+from semanscope_nb.metrics.spreads import AlignedWords, _Spreads, _unit_rows, affinity_ratio
 
 #: resamples held in memory at once when ``batch`` is not given (counts are float64, B x R)
 DEFAULT_MAX_BATCH_BYTES = 64 * 2**20
@@ -113,28 +113,46 @@ def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, f
 
 
 class _NullParts:
-    """Per-language sums that give the closed-form null for any row weights (counts)."""
+    """Per-language occurrence sums that give the closed-form null for any row weights (counts).
 
-    def __init__(self, aw: AlignedWords, centre: np.ndarray) -> None:
+    Small spaces keep three per-row sums in memory (like :class:`_Spreads`' stacked
+    vectors); large ones stream the vectors in blocks on every call, so memory
+    stays O(block x dims) whatever the number of concepts.
+    """
+
+    def __init__(self, aw: AlignedWords, spreads: _Spreads, *, stack_limit: int = 4_000_000, block: int = 8192) -> None:
+        self.aw, self.spreads, self.block = aw, spreads, block
         self.L = len(aw.languages)
         self.K = self.L * (self.L - 1) / 2
-        self.occ_unit: list[np.ndarray] = []  # (R x d): sum over the row's alternatives of unit vectors
-        self.occ_cent: list[np.ndarray] = []  # (R x d): same for centred vectors
-        self.occ_sq: list[np.ndarray] = []  # (R,): same for squared centred norms
-        self.n_alt: list[np.ndarray] = []  # (R,): alternatives per row
-        for v, inc in zip(aw.vectors, aw.incidence):
-            x = np.asarray(v, dtype=np.float64)
-            norms = np.linalg.norm(x, axis=1)  # overflow-safe (scaled) norm
-            unit = x / norms[:, None]
-            xc = x - centre
-            A = sp.csr_matrix(inc, dtype=np.float64)
-            self.occ_unit.append(np.asarray(A @ unit))
-            self.occ_cent.append(np.asarray(A @ xc))
-            self.occ_sq.append(np.asarray(A @ np.einsum("ij,ij->i", xc, xc)).ravel())
-            self.n_alt.append(np.diff(A.indptr).astype(np.float64))
+        self.incidence = [sp.csr_matrix(inc, dtype=np.float64) for inc in aw.incidence]
+        self.n_alt = [np.diff(A.indptr).astype(np.float64) for A in self.incidence]  # (R,): alternatives per row
+        self.stored: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = []
+        for k, v in enumerate(aw.vectors):
+            self.stored.append(self._row_sums(k, slice(0, v.shape[0])) if v.shape[0] * v.shape[1] <= stack_limit else None)
+
+    def _row_sums(self, k: int, words: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(unit, centred, squared centred norm) summed over each row's alternatives, for the words in ``words``."""
+        x = np.asarray(self.aw.vectors[k][words], dtype=np.float64)
+        unit = _unit_rows(x)[0]  # overflow- and underflow-safe
+        xc = self.spreads._scaled(x) - self.spreads.centre_scaled  # in the spreads' exact power-of-two units
+        A = self.incidence[k][:, words]
+        return np.asarray(A @ unit), np.asarray(A @ xc), np.asarray(A @ np.einsum("ij,ij->i", xc, xc)).ravel()
+
+    def _weighted(self, k: int, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self.stored[k] is not None:
+            u, c, q = self.stored[k]
+            return counts @ u, counts @ c, counts @ q
+        n_words, d = self.aw.vectors[k].shape
+        su, sc, sq = np.zeros((counts.shape[0], d)), np.zeros((counts.shape[0], d)), np.zeros(counts.shape[0])
+        for a in range(0, n_words, self.block):
+            u, c, q = self._row_sums(k, slice(a, min(n_words, a + self.block)))
+            su += counts @ u
+            sc += counts @ c
+            sq += counts @ q
+        return su, sc, sq
 
     def inter(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Expected cosine inter distance and sqrt(E[Q]) (Euclidean) under shuffling, per count row."""
+        """Expected cosine inter distance and sqrt(E[Q]) (Euclidean, scaled units) under shuffling, per count row."""
         total_u = 0.0
         sq_u = 0.0
         total_c = 0.0
@@ -142,14 +160,14 @@ class _NullParts:
         s_sum = 0.0
         for k in range(self.L):
             n = counts @ self.n_alt[k]  # occurrences drawn
-            a = (counts @ self.occ_unit[k]) / n[:, None]  # occurrence-mean unit vector
-            mu = (counts @ self.occ_cent[k]) / n[:, None]
-            s = (counts @ self.occ_sq[k]) / n
+            su, sc, sq = self._weighted(k, counts)
+            a = su / n[:, None]  # occurrence-mean unit vector
+            mu = sc / n[:, None]
             total_u = total_u + a
             sq_u = sq_u + np.einsum("ij,ij->i", a, a)
             total_c = total_c + mu
             sq_c = sq_c + np.einsum("ij,ij->i", mu, mu)
-            s_sum = s_sum + s
+            s_sum = s_sum + sq / n
         pair_dots_u = (np.einsum("ij,ij->i", total_u, total_u) - sq_u) / 2.0  # sum_{l<m} a_l . a_m
         pair_dots_c = (np.einsum("ij,ij->i", total_c, total_c) - sq_c) / 2.0
         inter_cos = 1.0 - pair_dots_u / self.K
@@ -172,13 +190,13 @@ def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None) -> Chance
     """Expected SA when translation pairings are shuffled independently per language (closed form)."""
     spreads = spreads if spreads is not None else _Spreads(aw)
     ones = np.ones((1, aw.n_rows))
-    point = spreads.spreads(ones)
-    inter_cos, inter_euc = _NullParts(aw, spreads.centre).inter(ones)
+    point = spreads.spreads(ones, scaled=True)
+    inter_cos, inter_euc = _NullParts(aw, spreads).inter(ones)
     return ChanceLevel(
         sa_null_cosine=float(affinity_ratio(point["intra_cos"][0], inter_cos[0])),
         sa_null_euclidean=float(affinity_ratio(point["intra_euc"][0], inter_euc[0])),
         inter_null_cosine=float(inter_cos[0]),
-        inter_null_euclidean=float(inter_euc[0]),
+        inter_null_euclidean=float(np.ldexp(inter_euc[0], spreads.exponent)),
     )
 
 
@@ -201,8 +219,7 @@ class PermutationTest:
 def _row_means(aw: AlignedWords) -> tuple[list[np.ndarray], list[np.ndarray]]:
     means, n_alt = [], []
     for v, inc in zip(aw.vectors, aw.incidence):
-        x = np.asarray(v, dtype=np.float64)
-        unit = x / np.linalg.norm(x, axis=1)[:, None]
+        unit = _unit_rows(np.asarray(v, dtype=np.float64))[0]
         A = sp.csr_matrix(inc, dtype=np.float64)
         n = np.diff(A.indptr).astype(np.float64)
         means.append(np.asarray(A @ unit) / n[:, None])
@@ -292,17 +309,39 @@ class NullAwareScores:
     corrected: Estimate  # (sa - sa_null) / (1 - sa_null)
     sa_null_euclidean: float
     n_boot: int
+    tier_flip_rate: float = float("nan")  # share of resamples whose paper tier differs from the point estimate's
+
+    def to_dict(self) -> dict:
+        """Plain numbers (JSON-ready; round-trips through :meth:`from_dict`)."""
+        out = {}
+        for k in ("sa", "sa_null", "delta", "corrected"):
+            e = getattr(self, k)
+            out[k] = {"value": e.value, "sem": e.sem, "ci": list(e.ci)}
+        return {**out, "sa_null_euclidean": self.sa_null_euclidean, "n_boot": self.n_boot, "tier_flip_rate": self.tier_flip_rate}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "NullAwareScores":
+        def num(v):
+            return math.nan if v is None else float(v)
+
+        est = {k: Estimate(num(d[k]["value"]), num(d[k]["sem"]), (num(d[k]["ci"][0]), num(d[k]["ci"][1])))
+               for k in ("sa", "sa_null", "delta", "corrected")}
+        return cls(**est, sa_null_euclidean=num(d["sa_null_euclidean"]), n_boot=int(d["n_boot"]),
+                   tier_flip_rate=num(d.get("tier_flip_rate")))
 
 
 def null_aware_statistics(spreads: _Spreads, parts: _NullParts, counts: np.ndarray) -> dict[str, np.ndarray]:
-    """SA, its null, delta and the corrected score for each row-count vector (B x R)."""
-    s = spreads.spreads(counts)
+    """SA (cosine and Euclidean), the cosine null, delta and the corrected score for each row-count vector (B x R)."""
+    s = spreads.spreads(counts, scaled=True)
     inter_null_cos, inter_null_euc = parts.inter(counts)
     with np.errstate(invalid="ignore", divide="ignore"):
         sa = affinity_ratio(s["intra_cos"], s["inter_cos"])
         null = affinity_ratio(s["intra_cos"], inter_null_cos)
-        null_euc = affinity_ratio(s["intra_euc"], inter_null_euc)
-        return {"sa": sa, "sa_null": null, "delta": sa - null, "corrected": (sa - null) / (1.0 - null), "sa_null_euclidean": null_euc}
+        return {
+            "sa": sa, "sa_null": null, "delta": sa - null, "corrected": (sa - null) / (1.0 - null),
+            "sa_euclidean": affinity_ratio(s["intra_euc"], s["inter_euc"]),
+            "sa_null_euclidean": affinity_ratio(s["intra_euc"], inter_null_euc),
+        }
 
 
 def null_aware_bootstrap(
@@ -313,27 +352,38 @@ def null_aware_bootstrap(
     confidence: float = 0.95,
     batch: int | None = None,
     spreads: _Spreads | None = None,
+    thresholds: Any = None,
+    distributions: dict[str, np.ndarray] | None = None,
 ) -> NullAwareScores:
     """Bootstrap over concept rows of SA, its chance level, the gap and the chance-corrected score.
 
-    Every statistic is computed on the same resampled rows (multinomial counts from ``seed``).
+    Every statistic is computed on the same resampled rows (multinomial counts from
+    ``seed``).  ``thresholds`` (a :class:`~semanscope_nb.TierThresholds`): also report
+    how often the paper's tier flips across resamples.  ``distributions``: a dict
+    that receives the bootstrap distributions (keys of :func:`null_aware_statistics`).
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     spreads = spreads if spreads is not None else _Spreads(aw)
-    parts = _NullParts(aw, spreads.centre)
+    parts = _NullParts(aw, spreads)
     point = null_aware_statistics(spreads, parts, np.ones((1, aw.n_rows)))
     keys = ("sa", "sa_null", "delta", "corrected")
+    flip = math.nan
     if n_boot:
-        dists = {k: [] for k in keys}
+        dists: dict[str, list[np.ndarray]] = {}
         for counts in resample_counts(aw.n_rows, n_boot, seed=seed, batch=batch):
-            stats = null_aware_statistics(spreads, parts, counts)
-            for k in keys:
-                dists[k].append(stats[k])
-        est = {k: _estimate(point[k][0], np.concatenate(dists[k]), confidence) for k in keys}
+            for k, v in null_aware_statistics(spreads, parts, counts).items():
+                dists.setdefault(k, []).append(v)
+        full = {k: np.concatenate(v) for k, v in dists.items()}
+        if distributions is not None:
+            distributions.update(full)
+        est = {k: _estimate(point[k][0], full[k], confidence) for k in keys}
+        if thresholds is not None:
+            base = thresholds.classify(float(point["sa"][0]))
+            flip = float(np.mean([thresholds.classify(float(v)) != base for v in full["sa"]]))
     else:
         est = {k: Estimate(float(point[k][0]), math.nan, (math.nan, math.nan)) for k in keys}
-    return NullAwareScores(**est, sa_null_euclidean=float(point["sa_null_euclidean"][0]), n_boot=int(n_boot))
+    return NullAwareScores(**est, sa_null_euclidean=float(point["sa_null_euclidean"][0]), n_boot=int(n_boot), tier_flip_rate=flip)
 
 
 # --------------------------------------------------------------------------- verdict

@@ -40,7 +40,6 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.errors import DatasetError
-from semanscope_nb.metrics.affinity import _rows_to_counts
 from semanscope_nb.metrics.retrieval import _num
 from semanscope_nb.metrics.search import (
     DistanceProvider,
@@ -48,6 +47,7 @@ from semanscope_nb.metrics.search import (
     Metric,
     topk_search,
 )
+from semanscope_nb.metrics.spreads import _rows_to_counts
 from semanscope_nb.provenance import json_ready
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -23,7 +23,7 @@ Layer: metrics.  Imports :mod:`semanscope_nb.metrics.affinity` and
 Example
 -------
 >>> import numpy as np, scipy.sparse as sp
->>> from semanscope_nb.metrics.affinity import AlignedWords
+>>> from semanscope_nb.metrics.spreads import AlignedWords
 >>> rng = np.random.default_rng(0); eye = sp.identity(120, format="csr"); e = rng.normal(size=(120, 16))
 >>> good = AlignedWords(("en", "de"), (e, e + 0.3 * rng.normal(size=e.shape)), (eye, eye), tuple(map(str, range(120))))
 >>> bad = AlignedWords(("en", "de"), (e, rng.normal(size=e.shape)), (eye, eye), good.labels)
@@ -41,8 +41,8 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.metrics.affinity import AlignedWords, _Spreads, affinity_ratio
 from semanscope_nb.metrics.chance import _check_count, _check_seed, percentile_interval, resample_counts
+from semanscope_nb.metrics.spreads import AlignedWords, _Spreads, affinity_ratio
 
 
 def _sa_of_counts(spreads: _Spreads, counts: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ Layer: metrics.  Imports :mod:`semanscope_nb.metrics.chance` and
 Example
 -------
 >>> import numpy as np, scipy.sparse as sp
->>> from semanscope_nb.metrics.affinity import AlignedWords
+>>> from semanscope_nb.metrics.spreads import AlignedWords
 >>> rng = np.random.default_rng(0); eye = sp.identity(80, format="csr"); e = rng.normal(size=(80, 8))
 >>> aw = AlignedWords(("en", "de", "xx"), (e, e + 0.2 * rng.normal(size=e.shape), rng.normal(size=e.shape)),
 ...                   (eye, eye, eye), tuple(map(str, range(80))))

@@ -55,7 +55,6 @@ import pandas as pd
 import scipy.sparse as sp
 
 from semanscope_nb.errors import EmbeddingError
-from semanscope_nb.metrics.affinity import _rows_to_counts
 from semanscope_nb.metrics.search import (
     DEFAULT_MAX_BLOCK_BYTES,
     DistanceProvider,
@@ -64,6 +63,7 @@ from semanscope_nb.metrics.search import (
     _check_k,
     _provider,
 )
+from semanscope_nb.metrics.spreads import _rows_to_counts
 from semanscope_nb.models.embedding import embed_texts, load_encoder
 from semanscope_nb.provenance import json_ready
 
