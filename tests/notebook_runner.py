@@ -51,12 +51,15 @@ def run_notebook(name: str, parameters: dict[str, Any] | None = None, *, timeout
 
 
 def cell_outputs_text(nb: nbformat.NotebookNode) -> str:
-    """All text/plain and stream outputs of an executed notebook, joined (for assertions)."""
+    """All text/markdown, text/plain and stream outputs of an executed notebook, joined (for assertions)."""
     parts = []
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "stream":
                 parts.append(out.get("text", ""))
-            elif "data" in out and "text/plain" in out["data"]:
-                parts.append(out["data"]["text/plain"])
+            elif "data" in out:
+                if "text/markdown" in out["data"]:  # what JupyterLab shows for objects with a _repr_markdown_
+                    parts.append(out["data"]["text/markdown"])
+                if "text/plain" in out["data"]:
+                    parts.append(out["data"]["text/plain"])
     return "\n".join(parts)

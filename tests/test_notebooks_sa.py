@@ -29,7 +29,9 @@ def test_quickstart(tmp_path, shared_cache_dir):
         "MAX_CONCEPTS": 40, "N_BOOT": 100, "CACHE_DIR": str(shared_cache_dir), "FIGURES_DIR": str(tmp_path),
     })
     text = cell_outputs_text(nb)
-    assert "SA cosine" in text and "tier:" in text
+    assert "SA cosine" in text and "paper tier:" in text and "verdict: great: SA" in text
+    assert "chance level" in text and "permutation test: shuffled SA" in text and "p = 0.0010" in text
+    assert "Stage 1 (cosine SA, null-aware verdict)" in text and "Recommendation:" in text
     specs = _outputs_of_type(nb, "application/vnd.vegalite.v5+json")
     assert len(specs) == 2  # the map and the worst-concepts chart
     legend = [v for spec in specs for vals in spec.get("datasets", {}).values() for v in vals if "legend" in v]
@@ -55,6 +57,7 @@ def test_benchmark_notebook(tmp_path, shared_cache_dir):
     })
     text = cell_outputs_text(nb)
     assert "8 results; failures: none" in text
+    assert "conceptual-space bands: [['use-multilingual']" in text  # the best model stands alone in band 1
     for name in ("fig1-tiers", "fig2-heatmap", "fig3-maps", "worst-concepts"):
         for fmt in ("png", "pdf", "html"):
             assert (tmp_path / "figures" / f"{name}.{fmt}").stat().st_size > 1000, (name, fmt)
@@ -81,11 +84,13 @@ def test_paper_datasets_notebook(tmp_path, shared_cache_dir, paper_dir):
 
 
 def test_workshop_notebook_checks_answers(shared_cache_dir):
-    answers = {"identical": 1.0, "random": 0.5, "tiny_tier": "great", "shuffled_sa": 0.5, "strict_tier": "good"}
+    answers = {"identical": 1.0, "random": 0.5, "tiny_tier": "great", "shuffled_sa": 0.5, "strict_tier": "good",
+               "minilm_vs_chance": "above"}
     nb = run_notebook("04-workshop.ipynb", {"ANSWERS": answers, "N_BOOT": 100, "CACHE_DIR": str(shared_cache_dir)})
     text = cell_outputs_text(nb)
-    assert "score: 5/5 correct" in text, text[-2000:]
+    assert "score: 6/6 correct" in text, text[-2000:]
+    assert "degenerate vectors in 'zh'" in text  # the exercise shows why the English-only model scores so low
     wrong = {**answers, "tiny_tier": "non-aligned", "identical": None}
     nb = run_notebook("04-workshop.ipynb", {"ANSWERS": wrong, "N_BOOT": 100, "CACHE_DIR": str(shared_cache_dir)})
     text = cell_outputs_text(nb)
-    assert "[tiny_tier] ✗ not quite" in text and "[identical] no answer yet" in text and "score: 3/5 correct (1 unanswered)" in text
+    assert "[tiny_tier] ✗ not quite" in text and "[identical] no answer yet" in text and "score: 4/6 correct (1 unanswered)" in text

@@ -2,7 +2,13 @@
 
 Rooms:
 
-* :mod:`~semanscope_nb.metrics.affinity` -- Semantic Affinity (paper 000): the formula, bootstrap, tiers.
+* :mod:`~semanscope_nb.metrics.spreads` -- the SA formula and its vectorised parts (D_intra, D_inter).
+* :mod:`~semanscope_nb.metrics.affinity` -- Semantic Affinity (paper 000): bootstrap, tiers, the null-aware verdict.
+* :mod:`~semanscope_nb.metrics.chance` -- the chance level of SA, the permutation test, the null-aware bootstrap.
+* :mod:`~semanscope_nb.metrics.artefacts` -- identical strings, degenerate vectors, language offsets.
+* :mod:`~semanscope_nb.metrics.compare` -- model vs model: paired bootstrap and permutation test, Holm, rank bands.
+* :mod:`~semanscope_nb.metrics.pairs` -- SA per language pair with its own chance level.
+* :mod:`~semanscope_nb.metrics.workflow` -- the paper's two-stage diagnostic workflow (App. A.6).
 * :mod:`~semanscope_nb.metrics.csc` -- Concept Separation Curves (paper 002): language rules,
   perturbation, KDE and overlap, the separation pipeline.
 * :mod:`~semanscope_nb.metrics.search` -- exact blocked top-k search over distance providers.
@@ -35,6 +41,15 @@ from semanscope_nb.metrics.affinity import (
     semantic_affinity,
 )
 from semanscope_nb.metrics.alignment import align_model, fit_alignment, meeting_in_the_middle, procrustes
+from semanscope_nb.metrics.artefacts import Artefacts, find_artefacts, language_centred
+from semanscope_nb.metrics.chance import (
+    ChanceLevel,
+    NullAwareScores,
+    PermutationTest,
+    chance_level,
+    null_aware_bootstrap,
+    permutation_test,
+)
 from semanscope_nb.metrics.classification import (
     ClassificationResult,
     classification_frame,
@@ -42,6 +57,7 @@ from semanscope_nb.metrics.classification import (
     sib200_classification,
     text_classification,
 )
+from semanscope_nb.metrics.compare import ModelComparison, compare_models
 from semanscope_nb.metrics.csc import (
     LANGUAGE_RULES,
     CSCCurves,
@@ -62,6 +78,7 @@ from semanscope_nb.metrics.csc import (
     supported_languages,
 )
 from semanscope_nb.metrics.fusion import DistFuse, FusedDistances
+from semanscope_nb.metrics.pairs import pair_affinity
 from semanscope_nb.metrics.retrieval import (
     BitextResult,
     bitext_retrieval,
@@ -71,5 +88,6 @@ from semanscope_nb.metrics.retrieval import (
     text_retrieval,
 )
 from semanscope_nb.metrics.search import DistanceProvider, EmbeddingDistances, TopK, topk_search
+from semanscope_nb.metrics.workflow import DiagnosticReport, diagnostic_report
 
 __all__ = _public_names(globals(), modules=('csc',))

@@ -4,6 +4,7 @@ Rooms:
 
 * :mod:`~semanscope_nb.runs.evaluate` -- embed a dataset through the cache and score it; leaderboards.
 * :mod:`~semanscope_nb.runs.alignment` -- alignment before/after reports and maps.
+* :mod:`~semanscope_nb.runs.verdicts` -- per-pair SA, permutation tests, model comparisons, the two-stage report.
 * :mod:`~semanscope_nb.runs.grid` -- models x datasets x metrics on joblib/Dask, resumable per job.
 * :mod:`~semanscope_nb.runs.cli` -- the ``semanscope`` command.
 
@@ -30,5 +31,14 @@ from semanscope_nb.runs.evaluate import (
     run_benchmark,
 )
 from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, run_grid
+from semanscope_nb.runs.verdicts import (
+    LanguageSupportWarning,
+    compare_on_dataset,
+    dataset_permutation_test,
+    language_pairs,
+    two_stage_report,
+    unsupported_languages,
+    with_rank_bands,
+)
 
 __all__ = _public_names(globals())

@@ -1,0 +1,153 @@
+"""Dataset-level statistics behind a verdict: per-pair SA, permutation test, model-vs-model, the two-stage report.
+
+Each function embeds through the cache (nothing already embedded is encoded
+again) and calls the pure functions of :mod:`semanscope_nb.metrics.chance`,
+:mod:`~semanscope_nb.metrics.pairs`, :mod:`~semanscope_nb.metrics.compare` and
+:mod:`~semanscope_nb.metrics.workflow`.
+
+Layer: runs.  Imports the metrics, models and data layers and :mod:`semanscope_nb.runs.evaluate`.
+
+Example
+-------
+>>> import semanscope_nb as snb
+>>> pairs = snb.language_pairs("edge-cases", "random-null", languages=["en", "de", "zh"], n_boot=100, cache=False)
+>>> sorted(set(pairs.verdict))
+['chance']
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Literal, Mapping, Sequence
+
+import pandas as pd
+
+from semanscope_nb.data.words import WordDataset
+from semanscope_nb.metrics.affinity import DEFAULT_TIERS, TierThresholds
+from semanscope_nb.metrics.chance import PermutationTest, permutation_test
+from semanscope_nb.metrics.compare import ModelComparison, compare_models
+from semanscope_nb.metrics.pairs import pair_affinity
+from semanscope_nb.metrics.workflow import DiagnosticReport, diagnostic_report
+from semanscope_nb.models.cache import EmbeddingCache
+from semanscope_nb.models.encoders import Encoder
+from semanscope_nb.models.registry import get_model_info
+from semanscope_nb.runs.evaluate import _as_dataset, aligned_words, dataset_affinity, embed_dataset
+
+Cache = EmbeddingCache | None | Literal[False]
+
+
+class LanguageSupportWarning(UserWarning):
+    """A model is scored on a language its registry entry does not list."""
+
+
+def unsupported_languages(model: str | Encoder, languages: Sequence[str]) -> list[str]:
+    """The languages of ``languages`` that ``model``'s registry entry does not list (empty when unknown).
+
+    >>> unsupported_languages("all-minilm-l6-v2", ["en", "zh"])
+    ['zh']
+    """
+    model_id = model if isinstance(model, str) else getattr(model, "model_id", "")
+    try:
+        info = get_model_info(model_id)
+    except Exception:  # an unregistered encoder: nothing is known about its languages
+        return []
+    listed = {lang.split("-")[0].lower() for lang in info.languages}
+    if not listed:
+        return []
+    return [lang for lang in languages if lang.split("-")[0].lower() not in listed]
+
+
+def warn_unsupported(model: str | Encoder, languages: Sequence[str]) -> list[str]:
+    """Warn (``LanguageSupportWarning``) when ``model`` is scored on languages it does not support; return them."""
+    missing = unsupported_languages(model, languages)
+    if missing:
+        model_id = model if isinstance(model, str) else getattr(model, "model_id", "?")
+        warnings.warn(
+            f"model '{model_id}' does not list {', '.join(missing)} among its languages: its SA there measures "
+            "how it handles text it was not trained for", LanguageSupportWarning, stacklevel=3,
+        )
+    return missing
+
+
+def _aligned(dataset: WordDataset, model: str | Encoder, cache: Cache):
+    vectors, _, _ = embed_dataset(dataset, model, cache=cache, progress=False)
+    return aligned_words(dataset, vectors)
+
+
+def language_pairs(
+    dataset: WordDataset | str | os.PathLike,
+    model: str | Encoder,
+    *,
+    languages: Sequence[str] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    thresholds: TierThresholds = DEFAULT_TIERS,
+    cache: Cache = None,
+) -> pd.DataFrame:
+    """SA of ``model`` for every language pair of ``dataset``, each with its interval and own chance level."""
+    ds = _as_dataset(dataset, languages)
+    warn_unsupported(model, ds.languages)
+    return pair_affinity(_aligned(ds, model, cache), n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds)
+
+
+def dataset_permutation_test(
+    dataset: WordDataset | str | os.PathLike,
+    model: str | Encoder,
+    *,
+    languages: Sequence[str] | None = None,
+    n_perm: int = 1000,
+    seed: int = 0,
+    cache: Cache = None,
+) -> PermutationTest:
+    """Where ``model``'s cosine SA on ``dataset`` falls among ``n_perm`` shuffled translation pairings."""
+    ds = _as_dataset(dataset, languages)
+    return permutation_test(_aligned(ds, model, cache), n_perm=n_perm, seed=seed)
+
+
+def compare_on_dataset(
+    dataset: WordDataset | str | os.PathLike,
+    models: Sequence[str | Encoder],
+    *,
+    languages: Sequence[str] | None = None,
+    n_boot: int = 1000,
+    n_perm: int = 10000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    cache: Cache = None,
+) -> ModelComparison:
+    """Paired comparison of several models on the same concepts of one dataset (Holm-corrected, rank bands)."""
+    ds = _as_dataset(dataset, languages)
+    aws = {}
+    for m in models:
+        name = m if isinstance(m, str) else m.model_id
+        aws[name] = _aligned(ds, m, cache)
+    return compare_models(aws, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence, alpha=alpha)
+
+
+def with_rank_bands(table: pd.DataFrame, comparisons: Mapping[str, ModelComparison]) -> pd.DataFrame:
+    """A leaderboard table with a ``band`` column: models in one band do not differ significantly on that dataset."""
+    out = table.copy()
+    bands = {(ds, row.model): row.band for ds, c in comparisons.items() for row in c.scores.itertuples()}
+    out["band"] = [bands.get((d, m)) for d, m in zip(out["dataset"], out["model"])]
+    return out
+
+
+def two_stage_report(
+    model: str | Encoder,
+    datasets: Sequence[WordDataset | str | os.PathLike],
+    *,
+    languages: Sequence[str] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    cache: Cache = None,
+) -> DiagnosticReport:
+    """The paper's App. A.6 workflow for one model over several datasets."""
+    results = {}
+    for d in datasets:
+        ds = _as_dataset(d, languages)
+        warn_unsupported(model, ds.languages)
+        results[ds.name] = dataset_affinity(ds, model, n_boot=n_boot, seed=seed, cache=cache, progress=False)
+    return diagnostic_report(results)
