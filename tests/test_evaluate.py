@@ -84,7 +84,9 @@ def test_main_job_on_a_small_subset(tmp_path, shared_cache_dir):
     table = pd.read_csv(tmp_path / "results" / "leaderboard.csv")
     n_models = len([m for m in snb.list_models(offline=True) if m.available])
     assert len(table) == 4 * n_models
-    assert table["sa_cosine"].between(0, 1).all() and table["tier"].isin(["great", "good", "non-aligned"]).all()
+    assert table["sa_cosine"].between(0, 1).all() and table["tier"].isin(["great", "good", "non-aligned", "chance", "below chance"]).all()
+    assert table["paper_tier"].isin(["great", "good", "non-aligned"]).all()
+    assert (table.loc[table["model"] == "random-null", "tier"] == "chance").all()
     use = table[table.model == "use-multilingual"].sa_cosine.mean()
     null = table[table.model == "random-null"].sa_cosine.mean()
     assert use > null + 0.1  # a translation-supervised model beats noise

@@ -5,8 +5,22 @@ WAL journalling means a killed process leaves the file readable with every
 committed batch in it, and several processes may read and write at once (a busy
 timeout serialises writers).  Each row stores a BLAKE2 digest of its vector
 bytes, so a damaged entry is detected on read, reported, deleted and
-re-encoded, and the rest of the cache is untouched.  A file that is not a
-database at all is moved aside (``*.damaged-<time>``) and a new one is started.
+re-encoded, and the rest of the cache is untouched.
+
+A temporary condition never destroys the cache:
+
+- *locked* by another process: wait ``timeout`` seconds (sqlite busy timeout),
+  then raise :class:`~semanscope_nb.errors.CacheError` naming the folder;
+- *read-only* file or folder (or a disk too full to open it): serve the cached
+  vectors, encode the missing ones without storing them (one
+  :class:`CacheWarning`); the file is never modified or renamed;
+- *disk full / I/O error* while storing: the batch is rolled back and not stored
+  (one :class:`CacheWarning`); every committed row is kept.
+
+Only real damage -- SQLite says "not a database" or "malformed" *and* a
+``PRAGMA quick_check`` on a fresh connection confirms it -- moves the file aside,
+to a name never used before (``*.damaged-<time>-<pid>-<random>``), and starts a
+new one.  The cache may be used from any thread (see :class:`EmbeddingCache`).
 
 Key: the encoder's ``cache_key`` (model id + version + vector-changing options)
 and the exact text.  Only missing texts are sent to the model, in batches.
@@ -19,18 +33,25 @@ Example
 >>> v = cache.embed(enc, ["water", "水", "water"])
 >>> v.shape, cache.embed(enc, ["water"]).shape, cache.last_stats.n_encoded
 ((3, 512), (1, 512), 0)
+>>> cache.read_only
+False
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
 import sqlite3
+import threading
 import time
+import uuid
 import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Self, TypeVar
 
 import numpy as np
 
@@ -49,10 +70,49 @@ CREATE TABLE IF NOT EXISTS vectors (
 """
 _DB_NAME = "embeddings.sqlite"
 _SQL_VARS = 500  # parameters per IN (...) query
+_T = TypeVar("_T")
+
+# What an sqlite3 error means for the cache, by primary result code (extended code & 0xFF).
+_KIND_BY_CODE = {
+    5: "busy",  # SQLITE_BUSY: another connection holds the lock (after the busy timeout)
+    6: "busy",  # SQLITE_LOCKED
+    11: "damaged",  # SQLITE_CORRUPT
+    26: "damaged",  # SQLITE_NOTADB
+    8: "readonly",  # SQLITE_READONLY
+    13: "full",  # SQLITE_FULL
+    10: "io",  # SQLITE_IOERR (ENOSPC often surfaces here, e.g. IOERR_SHMSIZE)
+    14: "cantopen",  # SQLITE_CANTOPEN (e.g. a WAL file on a read-only mount)
+    3: "cantopen",  # SQLITE_PERM
+    23: "cantopen",  # SQLITE_AUTH
+}
+_READONLY_DBMOVED = 1032  # the file was renamed/unlinked under an open connection: reconnect
+# Errors built by hand (wrappers, tests) carry no code: fall back on SQLite's fixed messages.
+_KIND_BY_MESSAGE = (
+    ("database is locked", "busy"),
+    ("table is locked", "busy"),
+    ("not a database", "damaged"),
+    ("malformed", "damaged"),
+    ("readonly database", "readonly"),
+    ("disk is full", "full"),
+    ("disk i/o error", "io"),
+    ("unable to open", "cantopen"),
+)
+_NO_WRITE_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
+
+
+def _kind(exc: BaseException) -> str:
+    """Classify an sqlite3 error: busy, damaged, readonly, full, io, cantopen, moved or other."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        if code == _READONLY_DBMOVED:
+            return "moved"
+        return _KIND_BY_CODE.get(code & 0xFF, "other")
+    msg = str(exc).lower()
+    return next((kind for needle, kind in _KIND_BY_MESSAGE if needle in msg), "other")
 
 
 class CacheWarning(UserWarning):
-    """A damaged cache entry or file was found and is being rebuilt."""
+    """The cache found damage it is rebuilding, or cannot store new vectors (read-only, disk full)."""
 
 
 def default_cache_dir() -> Path:
@@ -69,6 +129,19 @@ def _digest(blob: bytes) -> bytes:
     return hashlib.blake2b(blob, digest_size=16).digest()
 
 
+def _transaction(con: sqlite3.Connection, action: Callable[[sqlite3.Connection], Any]) -> None:
+    """Run ``action`` in one write transaction; roll back on any failure (SQLite may already have)."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        action(con)
+        con.execute("COMMIT")
+    except BaseException:
+        if con.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                con.execute("ROLLBACK")
+        raise
+
+
 @dataclass(frozen=True)
 class EmbedStats:
     """What one :meth:`EmbeddingCache.embed` call did."""
@@ -82,80 +155,339 @@ class EmbedStats:
 
 
 class EmbeddingCache:
-    """Persistent per-text vector store keyed on (encoder cache key, text)."""
+    """Persistent per-text vector store keyed on (encoder cache key, text).
 
-    def __init__(self, folder: str | os.PathLike | None = None, *, timeout: float = 60.0) -> None:
+    ``timeout``: seconds to wait for another process's lock before a
+    :class:`~semanscope_nb.errors.CacheError`.  ``read_only=True`` never writes
+    (it is also switched on, with one :class:`CacheWarning`, when the file or
+    folder cannot be written).  Safe to share between threads; picklable
+    (the copy reconnects).
+    """
+
+    def __init__(
+        self, folder: str | os.PathLike | None = None, *, timeout: float = 60.0, read_only: bool = False
+    ) -> None:
         self.folder = Path(folder).expanduser() if folder is not None else default_cache_dir()
         self.path = self.folder / _DB_NAME
-        self.timeout = timeout
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
+            raise ValueError(f"EmbeddingCache timeout= must be a number of seconds >= 0, got {timeout!r}")
+        self.timeout = float(timeout)
+        self.read_only = bool(read_only)
+        self._requested_read_only = self.read_only
         self.last_stats: EmbedStats | None = None
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            probe = self.folder / f".write-probe-{os.getpid()}"
-            probe.write_bytes(b"")
-            probe.unlink()
-        except OSError as exc:
-            raise CacheError(
-                f"embedding cache folder '{self.folder}' is not writable ({exc.strerror or exc}); "
-                "set SEMANSCOPE_CACHE or pass cache_dir= to a writable folder"
-            ) from None
-        self._open()
+        self._warned: set[str] = set()
+        # Threads: ONE connection (check_same_thread=False) guarded by a re-entrant lock, not a
+        # connection per thread (threading.local).  ipykernel 7 runs widget callbacks on short-lived
+        # subshell threads: per-thread connections would leave an open connection behind for every
+        # dead thread, close() could not reach them, and a pickled/unpickled copy would be bound to
+        # whichever thread unpickled it.  The lock also keeps each BEGIN..COMMIT whole.  Only a few
+        # SQL statements run under it; encoding (the slow part) runs outside it, in parallel.
+        self._lock = threading.RLock()
+        self._con: sqlite3.Connection | None = None
+        self._file_id: tuple[int, int] | None = None
+        if not self.read_only:
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                probe = self.folder / f".write-probe-{os.getpid()}-{threading.get_ident()}"
+                probe.write_bytes(b"")
+                probe.unlink()
+            except OSError as exc:
+                if not (exc.errno in _NO_WRITE_ERRNOS and self.path.is_file()):
+                    raise CacheError(
+                        f"embedding cache folder '{self.folder}' is not writable ({exc.strerror or exc}); "
+                        "set SEMANSCOPE_CACHE or pass cache_dir= to a writable folder"
+                    ) from None
+                self._go_read_only(f"folder '{self.folder}' is not writable: {exc.strerror or exc}")
+        elif not self.path.is_file():
+            raise CacheError(f"embedding cache '{self.path}' does not exist (opened with read_only=True)")
+        self._reconnect()
 
     # -- connection -------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
-        con = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute("PRAGMA synchronous=NORMAL")
-        con.execute(_SCHEMA)
+        """A read-write connection in WAL mode with the schema in place."""
+        con = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=NORMAL")
+            con.execute(_SCHEMA)
+            con.execute("SELECT 1 FROM vectors LIMIT 1").fetchall()
+        except BaseException:
+            con.close()
+            raise
         return con
 
-    def _open(self) -> None:
+    def _connect_read_only(self) -> sqlite3.Connection:
+        """A connection that cannot write: ``mode=ro``, else ``immutable=1`` when no WAL content is pending.
+
+        ``immutable=1`` is needed where SQLite cannot create the WAL index (read-only mount, full
+        disk); it is used only if the ``-wal`` file is absent or empty, so no committed row is missed.
+        """
+        uri = self.path.resolve().as_uri()
         try:
-            self._con = self._connect()
-            self._con.execute("SELECT count(*) FROM vectors LIMIT 1").fetchone()
+            immutable_ok = os.stat(f"{self.path}-wal").st_size == 0
+        except FileNotFoundError:
+            immutable_ok = True
+        except OSError:
+            immutable_ok = False
+        last: sqlite3.DatabaseError | None = None
+        for query in ("?mode=ro", "?mode=ro&immutable=1"):
+            if "immutable" in query and not immutable_ok:
+                break
+            try:
+                con = sqlite3.connect(uri + query, uri=True, timeout=self.timeout, isolation_level=None,
+                                      check_same_thread=False)
+            except sqlite3.DatabaseError as exc:
+                last = exc
+                continue
+            try:
+                con.execute("PRAGMA temp_store=MEMORY")
+                if con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vectors'").fetchone() is None:
+                    con.execute(_SCHEMA.replace("CREATE TABLE", "CREATE TEMP TABLE"))  # an empty file: nothing cached
+                return con
+            except sqlite3.DatabaseError as exc:
+                con.close()
+                last = exc
+                if _kind(exc) in ("busy", "damaged"):
+                    break
+        assert last is not None
+        raise self._error(last, "open it read-only") from last
+
+    def _open(self) -> sqlite3.Connection:
+        """Connect; damage -> :meth:`_recover`; read-only/full/unopenable -> read-only mode; locked -> CacheError."""
+        if self.read_only:
+            return self._connect_read_only()
+        try:
+            return self._connect()
         except sqlite3.DatabaseError as exc:
-            stamp = time.strftime("%Y%m%d-%H%M%S")
-            moved = self.path.with_name(f"{_DB_NAME}.damaged-{stamp}")
-            for suffix in ("", "-wal", "-shm"):
-                p = Path(str(self.path) + suffix)
-                if p.exists():
-                    p.replace(Path(str(moved) + suffix))
-            warnings.warn(
-                f"embedding cache '{self.path}' is damaged ({exc}); moved to '{moved}' and starting a new one",
-                CacheWarning,
-                stacklevel=3,
-            )
-            self._con = self._connect()
+            kind = _kind(exc)
+            if kind == "damaged":
+                return self._recover(exc)
+            if kind in ("readonly", "full", "io", "cantopen") and self.path.is_file():
+                con = self._connect_read_only()
+                self._go_read_only(str(exc))
+                return con
+            raise self._error(exc, "open it") from exc
+
+    def _identity(self) -> tuple[int, int] | None:
+        """(device, inode) of the database file, None if it is gone."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+
+    def _reconnect(self, damage: BaseException | None = None) -> None:
+        """(Re)open: after ``damage``, through :meth:`_recover`; remember which file the connection is on.
+
+        The old connection is closed only once the new one is open, so a failure leaves the cache usable.
+        """
+        con = self._open() if damage is None else self._recover(damage)
+        self._drop_connection()
+        self._con, self._file_id = con, self._identity()
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._con is None:
+            raise CacheError(f"embedding cache '{self.path}' is closed; open a new EmbeddingCache")
+        return self._con
+
+    def _drop_connection(self) -> None:
+        con, self._con = self._con, None
+        if con is not None:
+            with contextlib.suppress(sqlite3.Error):
+                con.close()
 
     def close(self) -> None:
-        self._con.close()
+        """Close the connection (from any thread; closing twice is harmless)."""
+        with self._lock:
+            self._drop_connection()
 
-    def __enter__(self) -> "EmbeddingCache":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __getstate__(self) -> dict:  # picklable for process pools: reconnect on the other side
-        return {"folder": str(self.folder), "timeout": self.timeout}
+        return {"folder": str(self.folder), "timeout": self.timeout, "read_only": self._requested_read_only}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["folder"], timeout=state["timeout"])
+        self.__init__(state["folder"], timeout=state["timeout"], read_only=state.get("read_only", False))
+
+    # -- faults -------------------------------------------------------------------
+    def _warn_once(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            warnings.warn(message, CacheWarning, stacklevel=4)
+
+    def _go_read_only(self, reason: str) -> None:
+        self.read_only = True
+        self._warn_once(
+            "read-only",
+            f"embedding cache '{self.path}' is read-only ({reason}): cached vectors are served, "
+            "missing ones are encoded but not stored; the file is left as it is",
+        )
+
+    def _error(self, exc: BaseException, what: str) -> CacheError:
+        """A CacheError naming the folder, for an sqlite3 error met while trying to ``what``."""
+        kind = _kind(exc)
+        if kind == "busy":
+            return CacheError(
+                f"embedding cache folder '{self.folder}' is locked by another process: waited {self.timeout:g} s "
+                f"to {what} ({exc}); nothing was changed. Try again when it is done, or pass a longer timeout= "
+                "or another cache folder"
+            )
+        if kind == "damaged":
+            why = "the cache is read-only" if self.read_only else "PRAGMA quick_check does not confirm the damage"
+            return CacheError(
+                f"embedding cache '{self.path}' reports damage ({exc}) but was left in place ({why}); "
+                "if this persists, move the file aside and a new cache is started"
+            )
+        return CacheError(f"embedding cache '{self.path}' (folder '{self.folder}') could not {what}: {exc}")
+
+    @contextlib.contextmanager
+    def _folder_lock(self) -> Iterator[None]:
+        """Serialise damage handling between processes (an advisory flock next to the database)."""
+        try:
+            import fcntl
+        except ImportError:  # Windows: no advisory locks; the quick_check re-test still applies
+            yield
+            return
+        try:
+            fh = open(self.folder / f".{_DB_NAME}.lock", "a+b")  # noqa: SIM115 - closed by the `with fh` below
+        except OSError as exc:
+            raise CacheError(f"embedding cache folder '{self.folder}': cannot create its lock file ({exc})") from None
+        with fh:
+            deadline = time.monotonic() + self.timeout
+            while True:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise CacheError(
+                            f"embedding cache folder '{self.folder}' is locked by another process repairing it "
+                            f"(waited {self.timeout:g} s)"
+                        ) from None
+                    time.sleep(0.02)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _confirmed_damaged(self) -> bool:
+        """True only if the file exists and a fresh read-only connection's ``PRAGMA quick_check`` fails."""
+        if not self.path.is_file():
+            return False
+        try:
+            con = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True, timeout=self.timeout)
+        except sqlite3.DatabaseError as exc:
+            return _kind(exc) == "damaged"
+        try:
+            return con.execute("PRAGMA quick_check").fetchall() != [("ok",)]
+        except sqlite3.DatabaseError as exc:
+            return _kind(exc) == "damaged"  # locked, I/O error ...: not proof of damage
+        finally:
+            con.close()
+
+    def _move_aside(self) -> Path:
+        """Rename the database (and its -wal/-shm) to a name never used before; return the new name."""
+        tag = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        moved = self.path.with_name(f"{_DB_NAME}.damaged-{tag}")
+        for suffix in ("", "-wal", "-shm"):
+            src, dst = Path(f"{self.path}{suffix}"), Path(f"{moved}{suffix}")
+            if src.exists():
+                if dst.exists():  # cannot happen with a fresh uuid; never overwrite a backup
+                    raise CacheError(f"embedding cache: backup name '{dst}' is taken; not moving '{src}'")
+                os.replace(src, dst)
+        return moved
+
+    def _recover(self, exc: BaseException) -> sqlite3.Connection:
+        """After a 'damaged' error: move the file aside if (and only if) damage is confirmed; reconnect."""
+        if self.read_only:
+            raise self._error(exc, "read it") from exc
+        moved = None
+        with self._folder_lock():  # another process may be repairing it right now: re-test under the lock
+            if self._confirmed_damaged():
+                moved = self._move_aside()
+            try:
+                con = self._connect()
+            except sqlite3.DatabaseError as again:
+                raise self._error(again, "open it") from again
+        if moved is not None:
+            warnings.warn(
+                f"embedding cache '{self.path}' is damaged ({exc}); moved to '{moved}' and starting a new one",
+                CacheWarning,
+                stacklevel=4,
+            )
+        return con
+
+    def _run(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
+        """``op(connection)`` under the lock; after a moved or confirmed-damaged file, reconnect and retry once.
+
+        Other sqlite3 errors are raised as they are, for the caller to classify.
+        """
+        with self._lock:
+            self._connection()
+            if self._identity() != self._file_id:  # renamed or deleted under us (e.g. moved aside by another process)
+                self._reconnect()
+            for attempt in (0, 1):
+                con = self._connection()
+                try:
+                    return op(con)
+                except sqlite3.DatabaseError as exc:
+                    kind = _kind(exc)
+                    if attempt or kind not in ("moved", "damaged") or (kind == "damaged" and self.read_only):
+                        raise
+                    self._reconnect(None if kind == "moved" else exc)
+            raise AssertionError("unreachable")
+
+    def _read(self, op: Callable[[sqlite3.Connection], _T], *, what: str) -> _T:
+        try:
+            return self._run(op)
+        except sqlite3.DatabaseError as exc:
+            raise self._error(exc, what) from exc
+
+    def _write(self, action: Callable[[sqlite3.Connection], Any], *, what: str) -> bool:
+        """One transaction; False (not stored, one warning) if the cache is read-only or the disk full."""
+        with self._lock:
+            if self.read_only:
+                return False
+            try:
+                self._run(lambda con: _transaction(con, action))
+                return True
+            except sqlite3.DatabaseError as exc:
+                kind = _kind(exc)
+                if kind == "readonly":
+                    self._go_read_only(str(exc))
+                    return False
+                if kind in ("full", "io"):
+                    self._warn_once(
+                        "full",
+                        f"embedding cache '{self.path}' could not {what} ({exc}): new vectors are encoded but "
+                        "not stored until there is room again; every stored vector is kept",
+                    )
+                    return False
+                raise self._error(exc, what) from exc
 
     # -- reads and writes ---------------------------------------------------------
     def get(self, model_key: str, texts: Iterable[str]) -> tuple[dict[str, np.ndarray], int]:
         """Cached vectors for ``texts`` (missing ones absent) and the count of damaged rows dropped."""
         texts = list(dict.fromkeys(texts))
-        found: dict[str, np.ndarray] = {}
-        damaged: list[str] = []
-        for a in range(0, len(texts), _SQL_VARS):
-            part = texts[a : a + _SQL_VARS]
-            q = f"SELECT text, dim, vec, digest FROM vectors WHERE model_key=? AND text IN ({','.join('?' * len(part))})"
-            for text, dim, blob, digest in self._con.execute(q, [model_key, *part]):
-                if len(blob) != 4 * dim or _digest(blob) != digest:
-                    damaged.append(text)
-                    continue
-                found[text] = np.frombuffer(blob, dtype=np.float32)
+
+        def read(con: sqlite3.Connection) -> tuple[dict[str, np.ndarray], list[str]]:
+            found: dict[str, np.ndarray] = {}
+            damaged: list[str] = []
+            for a in range(0, len(texts), _SQL_VARS):
+                part = texts[a : a + _SQL_VARS]
+                q = f"SELECT text, dim, vec, digest FROM vectors WHERE model_key=? AND text IN ({','.join('?' * len(part))})"
+                for text, dim, blob, digest in con.execute(q, [model_key, *part]):
+                    if len(blob) != 4 * dim or _digest(blob) != digest:
+                        damaged.append(text)
+                        continue
+                    found[text] = np.frombuffer(blob, dtype=np.float32)
+            return found, damaged
+
+        found, damaged = self._read(read, what="read cached vectors")
         if damaged:
             warnings.warn(
                 f"embedding cache '{self.path}': {len(damaged)} damaged entr{'y' if len(damaged) == 1 else 'ies'} "
@@ -163,38 +495,41 @@ class EmbeddingCache:
                 CacheWarning,
                 stacklevel=3,
             )
-            self._write(lambda con: con.executemany(
-                "DELETE FROM vectors WHERE model_key=? AND text=?", [(model_key, t) for t in damaged]
-            ))
+            self._write(
+                lambda con: con.executemany(
+                    "DELETE FROM vectors WHERE model_key=? AND text=?", [(model_key, t) for t in damaged]
+                ),
+                what="drop damaged entries",
+            )
         return found, len(damaged)
 
-    def put(self, model_key: str, texts: Sequence[str], vectors: np.ndarray) -> None:
-        """Store vectors in one transaction (all or nothing)."""
+    def put(self, model_key: str, texts: Sequence[str], vectors: np.ndarray) -> bool:
+        """Store vectors in one transaction (all or nothing); False if not stored (read-only, disk full)."""
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         rows = []
         for t, v in zip(texts, vectors):
             blob = v.tobytes()
             rows.append((model_key, t, v.size, blob, _digest(blob)))
-        self._write(lambda con: con.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?)", rows))
-
-    def _write(self, action) -> None:
-        con = self._con
-        con.execute("BEGIN IMMEDIATE")
-        try:
-            action(con)
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        con.execute("COMMIT")
+        return self._write(
+            lambda con: con.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?)", rows),
+            what=f"store {len(rows)} vectors",
+        )
 
     def count(self, model_key: str | None = None) -> int:
+        """Number of cached vectors (for one model key, or all)."""
         if model_key is None:
-            return self._con.execute("SELECT count(*) FROM vectors").fetchone()[0]
-        return self._con.execute("SELECT count(*) FROM vectors WHERE model_key=?", (model_key,)).fetchone()[0]
+            return self._read(lambda con: con.execute("SELECT count(*) FROM vectors").fetchone()[0], what="count")
+        return self._read(
+            lambda con: con.execute("SELECT count(*) FROM vectors WHERE model_key=?", (model_key,)).fetchone()[0],
+            what="count",
+        )
 
     def models(self) -> list[tuple[str, int]]:
         """(model key, number of cached texts) for every model in the cache."""
-        return list(self._con.execute("SELECT model_key, count(*) FROM vectors GROUP BY model_key"))
+        return self._read(
+            lambda con: list(con.execute("SELECT model_key, count(*) FROM vectors GROUP BY model_key")),
+            what="list models",
+        )
 
     # -- the one entry point the rest of the package uses -------------------------
     def embed(

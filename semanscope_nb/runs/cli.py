@@ -1,6 +1,11 @@
 """The ``semanscope`` console script: models, datasets, sa, benchmark.
 
 The library never prints; this module is where output goes to the terminal.
+Every failure ends as one ``semanscope: error: ...`` line on stderr naming the
+file or argument at fault (exit status 2 for bad arguments and input, 1 for a
+run that failed, 130 when interrupted), never as a traceback
+(``SEMANSCOPE_DEBUG=1`` adds it).  Warnings are one ``semanscope: warning:``
+line each, and what the dataset readers report is printed as ``reader:`` lines.
 
 Example
 -------
@@ -15,17 +20,134 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
+import sqlite3
 import sys
+import threading
 import time
-from typing import Sequence
+import traceback
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Sequence
 
-from semanscope_nb.errors import SemanscopeError
+from semanscope_nb.errors import CacheError, SemanscopeError
 from semanscope_nb.metrics.affinity import TierThresholds
 from semanscope_nb.provenance import package_version
 
+if TYPE_CHECKING:
+    from semanscope_nb.models.cache import EmbeddingCache
 
-def _csv_list(text: str | None) -> list[str] | None:
-    return [t.strip() for t in text.split(",") if t.strip()] if text else None
+#: reader lines printed per dataset (the rest are in the result's provenance, ``reader_report``)
+MAX_REPORT_LINES = 20
+
+
+class ArgumentError(SemanscopeError, ValueError):
+    """A command-line argument is unusable (the message names the option)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``semanscope: error: ...``, exit status 2) instead of the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"semanscope: error: {message} (see '{self.prog} --help')\n")
+
+
+def _int_at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: a whole number >= ``low``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be {'a positive' if low == 1 else 'a non-negative'} integer, got {value}")
+        return value
+
+    return parse
+
+
+def _non_empty(text: str) -> str:
+    """An argparse type: a non-blank path or name."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty value; give a path or a name")
+    return text
+
+
+def _csv_list(text: str) -> list[str]:
+    """An argparse type: a comma-separated list with at least one item."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated list, got {text!r}")
+    return items
+
+
+def _check_dataset_paths(names: Sequence[str] | None, option: str) -> None:
+    """A dataset argument that is a folder (``x.csv/``) is named here, before anything runs."""
+    for name in names or ():
+        if Path(name).expanduser().is_dir():
+            raise ArgumentError(f"{option} '{name}' is a folder, not a CSV file (give a bundled name or a CSV path)")
+
+
+def _expected_cache_columns() -> list[str] | None:
+    from semanscope_nb.models import cache as cache_module
+
+    try:
+        with sqlite3.connect(":memory:") as mem:
+            mem.execute(cache_module._SCHEMA)
+            return [row[1] for row in mem.execute("PRAGMA table_info(vectors)")]
+    except (AttributeError, sqlite3.Error):
+        return None
+
+
+def _check_cache_file(db: Path) -> None:
+    """Refuse an SQLite file of another program (other tables, or a ``vectors`` table of another schema)."""
+    if db.is_dir():
+        raise CacheError(f"embedding cache '{db}' is a folder, not an SQLite file; remove it or pass another --cache-dir")
+    if not db.is_file():
+        return
+    try:
+        con = sqlite3.connect(db.resolve().as_uri() + "?mode=ro", uri=True, timeout=5.0)
+    except sqlite3.Error:
+        return  # the cache itself says what it cannot open
+    try:
+        tables = [row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        columns = [row[1] for row in con.execute("PRAGMA table_info(vectors)")] if "vectors" in tables else None
+    except sqlite3.Error:
+        return  # not a database (the cache moves it aside and starts a new one), or locked
+    finally:
+        con.close()
+    foreign = sorted(t for t in tables if t != "vectors" and not t.startswith("sqlite_"))
+    expected = _expected_cache_columns()
+    wrong = columns is not None and expected is not None and columns != expected
+    if foreign or wrong:
+        what = f"table(s) {foreign}" if foreign else f"a 'vectors' table with columns {columns} (expected {expected})"
+        raise CacheError(
+            f"embedding cache '{db}' is not a semanscope cache: it holds {what}; "
+            "move the file away or pass --cache-dir to another folder"
+        )
+
+
+def _open_cache(folder: str | None) -> "EmbeddingCache":
+    """The embedding cache of ``--cache-dir`` (default: $SEMANSCOPE_CACHE or the user cache), checked first."""
+    from semanscope_nb.models.cache import EmbeddingCache, default_cache_dir
+
+    root = Path(folder).expanduser() if folder else default_cache_dir()
+    if root.exists() and not root.is_dir():
+        where = "--cache-dir" if folder else "the cache folder ($SEMANSCOPE_CACHE or the user cache)"
+        raise ArgumentError(f"{where} '{root}' is a file, not a folder")
+    _check_cache_file(root / "embeddings.sqlite")
+    return EmbeddingCache(root)
+
+
+def _print_reader_reports(reports: Mapping[str, Sequence[str]]) -> None:
+    """What the dataset readers reported (ignored columns, dropped duplicates ...), on stderr."""
+    for name, lines in reports.items():
+        for line in list(lines)[:MAX_REPORT_LINES]:
+            print(f"reader: {line}", file=sys.stderr)
+        if len(lines) > MAX_REPORT_LINES:
+            print(f"reader: {name}: ... {len(lines) - MAX_REPORT_LINES} more (in the results' provenance, reader_report)",
+                  file=sys.stderr)
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
@@ -39,11 +161,26 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
     from semanscope_nb.data.words import list_datasets, load_dataset
+    from semanscope_nb.runs.evaluate import list_folder_datasets
 
-    for info in list_datasets(args.folder):
-        ds = load_dataset(info.path)
+    if args.folder is None:
+        infos, skipped = list_datasets(), []
+    else:
+        if not Path(args.folder).expanduser().is_dir():
+            raise ArgumentError(f"--folder '{args.folder}' is not a folder")
+        infos, skipped = list_folder_datasets(args.folder)
+    for note in skipped:
+        print(f"semanscope: warning: {note}", file=sys.stderr)
+    failed = 0
+    for info in infos:
+        try:
+            ds = load_dataset(info.path)
+        except (SemanscopeError, OSError, ValueError) as exc:  # list the others; name this one
+            failed += 1
+            print(f"{info.name:<22} ERROR: {_one_line(exc)}")
+            continue
         print(f"{info.name:<22} {len(ds):>5} concepts  languages: {','.join(ds.languages)}  ({info.path})")
-    return 0
+    return 1 if failed else 0
 
 
 def _thresholds(args: argparse.Namespace) -> TierThresholds:
@@ -51,15 +188,20 @@ def _thresholds(args: argparse.Namespace) -> TierThresholds:
 
 
 def _cmd_sa(args: argparse.Namespace) -> int:
-    from semanscope_nb.models.cache import EmbeddingCache
     from semanscope_nb.provenance import atomic_write_json
     from semanscope_nb.runs.evaluate import dataset_affinity
 
-    cache = EmbeddingCache(args.cache_dir) if args.cache_dir else None
+    from semanscope_nb.models.registry import get_model_info
+
+    thresholds = _thresholds(args)
+    get_model_info(args.model)  # an unknown id fails here, before the cache or the data are touched
+    _check_dataset_paths([args.dataset], "--dataset")
+    cache = _open_cache(args.cache_dir)
     r = dataset_affinity(
-        args.dataset, args.model, languages=_csv_list(args.languages), cache=cache,
-        n_boot=args.n_boot, seed=args.seed, thresholds=_thresholds(args),
+        args.dataset, args.model, languages=args.languages, cache=cache,
+        n_boot=args.n_boot, seed=args.seed, thresholds=thresholds,
     )
+    _print_reader_reports({str(r.provenance.get("dataset")): r.provenance.get("reader_report") or []})
     if args.json:
         print(json.dumps(r.to_dict(), indent=2, ensure_ascii=False))
     else:
@@ -85,8 +227,7 @@ def _cmd_grid(args: argparse.Namespace) -> int:
         is_api_model,
         register_api_model,
     )
-    from semanscope_nb.models.cache import EmbeddingCache
-    from semanscope_nb.models.registry import list_models
+    from semanscope_nb.models.registry import get_model_info, list_models
     from semanscope_nb.runs.evaluate import format_leaderboard
     from semanscope_nb.runs.grid import _load_datasets, run_grid
 
@@ -98,16 +239,19 @@ def _cmd_grid(args: argparse.Namespace) -> int:
             raise ValueError(f"--api-model {spec!r}: expected ID=MODEL@BASE_URL, e.g. oai-small=text-embedding-3-small@https://api.openai.com/v1")
         register_api_model(mid, base_url=url, model=name, api_key_env=args.api_key_env, replace=True)
         api_ids.append(mid)
-    models = _csv_list(args.models)
+    models = args.models
     if models is None and api_ids:
         models = [m.id for m in list_models(offline=True) if m.available] + api_ids
-    metrics = _csv_list(args.metrics) or ["sa"]
+    for m in models or ():
+        get_model_info(m)  # an unknown id is a bad argument: fail before anything runs
+    metrics = args.metrics or ["sa"]
     backend = args.backend or ("dask" if args.scheduler else ("loky" if args.n_jobs else "serial"))
-    cache = EmbeddingCache(args.cache_dir) if args.cache_dir else EmbeddingCache()
-    languages = _csv_list(args.languages)
+    _check_dataset_paths(args.datasets, "--datasets")
+    cache = _open_cache(args.cache_dir)
+    languages = args.languages
     api_models = [m for m in (models or []) if is_api_model(m)]
     if api_models:
-        loaded = _load_datasets(_csv_list(args.datasets), languages, args.max_concepts)
+        loaded = _load_datasets(args.datasets, languages, args.max_concepts)
         texts = list(dict.fromkeys(t for ds in loaded for t in ds.all_texts()))
         for m in api_models:
             print(f"cost estimate {estimate_api_cost(m, texts, cache=cache).describe()}", file=sys.stderr, flush=True)
@@ -118,9 +262,10 @@ def _cmd_grid(args: argparse.Namespace) -> int:
             print(f"  [{time.strftime('%H:%M:%S')}] {model} x {dataset} [{metric}]: {status}", file=sys.stderr, flush=True)
 
     params = {"sa": {"n_boot": args.n_boot, "seed": args.seed}} if "sa" in metrics else None
-    g = run_grid(models, _csv_list(args.datasets), metrics, languages=languages, max_concepts=args.max_concepts,
+    g = run_grid(models, args.datasets, metrics, languages=languages, max_concepts=args.max_concepts,
                  params=params, backend=backend, n_jobs=args.n_jobs, scheduler=args.scheduler, cache=cache,
                  out_dir=args.out, force=args.force, progress=show_bar, on_job=report)
+    _print_reader_reports(g.reader_reports)
     if "sa" in metrics:
         sa = g.leaderboard("sa")
         if not sa.empty:
@@ -143,19 +288,25 @@ def _cmd_grid(args: argparse.Namespace) -> int:
 def _cmd_benchmark(args: argparse.Namespace) -> int:
     if args.backend or args.n_jobs or args.scheduler or args.metrics or args.api_model:
         return _cmd_grid(args)
-    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.registry import get_model_info
     from semanscope_nb.runs.evaluate import format_leaderboard, run_benchmark
 
     def report(model: str, dataset: str, status: str) -> None:
         print(f"  [{time.strftime('%H:%M:%S')}] {model} x {dataset}: {status}", file=sys.stderr, flush=True)
 
+    thresholds = _thresholds(args)
+    for m in args.models or ():
+        get_model_info(m)  # an unknown id is a bad argument: fail before anything runs
+    _check_dataset_paths(args.datasets, "--datasets")
+    cache = _open_cache(args.cache_dir)
     t0 = time.perf_counter()
     res = run_benchmark(
-        _csv_list(args.models), _csv_list(args.datasets), languages=_csv_list(args.languages),
-        n_boot=args.n_boot, seed=args.seed, thresholds=_thresholds(args),
-        cache=EmbeddingCache(args.cache_dir) if args.cache_dir else None, out_dir=args.out,
+        args.models, args.datasets, languages=args.languages,
+        n_boot=args.n_boot, seed=args.seed, thresholds=thresholds,
+        cache=cache, out_dir=args.out,
         max_concepts=args.max_concepts, force=args.force, on_job=report,
     )
+    _print_reader_reports(res.reader_reports)
     print(format_leaderboard(res.table))
     print(f"\n{len(res.results)} results in {time.perf_counter() - t0:.1f} s; encoder calls: {res.total_encoder_calls}"
           f"{f'; resumed {len(res.resumed)}' if res.resumed else ''}")
@@ -169,7 +320,7 @@ def _cmd_benchmark(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="semanscope", description="Cross-lingual alignment of embedding models (Semantic Affinity).")
+    p = _Parser(prog="semanscope", description="Cross-lingual alignment of embedding models (Semantic Affinity).")
     p.add_argument("--version", action="version", version=f"semanscope_nb {package_version('semanscope_nb')}")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -179,37 +330,37 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=_cmd_models)
 
     d = sub.add_parser("datasets", help="list bundled datasets (or the CSVs of a folder)")
-    d.add_argument("--folder", help="a folder of Semanscope CSV files")
+    d.add_argument("--folder", type=_non_empty, help="a folder of Semanscope CSV files")
     d.set_defaults(func=_cmd_datasets)
 
     def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--languages", help="comma-separated language codes, e.g. en,zh")
-        q.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
+        q.add_argument("--languages", type=_csv_list, help="comma-separated language codes, e.g. en,zh")
+        q.add_argument("--n-boot", type=_int_at_least(0), default=1000, help="bootstrap resamples (default 1000)")
         q.add_argument("--seed", type=int, default=0)
         q.add_argument("--great", type=float, default=0.60, help="tier threshold for 'great' (default 0.60)")
         q.add_argument("--good", type=float, default=0.50, help="tier threshold for 'good' (default 0.50)")
-        q.add_argument("--cache-dir", help="embedding cache folder (default: $SEMANSCOPE_CACHE or the user cache)")
+        q.add_argument("--cache-dir", type=_non_empty, help="embedding cache folder (default: $SEMANSCOPE_CACHE or the user cache)")
 
     s = sub.add_parser("sa", help="Semantic Affinity of one model on one dataset")
     s.add_argument("--model", default="use-multilingual")
-    s.add_argument("--dataset", default="conceptual-space", help="bundled dataset name or a CSV path")
+    s.add_argument("--dataset", type=_non_empty, default="conceptual-space", help="bundled dataset name or a CSV path")
     s.add_argument("--json", action="store_true", help="print the full result as JSON")
-    s.add_argument("--out", help="also write the result JSON here")
-    s.add_argument("--worst", type=int, default=10, help="how many worst-aligned concepts to list")
+    s.add_argument("--out", type=_non_empty, help="also write the result JSON here")
+    s.add_argument("--worst", type=_int_at_least(0), default=10, help="how many worst-aligned concepts to list")
     common(s)
     s.set_defaults(func=_cmd_sa)
 
     b = sub.add_parser("benchmark", help="every model x every dataset -> leaderboard + results/*.csv/json")
-    b.add_argument("--models", help="comma-separated model ids (default: every available offline model)")
-    b.add_argument("--datasets", help="comma-separated dataset names or CSV paths (default: bundled)")
-    b.add_argument("--out", default="results", help="results folder (default ./results)")
-    b.add_argument("--max-concepts", type=int, help="use only the first N concepts of each dataset")
+    b.add_argument("--models", type=_csv_list, help="comma-separated model ids (default: every available offline model)")
+    b.add_argument("--datasets", type=_csv_list, help="comma-separated dataset names or CSV paths (default: bundled)")
+    b.add_argument("--out", type=_non_empty, default="results", help="results folder (default ./results)")
+    b.add_argument("--max-concepts", type=_int_at_least(1), help="use only the first N concepts of each dataset")
     b.add_argument("--force", action="store_true", help="recompute finished jobs instead of resuming")
     # the joblib grid (any of these options switches to it; without them the serial run above is unchanged)
     b.add_argument("--backend", choices=["serial", "loky", "dask"], help="run the jobs through joblib: serial, loky processes, or Dask")
-    b.add_argument("--n-jobs", type=int, help="worker processes (loky, or a local Dask cluster)")
-    b.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786) or 'local' for a LocalCluster")
-    b.add_argument("--metrics", help="comma-separated grid metrics: sa, retrieval, csc (default sa)")
+    b.add_argument("--n-jobs", type=_int_at_least(1), help="worker processes (loky, or a local Dask cluster)")
+    b.add_argument("--scheduler", type=_non_empty, help="Dask scheduler address (tcp://host:8786) or 'local' for a LocalCluster")
+    b.add_argument("--metrics", type=_csv_list, help="comma-separated grid metrics: sa, retrieval, csc (default sa)")
     b.add_argument("--api-model", action="append", metavar="ID=MODEL@BASE_URL",
                    help="register an OpenAI-compatible embedding endpoint as model ID (repeatable)")
     b.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key (default OPENAI_API_KEY)")
@@ -218,13 +369,76 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line(exc: BaseException | str) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _show_warning(message: Any, category: type, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+    """``warnings.showwarning`` for the terminal: one line, no source echo."""
+    print(f"semanscope: warning: {_one_line(message)}", file=sys.stderr, flush=True)
+
+
+def _describe(exc: BaseException, args: argparse.Namespace) -> tuple[int, str]:
+    """(exit status, one-line message) for a failure that reached :func:`main`."""
+    if isinstance(exc, (SemanscopeError, ValueError, FileNotFoundError, NotADirectoryError, IsADirectoryError)):
+        if isinstance(exc, OSError) and exc.filename:  # e.g. IsADirectoryError: name the file, not just the errno
+            return 2, f"{exc.filename}: {exc.strerror or exc}"
+        return 2, _one_line(exc)
+    if isinstance(exc, sqlite3.Error):
+        folder = getattr(args, "cache_dir", None) or "the default cache folder"
+        return 1, f"embedding cache in '{folder}': {type(exc).__name__}: {_one_line(exc)}"
+    if isinstance(exc, OSError) and exc.filename:
+        return 1, f"{exc.filename}: {exc.strerror or _one_line(exc)}"
+    return 1, f"{type(exc).__name__}: {_one_line(exc)}"
+
+
+class _Terminated(BaseException):
+    """SIGTERM reached the command (a BaseException, so no ``except Exception`` swallows it)."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``semanscope`` command; returns the exit status (0 ok, 1 run failed, 2 bad input, 130/143 stopped).
+
+    SIGTERM unwinds like Ctrl-C (a grid shuts its worker pool down on the way out) and ends with status 143.
+    """
     args = build_parser().parse_args(argv)
+    on_main = threading.current_thread() is threading.main_thread()
+    old_term = signal.signal(signal.SIGTERM, _raise_terminated) if on_main else None
     try:
-        return args.func(args)
-    except (SemanscopeError, ValueError, FileNotFoundError) as exc:
-        print(f"semanscope: error: {exc}", file=sys.stderr)
-        return 2
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return _run(args)
+    finally:
+        if on_main:
+            signal.signal(signal.SIGTERM, old_term if old_term is not None else signal.SIG_DFL)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """``args.func(args)`` with every failure turned into one stderr line and an exit status."""
+    try:
+        try:
+            return args.func(args)
+        except KeyboardInterrupt:
+            print("semanscope: interrupted", file=sys.stderr)
+            return 130
+        except _Terminated:
+            print("semanscope: terminated (SIGTERM)", file=sys.stderr)
+            return 128 + signal.SIGTERM
+        except BrokenPipeError:  # `semanscope ... | head`: the reader went away
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
+        except Exception as exc:  # one line, never a traceback (unless SEMANSCOPE_DEBUG is set)
+            status, text = _describe(exc, args)
+            print(f"semanscope: error: {text}", file=sys.stderr)
+            if os.environ.get("SEMANSCOPE_DEBUG"):
+                traceback.print_exc()
+            return status
+    except _Terminated:  # SIGTERM while reporting a failure
+        return 128 + signal.SIGTERM
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,15 +5,17 @@ Example
 >>> import semanscope_nb as snb
 >>> r = snb.dataset_affinity("edge-cases", "random-null", languages=["en", "zh"], n_boot=100)
 >>> r.provenance["model"], r.tier
-('random-null', 'non-aligned')
+('random-null', 'chance')
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import os
 import traceback
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Sequence
@@ -24,10 +26,13 @@ import scipy.sparse as sp
 
 from semanscope_nb.data.words import (
     BUNDLED_DATASETS,
+    DatasetInfo,
     WordDataset,
+    language_code,
     list_datasets,
     load_dataset,
 )
+from semanscope_nb.errors import DatasetError
 from semanscope_nb.metrics.affinity import (
     DEFAULT_TIERS,
     AlignedWords,
@@ -49,6 +54,46 @@ from semanscope_nb.provenance import (
     package_info,
     utc_now,
 )
+
+
+class JobFileWarning(UserWarning):
+    """A job file in ``results/runs/`` is damaged or truncated; the job is computed again."""
+
+
+def list_folder_datasets(folder: str | os.PathLike) -> tuple[list[DatasetInfo], list[str]]:
+    """The ``*.csv`` files of ``folder`` (as :func:`list_datasets` lists them) and a note per entry skipped.
+
+    An entry that is not a readable file (a sub-folder named ``x.csv``) is
+    skipped and named instead of failing the whole listing.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()); (d / "x.csv").mkdir()
+    >>> infos, notes = list_folder_datasets(d); infos, notes[0].endswith("a folder, not a CSV file; skipped")
+    ([], True)
+    """
+    root = Path(folder).expanduser()
+    entries = sorted(root.glob("*.csv"))
+    if all(p.is_file() for p in entries):
+        try:
+            return list_datasets(root), []
+        except OSError:
+            pass  # one of them cannot be read: list the others below
+    infos: list[DatasetInfo] = []
+    notes: list[str] = []
+    for p in entries:
+        if not p.is_file():
+            notes.append(f"{p}: a folder, not a CSV file; skipped")
+            continue
+        try:
+            with open(p, encoding="utf-8-sig", errors="replace") as fh:
+                header = next((ln for ln in fh if ln.strip() and not ln.lstrip(" \t").startswith("#")), "")
+        except OSError as exc:
+            notes.append(f"{p}: cannot be read ({exc.strerror or exc}); skipped")
+            continue
+        langs = tuple(c for c in (language_code(h) for h in next(csv.reader([header]), [])) if c)
+        card = p.with_suffix(".md")
+        infos.append(DatasetInfo(p.stem, str(p), langs, str(card) if card.exists() else None))
+    return infos, notes
 
 
 def _as_dataset(dataset: WordDataset | str | os.PathLike, languages: Sequence[str] | None) -> WordDataset:
@@ -145,6 +190,7 @@ def dataset_affinity(
         dataset_source=ds.source,
         dataset_sha256=ds.sha256,
         languages=list(ds.languages),
+        reader_report=list(ds.report),
         embedding=stats,
         packages=package_info(),
         created=utc_now(),
@@ -165,6 +211,8 @@ class BenchmarkResult:
     failures: dict[tuple[str, str], str] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # e.g. a damaged job file that was recomputed
+    reader_reports: dict[str, list[str]] = field(default_factory=dict)  # dataset name -> what its reader reported
 
     @property
     def total_encoder_calls(self) -> int:
@@ -234,11 +282,25 @@ def _load_datasets(
         datasets = [d.name for d in list_datasets()]
         if not datasets:
             raise FileNotFoundError(f"no bundled datasets found (expected {', '.join(BUNDLED_DATASETS)})")
+    if isinstance(datasets, (str, os.PathLike)):
+        datasets = [datasets]
+    full = [_as_dataset(d, None) for d in datasets]
+    wanted = None
+    if languages is not None:
+        if isinstance(languages, str):
+            languages = [t.strip() for t in languages.split(",") if t.strip()]
+        wanted = [language_code(str(lang)) or str(lang) for lang in languages]
+        if not wanted:
+            raise DatasetError("languages: no language given (pass None for every language of each dataset)")
+        known = {lang for ds in full for lang in ds.languages}
+        unknown = [lang for lang, code in zip(languages, wanted) if code not in known]
+        if unknown:
+            have = "; ".join(f"{ds.name}: {', '.join(ds.languages)}" for ds in full)
+            raise DatasetError(f"unknown language(s) {unknown}: in none of the datasets ({have})")
     loaded = []
-    for d in datasets:
-        ds = _as_dataset(d, None)
-        if languages is not None:
-            ds = ds.select([lang for lang in languages if lang in ds.languages])
+    for ds in full:
+        if wanted is not None:
+            ds = ds.select([lang for lang in dict.fromkeys(wanted) if lang in ds.languages])
         if max_concepts is not None:
             ds = ds.subset(range(min(max_concepts, len(ds))))
         loaded.append(ds)
@@ -247,6 +309,14 @@ def _load_datasets(
     if dupes:
         raise ValueError(f"datasets: several datasets are named {dupes}; give them distinct names")
     return loaded
+
+
+def _read_job_file(path: Path) -> SAResult:
+    """A finished job's :class:`SAResult`; raises if the file is damaged, truncated or not a result."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("cosine"), dict) or not isinstance(data.get("provenance"), dict):
+        raise ValueError("not a Semantic Affinity result")
+    return SAResult.from_dict(data)
 
 
 def run_benchmark(
@@ -281,6 +351,7 @@ def run_benchmark(
     results: dict[tuple[str, str], SAResult] = {}
     calls: dict[str, int] = {}
     resumed, failures = [], {}
+    warnings_: list[str] = []
     out = Path(out_dir) if out_dir is not None else None
     for model in models:
         calls[model] = 0
@@ -290,10 +361,17 @@ def run_benchmark(
                 encoder = prepare_encoder(model, ds)
                 run_file = out / "runs" / f"{_safe(model)}__{_safe(ds.name)}__{_job_key(encoder.cache_key, ds, params)}.json" if out else None
                 if run_file is not None and run_file.exists() and not force:
-                    results[job] = SAResult.from_dict(json.loads(run_file.read_text(encoding="utf-8"))).with_thresholds(thresholds)
-                    resumed.append(job)
-                    on_job and on_job(model, ds.name, "resumed")
-                    continue
+                    try:
+                        results[job] = _read_job_file(run_file).with_thresholds(thresholds)
+                    except Exception as exc:  # damaged or truncated: recompute it, as the grid does, and say so
+                        note = f"{run_file}: damaged job file ({type(exc).__name__}: {exc}); recomputing"
+                        warnings_.append(note)
+                        warnings.warn(note, JobFileWarning, stacklevel=2)
+                        on_job and on_job(model, ds.name, "damaged job file; recomputing")
+                    else:
+                        resumed.append(job)
+                        on_job and on_job(model, ds.name, "resumed")
+                        continue
                 on_job and on_job(model, ds.name, "running")
                 r = dataset_affinity(ds, encoder, cache=cache, n_boot=n_boot, seed=seed, thresholds=thresholds, progress=progress)
                 calls[model] += r.provenance["embedding"]["n_batches"]
@@ -307,19 +385,22 @@ def run_benchmark(
                 if os.environ.get("SEMANSCOPE_DEBUG"):
                     traceback.print_exc()
     table = leaderboard(results)
-    bench = BenchmarkResult(table, results, calls, resumed, failures, skipped)
+    bench = BenchmarkResult(table, results, calls, resumed, failures, skipped, warnings=warnings_,
+                            reader_reports={ds.name: list(ds.report) for ds in loaded})
     if out is not None:
         meta = {
             "created": utc_now(),
             "packages": package_info(),
             "parameters": {**params, "languages": list(languages) if languages else None,
                            "max_concepts": max_concepts, "thresholds": asdict(thresholds)},
-            "datasets": {ds.name: {"source": ds.source, "sha256": ds.sha256, "rows": len(ds), "languages": list(ds.languages)} for ds in loaded},
+            "datasets": {ds.name: {"source": ds.source, "sha256": ds.sha256, "rows": len(ds), "languages": list(ds.languages),
+                                   "reader_report": list(ds.report)} for ds in loaded},
             "models": {m: _model_meta(m) for m in models},
             "encoder_calls": calls,
             "resumed": [list(j) for j in resumed],
             "failures": {f"{m}|{d}": e for (m, d), e in failures.items()},
             "skipped": skipped,
+            "warnings": warnings_,
         }
         records = json.loads(table.to_json(orient="records")) if not table.empty else []
         for rec in records:

@@ -49,6 +49,11 @@ leaves an in-flight marker; its jobs are retried, suspects one at a time,
 and a job that kills its worker more than ``max_retries`` times is reported
 as failed.  (Dask also reschedules the tasks of a lost worker by itself.)
 An unreachable scheduler fails fast with a suggestion to run locally.
+A damaged or truncated job file is recomputed, and named in ``result.warnings``.
+While the grid runs on loky or Dask, SIGTERM and SIGINT first shut the worker
+pool down (workers are killed, not left computing for minutes), then do what
+they did before (the default SIGTERM ends the process; SIGINT raises
+KeyboardInterrupt); the previous handlers are restored when the grid returns.
 
 Example
 -------
@@ -66,12 +71,16 @@ import contextlib
 import hashlib
 import itertools
 import json
+import multiprocessing
 import os
+import signal
 import socket
 import tempfile
+import threading
 import time
 import traceback
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
@@ -97,6 +106,7 @@ from semanscope_nb.provenance import (
     utc_now,
 )
 from semanscope_nb.runs.evaluate import (
+    JobFileWarning,
     _default_models,
     _load_datasets,
     _model_meta,
@@ -453,6 +463,7 @@ def _run_job(job: GridJob, metric: Metric, info: ModelInfo | None, cache_folder:
                 "dataset_source": job.dataset.source,
                 "dataset_sha256": job.dataset.sha256,
                 "languages": _languages_of(job.dataset),
+                "reader_report": list(getattr(job.dataset, "report", ())),
                 "n_rows": len(job.dataset),
                 "metric": metric.name,
                 "metric_version": metric.version,
@@ -476,24 +487,30 @@ def _run_job(job: GridJob, metric: Metric, info: ModelInfo | None, cache_folder:
 
 
 @contextlib.contextmanager
-def _backend(backend: str, n_jobs: int | None, scheduler: str | None, connect_timeout: float) -> Iterator[tuple[Any, int, str]]:
-    """joblib configuration for the backend: yields (parallel_config kwargs, n_jobs, description)."""
+def _backend(
+    backend: str, n_jobs: int | None, scheduler: str | None, connect_timeout: float
+) -> Iterator[tuple[Any, int, str, Callable[[], None] | None]]:
+    """joblib configuration for the backend: yields (backend name, n_jobs, description, stop).
+
+    ``stop()`` kills this run's worker processes at once (called on SIGTERM/SIGINT); None for serial.
+    """
     import joblib
 
     if backend == "serial":
         with joblib.parallel_config(backend="sequential", n_jobs=1):
-            yield "sequential", 1, "serial (this process)"
+            yield "sequential", 1, "serial (this process)", None
         return
     if backend == "loky":
         n = n_jobs or os.cpu_count() or 1
         with joblib.parallel_config(backend="loky", n_jobs=n):
-            yield "loky", n, f"loky ({n} worker processes)"
+            yield "loky", n, f"loky ({n} worker processes)", _kill_loky_workers
         return
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - the dist extra is installed in CI
         raise GridBackendError("backend='dask' needs dask.distributed: pip install 'semanscope_nb[dist]'") from exc
     cluster = None
+    before = set(multiprocessing.active_children())
     if scheduler in (None, "", "local"):
         n = n_jobs or 2
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
@@ -511,13 +528,99 @@ def _backend(backend: str, n_jobs: int | None, scheduler: str | None, connect_ti
             ) from None
         n = n_jobs or max(1, sum(w.get("nthreads", 1) for w in client.scheduler_info().get("workers", {}).values()))
         desc = f"dask scheduler {scheduler} ({n} slots)"
+
+    def stop() -> None:
+        _call_with_timeout(client.close, 3.0)
+        if cluster is not None:
+            _call_with_timeout(cluster.close, 5.0)
+            _kill_processes([p for p in multiprocessing.active_children() if p not in before])  # what the cluster left
+
     try:
         with joblib.parallel_config(backend="dask", n_jobs=n):
-            yield "dask", n, desc
+            yield "dask", n, desc, stop
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _call_with_timeout(fn: Callable[[], Any], timeout: float) -> None:
+    """Run ``fn()`` in a helper thread and wait at most ``timeout`` s (a signal handler must not hang)."""
+    t = threading.Thread(target=_quiet, args=(fn,), daemon=True)
+    t.start()
+    t.join(timeout)
+
+
+def _quiet(fn: Callable[[], Any]) -> None:
+    try:
+        fn()
+    except Exception:  # best effort: the processes are killed below anyway
+        pass
+
+
+def _kill_processes(processes: Sequence[Any]) -> None:
+    for proc in processes:
+        try:
+            if proc.is_alive():
+                proc.kill()
+        except Exception:
+            pass
+    for proc in processes:
+        with contextlib.suppress(Exception):
+            proc.join(2.0)
+
+
+def _kill_loky_workers() -> None:
+    """Shut joblib's reusable loky executor down, killing its workers (jobs in flight are abandoned)."""
+    from joblib.externals.loky import reusable_executor
+
+    executor = getattr(reusable_executor, "_executor", None)  # the one joblib's loky backend uses; none: nothing to stop
+    if executor is None:
+        return
+    workers = list((getattr(executor, "_processes", None) or {}).values())
+    _call_with_timeout(lambda: executor.shutdown(wait=True, kill_workers=True), 3.0)
+    _kill_processes(workers)
+
+
+@contextlib.contextmanager
+def _stop_pool_on_signals(stop: Callable[[], None] | None) -> Iterator[None]:
+    """While the block runs, SIGTERM / SIGINT call ``stop()`` (kill the workers), then act as before.
+
+    The previous handlers are restored when the block ends (and as soon as a signal arrives, so a
+    second Ctrl-C acts at once).  Only the main thread can set handlers; elsewhere this does nothing.
+    """
+    if stop is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous: dict[int, Any] = {}
+
+    def restore() -> None:
+        for signum, old in previous.items():
+            with contextlib.suppress(Exception):
+                signal.signal(signum, old)
+
+    def handler(signum: int, frame: Any) -> None:
+        restore()
+        with contextlib.suppress(Exception):  # whatever happens, the signal still does what it did before
+            stop()
+        old = previous[signum]
+        if callable(old):  # e.g. Python's SIGINT handler: raises KeyboardInterrupt here
+            old(signum, frame)
+        else:  # SIG_DFL: end the process as the signal would have
+            signal.raise_signal(signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        old = signal.getsignal(signum)
+        if old is None or old == signal.SIG_IGN:  # ignored, or set outside Python: leave it alone
+            continue
+        previous[signum] = old
+        signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            if signal.getsignal(signum) is handler:
+                signal.signal(signum, old)
 
 
 def _parallel_map(fn: Callable, args_list: list[tuple], n_jobs: int) -> Iterator[Any]:
@@ -553,6 +656,8 @@ class GridResult:
     seconds: float = 0.0
     run_id: str = ""
     phase_seconds: dict[str, float] = field(default_factory=dict)  # backend start-up, embedding phase, metric jobs
+    warnings: list[str] = field(default_factory=list)  # e.g. a damaged job file that was recomputed
+    reader_reports: dict[str, list[str]] = field(default_factory=dict)  # dataset name -> what its reader reported
 
     def leaderboard(self, metric: str = "sa") -> pd.DataFrame:
         """The rows of one metric (for ``sa``: the same columns as :func:`semanscope_nb.leaderboard`)."""
@@ -743,17 +848,20 @@ def run_grid(
     records: dict[str, dict] = {}
     resumed: list[str] = []
     pending: list[GridJob] = []
+    grid_warnings: list[str] = []
     for job in jobs:
         f = runs / job.file_name
         if f.exists() and not force:
             try:
-                rec = json.loads(f.read_text(encoding="utf-8"))
+                rec = _read_record(f)
+            except Exception as exc:  # damaged or truncated: recompute, and say which file
+                grid_warnings.append(f"{f}: damaged job file ({type(exc).__name__}: {exc}); recomputing")
+                warnings.warn(grid_warnings[-1], JobFileWarning, stacklevel=2)
+            else:
                 if rec.get("status") == "done" and rec.get("job", {}).get("key") == job.key:
                     records[job.key] = rec
                     resumed.append(job.key)
                     continue
-            except (OSError, ValueError):
-                pass  # unreadable: recompute
         pending.append(job)
 
     show = progress if progress is not None else len(jobs) > 1
@@ -783,7 +891,7 @@ def run_grid(
     phases: dict[str, float] = {}
     t_phase = time.perf_counter()
     try:
-        with _backend(backend, n_jobs, scheduler, connect_timeout) as (_, n_workers, desc):
+        with _backend(backend, n_jobs, scheduler, connect_timeout) as (_, n_workers, desc, stop), _stop_pool_on_signals(stop):
             # -- phase 1: each (model, text) embedded once, by one worker --------------------------
             phases["startup"] = time.perf_counter() - t_phase
             t_phase = time.perf_counter()
@@ -845,8 +953,8 @@ def run_grid(
                     f = runs / j.file_name
                     if f.exists():
                         try:
-                            rec = json.loads(f.read_text(encoding="utf-8"))
-                        except (OSError, ValueError):
+                            rec = _read_record(f)
+                        except Exception:  # being written, or damaged: the job runs again
                             continue
                         if rec.get("status") == "done" and rec.get("job", {}).get("key") == k and rec.get("run_id") == run_id:
                             finish(rec)
@@ -895,7 +1003,8 @@ def run_grid(
     done = [records[j.key] for j in jobs if j.key in records]
     table = _ordered_table(done, [m.name for m in metric_objs])
     result = GridResult(table, {j.key: records[j.key] for j in jobs if j.key in records}, jobs, resumed, failures, warm,
-                        skipped, [], desc, 0.0)
+                        skipped, [], desc, 0.0, warnings=grid_warnings,
+                        reader_reports={d.name: list(getattr(d, "report", ())) for d in loaded})
     if tmp_out is None:
         meta = {
             "created": utc_now(),
@@ -903,13 +1012,15 @@ def run_grid(
             "backend": desc,
             "metrics": {m.name: {"version": m.version, "variants": variants[m.name]} for m in metric_objs},
             "parameters": {"languages": list(languages) if languages else None, "max_concepts": max_concepts},
-            "datasets": {ds.name: {"source": ds.source, "sha256": ds.sha256, "rows": len(ds), "languages": _languages_of(ds)}
+            "datasets": {ds.name: {"source": ds.source, "sha256": ds.sha256, "rows": len(ds), "languages": _languages_of(ds),
+                                   "reader_report": list(getattr(ds, "report", ()))}
                          for ds in loaded},
             "models": {m: _model_meta(m) for m in models},
             "n_jobs": len(jobs), "resumed": len(resumed), "retried": attempts,
             "failures": list(failures.values()),
             "embedding_phase": warm,
             "skipped": skipped,
+            "warnings": grid_warnings,
         }
         rows = json.loads(table.to_json(orient="records")) if not table.empty else []
         for row, rec in zip(rows, done if table.empty else _records_in_table_order(table, done)):
@@ -925,6 +1036,18 @@ def run_grid(
     result.run_id = run_id
     result.phase_seconds = phases
     return result
+
+
+def _read_record(path: Path) -> dict:
+    """A job file's record; raises if it is damaged, truncated or not a job record."""
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(rec, dict) or not isinstance(rec.get("job"), dict):
+        raise ValueError("not a job record")
+    if rec.get("status") == "done":
+        prov = rec.get("provenance")
+        if not isinstance(rec.get("summary"), dict) or not isinstance(prov, dict) or "languages" not in prov:
+            raise ValueError("a finished job without its summary or provenance")
+    return rec
 
 
 def _records_in_table_order(table: pd.DataFrame, done: list[dict]) -> list[dict]:

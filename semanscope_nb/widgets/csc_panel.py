@@ -5,6 +5,9 @@ Thin, as every panel here: the widgets gather a :class:`CSCPanelState`, and
 :class:`~semanscope_nb.CSCResult`; the panel then shows
 :func:`~semanscope_nb.csc_chart` and the most negation-insensitive sentences.
 Building the panel loads no model (the model picker reads registry metadata).
+No callback raises: every error (an unknown corpus or language, a bad
+bandwidth, a cache folder that is a file) is shown in ``status``, and the next
+Run works.
 
 >>> from semanscope_nb.widgets.csc_panel import CSCPanel
 >>> p = CSCPanel(model="random-null", corpus="csc-skills-en")
@@ -15,8 +18,9 @@ Building the panel loads no model (the model picker reads registry metadata).
 from __future__ import annotations
 
 import html
+import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import ipywidgets as W
 
@@ -28,6 +32,7 @@ from semanscope_nb.data.sentences import (
 )
 from semanscope_nb.metrics.csc.languages import supported_languages
 from semanscope_nb.metrics.csc.separation import CSCResult, concept_separation
+from semanscope_nb.models.cache import EmbeddingCache
 from semanscope_nb.widgets.pickers import ModelPicker
 
 _DESC = {"description_width": "110px"}
@@ -74,9 +79,18 @@ def _corpus_options() -> list[str]:
 
 
 class CSCPanel(W.VBox):
-    """Model picker (:class:`ModelPicker`), corpus, language, X, bandwidth, length filter, Run."""
+    """Model picker (:class:`ModelPicker`), corpus, language, X, bandwidth, length filter, Run.
 
-    def __init__(self, *, model: str | None = None, corpus: str | None = None, cache: Any = None) -> None:
+    ``cache``: an :class:`~semanscope_nb.EmbeddingCache`, a folder path (str or
+    Path, opened on the first Run), None (the default cache) or False (none).
+    """
+
+    def __init__(
+        self, *, model: str | None = None, corpus: str | None = None,
+        cache: EmbeddingCache | str | os.PathLike | None | Literal[False] = None,
+    ) -> None:
+        if not (cache is None or cache is False or isinstance(cache, (EmbeddingCache, str, os.PathLike))):
+            raise TypeError(f"cache must be an EmbeddingCache, a folder path (str or Path), None or False, got {type(cache).__name__}")
         self.cache = cache
         self.model_picker = ModelPicker(value=model, offline_only=True)
         options = _corpus_options()
@@ -127,26 +141,35 @@ class CSCPanel(W.VBox):
         suffix = corpus.rsplit("-", 1)[-1].removesuffix(".txt")
         return suffix if suffix in supported_languages() else None
 
+    def _store(self) -> EmbeddingCache | None | Literal[False]:
+        """The cache to embed through: a folder path is opened once, on first use."""
+        if isinstance(self.cache, (str, os.PathLike)):
+            self.cache = EmbeddingCache(self.cache)
+        return self.cache
+
     def run(self, state: CSCPanelState | None = None) -> CSCResult | None:
         """Run the current (or given) state; errors show in ``status`` instead of raising."""
-        from semanscope_nb.plots.csc_charts import csc_chart
-
-        state = state or self.state()
-        self.status.value = f"<i>running {html.escape(state.model)} on {html.escape(state.corpus)} ...</i>"
         try:
-            result = run_csc(state, cache=self.cache)
+            from semanscope_nb.plots.csc_charts import csc_chart
+
+            state = state or self.state()
+            if not state.model:
+                raise ValueError("pick a model")
+            self.status.value = f"<i>running {html.escape(state.model)} on {html.escape(state.corpus)} ...</i>"
+            result = run_csc(state, cache=self._store())
+            chart = csc_chart(result)
+            cases = result.insensitive_cases(5)[["sentence", "mean_fuzz", "mean_negation", "negation_gap", "closest_negation"]]
         except Exception as exc:  # shown to the user, who fixes the input and clicks again
             self.status.value = f"<span style='color:#b00'>{html.escape(f'{type(exc).__name__}: {exc}')}</span>"
             return None
-        self.result = result
+        self.result, self.chart = result, chart
         self.status.value = f"overlap {result.overlap:.3f} [{result.ci[0]:.3f}, {result.ci[1]:.3f}] · {result.n_sentences} sentences"
-        self.chart = csc_chart(result)
         self.output.clear_output()
         with self.output:
             from IPython.display import display
 
-            display(self.chart)
-            display(result.insensitive_cases(5)[["sentence", "mean_fuzz", "mean_negation", "negation_gap", "closest_negation"]])
+            display(chart)
+            display(cases)
         return result
 
     def with_state(self, state: CSCPanelState) -> "CSCPanel":
@@ -154,6 +177,9 @@ class CSCPanel(W.VBox):
         self.model_picker.value = state.model
         self.corpus.value = state.corpus
         self.language.value = state.language if state.language in supported_languages() else None
+        if state.language is not None and self.language.value is None:
+            self.status.value = (f"<span style='color:#b00'>language {html.escape(repr(state.language))} has no CSC rules "
+                                 f"(supported: {', '.join(supported_languages())}); using the corpus's language</span>")
         self.max_per_sentence.value = state.max_per_sentence
         self.negation.value = state.negation
         if state.bandwidth is None or state.bandwidth == "scott":

@@ -16,8 +16,10 @@ lines checkbox        -      -    -           yes
 ====================  =====  ===  ==========  =====
 
 ``panel.counts`` counts the stage runs (tests use it), ``panel.timings`` times the
-last refresh.  Errors (a malformed CSV, a model that is not installed) appear in
-the panel's message area, never as a traceback.
+last refresh.  Errors (a malformed CSV, a model that is not installed, a cache
+folder that is a file) appear in the panel's message area, never as a traceback;
+the pickers show their own (a sub-folder named ``x.csv``, an unknown language,
+an invalid threshold), and the next valid change redraws the panel.
 
 Example
 -------
@@ -64,6 +66,7 @@ from semanscope_nb.widgets.pickers import (
     ProjectionPicker,
     TierThresholdsPicker,
     _error_html,
+    as_thresholds,
 )
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
@@ -118,8 +121,10 @@ class ExplorePanel(W.VBox):
     Options: ``model`` (id), ``dataset`` (bundled name), ``languages``, ``folder``
     (your own Semanscope CSVs), ``n_boot``/``seed`` (bootstrap), ``max_concepts``
     (first N rows: a quick look), ``projection`` (a :class:`ProjectionSettings`),
-    ``cache`` (an :class:`~semanscope_nb.EmbeddingCache` or folder; default cache
-    if None), ``projection_cache`` (default: the process-wide one).
+    ``cache`` (an :class:`~semanscope_nb.EmbeddingCache` or a folder path, str or
+    Path; default cache if None), ``projection_cache`` (default: the process-wide
+    one), ``thresholds`` (a :class:`TierThresholds`, ``{"great", "good"}`` or a
+    ``(great, good)`` pair).
     """
 
     def __init__(
@@ -133,7 +138,7 @@ class ExplorePanel(W.VBox):
         seed: int = 0,
         max_concepts: int | None = None,
         projection: ProjectionSettings | None = None,
-        thresholds: TierThresholds = DEFAULT_TIERS,
+        thresholds: TierThresholds | dict | tuple = DEFAULT_TIERS,
         cache: EmbeddingCache | str | os.PathLike | None = None,
         projection_cache: ProjectionCache | None = None,
         offline_only: bool = True,
@@ -143,7 +148,9 @@ class ExplorePanel(W.VBox):
     ) -> None:
         self.models = ModelPicker(value=model, offline_only=offline_only)
         self.datasets = DatasetPicker(value=dataset, folder=folder, languages=languages)
-        self.tiers = TierThresholdsPicker(value=thresholds)
+        if not (cache is None or isinstance(cache, (EmbeddingCache, str, os.PathLike))):
+            raise TypeError(f"cache must be an EmbeddingCache, a folder path (str or Path) or None, got {type(cache).__name__}")
+        self.tiers = TierThresholdsPicker(value=as_thresholds(thresholds))
         self.projection_picker = ProjectionPicker(value=projection)
         self.lines_box = W.Checkbox(value=False, description="join translations", indent=False)
         self.progress = W.IntProgress(value=0, min=0, max=4, description="", layout=W.Layout(width="200px"))
@@ -244,12 +251,12 @@ class ExplorePanel(W.VBox):
     # -- refresh -----------------------------------------------------------------
     def refresh(self) -> None:
         """Bring the map, the SA label and the table up to date with the pickers (never raises)."""
-        s = self.state
         self.counts["refresh"] += 1
         self.timings = {}
         self.message.value = ""
         self.error = None
         try:
+            s = self.state
             if s.model is None or s.dataset is None:
                 raise ValueError("pick a model, a dataset and at least two languages")
             t0 = time.perf_counter()
@@ -278,7 +285,10 @@ class ExplorePanel(W.VBox):
             self.message.value = _error_html(self.error)
             self.progress.bar_style = "danger"
             self.status.value = "<span style='color:#b00020'>failed</span>"
-        self._show_counters()
+        try:
+            self._show_counters()
+        except Exception:  # the counters are a footnote: never let them raise into the kernel log
+            pass
 
     def _step(self, k: int, text: str) -> None:
         self.progress.value = k
@@ -294,11 +304,18 @@ class ExplorePanel(W.VBox):
             f"<b>{html.escape(str(prov.get('dataset')))}</b> ({', '.join(result.languages)}, {result.n_concepts} concepts): "
             f"<span class='snb-sa-value'>SA cosine {c.sa:.3f} ± {c.sem:.3f}</span> · SA Euclidean {e.sa:.3f} · "
             f"tier <span class='snb-tier' style='background:{colour};color:white;padding:0 6px;border-radius:3px'>"
-            f"{result.tier}</span></div>"
+            f"{result.tier}</span> <span style='font-size:80%;color:#666'>(paper: {result.paper_tier})</span></div>"
+            f"<div class='snb-verdict' style='font-size:90%'>{html.escape(result.verdict)}</div>"
         )
         rows = [("SA cosine", f"{c.sa:.3f} ± {c.sem:.3f}"), ("95% CI", f"[{c.ci[0]:.3f}, {c.ci[1]:.3f}]"),
                 ("SA Euclidean", f"{e.sa:.3f} ± {e.sem:.3f}"), ("D_intra / D_inter (cos)", f"{c.intra:.3f} / {c.inter:.3f}"),
-                ("tier", result.tier), ("concepts", str(result.n_concepts))]
+                ("tier (null-aware)", result.tier), ("paper tier", result.paper_tier)]
+        v = result.verdict_scores
+        if v is not None:
+            rows += [("chance level", f"{v.sa_null.value:.3f} [{v.sa_null.ci[0]:.3f}, {v.sa_null.ci[1]:.3f}]"),
+                     ("SA − chance", f"{v.delta.value:+.3f} [{v.delta.ci[0]:+.3f}, {v.delta.ci[1]:+.3f}]"),
+                     ("chance-corrected", f"{v.corrected.value:.3f}")]
+        rows.append(("concepts", str(result.n_concepts)))
         worst = result.concepts_frame().head(8)
         self.table.value = (
             "<table style='font-size:90%'>" + "".join(f"<tr><td>{k}</td><td><b>{html.escape(v)}</b></td></tr>" for k, v in rows)

@@ -4,7 +4,8 @@ Each picker *is* an ``ipywidgets.VBox`` (display it directly, or use ``.widget``
 which returns the picker itself) with a ``value`` trait holding a small, plain
 state value.  Observe it like any widget: ``picker.observe(callback, names="value")``.
 No picker computes anything or loads a model: they read registry metadata and
-file headers only.
+file headers only.  No callback raises: a bad folder, an unknown language or an
+invalid threshold is shown in the picker's ``message`` and the picker stays usable.
 
 Example
 -------
@@ -27,11 +28,12 @@ from typing import Any, Sequence
 import ipywidgets as W
 import traitlets
 
-from semanscope_nb.data.words import DatasetInfo, list_datasets
+from semanscope_nb.data.words import DatasetInfo, language_code, list_datasets
 from semanscope_nb.errors import DatasetError
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, TierThresholds
 from semanscope_nb.models.registry import DEFAULT_MODEL, get_model_info, list_models
 from semanscope_nb.plots.projection import PROJECTION_METHODS, ProjectionSettings
+from semanscope_nb.runs.evaluate import list_folder_datasets
 
 _WIDE = W.Layout(width="420px")
 _DESC = {"description_width": "110px"}
@@ -176,12 +178,15 @@ class DatasetPicker(W.VBox):
         return self
 
     def load_folder(self, folder: str | os.PathLike | None) -> None:
-        """List the CSVs of ``folder`` next to the bundled datasets (a bad folder shows a message)."""
+        """List the CSVs of ``folder`` next to the bundled datasets (a bad folder shows a message, never raises)."""
         keep = self.dropdown.value
-        self._refresh_options(folder)
-        if keep in self.infos:
-            self.dropdown.value = keep
-        self._fill_languages()
+        try:
+            self._refresh_options(folder)
+            if keep in self.infos:
+                self.dropdown.value = keep
+            self._fill_languages()
+        except Exception as exc:  # shown in the picker, not raised into the kernel log
+            self.message.value = _error_html(f"folder '{folder}': {type(exc).__name__}: {exc}")
 
     def _refresh_options(self, folder: str | os.PathLike | None) -> None:
         infos = {d.name: d for d in list_datasets()}
@@ -192,9 +197,11 @@ class DatasetPicker(W.VBox):
             if not root.is_dir():
                 self.message.value = _error_html(f"folder '{root}' does not exist")
             else:
-                found = list_datasets(root)
+                found, skipped = list_folder_datasets(root)
                 if not found:
                     self.message.value = _error_html(f"folder '{root}' holds no *.csv file")
+                if skipped:
+                    self.message.value += "".join(_error_html(note) for note in skipped)
                 for d in found:
                     key = d.name if d.name not in infos else f"{d.name} ({root.name})"
                     infos[key] = d
@@ -208,7 +215,15 @@ class DatasetPicker(W.VBox):
     def _fill_languages(self) -> None:
         info = self.infos.get(self.dropdown.value)
         langs = info.languages if info else ()
-        current = tuple(self.language_select.value) or self._wanted_languages or ()
+        current = tuple(self.language_select.value)
+        if not current and self._wanted_languages:
+            current = tuple(language_code(lang) or lang for lang in self._wanted_languages)
+            unknown = [w for w, c in zip(self._wanted_languages, current) if c not in langs]
+            if unknown and info is not None:
+                self.message.value = _error_html(
+                    f"language(s) {', '.join(map(str, unknown))} not in '{self.dropdown.value}' "
+                    f"(it has {', '.join(langs)}); pick the languages below"
+                )
         self._filling = True  # one value change per dataset switch, not one per intermediate widget state
         try:
             self.language_select.options = list(langs)
@@ -249,11 +264,13 @@ class TierThresholdsPicker(W.VBox):
 
     value = traitlets.Any()
 
-    def __init__(self, *, value: TierThresholds = DEFAULT_TIERS, step: float = 0.01) -> None:
+    def __init__(self, *, value: TierThresholds | dict | tuple = DEFAULT_TIERS, step: float = 0.01) -> None:
         kw = dict(min=0.0, max=1.0, step=step, readout_format=".2f", continuous_update=False, layout=_WIDE, style=_DESC)
+        value = as_thresholds(value)
         self.great_slider = W.FloatSlider(value=value.great, description="great if SA ≥", **kw)
         self.good_slider = W.FloatSlider(value=value.good, description="good if SA ≥", **kw)
-        super().__init__([self.great_slider, self.good_slider])
+        self.message = W.HTML()
+        super().__init__([self.great_slider, self.good_slider, self.message])
         self.add_class("snb-tier-sliders")
         self.value = value
         self.great_slider.observe(self._great_moved, names="value")
@@ -264,14 +281,20 @@ class TierThresholdsPicker(W.VBox):
         return self
 
     def _great_moved(self, change: Any) -> None:
-        if self.great_slider.value < self.good_slider.value and not getattr(self, "_syncing", False):
-            self._drag(self.good_slider, self.great_slider.value)
-        self._set()
+        try:
+            if self.great_slider.value < self.good_slider.value and not getattr(self, "_syncing", False):
+                self._drag(self.good_slider, self.great_slider.value)
+            self._set()
+        except Exception as exc:  # shown under the sliders, not raised into the kernel log
+            self.message.value = _error_html(f"{type(exc).__name__}: {exc}")
 
     def _good_moved(self, change: Any) -> None:
-        if self.good_slider.value > self.great_slider.value and not getattr(self, "_syncing", False):
-            self._drag(self.great_slider, self.good_slider.value)
-        self._set()
+        try:
+            if self.good_slider.value > self.great_slider.value and not getattr(self, "_syncing", False):
+                self._drag(self.great_slider, self.good_slider.value)
+            self._set()
+        except Exception as exc:
+            self.message.value = _error_html(f"{type(exc).__name__}: {exc}")
 
     def _drag(self, slider: W.FloatSlider, value: float) -> None:
         self._syncing = True
@@ -284,8 +307,14 @@ class TierThresholdsPicker(W.VBox):
         if getattr(self, "_syncing", False):
             return
         great, good = round(self.great_slider.value, 6), round(self.good_slider.value, 6)
-        if great >= good and (great, good) != (self.value.great, self.value.good):
-            self.value = TierThresholds(great=great, good=good)
+        try:
+            new = TierThresholds(great=great, good=good)  # NaN or out of range: a ValueError naming the threshold
+        except ValueError as exc:
+            self.message.value = _error_html(f"{exc}; the tiers still use great ≥ {self.value.great}, good ≥ {self.value.good}")
+            return
+        self.message.value = ""
+        if (great, good) != (self.value.great, self.value.good):
+            self.value = new
 
     @traitlets.observe("value")
     def _value_set(self, change: Any) -> None:  # setting .value moves the sliders
@@ -304,6 +333,24 @@ class TierThresholdsPicker(W.VBox):
                     self.great_slider.value = v.great
             finally:
                 self._syncing = False
+
+
+def as_thresholds(value: Any) -> TierThresholds:
+    """A :class:`TierThresholds` from itself, a ``{"great", "good"}`` mapping or a ``(great, good)`` pair.
+
+    >>> as_thresholds((0.7, 0.5))
+    TierThresholds(great=0.7, good=0.5)
+    """
+    if isinstance(value, TierThresholds):
+        return value
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - {"great", "good"})
+        if unknown:
+            raise ValueError(f"thresholds: unknown key(s) {unknown}; use 'great' and 'good'")
+        return TierThresholds(**value)
+    if isinstance(value, (tuple, list)) and len(value) == 2:
+        return TierThresholds(great=value[0], good=value[1])
+    raise ValueError(f"thresholds must be a TierThresholds, a {{'great', 'good'}} dict or a (great, good) pair, got {value!r}")
 
 
 #: Also exported as widgets.TierThresholds; the dataclass of that name lives in semanscope_nb.metrics.affinity.
@@ -335,7 +382,8 @@ class ProjectionPicker(W.VBox):
         self.perplexity = W.BoundedFloatText(value=p.get("perplexity", 30.0), min=2.0, max=100.0, description="perplexity",
                                              layout=W.Layout(width="180px"))
         self.params_box = W.HBox()
-        super().__init__([self.method, self.params_box])
+        self.message = W.HTML()
+        super().__init__([self.method, self.params_box, self.message])
         self.add_class("snb-projection-picker")
         self._random_state = value.random_state
         self.value = value
@@ -348,6 +396,14 @@ class ProjectionPicker(W.VBox):
         return self
 
     def _update(self) -> None:
+        try:
+            self._apply()
+        except Exception as exc:  # shown under the picker, not raised into the kernel log
+            self.message.value = _error_html(f"{type(exc).__name__}: {exc}")
+        else:
+            self.message.value = ""
+
+    def _apply(self) -> None:
         m = self.method.value
         shown = {"phate": [self.knn, self.decay], "umap": [self.n_neighbors, self.min_dist],
                  "tsne": [self.perplexity], "pca": []}[m]
