@@ -106,3 +106,41 @@ def test_with_thresholds_changes_the_paper_tier_and_keeps_the_chance_verdict():
     r = snb.dataset_affinity("edge-cases", "random-null", languages=["en", "de"], n_boot=200, cache=False, progress=False)
     strict = r.with_thresholds(snb.TierThresholds(great=0.9, good=0.8))
     assert strict.paper_tier == "non-aligned" and strict.tier == "chance"
+
+
+def test_scoring_a_language_the_model_does_not_support_warns():
+    from semanscope_nb.models.registry import LanguageSupportWarning
+
+    with pytest.warns(LanguageSupportWarning, match="does not list zh"):
+        snb.dataset_affinity("edge-cases", "all-minilm-l6-v2", languages=["en", "zh"], n_boot=0, progress=False)
+    assert snb.unsupported_languages("use-multilingual", ["en", "zh", "ka"]) == ["ka"]
+
+
+def test_a_row_with_too_many_tuples_is_refused_before_anything_is_embedded():
+    class MustNotEncode(snb.Encoder):
+        model_id = "must-not-encode"
+
+        def _load(self):
+            return True
+
+        def _encode(self, texts):
+            raise AssertionError("embedding started")
+
+    alts = "|".join(f"w{i}" for i in range(60))
+    ds = snb.dataset_from_frame(pd.DataFrame({"en": [alts, "a", "b"], "de": [alts, "c", "d"], "fr": [alts, "e", "f"]}), name="big")
+    with pytest.raises(snb.DatasetError, match="MAX_TUPLES_PER_ROW"):
+        snb.dataset_affinity(ds, MustNotEncode(), n_boot=0, cache=False, progress=False)
+
+
+def test_cli_sa_prints_the_verdict_and_the_two_stage_report(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "SEMANSCOPE_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-m", "semanscope_nb", "sa", "--model", "random-null", "--dataset", "edge-cases",
+                          "--languages", "en,de", "--n-boot", "100", "--report", "--worst", "0"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "tier chance   (paper's tier:" in out.stdout and "verdict: indistinguishable from chance" in out.stdout
+    assert "Stage 1 (cosine SA, null-aware verdict)" in out.stdout and "Do not use this model" in out.stdout

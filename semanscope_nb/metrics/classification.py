@@ -374,7 +374,8 @@ def sib200_classification(
         te = te.sample(max_test, seed=sample_seed + 1)
     result = text_classification(tr.texts, tr.labels, te.texts, te.labels, model, train_language=tr.language,
                                  test_language=te.language, name=f"sib-200:{train_split}->{test_split}", **kwargs)
-    return replace(result, provenance={**result.provenance, "dataset_sha256": {tr.source: tr.sha256, te.source: te.sha256}})
+    return replace(result, provenance={**result.provenance, "dataset_sha256": {tr.source: tr.sha256, te.source: te.sha256},
+                                       "reader_report": list(getattr(tr, "report", ())) + list(getattr(te, "report", ()))})
 
 
 def classification_frame(results: Mapping[str, ClassificationResult] | Sequence[ClassificationResult]) -> pd.DataFrame:

@@ -366,8 +366,8 @@ def _direction(
 
 
 def _check_boot(n_boot: int, confidence: float) -> None:
-    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 0:
-        raise ValueError(f"n_boot must be a non-negative integer, got {n_boot!r}")
+    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 0 or n_boot == 1:
+        raise ValueError(f"n_boot must be 0 (no bootstrap) or an integer >= 2, got {n_boot!r}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
 
@@ -619,7 +619,7 @@ def tatoeba_retrieval(
     return text_retrieval(
         corpus.source_texts, corpus.target_texts, model, source_language=corpus.source_language,
         target_language=corpus.target_language, name=corpus.name, **kwargs,
-    ).with_provenance(dataset_sha256=corpus.sha256, dataset_source=corpus.source)
+    ).with_provenance(dataset_sha256=corpus.sha256, dataset_source=corpus.source, reader_report=list(getattr(corpus, "report", ())))
 
 
 def retrieval_frame(results: Mapping[str, BitextResult]) -> pd.DataFrame:

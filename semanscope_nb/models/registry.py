@@ -16,9 +16,10 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import os
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import pandas as pd
 
@@ -197,3 +198,36 @@ def load_model(model_id: str | enc.Encoder) -> enc.Encoder:
 
 
 DEFAULT_MODEL = "use-multilingual"
+
+
+class LanguageSupportWarning(UserWarning):
+    """A model is scored on a language its registry entry does not list."""
+
+
+def unsupported_languages(model: "str | enc.Encoder", languages: Sequence[str]) -> list[str]:
+    """The languages of ``languages`` that ``model``'s registry entry does not list (empty when unknown).
+
+    >>> unsupported_languages("all-minilm-l6-v2", ["en", "zh"])
+    ['zh']
+    """
+    model_id = model if isinstance(model, str) else getattr(model, "model_id", "")
+    try:
+        info = get_model_info(model_id)
+    except Exception:  # an unregistered encoder: nothing is known about its languages
+        return []
+    listed = {lang.split("-")[0].lower() for lang in info.languages}
+    if not listed:
+        return []
+    return [lang for lang in languages if lang.split("-")[0].lower() not in listed]
+
+
+def warn_unsupported(model: "str | enc.Encoder", languages: Sequence[str]) -> list[str]:
+    """Warn (``LanguageSupportWarning``) when ``model`` is scored on languages it does not support; return them."""
+    missing = unsupported_languages(model, languages)
+    if missing:
+        model_id = model if isinstance(model, str) else getattr(model, "model_id", "?")
+        warnings.warn(
+            f"model '{model_id}' does not list {', '.join(missing)} among its languages: its SA there measures "
+            "how it handles text it was not trained for", LanguageSupportWarning, stacklevel=3,
+        )
+    return missing

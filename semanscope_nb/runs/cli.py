@@ -188,10 +188,9 @@ def _thresholds(args: argparse.Namespace) -> TierThresholds:
 
 
 def _cmd_sa(args: argparse.Namespace) -> int:
+    from semanscope_nb.models.registry import get_model_info
     from semanscope_nb.provenance import atomic_write_json
     from semanscope_nb.runs.evaluate import dataset_affinity
-
-    from semanscope_nb.models.registry import get_model_info
 
     thresholds = _thresholds(args)
     get_model_info(args.model)  # an unknown id fails here, before the cache or the data are touched
@@ -209,9 +208,14 @@ def _cmd_sa(args: argparse.Namespace) -> int:
         print(f"model {args.model}  dataset {r.provenance['dataset']}  languages {','.join(r.languages)}  concepts {r.n_concepts}")
         print(f"SA cosine    {c.sa:.4f} ± {c.sem:.4f}  95% CI [{c.ci[0]:.4f}, {c.ci[1]:.4f}]  intra {c.intra:.4f}  inter {c.inter:.4f}")
         print(f"SA Euclidean {e.sa:.4f} ± {e.sem:.4f}  intra {e.intra:.4f}  inter {e.inter:.4f}")
-        print(f"tier {r.tier}   diagnostics: {r.diagnostics.magnitude_band}")
+        print(f"tier {r.tier}   (paper's tier: {r.paper_tier})   diagnostics: {r.diagnostics.magnitude_band}")
+        print(f"verdict: {r.verdict}")
         for note in r.diagnostics.notes:
             print("note:", note)
+        if args.report:
+            from semanscope_nb.metrics.workflow import diagnostic_report
+
+            print("\n" + diagnostic_report({str(r.provenance.get("dataset")): r}).to_text())
         worst = r.concepts_frame().head(args.worst)
         if len(worst):
             print(f"\nworst-aligned concepts (cosine inter distance):\n{worst.to_string(index=False)}")
@@ -225,6 +229,7 @@ def _cmd_grid(args: argparse.Namespace) -> int:
     from semanscope_nb.models.api import (
         estimate_api_cost,
         is_api_model,
+        redact_secrets,
         register_api_model,
     )
     from semanscope_nb.models.registry import get_model_info, list_models
@@ -234,9 +239,11 @@ def _cmd_grid(args: argparse.Namespace) -> int:
     api_ids = []
     for spec in args.api_model or []:
         mid, eq, rest = spec.partition("=")
-        name, at, url = rest.rpartition("@")
+        cut = rest.find("@http")  # the URL may hold its own '@' (user:key@host): split before the scheme
+        name, at, url = (rest[:cut], "@", rest[cut + 1:]) if cut > 0 else ("", "", "")
         if not (eq and at and mid and name and url):
-            raise ValueError(f"--api-model {spec!r}: expected ID=MODEL@BASE_URL, e.g. oai-small=text-embedding-3-small@https://api.openai.com/v1")
+            raise ValueError(f"--api-model {redact_secrets(spec)!r}: expected ID=MODEL@BASE_URL, "
+                             "e.g. oai-small=text-embedding-3-small@https://api.openai.com/v1")
         register_api_model(mid, base_url=url, model=name, api_key_env=args.api_key_env, replace=True)
         api_ids.append(mid)
     models = args.models
@@ -347,6 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the full result as JSON")
     s.add_argument("--out", type=_non_empty, help="also write the result JSON here")
     s.add_argument("--worst", type=_int_at_least(0), default=10, help="how many worst-aligned concepts to list")
+    s.add_argument("--report", action="store_true", help="also print the paper's two-stage diagnostic report (App. A.6)")
     common(s)
     s.set_defaults(func=_cmd_sa)
 

@@ -39,6 +39,7 @@ from semanscope_nb.metrics.affinity import (
     SAResult,
     TierThresholds,
     affinity_of_words,
+    check_row_tuples,
 )
 from semanscope_nb.models.cache import EmbeddingCache
 from semanscope_nb.models.encoders import Encoder
@@ -47,6 +48,7 @@ from semanscope_nb.models.registry import (
     get_model_info,
     list_models,
     load_model,
+    warn_unsupported,
 )
 from semanscope_nb.provenance import (
     atomic_write_json,
@@ -178,6 +180,8 @@ def dataset_affinity(
     package versions.
     """
     ds = _as_dataset(dataset, languages)
+    check_row_tuples(ds.rows, languages=ds.languages)  # a row too large to score is refused before any embedding
+    warn_unsupported(model, ds.languages)
     vectors, encoder, stats = embed_dataset(ds, model, cache=cache, progress=progress)
     result = affinity_of_words(
         aligned_words(ds, vectors), n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, on_zero=on_zero
@@ -253,15 +257,18 @@ def leaderboard(results: dict[tuple[str, str], SAResult]) -> pd.DataFrame:
 
 
 def format_leaderboard(table: pd.DataFrame) -> str:
-    """A plain-text leaderboard: model, dataset, SA cosine +- SEM, 95% CI, SA Euclidean, tier."""
+    """A plain-text leaderboard: model, dataset, SA cosine +- SEM, 95% CI, chance level, SA Euclidean, verdict tier."""
     if table.empty:
         return "(no results)"
-    header = f"{'model':<24} {'dataset':<20} {'SA cos ± SEM':<16} {'95% CI':<17} {'SA euc':<7} tier"
+    header = f"{'model':<24} {'dataset':<20} {'SA cos ± SEM':<16} {'95% CI':<17} {'chance':<7} {'SA euc':<7} tier (paper's)"
     lines = [header, "-" * len(header)]
     for r in table.itertuples():
+        chance = getattr(r, "sa_null", float("nan"))
+        paper = getattr(r, "paper_tier", r.tier)
         lines.append(
             f"{r.model:<24} {r.dataset:<20} {r.sa_cosine:.3f} ± {r.sem_cosine:.3f}    "
-            f"[{r.ci_low:.3f}, {r.ci_high:.3f})  {r.sa_euclidean:.3f}   {r.tier}"
+            f"[{r.ci_low:.3f}, {r.ci_high:.3f}]  {chance:.3f}   {r.sa_euclidean:.3f}   {r.tier}"
+            + (f" ({paper})" if paper != r.tier else "")
         )
     return "\n".join(lines)
 

@@ -18,7 +18,6 @@ Example
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Literal, Mapping, Sequence
 
 import pandas as pd
@@ -31,43 +30,10 @@ from semanscope_nb.metrics.pairs import pair_affinity
 from semanscope_nb.metrics.workflow import DiagnosticReport, diagnostic_report
 from semanscope_nb.models.cache import EmbeddingCache
 from semanscope_nb.models.encoders import Encoder
-from semanscope_nb.models.registry import get_model_info
+from semanscope_nb.models.registry import LanguageSupportWarning, unsupported_languages, warn_unsupported  # noqa: F401  (re-exported)
 from semanscope_nb.runs.evaluate import _as_dataset, aligned_words, dataset_affinity, embed_dataset
 
 Cache = EmbeddingCache | None | Literal[False]
-
-
-class LanguageSupportWarning(UserWarning):
-    """A model is scored on a language its registry entry does not list."""
-
-
-def unsupported_languages(model: str | Encoder, languages: Sequence[str]) -> list[str]:
-    """The languages of ``languages`` that ``model``'s registry entry does not list (empty when unknown).
-
-    >>> unsupported_languages("all-minilm-l6-v2", ["en", "zh"])
-    ['zh']
-    """
-    model_id = model if isinstance(model, str) else getattr(model, "model_id", "")
-    try:
-        info = get_model_info(model_id)
-    except Exception:  # an unregistered encoder: nothing is known about its languages
-        return []
-    listed = {lang.split("-")[0].lower() for lang in info.languages}
-    if not listed:
-        return []
-    return [lang for lang in languages if lang.split("-")[0].lower() not in listed]
-
-
-def warn_unsupported(model: str | Encoder, languages: Sequence[str]) -> list[str]:
-    """Warn (``LanguageSupportWarning``) when ``model`` is scored on languages it does not support; return them."""
-    missing = unsupported_languages(model, languages)
-    if missing:
-        model_id = model if isinstance(model, str) else getattr(model, "model_id", "?")
-        warnings.warn(
-            f"model '{model_id}' does not list {', '.join(missing)} among its languages: its SA there measures "
-            "how it handles text it was not trained for", LanguageSupportWarning, stacklevel=3,
-        )
-    return missing
 
 
 def _aligned(dataset: WordDataset, model: str | Encoder, cache: Cache):
