@@ -6,6 +6,8 @@ Rooms:
 * :mod:`~semanscope_nb.plots.charts` -- Semantic Affinity maps, tier bars, heatmaps, leaderboards.
 * :mod:`~semanscope_nb.plots.csc_charts` -- Concept Separation Curve charts.
 * :mod:`~semanscope_nb.plots.retrieval_charts` -- retrieval and classification charts.
+* :mod:`~semanscope_nb.plots.compare` -- 2-4 maps side by side (models, datasets, languages, methods).
+* :mod:`~semanscope_nb.plots.palette` -- fixed colour-blind-safe colours per language code and per tier.
 * :mod:`~semanscope_nb.plots.export` -- PNG/SVG/PDF/HTML export with CJK fonts, offline notebook setup.
 
 Every chart function takes results and returns an ``alt.Chart``; nothing displays as a side effect.
@@ -21,27 +23,41 @@ Example
 """
 
 from semanscope_nb._api import public_names as _public_names
-from semanscope_nb.plots import charts, csc_charts, export, projection, retrieval_charts
+from semanscope_nb.plots import charts, compare, csc_charts, export, palette, projection, retrieval_charts
 from semanscope_nb.plots.charts import (
     alignment_map,
+    language_scale,
     leaderboard_table,
     leaderboard_wide,
+    map_3d,
     map_frame,
     map_grid,
+    pair_heatmap,
     sa_heatmap,
     sa_legend_text,
     tier_bar_chart,
     worst_concepts_chart,
 )
+from semanscope_nb.plots.compare import compare_maps
 from semanscope_nb.plots.csc_charts import csc_chart, csc_grid, csc_heatmap, csc_length_chart
-from semanscope_nb.plots.export import chart_to_html, register_cjk_fonts, save_chart, save_figures, setup_notebook
+from semanscope_nb.plots.export import (
+    chart_bytes,
+    chart_to_html,
+    download_link,
+    register_cjk_fonts,
+    save_chart,
+    save_figures,
+    setup_notebook,
+)
+from semanscope_nb.plots.palette import language_colour, language_colours
 from semanscope_nb.plots.projection import (
     Projection,
     ProjectionCache,
     ProjectionSettings,
     default_projection_cache,
+    default_projection_folder,
     project,
     project_dataset,
 )
 
-__all__ = _public_names(globals(), modules=('charts', 'csc_charts', 'export', 'projection', 'retrieval_charts'))
+__all__ = _public_names(globals(), modules=('charts', 'compare', 'csc_charts', 'export', 'palette', 'projection', 'retrieval_charts'))

@@ -130,15 +130,25 @@ def csc_chart(
     )
 
 
+#: the widest a grid of panels may get (JupyterLab's output area is ~900 px at common sizes)
+MAX_GRID_WIDTH = 900
+
+
 def csc_grid(
     results: Mapping[tuple[str, str], CSCResult] | Sequence[CSCResult],
     *,
     x_domain: tuple[float, float] | str | None = None,
-    width: int = 170,
+    width: int | None = None,
     height: int = 110,
     max_points: int = 121,
+    columns: int | None = None,
 ):
-    """Small multiples: one CSC panel per (model, corpus), models as rows, corpora as columns, overlap in each corner.
+    """Small multiples: one CSC panel per (model, corpus), overlap in each corner.
+
+    Up to three corpora: models as rows, corpora as columns.  More corpora, or
+    ``columns=k``: the panels wrap into rows of ``k`` (default 3), each titled
+    "model · corpus", so the grid never grows wider than the output area.
+    ``width`` (per panel) defaults to what keeps the grid within ~900 px.
 
     ``x_domain``: None = one shared range holding every curve, ``"per-panel"`` =
     each panel zoomed to its own curves (independent x axes), ``"full"`` = [-1, 1].
@@ -151,6 +161,13 @@ def csc_grid(
     items = list(results.values()) if isinstance(results, Mapping) else list(results)
     if not items:
         raise ValueError("csc_grid needs at least one CSCResult")
+    if columns is not None and (isinstance(columns, bool) or not isinstance(columns, int) or columns < 1):
+        raise ValueError(f"columns must be a positive integer, got {columns!r}")
+    n_corpora = len(dict.fromkeys(r.corpus for r in items))
+    wrap = columns is not None or n_corpora > 3
+    n_cols = min(columns or 3, len(items)) if wrap else n_corpora
+    if width is None:  # row headers (model names) take ~150 px when models are rows
+        width = int(max(110, min(170, (MAX_GRID_WIDTH - (0 if wrap else 150)) // n_cols - 20)))
     per_panel = x_domain == "per-panel"
     dom = (-1.0, 1.0) if x_domain == "full" else (auto_x_domain(items) if x_domain in (None, "per-panel") else tuple(x_domain))
     frames = []
@@ -173,7 +190,7 @@ def csc_grid(
     area = (
         alt.Chart()
         .transform_filter(curves_only)
-        .transform_pivot("curve", value="density", groupby=["model", "corpus", "similarity"])
+        .transform_pivot("curve", value="density", groupby=["model", "corpus", "similarity"] + (["panel"] if wrap else []))
         .transform_calculate(shared=f"min(datum['{FUZZ_LABEL}'], datum['{NEG_LABEL}'])")
         .mark_area(color="#7f7f7f", opacity=0.35)
         .encode(x=x, y=alt.Y("shared:Q", title="density"))
@@ -185,11 +202,18 @@ def csc_grid(
     text = alt.Chart().mark_text(align="left", baseline="top", x=4, y=4, fontSize=10).encode(text="label:N").transform_filter(
         alt.datum.curve == "label"
     )
-    return alt.layer(area, lines, text, data=alt.InlineData(values=data.to_dict("records"))).properties(
+    if wrap:  # one facet field, wrapped into rows of n_cols panels
+        data["panel"] = data["model"].astype(str) + " · " + data["corpus"].astype(str)
+    layered = alt.layer(area, lines, text, data=alt.InlineData(values=data.to_dict("records"))).properties(
         width=width, height=height
-    ).facet(
-        row=alt.Row("model:N", title=None), column=alt.Column("corpus:N", title=None)
-    ).resolve_scale(y="independent", x="independent" if per_panel else "shared").properties(
+    )
+    if wrap:
+        order = list(dict.fromkeys(data["panel"]))
+        faceted = layered.facet(facet=alt.Facet("panel:N", title=None, sort=order, header=alt.Header(labelLimit=width)),
+                                columns=n_cols)
+    else:
+        faceted = layered.facet(row=alt.Row("model:N", title=None), column=alt.Column("corpus:N", title=None))
+    return faceted.resolve_scale(y="independent", x="independent" if per_panel else "shared").properties(
         title="Concept Separation Curves (overlap [95% CI] in each corner)"
     )
 

@@ -1,4 +1,4 @@
-"""2-D projections of word embeddings (PHATE, UMAP, t-SNE, PCA) behind one cached function.
+"""2-D (or 3-D) projections of word embeddings (PHATE, UMAP, t-SNE, PCA) behind one cached function.
 
 :func:`project` takes vectors (an array, or language -> array) and returns a
 :class:`Projection` whose ``coords`` row i is input row i -- always, even when
@@ -15,7 +15,15 @@ Results are cached in a :class:`ProjectionCache` keyed on the SHA-256 of the
 unique vectors' bytes + method + effective parameters + seed + library version
 (in memory, LRU; optionally also on disk), so re-colouring a map or moving a
 tier slider never recomputes a projection.  ``hits``/``misses``/``computed``
-count what happened.
+count what happened.  The default cache (:func:`default_projection_cache`)
+also keeps every projection on disk, in ``projections/`` under the embedding
+cache's folder (``SEMANSCOPE_CACHE``), so a kernel restart does not recompute PHATE.
+
+Warnings and log output of the projection libraries (PHATE's "SGD-MDS may not
+have converged", printed through its logger) are caught and summarised in one
+line in ``Projection.notes`` (and ``provenance["notes"]``), never printed.
+
+``dims=3`` (``ProjectionSettings(n_components=3)``) asks for three components.
 
 Example
 -------
@@ -35,14 +43,18 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import os
+import re
+import tempfile
 import threading
 import time
 import warnings
 from collections import OrderedDict
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Iterator, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -73,27 +85,37 @@ class ProjectionSettings:
     method: str = "phate"
     params: Mapping[str, Any] = field(default_factory=dict)
     random_state: int = 0
+    n_components: int = 2
 
     def __post_init__(self) -> None:
         if self.method not in PROJECTION_METHODS:
             raise ValueError(f"projection method must be one of {PROJECTION_METHODS}, got {self.method!r}")
+        _check_dims(self.n_components)
         object.__setattr__(self, "params", dict(self.params))
 
     def __hash__(self) -> int:
-        return hash((self.method, json.dumps(dict(self.params), sort_keys=True, default=str), self.random_state))
+        return hash((self.method, json.dumps(dict(self.params), sort_keys=True, default=str), self.random_state,
+                     self.n_components))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ProjectionSettings) and (self.method, dict(self.params), self.random_state) == (
-            other.method, dict(other.params), other.random_state)
+        return isinstance(other, ProjectionSettings) and (
+            self.method, dict(self.params), self.random_state, self.n_components) == (
+            other.method, dict(other.params), other.random_state, other.n_components)
+
+
+def _check_dims(dims: object) -> None:
+    if isinstance(dims, bool) or dims not in (2, 3):
+        raise ValueError(f"a projection has 2 or 3 components, got {dims!r}")
 
 
 @dataclass(frozen=True)
 class Projection:
-    """2-D coordinates of every input row, with each row's word and language kept.
+    """2-D (or 3-D) coordinates of every input row, with each row's word and language kept.
 
     ``coords[i]`` belongs to input row ``i``; ``inverse[i]`` is the row of the
     unique-vector matrix that was projected for it (duplicates share one).
     ``params`` are the *effective* parameters (after adapting knn to few points).
+    ``notes`` summarise what the library warned about (one line each).
     """
 
     coords: np.ndarray
@@ -108,17 +130,27 @@ class Projection:
     seconds: float = 0.0
     from_cache: bool = False
     provenance: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return self.coords.shape[0]
 
+    @property
+    def dims(self) -> int:
+        """Number of components (2 or 3)."""
+        return int(self.coords.shape[1])
+
     def to_frame(self) -> pd.DataFrame:
-        """One row per point: x, y, word, language (and ``unique_id`` of its projected vector)."""
-        df = pd.DataFrame({"x": self.coords[:, 0], "y": self.coords[:, 1], "unique_id": self.inverse})
+        """One row per point: x, y (z for 3-D), word, language (and ``unique_id`` of its projected vector)."""
+        cols = {"x": self.coords[:, 0], "y": self.coords[:, 1]}
+        if self.coords.shape[1] > 2:
+            cols["z"] = self.coords[:, 2]
+        df = pd.DataFrame({**cols, "unique_id": self.inverse})
+        at = len(cols)
         if self.words is not None:
-            df.insert(2, "word", list(self.words))
+            df.insert(at, "word", list(self.words))
         if self.languages is not None:
-            df.insert(3 if self.words is not None else 2, "language", list(self.languages))
+            df.insert(at + 1 if self.words is not None else at, "language", list(self.languages))
         return df
 
     def to_dict(self) -> dict[str, Any]:
@@ -128,21 +160,25 @@ class Projection:
             "key": self.key, "n_unique": self.n_unique, "inverse": self.inverse.tolist(),
             "words": list(self.words) if self.words is not None else None,
             "languages": list(self.languages) if self.languages is not None else None,
-            "seconds": self.seconds, "provenance": self.provenance,
+            "seconds": self.seconds, "provenance": self.provenance, "notes": list(self.notes),
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Projection":
+        dims = int(dict(d["params"]).get("n_components", 2))
         return cls(
-            coords=np.asarray(d["coords"], dtype=np.float64).reshape(-1, 2), method=d["method"], params=dict(d["params"]),
+            coords=np.asarray(d["coords"], dtype=np.float64).reshape(-1, dims), method=d["method"], params=dict(d["params"]),
             random_state=d["random_state"], key=d["key"], n_unique=d["n_unique"], inverse=np.asarray(d["inverse"], dtype=np.int64),
             words=tuple(d["words"]) if d.get("words") is not None else None,
             languages=tuple(d["languages"]) if d.get("languages") is not None else None,
-            seconds=d.get("seconds", 0.0), provenance=dict(d.get("provenance", {})),
+            seconds=d.get("seconds", 0.0), provenance=dict(d.get("provenance", {})), notes=tuple(d.get("notes", ())),
         )
 
 
 # --------------------------------------------------------------------------- cache
+
+#: (coords, effective params, seconds, notes) of one projection
+CacheEntry = tuple[np.ndarray, dict[str, Any], float, tuple[str, ...]]
 
 
 class ProjectionCache:
@@ -150,33 +186,42 @@ class ProjectionCache:
 
     Counters: ``hits`` (memory or disk), ``disk_hits``, ``misses``, ``computed``
     (projections actually run).  Disk entries are ``<key>.npz`` files written
-    atomically (temporary file + rename).
+    atomically (a temporary file in the same folder, flushed, then renamed), so
+    a reader sees the old entry or the new one, never half of one; a damaged
+    file is recomputed and overwritten.  A folder that cannot be written to
+    leaves the cache working in memory (``disk_errors`` counts the failures,
+    and one :class:`RuntimeWarning` says so).
     """
 
     def __init__(self, maxsize: int = 64, *, folder: str | os.PathLike | None = None) -> None:
         if maxsize < 1:
             raise ValueError(f"ProjectionCache maxsize must be >= 1, got {maxsize}")
         self.maxsize = maxsize
-        self.folder = Path(folder) if folder is not None else None
-        self._store: OrderedDict[str, tuple[np.ndarray, dict[str, Any], float]] = OrderedDict()
+        self.folder = Path(folder).expanduser() if folder is not None else None
+        self._store: OrderedDict[str, CacheEntry] = OrderedDict()
         self._lock = threading.Lock()
-        self.hits = self.disk_hits = self.misses = self.computed = 0
+        self.hits = self.disk_hits = self.misses = self.computed = self.disk_errors = 0
+
+    def __repr__(self) -> str:
+        return f"ProjectionCache(maxsize={self.maxsize}, folder={str(self.folder) if self.folder else None!r})"
 
     def stats(self) -> dict[str, int]:
         return {"hits": self.hits, "disk_hits": self.disk_hits, "misses": self.misses, "computed": self.computed,
-                "entries": len(self._store)}
+                "entries": len(self._store), "disk_errors": self.disk_errors}
 
     def reset_counters(self) -> None:
-        self.hits = self.disk_hits = self.misses = self.computed = 0
+        self.hits = self.disk_hits = self.misses = self.computed = self.disk_errors = 0
 
     def clear(self) -> None:
+        """Forget the in-memory entries (files on disk stay)."""
         with self._lock:
             self._store.clear()
 
     def __len__(self) -> int:
         return len(self._store)
 
-    def get(self, key: str) -> tuple[np.ndarray, dict[str, Any], float] | None:
+    def get(self, key: str) -> CacheEntry | None:
+        """(coords, params, seconds, notes) of ``key``, from memory or disk; None on a miss."""
         with self._lock:
             if key in self._store:
                 self._store.move_to_end(key)
@@ -187,7 +232,8 @@ class ProjectionCache:
             if path.exists():
                 try:
                     with np.load(path, allow_pickle=False) as z:
-                        entry = (z["coords"], json.loads(str(z["params"])), float(z["seconds"]))
+                        notes = tuple(json.loads(str(z["notes"]))) if "notes" in z.files else ()
+                        entry = (z["coords"], json.loads(str(z["params"])), float(z["seconds"]), notes)
                 except Exception:  # a damaged file is recomputed (and overwritten)
                     entry = None
                 if entry is not None:
@@ -200,18 +246,38 @@ class ProjectionCache:
             self.misses += 1
         return None
 
-    def put(self, key: str, coords: np.ndarray, params: dict[str, Any], seconds: float) -> None:
-        entry = (coords, params, seconds)
+    def put(self, key: str, coords: np.ndarray, params: dict[str, Any], seconds: float, notes: Sequence[str] = ()) -> None:
+        entry = (coords, params, seconds, tuple(notes))
         self._remember(key, entry)
         if self.folder is not None:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            buf = io.BytesIO()
-            np.savez(buf, coords=coords, params=np.array(json.dumps(params)), seconds=np.array(seconds))
-            tmp = self.folder / f".{key}.{os.getpid()}.tmp"
-            tmp.write_bytes(buf.getvalue())
-            os.replace(tmp, self.folder / f"{key}.npz")
+            try:
+                self._write(key, entry)
+            except OSError as exc:  # read-only or full disk: keep working in memory
+                with self._lock:
+                    self.disk_errors += 1
+                    first = self.disk_errors == 1
+                if first:
+                    warnings.warn(f"projection cache: cannot write to {self.folder} ({exc}); keeping projections in memory only",
+                                  RuntimeWarning, stacklevel=3)
 
-    def _remember(self, key: str, entry: tuple[np.ndarray, dict[str, Any], float]) -> None:
+    def _write(self, key: str, entry: CacheEntry) -> None:
+        coords, params, seconds, notes = entry
+        self.folder.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
+        buf = io.BytesIO()
+        np.savez(buf, coords=coords, params=np.array(json.dumps(params, default=str)), seconds=np.array(seconds),
+                 notes=np.array(json.dumps(list(notes))))
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{key}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(buf.getvalue())
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.folder / f"{key}.npz")  # type: ignore[operator]
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def _remember(self, key: str, entry: CacheEntry) -> None:
         with self._lock:
             self._store[key] = entry
             self._store.move_to_end(key)
@@ -219,12 +285,30 @@ class ProjectionCache:
                 self._store.popitem(last=False)
 
 
-_DEFAULT_CACHE = ProjectionCache()
+_DEFAULT_CACHES: dict[str, ProjectionCache] = {}
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_projection_folder() -> Path:
+    """``projections/`` under the embedding cache's folder (``SEMANSCOPE_CACHE``, else the user cache dir)."""
+    from semanscope_nb.models.cache import default_cache_dir
+
+    return default_cache_dir() / "projections"
 
 
 def default_projection_cache() -> ProjectionCache:
-    """The process-wide in-memory cache :func:`project` uses when ``cache=None``."""
-    return _DEFAULT_CACHE
+    """The process-wide cache :func:`project` uses when ``cache=None``: in memory and on disk.
+
+    Its folder is :func:`default_projection_folder`, read when called, so
+    setting ``SEMANSCOPE_CACHE`` moves projections along with embeddings; one
+    cache object per folder is kept for the process.
+    """
+    folder = default_projection_folder()
+    with _DEFAULT_LOCK:
+        cache = _DEFAULT_CACHES.get(str(folder))
+        if cache is None:
+            cache = _DEFAULT_CACHES[str(folder)] = ProjectionCache(folder=folder)
+        return cache
 
 
 # --------------------------------------------------------------------------- inputs
@@ -287,7 +371,7 @@ def _as_matrix(
     return x, (tuple(words) if words is not None else None), (tuple(languages) if languages is not None else None)
 
 
-def _effective_params(method: str, n_unique: int, params: Mapping[str, Any]) -> dict[str, Any]:
+def _effective_params(method: str, n_unique: int, params: Mapping[str, Any], dims: int = 2) -> dict[str, Any]:
     unknown = set(params) - set(_DEFAULTS[method]) - _EXTRA_PARAMS[method]
     if unknown:
         raise ValueError(
@@ -296,15 +380,18 @@ def _effective_params(method: str, n_unique: int, params: Mapping[str, Any]) -> 
         )
     p = {**_DEFAULTS[method], **params}
     if p.get("n_components", 2) != 2:
-        raise ValueError(f"only 2-D maps are supported (n_components=2), got {p['n_components']}")
+        raise ValueError(f"only 2-D maps come from params (n_components=2), got {p['n_components']}; "
+                         "ask for a 3-D projection with dims=3 (ProjectionSettings(n_components=3))")
+    _check_dims(dims)
+    p["n_components"] = int(dims)
     if method == "phate":
         p["knn"] = int(max(2, min(int(p["knn"]), n_unique - 2)))  # PHATE needs knn < n_samples
     elif method == "umap":
         p["n_neighbors"] = int(max(2, min(int(p["n_neighbors"]), n_unique - 1)))
     elif method == "tsne":
         p["perplexity"] = float(max(1.0, min(float(p["perplexity"]), (n_unique - 1) / 3.0)))
-    if n_unique <= 3 and method != "pca":
-        p["fallback"] = "pca"  # neighbour graphs are undefined on <= 3 distinct points
+    if n_unique <= dims + 1 and method != "pca":
+        p["fallback"] = "pca"  # neighbour graphs are undefined on so few distinct points
     return p
 
 
@@ -314,6 +401,71 @@ _EXTRA_PARAMS: dict[str, set[str]] = {
     "tsne": {"early_exaggeration", "learning_rate", "max_iter", "init", "scale"},
     "pca": {"scale"},
 }
+
+
+# --------------------------------------------------------------------------- quiet libraries
+
+_QUIET_LOCK = threading.RLock()
+#: Python loggers the projection libraries print through (PHATE and graphtools use tasklogger's "graphtools")
+_LIBRARY_LOGGERS = ("graphtools", "phate", "umap", "pynndescent")
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.messages.append(record.getMessage())
+        except (TypeError, ValueError):  # pragma: no cover - a record whose arguments do not format
+            self.messages.append(str(record.msg))
+
+
+@contextmanager
+def _quiet(method: str, notes: list[str]) -> Iterator[None]:
+    """Run a projection with its warnings, log records and stray prints caught; append one summary line to ``notes``."""
+    handler = _Collect()
+    out, err = io.StringIO(), io.StringIO()
+    with _QUIET_LOCK:
+        saved = []
+        for name in _LIBRARY_LOGGERS:
+            lg = logging.getLogger(name)
+            saved.append((lg, lg.handlers[:], lg.propagate))
+            lg.handlers = [handler]
+            lg.propagate = False
+        try:
+            with warnings.catch_warnings(record=True) as caught, redirect_stdout(out), redirect_stderr(err):
+                warnings.simplefilter("always")
+                yield
+        finally:
+            for lg, handlers, propagate in saved:
+                lg.handlers = handlers
+                lg.propagate = propagate
+    messages = [f"{w.category.__name__}: {w.message}" for w in caught] + handler.messages
+    messages += [line for line in (out.getvalue() + err.getvalue()).splitlines() if line.strip()]
+    summary = summarise_messages(method, messages)
+    if summary:
+        notes.append(summary)
+
+
+def summarise_messages(method: str, messages: Sequence[str], *, limit: int = 240) -> str | None:
+    """One line for many library messages: how many, and each distinct one once (numbers folded).
+
+    >>> summarise_messages("phate", ["SGD-MDS may not have converged: stress changed by 9.8%",
+    ...                               "  SGD-MDS may not have converged: stress changed by 10.1%"])
+    'phate: 2 library messages caught (not printed): SGD-MDS may not have converged: stress changed by 9.8%'
+    """
+    cleaned = [" ".join(str(m).split()) for m in messages if str(m).strip()]
+    if not cleaned:
+        return None
+    distinct: dict[str, str] = {}
+    for m in cleaned:
+        distinct.setdefault(re.sub(r"[-+]?\d+(\.\d+)?(e[-+]?\d+)?", "#", m), m)
+    body = "; ".join(distinct.values())
+    if len(body) > limit:
+        body = body[: limit - 1].rstrip() + "…"
+    return f"{method}: {len(cleaned)} library message{'s' if len(cleaned) != 1 else ''} caught (not printed): {body}"
 
 
 # --------------------------------------------------------------------------- the projections
@@ -329,6 +481,7 @@ def _standardise(x: np.ndarray) -> np.ndarray:
 
 def _run(method: str, x: np.ndarray, p: dict[str, Any], random_state: int) -> np.ndarray:
     n = x.shape[0]
+    dims = int(p.get("n_components", 2))
     if p.get("scale", True):
         x = _standardise(x)
     if p.get("fallback") == "pca":
@@ -339,18 +492,16 @@ def _run(method: str, x: np.ndarray, p: dict[str, Any], random_state: int) -> np
         rng = np.random.default_rng(random_state)
         x = x + p.get("jitter", JITTER) * rng.standard_normal(x.shape)  # B.3 step 2
         op = phate.PHATE(
-            n_components=2, knn=p["knn"], decay=p["decay"], t=p["t"], gamma=p["gamma"],
+            n_components=dims, knn=p["knn"], decay=p["decay"], t=p["t"], gamma=p["gamma"],
             n_landmark=p.get("n_landmark", 2000), mds_solver=p.get("mds_solver", "sgd"), n_pca=p.get("n_pca", 100),
             knn_dist=p.get("knn_dist", "euclidean"), random_state=random_state, n_jobs=1, verbose=0,
         )
-        with warnings.catch_warnings():  # SGD-MDS convergence chatter on tiny inputs
-            warnings.simplefilter("ignore")
-            return np.asarray(op.fit_transform(x), dtype=np.float64)
+        return np.asarray(op.fit_transform(x), dtype=np.float64)
     if method == "umap":
         import umap  # lazy: heavy import (numba)
 
         op = umap.UMAP(
-            n_components=2, n_neighbors=p["n_neighbors"], min_dist=p["min_dist"], metric=p["metric"],
+            n_components=dims, n_neighbors=p["n_neighbors"], min_dist=p["min_dist"], metric=p["metric"],
             spread=p.get("spread", 1.0), init=p.get("init", "spectral") if n > p["n_neighbors"] + 1 else "random",
             random_state=random_state, n_jobs=1,
         )
@@ -359,17 +510,17 @@ def _run(method: str, x: np.ndarray, p: dict[str, Any], random_state: int) -> np
         from sklearn.manifold import TSNE
 
         op = TSNE(
-            n_components=2, perplexity=p["perplexity"], early_exaggeration=p.get("early_exaggeration", 12.0),
+            n_components=dims, perplexity=p["perplexity"], early_exaggeration=p.get("early_exaggeration", 12.0),
             learning_rate=p.get("learning_rate", "auto"), max_iter=p.get("max_iter", 1000), init=p.get("init", "pca"),
             random_state=random_state,
         )
         return np.asarray(op.fit_transform(x), dtype=np.float64)
     from sklearn.decomposition import PCA
 
-    k = min(2, x.shape[0], x.shape[1])
+    k = min(dims, x.shape[0], x.shape[1])
     out = PCA(n_components=k, random_state=random_state).fit_transform(x) if k else np.zeros((n, 0))
-    if out.shape[1] < 2:
-        out = np.hstack([out, np.zeros((n, 2 - out.shape[1]))])
+    if out.shape[1] < dims:
+        out = np.hstack([out, np.zeros((n, dims - out.shape[1]))])
     return np.asarray(out, dtype=np.float64)
 
 
@@ -381,22 +532,26 @@ def project(
     words: Sequence[str] | None = None,
     languages: Sequence[str] | None = None,
     cache: ProjectionCache | None | Literal[False] = None,
+    dims: int = 2,
     **params: Any,
 ) -> Projection:
-    """Project ``vectors`` to 2-D with ``method`` (phate, umap, tsne, pca); cached.
+    """Project ``vectors`` to 2-D (``dims=3``: 3-D) with ``method`` (phate, umap, tsne, pca); cached.
 
     ``vectors``: an (n x d) array (then ``words`` / ``languages`` label the rows),
     or language -> (n_l x d) array (rows stacked in the mapping's order; the
     languages come from the keys).  ``params`` override the method's defaults
     (PHATE: knn, decay, t, gamma; UMAP: n_neighbors, min_dist, metric; t-SNE:
     perplexity; any: ``scale=False`` skips the StandardScaler).  ``cache=None``
-    uses :func:`default_projection_cache`; ``False`` computes without caching.
+    uses :func:`default_projection_cache` (memory + disk); ``False`` computes
+    without caching.  Library warnings end up in ``notes``, not on the screen.
 
     >>> import numpy as np
     >>> v = {"en": np.eye(6), "zh": np.eye(6)}          # every zh row duplicates an en row
     >>> p = project(v, method="pca", words=list("abcdef") * 2, cache=False)
     >>> p.n_unique, p.languages[6], bool((p.coords[:6] == p.coords[6:]).all())
     (6, 'zh', True)
+    >>> project(v, method="pca", dims=3, cache=False).coords.shape
+    (12, 3)
     """
     if method not in PROJECTION_METHODS:
         raise ValueError(f"method must be one of {PROJECTION_METHODS}, got {method!r}")
@@ -406,30 +561,36 @@ def project(
     if x.shape[0] < 2:
         raise ValueError(f"need at least 2 vectors to project, got {x.shape[0]}")
     uniq, inverse = unique_rows(x)
-    p = _effective_params(method, uniq.shape[0], params)
+    p = _effective_params(method, uniq.shape[0], params, dims)
     lib = _LIBRARY[method]
     key_blob = json.dumps({"data": content_hash(uniq), "method": method, "params": p, "random_state": int(random_state),
                            "library": f"{lib}=={package_version(lib)}"}, sort_keys=True, default=str)
     key = hashlib.sha256(key_blob.encode()).hexdigest()[:32]
-    store = None if cache is False else (cache if cache is not None else _DEFAULT_CACHE)
+    store = None if cache is False else (cache if cache is not None else default_projection_cache())
     hit = store.get(key) if store is not None else None
     if hit is not None:
-        coords_u, p_stored, seconds = hit
+        coords_u, _, seconds, notes = hit
         from_cache = True
     else:
         t0 = time.perf_counter()
-        coords_u = _run(method, uniq, p, int(random_state))
+        caught: list[str] = []
+        with _quiet(method, caught):
+            coords_u = _run(method, uniq, p, int(random_state))
+        notes = tuple(caught)
         seconds = time.perf_counter() - t0
         from_cache = False
         if store is not None:
             store.computed += 1
-            store.put(key, coords_u, p, seconds)
+            store.put(key, coords_u, p, seconds, notes)
     coords = np.asarray(coords_u)[inverse]
+    prov = {"library": f"{lib}=={package_version(lib)}", "n_points": int(x.shape[0]), "n_unique": int(uniq.shape[0]),
+            "dims": int(x.shape[1]), "content_sha256": content_hash(uniq)}
+    if notes:
+        prov["notes"] = list(notes)
     return Projection(
         coords=coords, method=method, params=p, random_state=int(random_state), key=key, n_unique=int(uniq.shape[0]),
         inverse=inverse, words=words_t, languages=langs_t, seconds=seconds, from_cache=from_cache,
-        provenance={"library": f"{lib}=={package_version(lib)}", "n_points": int(x.shape[0]), "n_unique": int(uniq.shape[0]),
-                    "dims": int(x.shape[1]), "content_sha256": content_hash(uniq)},
+        provenance=prov, notes=tuple(notes),
     )
 
 
@@ -454,7 +615,8 @@ def project_dataset(
     settings: ProjectionSettings | None = None,
     cache: ProjectionCache | None | Literal[False] = None,
 ) -> Projection:
-    """:func:`project` of every unique (language, word) of ``dataset`` with ``settings``."""
+    """:func:`project` of every unique (language, word) of ``dataset`` with ``settings`` (3-D if ``n_components=3``)."""
     s = settings or ProjectionSettings()
     x, words, langs = dataset_points(dataset, vectors)
-    return project(x, method=s.method, random_state=s.random_state, words=words, languages=langs, cache=cache, **dict(s.params))
+    return project(x, method=s.method, random_state=s.random_state, words=words, languages=langs, cache=cache,
+                   dims=s.n_components, **dict(s.params))
