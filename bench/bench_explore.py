@@ -7,6 +7,10 @@ Measures, on one dataset (default: conceptual-space, en-zh, all concepts):
 * dropdown change with the projection cached (a fresh panel sharing the projection cache)
 * dropdown back to a model the panel has seen (everything memoised)
 * tier-slider change (must run neither SA nor the projection)
+* model change in the panel, cold (empty embedding cache: model load + encode + SA + projection)
+  and warm (embeddings cached), each as wall time from the dropdown change to the new chart data
+* projection switch (PHATE -> PCA, -> UMAP, -> t-SNE: uncached; back to PHATE: memoised)
+* word search (the chart only)
 
 each with its breakdown (dataset read, embed lookup, SA + bootstrap, projection, chart spec),
 and ratios against the uncached dropdown change measured in the same run.
@@ -99,6 +103,34 @@ def main() -> None:
         print(f"tier slider (no SA, no projection),    median of {args.repeats}: {statistics.median(tier):.3f}s  "
               f"[SA runs {counts['sa']}, projection runs {counts['projection']} before and after]")
 
+        # model change in the panel: cold (a fresh cache folder: model load + encode) vs warm (embeddings cached)
+        with tempfile.TemporaryDirectory() as tmp2:
+            cold_panel = ExplorePanel(model=models[0], dataset=args.dataset, languages=langs, max_concepts=args.max_concepts,
+                                      n_boot=args.n_boot, cache=snb.EmbeddingCache(tmp2), projection=settings,
+                                      projection_cache=pc)
+            t0 = time.perf_counter()
+            cold_panel.models.value = models[1]
+            wall_cold_change = time.perf_counter() - t0
+            assert cold_panel.error is None, cold_panel.error
+            print(f"\nmodel change COLD (empty cache) -> {models[1]:<14} {fmt(cold_panel.timings)}   [wall {wall_cold_change:.3f}s]")
+        print(f"model change WARM (embeddings cached, projection cached)  wall {wall_cached:.3f}s; "
+              f"cold / warm = {wall_cold_change / wall_cached:.1f}x")
+
+        proj = {}
+        for method in ("pca", "umap", "tsne", args.method):
+            t0 = time.perf_counter()
+            panel.projection_picker.method.value = method
+            proj[method] = time.perf_counter() - t0
+            assert panel.error is None, panel.error
+            print(f"projection switch -> {method:<6} {fmt(panel.timings)}   [wall {proj[method]:.3f}s"
+                  f"{'; memoised' if method == args.method else ''}]")
+        search = []
+        for i, word in enumerate(("water", "fire", "")[: max(1, args.repeats)]):
+            t0 = time.perf_counter()
+            panel.search_box.value = word
+            search.append(time.perf_counter() - t0)
+        print(f"word search (chart only),              median of {len(search)}: {statistics.median(search):.3f}s")
+
         base = wall_uncached
         print("\nratios (against the dropdown change with an uncached projection, same run):")
         print(f"  cold embed {models[1]} / uncached dropdown : {cold[models[1]] / base:6.2f}")
@@ -107,6 +139,10 @@ def main() -> None:
         print(f"  tier slider / uncached                   : {statistics.median(tier) / base:6.4f}")
         print(f"  projection share of the uncached change  : {uncached['projection'] / uncached['total']:6.2%}")
         print(f"  SA+bootstrap share of the cached change  : {cached['sa'] / cached['total']:6.2%}")
+        print(f"  cold model change / uncached             : {wall_cold_change / base:6.2f}")
+        for method, t in proj.items():
+            print(f"  projection switch to {method:<6} / uncached : {t / base:6.3f}")
+        print(f"  word search / uncached                   : {statistics.median(search) / base:6.4f}")
 
 
 if __name__ == "__main__":

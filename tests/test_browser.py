@@ -1,10 +1,13 @@
 """Proof in a real browser, offline: JupyterLab + headless Debian chromium (Playwright) run 01-explore.
 
 Every request that does not go to 127.0.0.1 is aborted and recorded; the test asserts
-none was made.  It checks: the dropdowns and tier sliders are there, the Vega map
-rendered (SVG symbol marks, one per point), changing the model changes the SA shown,
-and moving a tier slider changes the tier label without recomputing SA or the projection
-(read from the panel's counters).  The screenshot goes to figures/explore-screenshot.png.
+none was made.  It drives a whole visit: the model changed three times, the dataset and
+the languages, a folder of the user's CSVs loaded and one picked, every projection
+method, a tier slider.  After EACH step it asserts that the SA shown is the one
+``snb.dataset_affinity`` computes in the test process for the chosen model, dataset and
+languages (same n_boot and seed), that the map is drawn, that the panel shows no error
+and that the browser console logged no error.  A screenshot per step goes to a
+temporary folder; the last one is copied to figures/explore-screenshot.png.
 """
 
 from __future__ import annotations
@@ -27,6 +30,14 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOT = ROOT / "figures" / "explore-screenshot.png"
 N_CONCEPTS = 30
+N_BOOT = 100
+USER_CSVS = {
+    "everyday": "english,german,french\nwater,Wasser,eau\nfire,Feuer,feu\nsun,Sonne,soleil\nmoon,Mond,lune\n"
+                "tree,Baum,arbre\nhouse,Haus,maison\ndog,Hund,chien\ncat,Katze,chat\nbread,Brot,pain\nbook,Buch,livre\n"
+                "red,rot,rouge\nblue,blau,bleu\n",
+    "family": "english,german\nmother,Mutter\nfather,Vater\nsister,Schwester\nbrother,Bruder\nchild,Kind\n"
+              "grandmother,Großmutter\nuncle,Onkel\naunt,Tante\n",
+}
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -45,8 +56,11 @@ def jupyterlab(tmp_path, shared_cache_dir):
     root = tmp_path / "lab"
     root.mkdir()
     nb = nbformat.read(NOTEBOOKS / "01-explore.ipynb", as_version=4)
-    inject_parameters(nb, {"MAX_CONCEPTS": N_CONCEPTS, "N_BOOT": 100, "CACHE_DIR": str(shared_cache_dir)})
+    inject_parameters(nb, {"MAX_CONCEPTS": N_CONCEPTS, "N_BOOT": N_BOOT, "CACHE_DIR": str(shared_cache_dir)})
     nbformat.write(nb, root / "01-explore.ipynb")
+    (root / "my-csvs").mkdir()
+    for name, text in USER_CSVS.items():  # a folder of the user's own Semanscope CSVs, in the lab root
+        (root / "my-csvs" / f"{name}.csv").write_text(text, encoding="utf-8")
     labconfig = tmp_path / "jcfg" / "labconfig"
     labconfig.mkdir(parents=True)
     # no "news?" toast (the announcements plugin would also try to fetch a feed)
@@ -74,7 +88,7 @@ def jupyterlab(tmp_path, shared_cache_dir):
                 if proc.poll() is not None or time.time() > deadline:
                     raise RuntimeError(f"JupyterLab did not start: {(tmp_path / 'jupyterlab.log').read_text()[-3000:]}")
                 time.sleep(0.5)
-        yield base, token
+        yield base, token, root
     finally:
         proc.terminate()
         try:
@@ -92,10 +106,69 @@ def _counts(page) -> dict[str, int]:
     return {name: int(_text(page, f".snb-count-{name}")) for name in ("embed", "sa", "projection", "proj-computed", "chart")}
 
 
-def test_explore_panel_in_headless_chromium(jupyterlab, tmp_path):
+def _expected(model: str, dataset: str, languages: list[str], cache) -> str:
+    """The SA text the panel must show: computed here, in the test process, on the same parameters."""
+    import semanscope_nb as snb
+
+    ds = snb.load_dataset(dataset, languages=languages)
+    ds = ds.subset(range(min(N_CONCEPTS, len(ds))))
+    r = snb.dataset_affinity(ds, model, n_boot=N_BOOT, seed=0, cache=cache, progress=False)
+    return f"SA cosine {r.cosine.sa:.3f} ± {r.cosine.sem:.3f}"
+
+
+class _Visit:
+    """One browser visit: each step waits for the panel to show the expected SA, then checks and screenshots."""
+
+    def __init__(self, page, cache, shots: Path, console_errors: list[str]) -> None:
+        self.page, self.cache, self.shots, self.console_errors = page, cache, shots, console_errors
+        self.n = 0
+        self.expected: dict[tuple, str] = {}
+
+    def sa(self, model: str, dataset: str, languages: list[str]) -> str:
+        key = (model, dataset, tuple(languages))
+        if key not in self.expected:
+            self.expected[key] = _expected(model, dataset, languages, self.cache)
+        return self.expected[key]
+
+    def check(self, step: str, *, model: str, dataset: str, name: str, languages: list[str], charts_before: int | None = None,
+              timeout: int = 240_000) -> str:
+        page = self.page
+        want = self.sa(model, dataset, languages)
+        who = f"{model} on {name} ({', '.join(languages)},"
+        try:
+            page.wait_for_function(
+                """([want, who, charts]) => {
+                     const l = document.querySelector('.snb-sa-label'); const c = document.querySelector('.snb-count-chart');
+                     return l && !l.classList.contains('snb-stale') && l.innerText.includes(who) && l.innerText.includes(want)
+                            && (charts === null || (c && parseInt(c.innerText) > charts)); }""",
+                arg=[want, who, charts_before], timeout=timeout)
+        except Exception:
+            label = page.locator(".snb-sa-label").first.inner_text()
+            raise AssertionError(f"step {step}: expected '{who}' '{want}', the panel shows: {label} | "
+                                 f"message: {page.locator('.snb-message').first.inner_text()}")
+        page.wait_for_selector(".snb-chart svg g.mark-symbol path", timeout=60_000)
+        assert _text(page, ".snb-sa-value") == want, step
+        errors = [e for e in page.eval_on_selector_all(".snb-explore .snb-error", "els => els.map(e => e.innerText)") if e.strip()]
+        assert errors == [], f"step {step}: the panel shows errors: {errors}"
+        assert self.console_errors == [], f"step {step}: browser console errors: {self.console_errors}"
+        self.n += 1
+        page.locator(".snb-explore").screenshot(path=str(self.shots / f"{self.n:02d}-{step}.png"))
+        return want
+
+
+def _charts(page) -> int:
+    return int(_text(page, ".snb-count-chart"))
+
+
+def test_explore_panel_in_headless_chromium(jupyterlab, tmp_path, shared_cache_dir):
     from playwright.sync_api import sync_playwright
 
-    base, token = jupyterlab
+    import semanscope_nb as snb
+
+    base, token, root = jupyterlab
+    cache = snb.EmbeddingCache(shared_cache_dir)
+    shots = tmp_path / "browser"
+    shots.mkdir()
     blocked: list[str] = []
     seen: list[str] = []
     # Only non-local URLs are intercepted (a regex is matched inside the Playwright driver, so local
@@ -113,48 +186,110 @@ def test_explore_panel_in_headless_chromium(jupyterlab, tmp_path):
             "--disable-component-update", "--disable-sync",
             "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"])
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1500})
+            page = browser.new_page(viewport={"width": 1400, "height": 1700})
             page.route(not_local, abort)
             page.on("request", lambda req: seen.append(req.url))
             console_errors: list[str] = []
             page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: console_errors.append(f"page error: {e}"))
+            visit = _Visit(page, cache, shots, console_errors)
             page.goto(f"{base}/lab/tree/01-explore.ipynb?token={token}", wait_until="domcontentloaded")
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle'], .jp-Toolbar-kernelStatus", timeout=90_000)
             time.sleep(1.0)  # let the kernel connect
-            page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-            page.locator("li.lm-Menu-item[data-command='runmenu:run-all']").click()
+            for attempt in range(6):  # Run > Run All Cells; a click before the kernel is ready can be lost: retry
+                try:
+                    accept = page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept")
+                    if accept.count():  # "Select Kernel" when the kernel starts slowly: accept the default
+                        accept.first.click(timeout=5_000)
+                        time.sleep(2.0)
+                    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click(timeout=10_000)
+                    page.locator("li.lm-Menu-item[data-command='runmenu:run-all']").click(timeout=10_000)
+                    page.wait_for_function(
+                        "() => Array.from(document.querySelectorAll('.jp-InputPrompt')).some(e => /\\[(\\*|\\d+)\\]/.test(e.innerText))",
+                        timeout=30_000)
+                    break
+                except Exception:
+                    page.keyboard.press("Escape")
+                    time.sleep(2.0)
 
-            # the panel: dropdowns, sliders, a rendered map
+            # 1. first draw: pickers, sliders, a rendered map whose legend shows the panel's SA
             page.wait_for_selector(".snb-sa-value", timeout=240_000)
             assert page.locator(".snb-model-picker select").count() == 1
             assert page.locator(".snb-dataset-picker select").count() >= 1
             assert page.locator(".snb-tier-sliders .widget-slider").count() == 2
-            page.wait_for_selector(".snb-chart svg g.mark-symbol path", timeout=60_000)
+            en_zh = ["en", "zh"]
+            first_sa = visit.check("first-draw", model="use-multilingual", dataset="conceptual-space", name="conceptual-space",
+                                   languages=en_zh)
             n_marks = page.locator(".snb-chart svg g.mark-symbol path").count()
             assert n_marks >= 2 * N_CONCEPTS  # one symbol per (language, word): at least one word per concept and language
             legend = " | ".join(page.eval_on_selector_all(".snb-chart svg g.mark-text text", "els => els.map(e => e.textContent)"))
-            first_sa = _text(page, ".snb-sa-value")
             assert re.fullmatch(r"SA cosine 0\.\d{3} ± 0\.\d{3}", first_sa), first_sa
             assert first_sa in legend, legend  # the map's SA legend shows the same numbers as the panel
             before = _counts(page)
             assert before["sa"] == 1 and before["projection"] == 1 and before["proj-computed"] >= 1
 
-            # change the model: the SA shown changes
+            # 2-4. the model, three times (the last one back to the first: memoised, same SA)
+            model_select = page.locator(".snb-model-picker select")
             labels = page.eval_on_selector(".snb-model-picker select", "s => Array.from(s.options).map(o => o.textContent)")
-            target = next(i for i, t in enumerate(labels) if "[multilingual-e5-small]" in t)
-            page.locator(".snb-model-picker select").select_option(index=target)
-            page.wait_for_function(
-                "prev => { const e = document.querySelector('.snb-sa-value'); return e && e.innerText !== prev; }",
-                arg=first_sa, timeout=180_000)
-            second_sa = _text(page, ".snb-sa-value")
-            assert second_sa != first_sa
-            page.wait_for_function("() => document.querySelector('.snb-count-sa').innerText === '2'", timeout=60_000)
-            after_model = _counts(page)
-            assert after_model["sa"] == 2 and after_model["projection"] == 2
+            for step, model in (("model-e5", "multilingual-e5-small"), ("model-tfidf", "tfidf-char"),
+                                ("model-use", "use-multilingual")):
+                charts = _charts(page)
+                model_select.select_option(index=next(i for i, t in enumerate(labels) if f"[{model}]" in t))
+                sa = visit.check(step, model=model, dataset="conceptual-space", name="conceptual-space", languages=en_zh,
+                                 charts_before=charts)
+                if model != "use-multilingual":
+                    assert sa != first_sa
+            after_models = _counts(page)
+            assert after_models["sa"] == 3 and after_models["embed"] == 3  # the way back was memoised
 
-            # move a tier slider: the tier label changes, SA and projection are not recomputed.
+            # 5. the dataset, then 6. the languages
+            dataset_select = page.locator(".snb-dataset-picker select:not([multiple])")
+            charts = _charts(page)
+            dataset_select.select_option(label="edge-cases")
+            visit.check("dataset", model="use-multilingual", dataset="edge-cases", name="edge-cases", languages=en_zh,
+                        charts_before=charts)
+            charts = _charts(page)
+            page.locator(".snb-dataset-picker select[multiple]").select_option(["en", "de", "ja"])
+            visit.check("languages", model="use-multilingual", dataset="edge-cases", name="edge-cases",
+                        languages=["en", "de", "ja"], charts_before=charts)
+
+            # 7. a folder of the user's CSVs, and one of them picked (with two of its languages)
+            folder = page.locator(".snb-dataset-picker input[type='text']").first
+            folder.fill(str(root / "my-csvs"))
+            folder.press("Tab")
+            page.locator(".snb-dataset-picker button", has_text="Load folder").click()
+            page.wait_for_function(
+                "() => Array.from(document.querySelectorAll('.snb-dataset-picker select:not([multiple]) option'))"
+                ".some(o => o.textContent.includes('everyday'))", timeout=60_000)
+            time.sleep(2.0)  # let the kernel's option/index messages for the reloaded dropdown settle before choosing
+            assert int(_text(page, ".snb-count-sa")) == after_models["sa"] + 2  # loading the folder redrew nothing
+            charts = _charts(page)
+            options = page.eval_on_selector(".snb-dataset-picker select:not([multiple])",
+                                            "s => Array.from(s.options).map(o => o.textContent)")
+            dataset_select.select_option(index=next(i for i, t in enumerate(options) if t.startswith("everyday")))
+            everyday = str(root / "my-csvs" / "everyday.csv")
+            # the panel keeps the languages it can (en, de); pick en + fr explicitly
+            visit.check("folder-csv", model="use-multilingual", dataset=everyday, name="everyday", languages=["en", "de"],
+                        charts_before=charts)
+            charts = _charts(page)
+            page.locator(".snb-dataset-picker select[multiple]").select_option(["en", "fr"])
+            folder_sa = visit.check("folder-languages", model="use-multilingual", dataset=everyday, name="everyday",
+                                    languages=["en", "fr"], charts_before=charts)
+
+            # 8-11. every projection method: the map is redrawn, the SA stays
+            sa_count = int(_text(page, ".snb-count-sa"))
+            for method in ("pca", "umap", "tsne", "phate"):
+                charts = _charts(page)
+                page.locator(".snb-projection-picker select").select_option(method)
+                visit.check(f"projection-{method}", model="use-multilingual", dataset=everyday, name="everyday",
+                            languages=["en", "fr"], charts_before=charts)
+                assert int(_text(page, ".snb-count-sa")) == sa_count
+            assert _text(page, ".snb-sa-value") == folder_sa
+
+            # 12. a tier slider: the tier label changes, SA, embedding and projection are not recomputed.
             # great/good now -> drag "good" to 1.00 (it drags "great" along): non-aligned; non-aligned -> drag "good" to 0.
+            before_slider = _counts(page)
             tier_before = _text(page, ".snb-tier")
             slider = page.locator(".snb-tier-sliders .widget-slider").nth(1)  # "good if SA >="
             handle, track = slider.locator(".noUi-handle").first, slider.locator(".noUi-target").first
@@ -167,30 +302,28 @@ def test_explore_panel_in_headless_chromium(jupyterlab, tmp_path):
             page.wait_for_function(
                 "prev => { const e = document.querySelector('.snb-tier'); return e && e.innerText !== prev; }",
                 arg=tier_before, timeout=60_000)
+            visit.check("tier-slider", model="use-multilingual", dataset=everyday, name="everyday", languages=["en", "fr"],
+                        charts_before=before_slider["chart"])
             tier_after = _text(page, ".snb-tier")
             assert tier_after != tier_before
-            page.wait_for_function(f"() => document.querySelector('.snb-count-chart').innerText === '{after_model['chart'] + 1}'",
-                                   timeout=30_000)
             after_tier = _counts(page)
-            assert after_tier["sa"] == after_model["sa"]
-            assert after_tier["projection"] == after_model["projection"]
-            assert after_tier["proj-computed"] == after_model["proj-computed"]
-            assert after_tier["embed"] == after_model["embed"]
+            for name in ("sa", "projection", "proj-computed", "embed"):
+                assert after_tier[name] == before_slider[name], name
             page.wait_for_function(
                 "t => Array.from(document.querySelectorAll('.snb-chart svg g.mark-text text')).some(e => e.textContent.includes(t))",
                 arg=f"tier: {tier_after}", timeout=30_000)
-
-            SCREENSHOT.parent.mkdir(exist_ok=True)
             if page.locator("button", has_text=re.compile(r"^No$")).count():  # JupyterLab's "news?" toast
                 page.locator("button", has_text=re.compile(r"^No$")).first.click()
         except Exception:
             page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
-            print("failure screenshot:", tmp_path / "failure.png")
+            print("failure screenshot:", tmp_path / "failure.png", "step screenshots:", shots)
             raise
         try:
+            SCREENSHOT.parent.mkdir(exist_ok=True)
             page.locator(".snb-explore").screenshot(path=str(SCREENSHOT))
         finally:
             browser.close()
+    assert len(list(shots.glob("*.png"))) == visit.n >= 13
     assert blocked == [], f"the page tried to reach the network: {blocked[:10]}"
     outside = [u for u in seen if not_local.match(u)]
     assert outside == [], f"requests outside 127.0.0.1: {outside[:10]}"

@@ -54,7 +54,7 @@ def test_sa_legend_text_equals_the_computed_values(small):
     strict = r.with_thresholds(snb.TierThresholds(great=0.0, good=0.0))
     spec2 = charts.alignment_map(p, strict, dataset=ds).to_dict()
     (t2,) = _layer(spec2, "text")
-    assert f"paper: great" in _rows(spec2, t2)[0]["legend"] or _rows(spec2, t2)[0]["legend"].split("\n")[2] == "tier: great"
+    assert "paper: great" in _rows(spec2, t2)[0]["legend"] or _rows(spec2, t2)[0]["legend"].split("\n")[2] == "tier: great"
 
 
 def test_map_points_colour_shape_tooltip_and_click_selection(small):

@@ -45,6 +45,10 @@ def test_notebook_runs_small(tmp_path, shared_cache_dir, monkeypatch):
     assert md and "random-vector null model" in md[-1]
     for c in table.corpus:
         assert f"**{c}**" in md[-1]
+    # one overall progress bar (the grid's), no per-job embedding bars
+    bars = [o for c in nb.cells for o in c.get("outputs", [])
+            if "CSC grid" in (o.get("text", "") + o.get("data", {}).get("text/plain", ""))]
+    assert len(bars) == 1 and "embedding with" not in text
     # the charts were produced as Vega-Lite 5 specs
     specs = [o["data"] for c in nb.cells for o in c.get("outputs", []) if any("vegalite.v5" in k for k in o.get("data", {}))]
     assert len(specs) >= 4

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -55,7 +56,9 @@ def test_html_is_self_contained(a_map, tmp_path):
 
 def test_cjk_renders_as_glyphs(tmp_path):
     dirs = export.register_cjk_fonts()
-    assert any("justmytype_intl_cjk" in d or "noto" in d for d in dirs)
+    # the folder registered holds a Regular-weight CJK face (Debian's Noto Sans CJK, or the wheel's Noto Sans SC at wght 400)
+    faces = [f.name for d in dirs for f in Path(d).iterdir()]
+    assert any("Regular" in name and ("NotoSansCJK" in name or "NotoSansSC" in name) for name in faces), faces
     assert export.register_cjk_fonts() == dirs  # once per process
     water, fire, latin = (tmp_path / "water.png", tmp_path / "fire.png", tmp_path / "latin.png")
     snb.save_chart(_text_chart("水"), water)

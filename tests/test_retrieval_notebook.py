@@ -41,6 +41,7 @@ def test_notebook_runs_small(shared_cache_dir, monkeypatch):
         "TOP": 4000,
         "MAP_MODEL": "wordllama-l2-supercat",
         "MAP_ROWS": 40,
+        "MAP_SENTENCES": 30,
         "N_BOOT": 100,
     })
     text = cell_outputs_text(nb)
@@ -51,6 +52,11 @@ def test_notebook_runs_small(shared_cache_dir, monkeypatch):
     assert "logistic_regression" in text and "majority" in text
     specs = [o["data"]["application/vnd.vegalite.v5+json"] for c in nb.cells for o in c.get("outputs", [])
              if "application/vnd.vegalite.v5+json" in o.get("data", {})]
-    assert len(specs) == 4  # accuracy@k, rank histogram, classification table, before/after maps
+    assert len(specs) == 5  # accuracy@k, rank histogram, classification table, sentence maps, before/after maps
+    maps = specs[3]["hconcat"]
+    assert [m["encoding"]["color"]["field"] for m in maps] == ["sample", "label"]
+    assert all(m["encoding"]["shape"]["field"] == "language" for m in maps)
+    rows = specs[3]["datasets"][maps[0]["data"]["name"]]
+    assert len(rows) == 60 and {r["language"] for r in rows} == {"en", "zh"}
     blob = json.dumps(specs[-1])
     assert blob.count("SA cosine") == 2 and "before alignment" in blob and "after alignment" in blob

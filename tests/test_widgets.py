@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import html
+import json
+import re
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -110,6 +116,21 @@ def panel():
                         projection=ProjectionSettings("pca"), projection_cache=ProjectionCache())
 
 
+def _mark_types(spec) -> set:
+    """Every mark type anywhere in a (possibly concatenated, layered) Vega-Lite spec."""
+    found = set()
+    if isinstance(spec, dict):
+        mark = spec.get("mark")
+        if mark is not None:
+            found.add(mark["type"] if isinstance(mark, dict) else mark)
+        for v in spec.values():
+            found |= _mark_types(v)
+    elif isinstance(spec, list):
+        for v in spec:
+            found |= _mark_types(v)
+    return found
+
+
 def _legend(panel):
     return next(v["legend"] for vals in panel.spec["datasets"].values() for v in vals if "legend" in v)
 
@@ -153,7 +174,7 @@ def test_projection_change_reprojects_only(panel):
     panel.projection_picker.method.value = "pca"  # back: the panel remembers the projection
     assert panel.counts["projection"] == before["projection"] + 1
     panel.lines_box.value = True
-    assert any(layer["mark"]["type"] == "line" for layer in panel.spec["layer"])
+    assert "line" in _mark_types(panel.spec)
     assert panel.counts["sa"] == before["sa"]
 
 
@@ -191,3 +212,201 @@ def test_panel_with_real_models(shared_cache_dir):
     ref2 = snb.dataset_affinity(ds, "multilingual-e5-small", n_boot=100, cache=cache)
     assert p.result.cosine.sa == pytest.approx(ref2.cosine.sa)
     assert p.projection.method == "phate" and p.projection_cache.computed == 2
+
+
+# --------------------------------------------------------------------------- issue 12: explore like a researcher
+
+
+def _slow_embedder(delay: float, started):
+    """embed_dataset, but slow: plumbing for the cancel test (the vectors are the real ones)."""
+
+    def embed(ds, model, **kw):
+        started.set()
+        time.sleep(delay)
+        return snb.embed_dataset(ds, model, **kw)
+
+    return embed
+
+
+def test_cancel_stops_between_steps_and_marks_the_old_result_stale():
+    from semanscope_nb.widgets import ExplorePanel
+
+    started = threading.Event()
+    panel = ExplorePanel(model="random-null", dataset="edge-cases", max_concepts=20, n_boot=30,
+                         projection=ProjectionSettings("pca"), projection_cache=ProjectionCache(),
+                         embedder=_slow_embedder(0.0, started))
+    old = panel.result
+    assert "snb-stale" not in panel.chart_out._dom_classes and panel.cancel_button.disabled
+    panel._embedder = _slow_embedder(1.5, started)
+    started.clear()
+    worker = threading.Thread(target=lambda: setattr(panel.models, "value", "tfidf-char"))  # a callback on another thread
+    worker.start()
+    assert started.wait(10)
+    # while the new model embeds: the old map and SA label are greyed, the status says updating, Cancel is live
+    assert "snb-stale" in panel.chart_out._dom_classes and "snb-stale" in panel.sa_label._dom_classes
+    assert not panel.cancel_button.disabled
+    panel.cancel_button.click()
+    worker.join(20)
+    assert not worker.is_alive()
+    assert panel.cancelled and panel.counts["sa"] == 1 and panel.counts["projection"] == 1  # stopped before SA
+    assert panel.result is old and "cancelled" in panel.message.value and panel.error is None
+    assert "snb-stale" in panel.chart_out._dom_classes  # the shown map no longer matches the pickers
+    panel._embedder = _slow_embedder(0.0, started)
+    panel.refresh()  # the next change computes normally and clears the mark
+    assert panel.result.provenance["model"] == "tfidf-char" and not panel.cancelled
+    assert "snb-stale" not in panel.chart_out._dom_classes and "snb-stale" not in panel.sa_label._dom_classes
+
+
+def test_a_newer_change_supersedes_a_running_one():
+    from semanscope_nb.widgets import ExplorePanel
+
+    started = threading.Event()
+    panel = ExplorePanel(model="random-null", dataset="edge-cases", max_concepts=20, n_boot=30,
+                         projection=ProjectionSettings("pca"), projection_cache=ProjectionCache(), auto=False,
+                         embedder=_slow_embedder(1.0, started))
+    first = threading.Thread(target=panel.refresh)
+    first.start()
+    assert started.wait(10)
+    panel._embedder = _slow_embedder(0.0, threading.Event())
+    second = threading.Thread(target=lambda: setattr(panel.models, "value", "tfidf-char"))
+    second.start()
+    first.join(20)
+    second.join(20)
+    assert panel.result.provenance["model"] == "tfidf-char" and panel.error is None
+    assert panel.counts["sa"] == 1  # the superseded refresh never scored random-null
+
+
+def test_navigable_map_search_and_pair_view(panel):
+    spec = panel.spec
+    assert "hconcat" in spec  # the map plus the linked worst-concepts bars (and the brush list)
+    assert "bar" in _mark_types(spec)
+    before = dict(panel.counts)
+    panel.search_box.value = "water"
+    search = [p for p in panel.spec["params"] if isinstance(p.get("bind"), dict) and p["bind"].get("input") == "search"]
+    assert search and search[0]["value"] == "water"
+    assert panel.counts["sa"] == before["sa"] and panel.counts["projection"] == before["projection"]
+    assert "snb-verdict" in panel.sa_label.value and panel.result.verdict in html.unescape(panel.sa_label.value)
+    panel.view_toggle.value = "pairs"
+    frame = panel.pairs_frame
+    assert list(frame[["language_a", "language_b"]].iloc[0]) in (["en", "zh"], ["zh", "en"])
+    assert panel.map_box.children[0] is panel.pairs_out
+    shown = panel.pairs_out.outputs[0]["data"]["application/vnd.vegalite.v5+json"]
+    assert "rect" in _mark_types(shown)
+    panel.view_toggle.value = "map"
+    assert panel.map_box.children[0] is panel.chart_out and panel.counts["sa"] == before["sa"]
+
+
+def test_state_round_trips_through_json(panel, tmp_path):
+    (tmp_path / "mine.csv").write_text("english,french\nwater,eau\nfire,feu\nsun,soleil\nmoon,lune\ntree,arbre\n",
+                                       encoding="utf-8")
+    panel.datasets.load_folder(tmp_path)
+    panel.datasets.dropdown.value = "mine"
+    panel.tiers.value = snb.TierThresholds(great=0.7, good=0.55)
+    panel.projection_picker.method.value = "tsne"
+    panel.projection_picker.perplexity.value = 3.0
+    panel.search_box.value = "fire"
+    panel.select(["water"])
+    assert panel.error is None
+    path = panel.save_state(tmp_path / "state.json")
+    saved = json.loads(path.read_text())
+    assert saved["dataset"] == "mine" and saved["folder"] == str(tmp_path) and saved["selection"] == ["water"]
+    from semanscope_nb.widgets import ExplorePanel
+
+    again = ExplorePanel.from_state(path, projection_cache=ProjectionCache())
+    assert again.state == panel.state
+    assert again.result.cosine.sa == panel.result.cosine.sa and again.counts["sa"] == 1  # one draw, not one per picker
+    other = ExplorePanel(model="tfidf-char", dataset="edge-cases", max_concepts=10, n_boot=20,
+                         projection=ProjectionSettings("pca"), projection_cache=ProjectionCache())
+    other.load_state(path)
+    assert other.state == panel.state and other.error is None
+
+
+def test_download_row_uses_the_remembered_publication_settings(panel):
+    from semanscope_nb.widgets import explore
+
+    panel.pub_width.value, panel.pub_dpi.value, panel.pub_title.value = 300, 72, False
+    assert (explore.PUBLICATION.width, explore.PUBLICATION.dpi, explore.PUBLICATION.title) == (300, 72, False)
+    try:
+        chart = panel.publication_chart()
+        spec = chart.to_dict()
+        assert spec["width"] == 300 and spec["config"]["axis"]["labelFontSize"] == explore.PUBLICATION.font_size
+        row = panel.prepare_downloads()
+        for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml"), ("pdf", "application/pdf"), ("html", "text/html")):
+            assert f'.{fmt}" href="data:{mime};base64,' in row
+        png = base64.b64decode(re.search(r'data:image/png;base64,([^"]+)', row).group(1))
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and 300 <= int.from_bytes(png[16:20], "big") < 450  # 72 DPI: scale 1
+        # a new panel starts from the remembered settings
+        later = type(panel)(model="random-null", dataset="edge-cases", max_concepts=10, n_boot=20, auto=False)
+        assert later.pub_width.value == 300 and later.pub_title.value is False
+    finally:
+        explore.PUBLICATION.__init__()
+
+
+def test_compare_panel_side_by_side_with_paired_difference():
+    from semanscope_nb.widgets import ComparePanel
+
+    cp = ComparePanel(slots=[{"model": "random-null", "dataset": "edge-cases", "languages": ["en", "de"]},
+                             {"model": "tfidf-char", "dataset": "edge-cases", "languages": ["en", "de"]},
+                             {"model": "random-null", "dataset": "edge-cases", "languages": ["en", "de"],
+                              "projection": ProjectionSettings("tsne", {"perplexity": 5.0})}],
+                      n_boot=30, n_perm=50, max_concepts=15, projection_cache=ProjectionCache())
+    assert cp.comparison is None and cp.add_button.disabled is False  # nothing computed before Compare
+    cp.compare_button.click()
+    assert cp.error is None, cp.error
+    c = cp.comparison
+    assert [s.state.model for s in c.slots] == ["random-null", "tfidf-char", "random-null"]
+    assert c.slots[0].result is c.slots[2].result or c.slots[0].result.cosine.sa == c.slots[2].result.cosine.sa
+    assert c.difference_slots == (0, 1) and c.difference["model_a"] == "random-null"
+    assert c.difference["diff"] == pytest.approx(c.slots[0].result.cosine.sa - c.slots[1].result.cosine.sa, abs=0.02)
+    assert len(cp.spec["vconcat"][0]["hconcat"]) == 3  # three maps in one row
+    assert cp.summary.value.count("snb-compare-verdict") == 3 and "paired difference, slot 1 − slot 2" in cp.summary.value
+    cp.add_slot(model="tfidf-char")
+    assert len(cp.state) == 4 and cp.add_button.disabled
+    cp.remove_slot(); cp.remove_slot(); cp.remove_slot()
+    assert len(cp.state) == 2 and cp.remove_button.disabled
+
+
+# --------------------------------------------------------------------------- CJK in exported figures (plots/export.py)
+
+
+def _glyph_png(text: str) -> "object":
+    import io
+
+    import altair as alt
+    import numpy as np
+    from PIL import Image
+
+    from semanscope_nb.plots.export import chart_bytes
+
+    c = (alt.Chart(alt.InlineData(values=[{"t": text}])).mark_text(fontSize=80, color="black")
+         .encode(text="t:N").properties(width=120, height=120).configure_view(strokeWidth=0))
+    img = Image.open(io.BytesIO(chart_bytes(c, "png", scale=1))).convert("L")
+    return np.asarray(img, dtype=np.float64)
+
+
+def test_cjk_labels_render_as_regular_glyphs_not_boxes():
+    import numpy as np
+
+    from semanscope_nb.plots import export
+
+    missing = _glyph_png("\ue000")  # private use: no font has it -> the missing-glyph box (or nothing)
+    for ch in ("水", "の"):
+        glyph = _glyph_png(ch)
+        assert glyph.shape == missing.shape
+        ink, box_ink = (255 - glyph).sum(), (255 - missing).sum()
+        assert np.abs(glyph - missing).mean() > 2.0, ch  # the pixels differ from the box
+        assert ink > 1.2 * box_ink and (glyph < 128).sum() > 150, ch  # a solid Regular-weight glyph, not hairlines
+    regular = export.regular_cjk_fonts()
+    assert regular and all("Regular" in p.name for p in regular)
+
+
+def test_svg_can_embed_the_cjk_face():
+    import altair as alt
+
+    from semanscope_nb.plots.export import chart_bytes
+
+    c = alt.Chart(alt.InlineData(values=[{"t": "水火"}])).mark_text(fontSize=30).encode(text="t:N")
+    plain = chart_bytes(c, "svg").decode()
+    embedded = chart_bytes(c, "svg", svg_fonts="embed").decode()
+    assert "@font-face" not in plain and "@font-face" in embedded and "data:font/ttf;base64," in embedded
+    assert len(embedded) < 200_000  # subset to the characters used, not the whole 16 MB face

@@ -4,8 +4,9 @@ Rooms:
 
 * :mod:`~semanscope_nb.data.words` -- word datasets (Semanscope CSVs, word lists), language codes, bundled data.
 * :mod:`~semanscope_nb.data.sentences` -- sentence corpora (one sentence a line, ESS questions) for CSC.
-* :mod:`~semanscope_nb.data.bitext` -- parallel and labelled corpora (Tatoeba, SIB-200).
+* :mod:`~semanscope_nb.data.bitext` -- parallel, labelled and code-switched corpora (Tatoeba, SIB-200, LinCE, PHINC).
 * :mod:`~semanscope_nb.data.dictionaries` -- bilingual dictionaries (MUSE, CC-CEDICT) and seeded splits.
+* :mod:`~semanscope_nb.data.reference` -- paper 000's published SA tables (reference numbers, not our runs).
 * :mod:`~semanscope_nb.data.cedict` -- CC-CEDICT coverage checks of the bundled datasets.
 
 May import: :mod:`semanscope_nb.errors`, :mod:`semanscope_nb.provenance` and itself.
@@ -19,7 +20,16 @@ Example
 """
 
 from semanscope_nb._api import public_names as _public_names
-from semanscope_nb.data.bitext import LabelledTexts, ParallelCorpus, read_sib200, read_tatoeba, sib200_parallel
+from semanscope_nb.data.bitext import (
+    LabelledTexts,
+    ParallelCorpus,
+    TaggedSentences,
+    read_lince,
+    read_phinc,
+    read_sib200,
+    read_tatoeba,
+    sib200_parallel,
+)
 from semanscope_nb.data.dictionaries import (
     BilingualDictionary,
     DictionarySplit,
@@ -27,6 +37,7 @@ from semanscope_nb.data.dictionaries import (
     read_muse_dictionary,
     split_dictionary,
 )
+from semanscope_nb.data.reference import paper_model_order, paper_tables
 from semanscope_nb.data.sentences import (
     SentenceCorpus,
     list_sentence_corpora,
@@ -40,6 +51,7 @@ from semanscope_nb.data.words import (
     bundled_data_dir,
     dataset_from_frame,
     language_code,
+    language_name,
     list_datasets,
     load_dataset,
     read_semanscope_csv,

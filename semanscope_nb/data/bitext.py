@@ -290,3 +290,153 @@ def sib200_parallel(
         a.texts, tuple(b.texts[b_at[i]] for i in a.ids), f"{a.source} | {b.source}",
         hashlib.sha256((a.sha256 + b.sha256).encode()).hexdigest(), ids=a.ids, report=a.report + b.report,
     )
+
+
+# --------------------------------------------------------------------------- code-switched corpora (LinCE, PHINC)
+
+
+@dataclass(frozen=True)
+class TaggedSentences:
+    """Token-level code-switched sentences with one language tag per token (LinCE style)."""
+
+    name: str
+    tokens: tuple[tuple[str, ...], ...]
+    tags: tuple[tuple[str, ...], ...]
+    source: str
+    sha256: str
+    report: tuple[str, ...] = field(default=(), compare=False)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """Sentences with their tokens joined by single spaces."""
+        return tuple(" ".join(t) for t in self.tokens)
+
+    def tag_counts(self) -> dict[str, int]:
+        """How many tokens carry each language tag."""
+        out: dict[str, int] = {}
+        for sent in self.tags:
+            for t in sent:
+                out[t] = out.get(t, 0) + 1
+        return dict(sorted(out.items()))
+
+    def switch_points(self) -> tuple[int, ...]:
+        """Per sentence: how often consecutive tokens of two different language tags (ignoring ``other_tags``) alternate."""
+        out = []
+        for sent in self.tags:
+            langs = [t for t in sent if t.lower() not in _LINCE_NON_LANGUAGE]
+            out.append(sum(1 for a, b in zip(langs, langs[1:]) if a != b))
+        return tuple(out)
+
+
+#: LinCE tags that are not a language (punctuation, named entities, mixed, ambiguous, unknown, foreign)
+_LINCE_NON_LANGUAGE = {"other", "ne", "mixed", "ambiguous", "unk", "fw"}
+
+
+def read_lince(path: str | os.PathLike, *, name: str | None = None) -> TaggedSentences:
+    """Read a LinCE-style token-per-line file: ``token<TAB>language-tag`` lines, a blank line between sentences.
+
+    Lines starting with ``# `` (e.g. ``# sent_enum = 12``) are comments.  A line
+    without exactly two tab-separated fields (token and tag) is an error naming
+    the file and line; so is an empty token or tag.  A LinCE test file has no
+    tags (one field): it is refused, since code-switch statistics need them.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "dev.conll"
+    >>> _ = p.write_text("# sent_enum = 0\\nI\\tlang1\\nlove\\tlang1\\ntacos\\tlang2\\n\\nok\\tlang1\\n", encoding="utf-8")
+    >>> c = read_lince(p)
+    >>> c.texts, c.switch_points()
+    (('I love tacos', 'ok'), (1, 0))
+    """
+    p = Path(path)
+    lines, sha = _read_lines(p)
+    sentences: list[tuple[str, ...]] = []
+    tags: list[tuple[str, ...]] = []
+    cur_t: list[str] = []
+    cur_g: list[str] = []
+    report: list[str] = []
+    for no, line in enumerate(lines, start=1):
+        if not line.strip():
+            if cur_t:
+                sentences.append(tuple(cur_t))
+                tags.append(tuple(cur_g))
+                cur_t, cur_g = [], []
+            continue
+        if line.startswith("# ") or line == "#":
+            continue
+        fields = line.split("\t")
+        if len(fields) != 2:
+            raise DatasetError(f"{p}, line {no}: expected 'token<TAB>language-tag' (2 tab-separated fields), "
+                               f"got {len(fields)} field(s): {line[:60]!r}")
+        tok, tag = fields[0].strip(), fields[1].strip()
+        if not tok or not tag:
+            raise DatasetError(f"{p}, line {no}: empty {'token' if not tok else 'language tag'}")
+        cur_t.append(tok)
+        cur_g.append(tag)
+    if cur_t:
+        sentences.append(tuple(cur_t))
+        tags.append(tuple(cur_g))
+    if not sentences:
+        raise DatasetError(f"{p}: no sentences (every line blank or a comment)")
+    report.append(f"{len(sentences)} sentences, {sum(map(len, sentences))} tokens")
+    return TaggedSentences(name or p.stem, tuple(sentences), tuple(tags), str(p), sha, tuple(report))
+
+
+def read_phinc(
+    path: str | os.PathLike,
+    *,
+    source_column: str | int = 0,
+    target_column: str | int = 1,
+    source_language: str = "hi-en",
+    target_language: str = "en",
+    name: str = "phinc",
+) -> ParallelCorpus:
+    """Read a PHINC-style CSV: a header row, then one (Hinglish sentence, English translation) pair per row.
+
+    Columns are chosen by header name or position (default: the first two).
+    Quoted cells may hold commas and line breaks.  An empty cell, a short row or
+    an unknown column name is an error naming the file and line.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "phinc.csv"
+    >>> _ = p.write_text('Sentence,English_Translation\\nmain ghar ja raha hoon,I am going home\\n"haan, theek hai","yes, fine"\\n', encoding="utf-8")
+    >>> c = read_phinc(p)
+    >>> c.source_texts[1], c.target_texts[1], c.source_language
+    ('haan, theek hai', 'yes, fine', 'hi-en')
+    """
+    p = Path(path)
+    text, sha = _read_text(p)
+    rows = list(_CsvRows(str(p), text, delimiter=","))
+    if not rows:
+        raise DatasetError(f"{p}: empty file (expected a header row and sentence pairs)")
+    header = [h.strip() for h in rows[0].fields]
+
+    def col(c: str | int, what: str) -> int:
+        if isinstance(c, int):
+            if not 0 <= c < len(header):
+                raise DatasetError(f"{p}, line {rows[0].line}: {what}={c} but the header has {len(header)} column(s)")
+            return c
+        if c not in header:
+            raise DatasetError(f"{p}, line {rows[0].line}: no column named {c!r} in the header {header}")
+        return header.index(c)
+
+    si, ti = col(source_column, "source_column"), col(target_column, "target_column")
+    src: list[str] = []
+    tgt: list[str] = []
+    report: list[str] = []
+    for r in rows[1:]:
+        if _blank(r.fields):
+            continue
+        if len(r.fields) <= max(si, ti):
+            raise DatasetError(f"{p}, line {r.line}: {len(r.fields)} field(s), expected at least {max(si, ti) + 1}")
+        s, t = r.fields[si].strip(), r.fields[ti].strip()
+        if not s or not t:
+            raise DatasetError(f"{p}, line {r.line}: empty {'sentence' if not s else 'translation'} cell")
+        src.append(s)
+        tgt.append(t)
+    if not src:
+        raise DatasetError(f"{p}: a header but no sentence pairs")
+    report.append(f"{len(src)} sentence pairs")
+    return ParallelCorpus(name, source_language, target_language, tuple(src), tuple(tgt), str(p), sha, None, tuple(report))

@@ -14,6 +14,9 @@ Rooms:
 * :mod:`~semanscope_nb.metrics.search` -- exact blocked top-k search over distance providers.
 * :mod:`~semanscope_nb.metrics.retrieval` -- bitext retrieval and lexicon induction (MINERS / MTEB).
 * :mod:`~semanscope_nb.metrics.classification` -- kNN retrieval classification (MINERS).
+* :mod:`~semanscope_nb.metrics.codeswitch` -- code-switched sentences at a controlled switch rate (MINERS CS).
+* :mod:`~semanscope_nb.metrics.contextual` -- contextual (token-level) alignment of paper 001: anchors,
+  word alignment, BDI with CSLS, sense retrieval (BTSR).
 * :mod:`~semanscope_nb.metrics.fusion` -- DistFuse: several models' distances fused into one.
 * :mod:`~semanscope_nb.metrics.alignment` -- Procrustes, Meeting-in-the-Middle, fitting an aligned model (paper 001).
 
@@ -57,7 +60,34 @@ from semanscope_nb.metrics.classification import (
     sib200_classification,
     text_classification,
 )
+from semanscope_nb.metrics.codeswitch import (
+    CodeSwitched,
+    code_switch,
+    code_switched_classification,
+    code_switched_retrieval,
+)
 from semanscope_nb.metrics.compare import ModelComparison, compare_models
+from semanscope_nb.metrics.contextual import (
+    Anchors,
+    BDIResult,
+    EncodedCorpus,
+    RetrievalScore,
+    SenseSeparation,
+    TokenPairs,
+    align_words,
+    avg_type_anchors,
+    csls_scores_topk,
+    encode_corpus,
+    find_occurrences,
+    fit_anchor_alignment,
+    iso_type_anchors,
+    lexicon_induction_vectors,
+    precision_at_k,
+    sense_retrieval,
+    sense_separation,
+    token_anchors,
+    token_pairs,
+)
 from semanscope_nb.metrics.csc import (
     LANGUAGE_RULES,
     CSCCurves,
@@ -65,6 +95,7 @@ from semanscope_nb.metrics.csc import (
     CSCResult,
     LanguageRules,
     Perturbation,
+    PerturbationPreview,
     UnsupportedLanguageError,
     concept_separation,
     concept_separation_grid,
@@ -74,15 +105,25 @@ from semanscope_nb.metrics.csc import (
     get_language_rules,
     perturb_corpus,
     perturb_sentence,
+    perturbation_preview,
     register_language_rules,
+    rules_for,
     supported_languages,
 )
-from semanscope_nb.metrics.fusion import DistFuse, FusedDistances
+from semanscope_nb.metrics.fusion import DISTFUSE_PRESETS, DistFuse, FusedDistances
 from semanscope_nb.metrics.pairs import pair_affinity
 from semanscope_nb.metrics.retrieval import (
     BitextResult,
+    BuccPool,
+    MiningResult,
+    best_f1_threshold,
     bitext_retrieval,
+    bucc_mining,
+    bucc_pool,
+    diagonal_ranks,
     lexicon_induction,
+    margin_mining,
+    ratio_margin,
     retrieval_frame,
     tatoeba_retrieval,
     text_retrieval,

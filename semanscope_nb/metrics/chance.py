@@ -115,65 +115,51 @@ def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, f
 class _NullParts:
     """Per-language occurrence sums that give the closed-form null for any row weights (counts).
 
-    Small spaces keep three per-row sums in memory (like :class:`_Spreads`' stacked
-    vectors); large ones stream the vectors in blocks on every call, so memory
-    stays O(block x dims) whatever the number of concepts.
+    The sums ``V @ [unit | centred]`` and ``V @ q`` (occurrence weights ``V =
+    counts @ A``) come from the spreads' own passes over the vectors
+    (:meth:`~semanscope_nb.metrics.spreads._Spreads.occurrence_parts`): all-ones
+    counts use the sums of its construction pass, and the count matrix the
+    spreads were last evaluated on reuses that call's products (with one word
+    per row the occurrence weights are the intra weights; otherwise both are
+    formed in the same pass), so on the bootstrap's resamples the chance level
+    reads no vector again.  Other counts stream the vectors once, in blocks, so
+    memory stays O(block x dims) whatever the number of concepts.
     """
 
-    def __init__(self, aw: AlignedWords, spreads: _Spreads, *, stack_limit: int = 4_000_000, block: int = 8192) -> None:
-        self.aw, self.spreads, self.block = aw, spreads, block
+    def __init__(self, aw: AlignedWords, spreads: _Spreads) -> None:
+        self.aw, self.spreads = aw, spreads
         self.L = len(aw.languages)
         self.K = self.L * (self.L - 1) / 2
-        self.incidence = [sp.csr_matrix(inc, dtype=np.float64) for inc in aw.incidence]
-        self.n_alt = [np.diff(A.indptr).astype(np.float64) for A in self.incidence]  # (R,): alternatives per row
-        self.stored: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = []
-        for k, v in enumerate(aw.vectors):
-            self.stored.append(self._row_sums(k, slice(0, v.shape[0])) if v.shape[0] * v.shape[1] <= stack_limit else None)
-
-    def _row_sums(self, k: int, words: slice) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(unit, centred, squared centred norm) summed over each row's alternatives, for the words in ``words``."""
-        x = np.asarray(self.aw.vectors[k][words], dtype=np.float64)
-        unit = _unit_rows(x)[0]  # overflow- and underflow-safe
-        xc = self.spreads._scaled(x) - self.spreads.centre_scaled  # in the spreads' exact power-of-two units
-        A = self.incidence[k][:, words]
-        return np.asarray(A @ unit), np.asarray(A @ xc), np.asarray(A @ np.einsum("ij,ij->i", xc, xc)).ravel()
-
-    def _weighted(self, k: int, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if self.stored[k] is not None:
-            u, c, q = self.stored[k]
-            return counts @ u, counts @ c, counts @ q
-        n_words, d = self.aw.vectors[k].shape
-        su, sc, sq = np.zeros((counts.shape[0], d)), np.zeros((counts.shape[0], d)), np.zeros(counts.shape[0])
-        for a in range(0, n_words, self.block):
-            u, c, q = self._row_sums(k, slice(a, min(n_words, a + self.block)))
-            su += counts @ u
-            sc += counts @ c
-            sq += counts @ q
-        return su, sc, sq
+        self.n_alt = [a.astype(np.float64) for a in spreads.alternatives]  # (R,): alternatives per row
+        spreads.track_occurrences = True
 
     def inter(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Expected cosine inter distance and sqrt(E[Q]) (Euclidean, scaled units) under shuffling, per count row."""
-        total_u = 0.0
+        from semanscope_nb.metrics.spreads import _rowdot  # row dot products (np.vecdot where available)
+
+        counts = np.asarray(counts, dtype=np.float64)
+        d = self.spreads.d
+        parts = self.spreads.occurrence_parts(counts)  # working units (see _Spreads)
+        total = 0.0  # sum over languages of [a_l | mu_l]
         sq_u = 0.0
-        total_c = 0.0
         sq_c = 0.0
         s_sum = 0.0
         for k in range(self.L):
             n = counts @ self.n_alt[k]  # occurrences drawn
-            su, sc, sq = self._weighted(k, counts)
-            a = su / n[:, None]  # occurrence-mean unit vector
-            mu = sc / n[:, None]
-            total_u = total_u + a
-            sq_u = sq_u + np.einsum("ij,ij->i", a, a)
-            total_c = total_c + mu
-            sq_c = sq_c + np.einsum("ij,ij->i", mu, mu)
+            both, sq = parts[k]
+            means = both / n[:, None]  # [occurrence-mean unit vector a_l | occurrence-mean centred vector mu_l]
+            total = total + means
+            sq_u = sq_u + _rowdot(means[:, :d], means[:, :d])
+            sq_c = sq_c + _rowdot(means[:, d:], means[:, d:])
             s_sum = s_sum + sq / n
-        pair_dots_u = (np.einsum("ij,ij->i", total_u, total_u) - sq_u) / 2.0  # sum_{l<m} a_l . a_m
-        pair_dots_c = (np.einsum("ij,ij->i", total_c, total_c) - sq_c) / 2.0
+        pair_dots_u = (_rowdot(total[:, :d], total[:, :d]) - sq_u) / 2.0  # sum_{l<m} a_l . a_m
+        pair_dots_c = (_rowdot(total[:, d:], total[:, d:]) - sq_c) / 2.0
         inter_cos = 1.0 - pair_dots_u / self.K
         # sum_{l<m} (s_l + s_m) = (L - 1) sum_l s_l
         expected_q = ((self.L - 1) * s_sum - 2.0 * pair_dots_c) / self.K
-        return inter_cos, np.sqrt(np.maximum(expected_q, 0.0))
+        inter_euc = np.sqrt(np.maximum(expected_q, 0.0))
+        shift = self.spreads._wexp - self.spreads.exponent  # working units -> units of the spreads' scale (exact)
+        return inter_cos, (np.ldexp(inter_euc, shift) if shift else inter_euc)
 
 
 @dataclass(frozen=True)
@@ -361,6 +347,8 @@ def null_aware_bootstrap(
     ``seed``).  ``thresholds`` (a :class:`~semanscope_nb.TierThresholds`): also report
     how often the paper's tier flips across resamples.  ``distributions``: a dict
     that receives the bootstrap distributions (keys of :func:`null_aware_statistics`).
+    ``batch`` (resamples held at once) defaults to ``spreads.bootstrap_batch(n_boot)``, which keeps
+    the extra memory within half the embeddings' size.
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
@@ -371,6 +359,8 @@ def null_aware_bootstrap(
     flip = math.nan
     if n_boot:
         dists: dict[str, list[np.ndarray]] = {}
+        if batch is None:  # bound the peak beside the embeddings (resamples do not depend on the batch size)
+            batch = spreads.bootstrap_batch(n_boot)
         for counts in resample_counts(aw.n_rows, n_boot, seed=seed, batch=batch):
             for k, v in null_aware_statistics(spreads, parts, counts).items():
                 dists.setdefault(k, []).append(v)

@@ -122,6 +122,25 @@ class ClassificationResult:
     confidence: float
     provenance: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    macro_precision: dict[int, float] = field(default_factory=dict)
+    macro_recall: dict[int, float] = field(default_factory=dict)
+    random_baseline: dict[str, float] = field(default_factory=dict)
+
+    def macro_frame(self) -> pd.DataFrame:
+        """One row per method (kNN at each k, the baselines, the seeded random baseline): accuracy and macro P/R/F1.
+
+        Macro scores are scikit-learn's ``precision_recall_fscore_support(average="macro")``
+        over the union of train and test labels (``zero_division=0``).
+        """
+        rows = [{"method": f"kNN (k={k})", "accuracy": self.accuracy[k], "macro_precision": self.macro_precision.get(k, math.nan),
+                 "macro_recall": self.macro_recall.get(k, math.nan), "macro_f1": self.macro_f1[k]} for k in self.ks]
+        extra = dict(self.baselines)
+        if self.random_baseline:
+            extra["random (uniform over train labels)"] = self.random_baseline
+        for name, sc in extra.items():
+            rows.append({"method": name, "accuracy": sc["accuracy"], "macro_precision": sc.get("macro_precision", math.nan),
+                         "macro_recall": sc.get("macro_recall", math.nan), "macro_f1": sc["macro_f1"]})
+        return pd.DataFrame(rows)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per method: kNN at each k, then the baselines."""
@@ -151,6 +170,9 @@ class ClassificationResult:
             "test_labels": list(self.test_labels), "intervals": {k: list(v) for k, v in self.intervals.items()},
             "n_train": self.n_train, "n_test": self.n_test, "metric": self.metric, "n_boot": self.n_boot,
             "seed": self.seed, "confidence": self.confidence, "provenance": self.provenance, "notes": list(self.notes),
+            "macro_precision": {str(k): v for k, v in self.macro_precision.items()},
+            "macro_recall": {str(k): v for k, v in self.macro_recall.items()},
+            "random_baseline": self.random_baseline,
         })
 
     @classmethod
@@ -167,6 +189,9 @@ class ClassificationResult:
             n_train=int(d["n_train"]), n_test=int(d["n_test"]), metric=d["metric"], n_boot=int(d["n_boot"]),
             seed=int(d["seed"]), confidence=float(d["confidence"]), provenance=dict(d.get("provenance") or {}),
             notes=tuple(d.get("notes") or ()),
+            macro_precision={int(k): _num(v) for k, v in (d.get("macro_precision") or {}).items()},
+            macro_recall={int(k): _num(v) for k, v in (d.get("macro_recall") or {}).items()},
+            random_baseline={m: _num(x) for m, x in (d.get("random_baseline") or {}).items()},
         )
 
     def save(self, path: str | os.PathLike) -> str:
@@ -251,23 +276,34 @@ def knn_classification(
         raise ValueError(f"k={ks[-1]} is larger than the training set ({y_train.size} rows)")
     top = topk_search(provider, k=ks[-1], block=block)
     classes = tuple(sorted(set(y_train) | set(y_test)))
-    from sklearn.metrics import f1_score
+    # scikit-learn for P/R/F1: the reference implementation MTEB and MINERS report with
+    from sklearn.metrics import precision_recall_fscore_support
+
+    def full_scores(pred: np.ndarray) -> dict[str, float]:
+        p, r, f, _ = precision_recall_fscore_support(y_test.astype(str), pred.astype(str), labels=list(classes),
+                                                     average="macro", zero_division=0)
+        return {"accuracy": float(np.mean(pred == y_test)), "macro_f1": float(f),
+                "macro_precision": float(p), "macro_recall": float(r)}
 
     def scores(pred: np.ndarray) -> dict[str, float]:
-        return {"accuracy": float(np.mean(pred == y_test)),
-                "macro_f1": float(f1_score(y_test, pred, labels=list(classes), average="macro", zero_division=0))}
+        s = full_scores(pred)
+        return {"accuracy": s["accuracy"], "macro_f1": s["macro_f1"]}
 
     predictions: dict[str, np.ndarray] = {}
-    accuracy, macro_f1 = {}, {}
+    accuracy, macro_f1, macro_p, macro_r = {}, {}, {}, {}
     for k in ks:
         pred = knn_predict(top.indices, y_train, k)
         predictions[f"knn@{k}"] = pred
-        s = scores(pred)
-        accuracy[k], macro_f1[k] = s["accuracy"], s["macro_f1"]
+        s = full_scores(pred)
+        accuracy[k], macro_f1[k], macro_p[k], macro_r[k] = s["accuracy"], s["macro_f1"], s["macro_precision"], s["macro_recall"]
     baselines: dict[str, dict[str, float]] = {}
     maj = np.full(y_test.size, majority_label(y_train), dtype=object)
     predictions["majority"] = maj
     baselines["majority"] = scores(maj)
+    # random baseline: each test row gets a training label drawn uniformly (seeded); its expected accuracy is 1/#labels
+    train_classes = np.array(sorted(set(y_train)), dtype=object)
+    rand = train_classes[np.random.default_rng(seed).integers(0, train_classes.size, size=y_test.size)]
+    random_scores = {**full_scores(rand), "expected_accuracy": 1.0 / train_classes.size}
     notes = []
     if logistic and X_train is not None and len(set(y_train)) > 1:
         from sklearn.linear_model import LogisticRegression
@@ -298,6 +334,7 @@ def knn_classification(
         accuracy=accuracy, macro_f1=macro_f1, baselines=baselines, predictions=predictions, test_labels=y_test,
         intervals=intervals, n_train=int(y_train.size), n_test=int(y_test.size), metric=getattr(provider, "metric", metric),
         n_boot=int(n_boot), seed=seed, confidence=confidence,
+        macro_precision=macro_p, macro_recall=macro_r, random_baseline=random_scores,
         provenance={"parameters": {"ks": list(ks), "metric": getattr(provider, "metric", metric), "n_boot": int(n_boot),
                                    "seed": seed, "confidence": confidence, "distances": provider.describe()}},
         notes=tuple(notes),

@@ -7,6 +7,16 @@ its (query, corpus) entries first so that models with different distance scales
 (mE5's squeezed cosines, USE's spread-out ones) contribute in proportion to
 their weights.  ``standardise=False`` sums the raw distances instead.
 
+Presets (``DistFuse(..., preset=...)`` / ``DISTFUSE_PRESETS``):
+
+* ``"zscore"`` (this package's default): cosine distances, each matrix z-scored.
+* ``"miners"``: the paper's own setting.  MINERS (paper 003, sections 2.2 and
+  3) scores pairs by the Euclidean distance ``||u_x - u_y||_2`` and DistFuse
+  "merg[es] them through a linear combination" with weights (alpha = 1,
+  beta = 3 for two models): raw weighted Euclidean distances, NO
+  standardisation.  Models with larger distance scales then weigh more than
+  their weights say, which is why z-scoring is our default.
+
 Means and standard deviations are exact, computed in one blocked pass (the
 matrices are never held in memory), and the fused distances are served in row
 blocks like any :class:`~semanscope_nb.metrics.search.DistanceProvider`, so
@@ -114,12 +124,20 @@ class FusedDistances(DistanceProvider):
         names: Sequence[str] | None = None,
     ) -> "FusedDistances":
         """Fuse models given as (query embeddings, corpus embeddings) pairs, one pair per model."""
-        return cls([EmbeddingDistances(q, c, metric=metric) for q, c in pairs], weights, standardise=standardise, names=names)
+        return cls([EmbeddingDistances(q, c, metric=metric, dtype=np.float64) for q, c in pairs], weights, standardise=standardise, names=names)
 
     def block(self, rows: slice) -> np.ndarray:
         out = None
         for p, w, (mu, sd) in zip(self.providers, self.weights, self.moments):
             part = w * (p.block(rows) - mu) / sd
+            out = part if out is None else out + part
+        return out
+
+    def diagonal(self) -> np.ndarray:
+        """Fused distances of query i to corpus item i (square providers), from the members' diagonals."""
+        out = None
+        for p, w, (mu, sd) in zip(self.providers, self.weights, self.moments):
+            part = w * (np.asarray(p.diagonal(), dtype=np.float64) - mu) / sd
             out = part if out is None else out + part
         return out
 
@@ -148,6 +166,12 @@ def _check_weights(weights: Sequence[float] | None, n: int) -> list[float]:
     return weights
 
 
+DISTFUSE_PRESETS: dict[str, dict[str, Any]] = {
+    "zscore": {"metric": "cosine", "standardise": True},
+    "miners": {"metric": "euclidean", "standardise": False},  # paper 003: raw weighted Euclidean distances
+}
+
+
 class DistFuse:
     """An ensemble of registry models, usable wherever the text-level retrieval/classification take a model.
 
@@ -155,6 +179,12 @@ class DistFuse:
     >>> ens = snb.DistFuse(["use-multilingual", "multilingual-e5-small"], weights=[1, 3])
     >>> ens.id
     'distfuse[use-multilingual*1+multilingual-e5-small*3,cosine]'
+    >>> snb.DistFuse(["use-multilingual", "multilingual-e5-small"], weights=[1, 3], preset="miners").id
+    'distfuse[use-multilingual*1+multilingual-e5-small*3,euclidean,raw]'
+
+    ``preset="miners"`` is the paper's setting (raw weighted Euclidean
+    distances); ``preset="zscore"`` (= the defaults) z-scores cosine distances.
+    A preset sets ``metric`` and ``standardise``; passing either as well is an error.
     """
 
     def __init__(
@@ -162,9 +192,19 @@ class DistFuse:
         models: Sequence["str | Encoder"],
         weights: Sequence[float] | None = None,
         *,
-        metric: Metric = "cosine",
-        standardise: bool = True,
+        metric: Metric | None = None,
+        standardise: bool | None = None,
+        preset: Literal["zscore", "miners"] | None = None,
     ) -> None:
+        if preset is not None:
+            if preset not in DISTFUSE_PRESETS:
+                raise ValueError(f"preset must be one of {sorted(DISTFUSE_PRESETS)}, got {preset!r}")
+            if metric is not None or standardise is not None:
+                raise ValueError(f"preset={preset!r} sets metric and standardise; do not pass them as well")
+            metric, standardise = DISTFUSE_PRESETS[preset]["metric"], DISTFUSE_PRESETS[preset]["standardise"]
+        metric = "cosine" if metric is None else metric
+        standardise = True if standardise is None else standardise
+        self.preset = preset
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
         self.models = list(models)
@@ -202,7 +242,7 @@ class DistFuse:
             enc = load_encoder(m, fit_corpus)
             q = embed_texts(enc, query_texts, language=query_language, cache=cache)
             c = embed_texts(enc, corpus_texts, language=corpus_language, cache=cache)
-            providers.append(EmbeddingDistances(q, c, metric=self.metric))
+            providers.append(EmbeddingDistances(q, c, metric=self.metric, dtype=np.float64))  # z-scores: keep float64
             names.append(enc.model_id)
             self._members.append({"model": enc.model_id, "model_version": enc.version, "model_options": enc.options})
         return FusedDistances(providers, self.weights, standardise=self.standardise, names=names)

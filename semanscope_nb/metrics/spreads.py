@@ -7,6 +7,15 @@ inter spreads for any row-count vectors (the point estimate is all ones; a
 bootstrap resample is a count vector), without enumerating pairs; see
 :mod:`semanscope_nb.metrics.affinity` for the algebra.
 
+Speed and memory: construction reads each block of vectors twice (the largest
+coordinate and the centre, then one fused pass for norms, squared centred
+norms, the per-row inter sums and the point estimate's sums), converting
+float32 blocks once into a reused float64 buffer; every product is float64.
+A batch of resample counts streams the vectors once (one matrix product per
+block), and the chance level reuses those products.  :meth:`_Spreads.bootstrap_batch`
+sizes batches from a memory budget relative to the embeddings
+(:func:`bootstrap_budget`).
+
 Layer: metrics (its lowest room).  Imports numpy, scipy and :mod:`semanscope_nb.errors`.
 
 Example
@@ -57,13 +66,42 @@ class AlignedWords:
         return self.incidence[0].shape[0]
 
 
+#: bytes of one float64 working block: ``STREAM_BLOCK_BYTES // (8 * dims)`` rows (``block`` caps it too)
+STREAM_BLOCK_BYTES = 2 * 2**20
+#: bytes of the side-by-side [unit | centred] rows of the streamed languages that one resample batch multiplies at once
+BOOT_BLOCK_BYTES = 8 * 2**20
+#: the bootstrap's memory (count matrices, per-batch temporaries, the spreads' own arrays) as a share of the embeddings' bytes
+BOOTSTRAP_MEMORY_FRACTION = 0.5
+#: ... but at least this much, so a small data set still draws its resamples in a few batches
+MIN_BOOTSTRAP_BUDGET = 32 * 2**20
+
+_RAW_EXPONENT = 400  # largest |coordinate| within 2**-400 .. 2**400: work in the vectors' own units (no scaling pass)
+_TINY_SQ = 2.0**-900  # rows with a squared norm below this (or not finite) are normalised with per-row scaling
+_NORMAL = np.finfo(np.float64).tiny
+_KAPPA = 64.0  # squared centred norms from raw dot products only while ||x||^2 + ||c||^2 <= _KAPPA * ||x - c||^2
+
+
 def _chunks(n: int, size: int) -> Iterator[tuple[int, int]]:
     for a in range(0, n, size):
         yield a, min(n, a + size)
 
 
+def _rowdot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Row-wise dot products (``y`` may be one vector).
+
+    ``np.vecdot`` (NumPy >= 2) for rows of embedding length; long rows (count
+    matrices) go through einsum, which never wakes BLAS threads per row.
+    """
+    if _VECDOT is not None and x.shape[-1] <= 4096:
+        return _VECDOT(x, y)
+    return np.einsum("ij,ij->i", x, y) if y.ndim == 2 else np.einsum("ij,j->i", x, y)
+
+
 def _rowsq(x: np.ndarray) -> np.ndarray:
-    return np.einsum("ij,ij->i", x, x)
+    return _rowdot(x, x)
+
+
+_VECDOT = getattr(np, "vecdot", None)  # numpy >= 2: a SIMD row-dot loop, about twice einsum's speed
 
 
 def _pow2_exponent(maxabs: Any) -> Any:
@@ -71,18 +109,41 @@ def _pow2_exponent(maxabs: Any) -> Any:
     return np.frexp(maxabs)[1]
 
 
-def _unit_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(unit vectors, norms) of the rows of ``x``, overflow- and underflow-safe.
+_NO_ROWS = np.zeros(0, dtype=np.intp)
 
-    Each row is divided by a power of two near its largest coordinate first
-    (exact), so no raw coordinate is squared; for ordinary magnitudes the result
-    is bit-identical to ``x / ||x||``.  Zero rows give NaN units and norm 0.
-    """
+
+def _abnormal(sq: np.ndarray) -> np.ndarray:
+    """Rows whose squared norm is too small, too large or not finite for a direct ``x / ||x||``."""
+    return np.flatnonzero(~((sq >= _TINY_SQ) & (sq < np.inf)))
+
+
+def _unit_rows_scaled(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unit vectors, norms) with each row first divided by a power of two near its largest coordinate."""
     e = _pow2_exponent(np.abs(x).max(axis=1))
     xs = np.ldexp(x, -e[:, None])
     n = np.sqrt(_rowsq(xs))
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         return xs / n[:, None], np.ldexp(n, e)
+
+
+def _unit_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(unit vectors, norms) of the rows of ``x``, overflow- and underflow-safe.
+
+    Rows whose squared norm lies in the normal range are divided by their norm
+    directly; the others are divided by a power of two near their largest
+    coordinate first (exact), so no raw coordinate of theirs is squared.  Both
+    give the same bits unless a squared coordinate leaves the normal range.
+    Zero rows give NaN units and norm 0.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        sq = _rowsq(x)  # inf (overflow) or tiny rows take the scaled route below
+        n = np.sqrt(sq)
+        u = x / n[:, None]
+    bad = _abnormal(sq)
+    if bad.size:
+        u[bad], n[bad] = _unit_rows_scaled(x[bad])
+    return u, n
 
 
 def _check_vectors(languages: Sequence[str], vectors: Sequence[np.ndarray], words=None) -> None:
@@ -105,17 +166,47 @@ def _check_vectors(languages: Sequence[str], vectors: Sequence[np.ndarray], word
             )
 
 
+def bootstrap_budget(embedding_bytes: int, fraction: float = BOOTSTRAP_MEMORY_FRACTION) -> int:
+    """Bytes the bootstrap may use beside the embeddings: ``fraction`` of their size, at least :data:`MIN_BOOTSTRAP_BUDGET`.
+
+    >>> bootstrap_budget(230_400_000), bootstrap_budget(1000) == MIN_BOOTSTRAP_BUDGET
+    (115200000, True)
+    """
+    return int(max(fraction * embedding_bytes, MIN_BOOTSTRAP_BUDGET))
+
+
 class _Spreads:
     """Per-row inter sums and weighted intra spreads of an :class:`AlignedWords`.
 
-    Holds no copy of the embeddings beyond per-word norms; vectors are read in
-    blocks of ``block`` rows, so memory stays O(block x dims).
+    Holds no copy of the embeddings beyond per-word norms and squared centred
+    norms (plus ``[unit | centred]`` rows of languages with at most
+    ``stack_limit`` numbers); vectors are read in blocks of at most ``block``
+    rows and :data:`STREAM_BLOCK_BYTES` of float64 working space, so memory
+    stays O(block x dims).
+
+    Construction reads the vectors twice: once for the largest coordinate and
+    the centre (exactly the mean, as before), then one fused pass per block of
+    rows (all languages side by side) that converts float32 blocks once into a
+    reused float64 buffer and gets norms, squared centred norms, the per-row
+    inter sums and the point estimate's sums from row dot products and one small
+    product -- unit and centred rows are formed only for small (stacked)
+    languages and for blocks that fail a cancellation check (see :meth:`_block`).
+    The point estimate (all counts 1) is then free; other count vectors stream
+    the vectors once per call (one float64 matrix product per block, streamed
+    one-word-per-row languages side by side).
 
     Magnitudes: Euclidean work runs on the vectors divided by ``scale`` (a power
-    of two near the largest coordinate, so exact), and unit vectors come from
-    :func:`_unit_rows`; ``centre``, ``norms``, ``row_euc`` and :meth:`spreads`
-    are in the vectors' own units, ``sqn_c`` and ``row_euc_scaled`` in units of
-    ``scale``.
+    of two near the largest coordinate, so exact) -- or, when the largest
+    coordinate lies within 2**-400 .. 2**400, in the vectors' own units, which
+    gives the same numbers without the scaling pass; unit vectors come from
+    :func:`_unit_rows`'s rule.  ``centre``, ``norms``, ``row_euc`` and
+    :meth:`spreads` are in the vectors' own units, ``sqn_c``, ``centre_scaled``
+    and ``row_euc_scaled`` in units of ``scale``.
+
+    The products of the most recent count matrix with occurrence weights (what
+    :class:`~semanscope_nb.metrics.chance._NullParts` needs) are kept, keyed on
+    the matrix's shape and a random projection of its content, so the chance
+    level on the same resamples costs no second pass over the vectors.
     """
 
     def __init__(self, aw: AlignedWords, *, block: int = 8192, stack_limit: int = 4_000_000) -> None:
@@ -124,78 +215,277 @@ class _Spreads:
         self.K = self.L * (self.L - 1) / 2
         self.block = block
         self.R = aw.n_rows
-        d = aw.vectors[0].shape[1]
-        total = sum(v.shape[0] for v in aw.vectors)
-        maxabs = 0.0
-        for v in aw.vectors:
-            for a, b in _chunks(v.shape[0], block):
-                maxabs = max(maxabs, float(np.abs(np.asarray(v[a:b], dtype=np.float64)).max()))
-        self.exponent = int(_pow2_exponent(maxabs))
-        self.scale = math.ldexp(1.0, self.exponent)
-        centre = np.zeros(d)
-        for v in aw.vectors:
-            for a, b in _chunks(v.shape[0], block):
-                centre += self._scaled(v[a:b]).sum(axis=0)
-        # Euclidean sums are translation-invariant; centring avoids cancellation
-        self.centre_scaled = centre / total
-        self.centre = np.ldexp(self.centre_scaled, self.exponent)
-        self.norms, self.sqn_c = [], []
-        for v in aw.vectors:
-            n = np.empty(v.shape[0])
-            q = np.empty(v.shape[0])
-            for a, b in _chunks(v.shape[0], block):
-                x = np.asarray(v[a:b], dtype=np.float64)
-                n[a:b] = _unit_rows(x)[1]
-                q[a:b] = _rowsq(self._scaled(x) - self.centre_scaled)
-            self.norms.append(n)
-            self.sqn_c.append(q)
+        d = self.d = aw.vectors[0].shape[1]
+        self.rows = max(1, min(block, STREAM_BLOCK_BYTES // (8 * d)))  # rows per working block
         self.identity = [
             inc.shape[0] == inc.shape[1] and inc.nnz == inc.shape[0] and (inc.indices == np.arange(inc.shape[0])).all()
             for inc in aw.incidence
         ]
         self.alternatives = np.stack([np.diff(inc.indptr) for inc in aw.incidence])  # (L, R)
         self.tuples = self.alternatives.astype(np.float64).prod(axis=0)  # T_r (float: no int64 wrap-around)
-        # intra weights: word k gets sum_r c_r A[r,k] / colsum_k
-        self.word_weight_map = []
+        # intra weights: word k gets sum_r c_r A[r,k] / colsum_k; occurrence weights (the null): sum_r c_r A[r,k]
+        self.word_weight_map: list[sp.csr_matrix | None] = []
+        self.occurrence_map: list[sp.csr_matrix | None] = []
+        self.occurrences: list[np.ndarray | None] = []
         for inc, ident in zip(aw.incidence, self.identity):
             if ident:
                 self.word_weight_map.append(None)
+                self.occurrence_map.append(None)
+                self.occurrences.append(None)
             else:
-                colsum = np.asarray(inc.sum(axis=0)).ravel()
-                self.word_weight_map.append(sp.csr_matrix(inc.multiply(1.0 / colsum[None, :])))
-        # Small vocabularies (the bootstrap case): keep [unit | centred] per language, built in place, so
-        # each resample batch costs one matrix product per language; large ones stream in blocks.
-        self.stacked: list[np.ndarray | None] = []
-        for lang, v in enumerate(aw.vectors):
-            if v.shape[0] * d <= stack_limit:
-                x = np.asarray(v, dtype=np.float64)
-                m = np.empty((x.shape[0], 2 * d))
-                m[:, :d] = _unit_rows(x)[0]
-                np.subtract(self._scaled(x), self.centre_scaled, out=m[:, d:])
-                self.stacked.append(m)
-            else:
-                self.stacked.append(None)
-        self.row_cos, self.row_euc_scaled = self._row_sums()
+                A = sp.csr_matrix(inc, dtype=np.float64)
+                colsum = np.asarray(A.sum(axis=0)).ravel()
+                self.word_weight_map.append(sp.csr_matrix(A.multiply(1.0 / colsum[None, :])))
+                self.occurrence_map.append(A)
+                self.occurrences.append(colsum)
+        self._csc: dict[tuple[str, int], sp.csc_matrix] = {}
+        self.stacked: list[np.ndarray | None] = [
+            np.empty((v.shape[0], 2 * d)) if v.shape[0] * d <= stack_limit else None for v in aw.vectors
+        ]
+        self._scan()
+        n_words = [v.shape[0] for v in aw.vectors]
+        self.norms = [np.empty(n) for n in n_words]
+        self._q = [np.empty(n) for n in n_words]  # squared centred norms, working units
+        self._bad: list[np.ndarray] = []  # words whose unit vector is recomputed row by row when streamed
+        # sums over the words of [1/n; 1; occ/n; occ] @ x and of q (all weights 1; occurrence weights)
+        self._sums = [np.zeros((2 if occ is None else 4, d)) for occ in self.occurrences]
+        bad: list[list[np.ndarray]] = [[] for _ in n_words]
+        if all(self.identity):
+            with np.errstate(divide="ignore", invalid="ignore"):  # zero rows: NaN units, as x / 0 gives
+                row_cos, row_euc_w = self._fused_rows(bad)
+        else:
+            X, G, tmp = np.empty((self.rows, d)), np.ones((4, self.rows)), np.empty((self.rows, d))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                for lang, n in enumerate(n_words):
+                    for a, b in _chunks(n, self.rows):
+                        self._block(lang, a, b, X, G, tmp, bad[lang])
+            row_cos, row_euc_w = None, None
+        self._bad = [np.concatenate(b) if b else np.zeros(0, dtype=np.intp) for b in bad]
+        c = self._centre_w
+        self._point = [[np.concatenate([S[0], S[1] - n * c]), q.sum()] for S, q, n in zip(self._sums, self._q, n_words)]
+        self._point_occ = [None if occ is None else [np.concatenate([S[2], S[3] - occ.sum() * c]), occ @ q]
+                           for S, q, occ in zip(self._sums, self._q, self.occurrences)]
+        shift = self._wexp - self.exponent
+        self.sqn_c = [np.ldexp(q, 2 * shift) if shift else q for q in self._q]
+        if row_cos is None:
+            row_cos, row_euc_w = self._row_sums()
+        self.row_cos = row_cos
+        self.row_euc_scaled = np.ldexp(row_euc_w, shift) if shift else row_euc_w
+        self._row_stack = np.stack([self.tuples, self.row_cos, self.row_euc_scaled], axis=1)
         with np.errstate(over="ignore"):
             self.row_euc = np.ldexp(self.row_euc_scaled, self.exponent)
+        self._probe = np.random.default_rng(0x5EED).random(self.R)  # fingerprint of a count matrix
+        self._occ_cache: tuple[tuple, np.ndarray, list] | None = None
+        self.track_occurrences = False  # set by _NullParts: spreads() then also keeps the occurrence products
 
+    # -- construction -------------------------------------------------------------
+    def _scan(self) -> None:
+        """Largest coordinate (-> ``exponent``, working units) and the centre, in one read of the vectors."""
+        d = self.d
+        maxabs = 0.0
+        raw_sum = np.zeros(d)  # blocks within the raw range, in the vectors' units
+        scaled_sums: list[tuple[np.ndarray, int]] = []  # other blocks, each in its own power-of-two units
+        total = 0
+        lo, hi = math.ldexp(1.0, -_RAW_EXPONENT), math.ldexp(1.0, _RAW_EXPONENT)
+        X = np.empty((self.rows, d))
+        ones = np.ones(self.rows)
+        for v in self.aw.vectors:
+            total += v.shape[0]
+            for a, b in _chunks(v.shape[0], self.rows):
+                x = v[a:b]
+                m = max(float(np.max(x)), -float(np.min(x)))
+                maxabs = max(maxabs, m)
+                if lo <= m <= hi or m == 0.0:
+                    if not (isinstance(x, np.ndarray) and x.dtype == np.float64):
+                        np.copyto(X[: b - a], x)
+                        x = X[: b - a]
+                    raw_sum += ones[: b - a] @ x
+                else:
+                    e = int(_pow2_exponent(m))
+                    scaled_sums.append((np.ldexp(np.asarray(x, dtype=np.float64), -e).sum(axis=0), e))
+        self.exponent = int(_pow2_exponent(maxabs))
+        self.scale = math.ldexp(1.0, self.exponent)
+        E = self.exponent
+        centre = np.ldexp(raw_sum, -E)
+        for s, e in scaled_sums:
+            centre += np.ldexp(s, e - E)
+        # Euclidean sums are translation-invariant; centring avoids cancellation
+        self.centre_scaled = centre / total
+        self.centre = np.ldexp(self.centre_scaled, E)
+        self._wexp = 0 if (lo <= maxabs <= hi or maxabs == 0.0) else E  # working units: 2**_wexp
+        self._centre_w = np.ldexp(self.centre_scaled, E - self._wexp)
+        self._cc = float(self._centre_w @ self._centre_w)
+
+    def _buffers(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.empty((self.rows, self.d)), np.empty((self.rows, 2 * self.d))
+
+    def _load(self, x: Any, X: np.ndarray | None) -> np.ndarray:
+        """A block of vectors as float64 in working units (``X``: a reused buffer; no copy for raw float64)."""
+        if self._wexp == 0 and isinstance(x, np.ndarray) and x.dtype == np.float64:
+            return x
+        if X is None or x.shape[0] > X.shape[0]:
+            out = np.array(x, dtype=np.float64)
+        else:
+            out = X[: x.shape[0]]
+            np.copyto(out, x)
+        if self._wexp:
+            np.ldexp(out, -self._wexp, out=out)
+        return out
+
+    def _block(self, lang: int, a: int, b: int, X: np.ndarray, G: np.ndarray, tmp: np.ndarray, bad: list) -> tuple:
+        """The fused pass over words a:b of ``lang``: one conversion, then row dots and one small product.
+
+        Records the norms and squared centred norms, adds to the point estimate's
+        sums (and fills the stacked rows).  Unit and centred rows are never
+        formed: ``sum_k u_k`` and ``sum_k x_k`` come from one product
+        ``[1/n; 1] @ X`` (``G``: a (4 x rows) buffer), and ``||x - c||^2 = ||x||^2 -
+        2 x.c + ||c||^2`` -- recomputed from the centred rows for a block where
+        ``||x||^2 + ||c||^2`` exceeds ``_KAPPA`` times it (cancellation).  Returns
+        (block in working units, squared norms, 1/norms (0 for rows normalised one
+        by one), those rows, whether the dot-product route was accurate).
+        """
+        d, c, wexp = self.d, self._centre_w, self._wexp
+        x_in = self.aw.vectors[lang][a:b]
+        Xw = self._load(x_in, X)
+        m = Xw.shape[0]
+        sq = _rowsq(Xw)
+        occ = self.occurrences[lang]
+        G = G[: (2 if occ is None else 4), :m]
+        n = np.sqrt(sq, out=self.norms[lang][a:b]) if wexp == 0 else np.sqrt(sq)
+        inv = G[0]
+        np.divide(1.0, n, out=inv)  # row 1 of G holds ones (set by the caller)
+        rows = _abnormal(sq) if not (sq.min() >= _TINY_SQ and sq.max() < np.inf) else _NO_ROWS
+        unit_bad = None
+        if rows.size:  # from the input rows themselves: a tiny row may vanish in working units
+            inv[rows] = 0.0
+            unit_bad, raw_bad = _unit_rows_scaled(np.asarray(x_in[rows], dtype=np.float64))
+            n[rows] = np.ldexp(raw_bad, -wexp) if wexp else raw_bad
+        if occ is not None:
+            np.multiply(occ[a:b], inv, out=G[2])
+            G[3] = occ[a:b]
+        S = G @ Xw  # sums of unit rows and of rows (and occurrence-weighted)
+        if rows.size:
+            S[0] += unit_bad.sum(axis=0)
+            if occ is not None:
+                S[2] += occ[a:b][rows] @ unit_bad
+        self._sums[lang] += S
+        if wexp:
+            raw = np.ldexp(n, wexp)
+            if rows.size:
+                raw[rows] = raw_bad
+            self.norms[lang][a:b] = raw
+            # streamed unit rows divide by the stored norm: exact only for normal, finite norms
+            odd = np.flatnonzero(~((raw >= _NORMAL) & (raw < np.inf)))
+            flagged = np.union1d(rows, odd) if odd.size else rows
+        else:
+            flagged = rows
+        if flagged.size:
+            bad.append(flagged + a)
+        xc = Xw @ c  # BLAS gemv: faster than a row-dot loop against one vector
+        t = sq + self._cc
+        ok = bool((xc / t).max() <= (1.0 - 1.0 / _KAPPA) / 2.0)  # ||x - c||^2 >= (||x||^2 + ||c||^2) / _KAPPA
+        stacked = self.stacked[lang]
+        if stacked is not None or not ok:
+            C = stacked[a:b, d:] if stacked is not None else tmp[:m]
+            np.subtract(Xw, c, out=C)
+            q = _rowsq(C)
+        else:
+            q = t - 2.0 * xc
+        if stacked is not None:
+            np.multiply(Xw, inv[:, None], out=stacked[a:b, :d])
+            if rows.size:
+                stacked[a + rows, :d] = unit_bad
+        self._q[lang][a:b] = q
+        return Xw, sq, inv, rows, ok
+
+    def _fused_rows(self, bad: list) -> tuple[np.ndarray, np.ndarray]:
+        """One word per row in every language: norms, sums and the per-row inter sums in one pass.
+
+        Per row, ``sum_{l<m} u_l . u_m = sum x_l . x_m / (n_l n_m)`` and
+        ``sum_{l<m} ||x_l - x_m||^2 = (L - 1) sum_l ||x_l||^2 - 2 sum_{l<m} x_l . x_m``
+        (translation-invariant; from the centred rows where a block failed the
+        cancellation check).
+        """
+        R, L, K, d = self.R, self.L, self.K, self.d
+        row_cos = np.empty(R)
+        row_euc = np.empty(R)
+        bufs = [np.empty((self.rows, d)) for _ in range(L)]
+        Gs = [np.ones((4, self.rows)) for _ in range(L)]
+        tmp = np.empty((self.rows, d))
+        total = np.empty((self.rows, d))
+        pairs = [(i, j) for i in range(L) for j in range(i + 1, L)]
+        for a, b in _chunks(R, self.rows):
+            m = b - a
+            blocks = [self._block(lang, a, b, bufs[lang], Gs[lang], tmp, bad[lang]) for lang in range(L)]
+            dots = np.zeros(m)
+            sxy = np.zeros(m)
+            for i, j in pairs:
+                xy = _rowdot(blocks[i][0], blocks[j][0])
+                sxy += xy
+                xy *= blocks[i][2]
+                xy *= blocks[j][2]
+                dots += xy
+            odd = np.unique(np.concatenate([blk[3] for blk in blocks])) if any(blk[3].size for blk in blocks) else _NO_ROWS
+            if odd.size:  # rows normalised one by one: their dots from explicit unit vectors of the input rows
+                units = [_unit_rows(np.asarray(v[a:b][odd], dtype=np.float64))[0] for v in self.aw.vectors]
+                dots[odd] = sum(_rowdot(units[i], units[j]) for i, j in pairs)
+            if all(blk[4] for blk in blocks):
+                dist = (L - 1) * sum(blk[1] for blk in blocks) - 2.0 * sxy  # sum_{l<m} ||x_l - x_m||^2
+            else:
+                T = total[:m]
+                T[:] = 0.0
+                q_sum = np.zeros(m)
+                for lang, blk in enumerate(blocks):
+                    C = tmp[:m]
+                    np.subtract(blk[0], self._centre_w, out=C)
+                    T += C
+                    q_sum += self._q[lang][a:b]
+                dist = L * q_sum - _rowsq(T)  # the same sum, from the centred rows
+            row_cos[a:b] = np.maximum(1.0 - dots / K, 0.0)  # a distance is >= 0
+            row_euc[a:b] = np.sqrt(np.maximum(dist, 0.0) / K)
+        return row_cos, row_euc
+
+    # -- rows -----------------------------------------------------------------
     def _scaled(self, x: Any) -> np.ndarray:
         return np.ldexp(np.asarray(x, dtype=np.float64), -self.exponent)
 
-    # -- rows -----------------------------------------------------------------
-    def _unit(self, lang: int, idx: np.ndarray | slice) -> np.ndarray:
+    def _fill(self, lang: int, idx: slice | np.ndarray, X: np.ndarray | None, out: np.ndarray | None) -> np.ndarray:
+        """[unit | centred] rows (working units) of the words ``idx`` of ``lang``, from the stored norms."""
+        d = self.d
         if self.stacked[lang] is not None:
-            return self.stacked[lang][idx, : self.centre.size]
-        return _unit_rows(np.asarray(self.aw.vectors[lang][idx], dtype=np.float64))[0]
+            return self.stacked[lang][idx]
+        Xw = self._load(self.aw.vectors[lang][idx], X)
+        m = Xw.shape[0]
+        out = np.empty((m, 2 * d)) if out is None else out[:m]
+        n = self.norms[lang][idx]
+        if self._wexp:
+            n = np.ldexp(n, -self._wexp)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            np.divide(Xw, n[:, None], out=out[:, :d])
+        bad = self._bad[lang]
+        if bad.size:
+            if isinstance(idx, slice):
+                lo, hi = np.searchsorted(bad, [idx.start, idx.stop])
+                rows = bad[lo:hi] - idx.start
+            else:
+                rows = np.flatnonzero(np.isin(idx, bad))
+            if rows.size:
+                picked = self.aw.vectors[lang][idx][rows] if isinstance(idx, slice) else self.aw.vectors[lang][idx[rows]]
+                out[rows, :d] = _unit_rows_scaled(np.asarray(picked, dtype=np.float64))[0]
+        np.subtract(Xw, self._centre_w, out=out[:, d:])
+        return out
+
+    def _unit(self, lang: int, idx: np.ndarray | slice) -> np.ndarray:
+        return self._fill(lang, idx, None, None)[:, : self.d]
 
     def _centred(self, lang: int, idx: np.ndarray | slice) -> np.ndarray:
-        """Centred vectors in units of ``scale``."""
+        """Centred vectors in working units (``2**_wexp``)."""
         if self.stacked[lang] is not None:
-            return self.stacked[lang][idx, self.centre.size :]
-        return self._scaled(self.aw.vectors[lang][idx]) - self.centre_scaled
+            return self.stacked[lang][idx, self.d :]
+        return self._load(self.aw.vectors[lang][idx], None) - self._centre_w
 
     def _row_sums(self) -> tuple[np.ndarray, np.ndarray]:
-        """Sum over each row's expanded tuples of the tuple's cosine / RMS-Euclidean (scaled) distance."""
+        """Sum over each row's expanded tuples of the tuple's cosine / RMS-Euclidean (working units) distance."""
         R, L, K = self.R, self.L, self.K
         row_cos = np.empty(R)
         for a, b in _chunks(R, self.block):
@@ -222,10 +512,7 @@ class _Spreads:
         single = np.flatnonzero(self.tuples == 1)
         for a, b in _chunks(single.size, self.block):
             rows = single[a:b]
-            if all(self.identity) and single.size == R:  # one word per row everywhere: contiguous slices
-                out[a:b] = self._tuple_rms([slice(a, b)] * L)
-            else:
-                out[rows] = self._tuple_rms([w[rows] for w in first_word])
+            out[rows] = self._tuple_rms([w[rows] for w in first_word])
         for r in np.flatnonzero(self.tuples > 1):  # loop over rows only; tuples in blocks
             alts = [inc.indices[inc.indptr[r] : inc.indptr[r + 1]] for inc in self.aw.incidence]
             shape = tuple(len(x) for x in alts)
@@ -235,14 +522,127 @@ class _Spreads:
         return out
 
     def _tuple_rms(self, word_idx: list[np.ndarray]) -> np.ndarray:
-        """sqrt(mean over language pairs of ||e_i - e_j||^2) for each tuple (units of ``scale``)."""
+        """sqrt(mean over language pairs of ||e_i - e_j||^2) for each tuple (working units)."""
         total = 0.0
         sumsq = 0.0
         for lang, idx in enumerate(word_idx):
             total = total + self._centred(lang, idx)
-            sumsq = sumsq + self.sqn_c[lang][idx]
+            sumsq = sumsq + self._q[lang][idx]
         pair_sq = self.L * sumsq - _rowsq(total)  # sum_{i<j} ||e_i - e_j||^2
         return np.sqrt(np.maximum(pair_sq, 0.0) / self.K)
+
+    # -- weighted sums for count vectors -------------------------------------------
+    def _csc_of(self, kind: str, lang: int) -> sp.csc_matrix:
+        key = (kind, lang)
+        if key not in self._csc:
+            A = self.word_weight_map[lang] if kind == "intra" else self.occurrence_map[lang]
+            self._csc[key] = sp.csc_matrix(A)
+        return self._csc[key]
+
+    def _word_weights(self, counts: np.ndarray, kind: str, lang: int, a: int, b: int) -> np.ndarray:
+        """``counts @ map[:, a:b]`` (B x (b - a)) without copying or transposing ``counts``."""
+        A = self._csc_of(kind, lang)
+        ptr = A.indptr[a : b + 1]
+        lo = ptr[0]
+        G = counts[:, A.indices[lo : ptr[-1]]]
+        G *= A.data[lo : ptr[-1]]
+        starts = ptr[:-1] - lo
+        held = np.diff(ptr) > 0
+        if held.all():
+            return np.add.reduceat(G, starts, axis=1)
+        out = np.zeros((counts.shape[0], b - a))
+        if held.any():
+            out[:, held] = np.add.reduceat(G, starts[held], axis=1)
+        return out
+
+    def _weighted(self, counts: np.ndarray, kinds: tuple[str, ...]) -> dict[str, list[tuple]]:
+        """Per kind and language: (w_tot, sum of squared weights, W @ [unit | centred], W @ q), working units.
+
+        ``kind`` 'intra' weighs word k by ``sum_r c_r A[r,k] / colsum_k``, 'occ' by
+        ``sum_r c_r A[r,k]``; both are the counts themselves for one word per row.
+        Streamed languages with one word per row share their weights, so they are
+        filled side by side and multiplied together: one product
+        ``counts[:, a:b] @ [unit_1 | centred_1 | unit_2 | ...]`` per block of rows
+        (wider products run closer to the machine's peak).
+        """
+        B, d = counts.shape[0], self.d
+        res: dict[int, dict[str, tuple]] = {}
+        own = (counts.sum(axis=1), _rowsq(counts)) if any(self.identity) else None  # shared by identity languages
+        joint = [lang for lang in range(self.L) if self.identity[lang] and self.stacked[lang] is None]
+        if joint:
+            J, N = len(joint), 2 * d * len(joint)
+            rows = self._boot_rows(J)
+            buf, X, Q = np.empty((rows, N)), np.empty((rows, d)), np.empty((rows, J))
+            acc, acc_q, tmp = np.zeros((B, N)), np.zeros((B, J)), np.empty((B, N))
+            for a, b in _chunks(self.R, rows):
+                m = b - a
+                for i, lang in enumerate(joint):
+                    self._fill(lang, slice(a, b), X, buf[:m, 2 * d * i : 2 * d * (i + 1)])
+                    Q[:m, i] = self._q[lang][a:b]
+                Wb = counts[:, a:b]
+                np.matmul(Wb, buf[:m], out=tmp)
+                acc += tmp
+                acc_q += Wb @ Q[:m]
+            for i, lang in enumerate(joint):
+                res[lang] = {"intra": (own[0], own[1], acc[:, 2 * d * i : 2 * d * (i + 1)], acc_q[:, i])}
+        X = UC = None
+        tmp = np.empty((B, 2 * d))
+        for lang in range(self.L):
+            if lang in res:
+                continue
+            ident = self.identity[lang]
+            want = ("intra",) if ident else kinds  # identity: every kind has the same weights
+            stacked = self.stacked[lang]
+            r = res[lang] = {}
+            if stacked is not None:
+                for k in want:
+                    W = counts if ident else self._word_weights(counts, k, lang, 0, stacked.shape[0])
+                    tot, wsq = own if ident else (W.sum(axis=1), _rowsq(W))
+                    r[k] = (tot, wsq, W @ stacked, W @ self._q[lang])
+                continue
+            if X is None:
+                X, UC = self._buffers()
+            acc_k = {k: [np.zeros(B), np.zeros(B), np.zeros((B, 2 * d)), np.zeros(B)] for k in want}
+            for a, b in _chunks(self.aw.vectors[lang].shape[0], self.rows):
+                block = self._fill(lang, slice(a, b), X, UC)
+                for k in want:
+                    Wb = self._word_weights(counts, k, lang, a, b)
+                    s = acc_k[k]
+                    np.matmul(Wb, block, out=tmp)
+                    s[2] += tmp
+                    s[3] += Wb @ self._q[lang][a:b]
+                    s[0] += Wb.sum(axis=1)
+                    s[1] += _rowsq(Wb)
+            for k in want:
+                r[k] = tuple(acc_k[k])
+        return {k: [res[lang]["intra"] if self.identity[lang] else res[lang][k] for lang in range(self.L)] for k in kinds}
+
+    def _boot_rows(self, languages: int) -> int:
+        """Rows per block when ``languages`` streamed languages are filled side by side (:data:`BOOT_BLOCK_BYTES`)."""
+        return max(1, min(self.block, self.R, BOOT_BLOCK_BYTES // (8 * (2 * self.d * languages + self.d + languages))))
+
+    def _is_ones(self, counts: np.ndarray) -> bool:
+        return counts.ndim == 2 and counts.shape[0] == 1 and bool((counts == 1.0).all())
+
+    def _fingerprint(self, counts: np.ndarray) -> tuple[tuple, np.ndarray]:
+        return counts.shape, counts @ self._probe
+
+    def occurrence_parts(self, counts: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per language ``(V @ [unit | centred], V @ q)`` (working units) for occurrence weights ``V = counts @ A``.
+
+        All-ones counts use the sums of the construction pass; the count matrix of
+        the latest :meth:`spreads` call (when ``track_occurrences``) its kept products.
+        """
+        counts = np.asarray(counts, dtype=np.float64)
+        if self._is_ones(counts):
+            return [(p[0][None, :], np.array([p[1]])) if p is not None else (q[0][None, :], np.array([q[1]]))
+                    for p, q in zip(self._point_occ, self._point)]
+        if self._occ_cache is not None:
+            shape, probe, parts = self._occ_cache
+            fp = self._fingerprint(counts)
+            if fp[0] == shape and np.array_equal(fp[1], probe):
+                return parts
+        return [(p[2], p[3]) for p in self._weighted(counts, ("occ",))["occ"]]
 
     # -- spreads for row weights ------------------------------------------------
     def spreads(self, counts: np.ndarray, *, scaled: bool = False) -> dict[str, np.ndarray]:
@@ -254,35 +654,31 @@ class _Spreads:
         undefined intra spread (NaN).
         """
         counts = np.asarray(counts, dtype=np.float64)
+        d = self.d
+        if self._is_ones(counts):
+            stats = self._row_stack.sum(axis=0)[None, :]
+            parts = [(np.array([float(v.shape[0])]),) * 2 + (p[0][None, :], np.array([p[1]]))
+                     for v, p in zip(self.aw.vectors, self._point)]
+        else:
+            stats = counts @ self._row_stack
+            kinds = ("intra", "occ") if self.track_occurrences else ("intra",)
+            w = self._weighted(counts, kinds)
+            parts = w["intra"]
+            if self.track_occurrences:
+                self._occ_cache = (*self._fingerprint(counts), [(p[2], p[3]) for p in w["occ"]])
         B = counts.shape[0]
-        tuples = counts @ self.tuples
-        inter_cos = (counts @ self.row_cos) / tuples
-        inter_euc = (counts @ self.row_euc_scaled) / tuples
+        inter_cos = stats[:, 1] / stats[:, 0]
+        inter_euc = stats[:, 2] / stats[:, 0]
         intra_cos = np.zeros(B)
         intra_euc = np.zeros(B)
-        d = self.centre.size
-        for lang in range(self.L):
-            wmap = self.word_weight_map[lang]
-            W = counts if wmap is None else np.asarray((wmap.T @ counts.T).T)
-            n = W.shape[1]
-            if self.stacked[lang] is not None:
-                both = W @ self.stacked[lang]
-                s_unit, s_cent = both[:, :d], both[:, d:]
-            else:
-                s_unit = np.zeros((B, d))
-                s_cent = np.zeros((B, d))
-                for a, b in _chunks(n, self.block):
-                    x = np.asarray(self.aw.vectors[lang][a:b], dtype=np.float64)
-                    Wb = W[:, a:b]
-                    s_unit += Wb @ _unit_rows(x)[0]
-                    s_cent += Wb @ (self._scaled(x) - self.centre_scaled)
-            w_tot = W.sum(axis=1)
-            pairs = w_tot**2 - _rowsq(W)  # sum_{a != b} w_a w_b (0: one word only -> undefined)
+        for w_tot, w_sq, both, s_q in parts:
+            pairs = w_tot**2 - w_sq  # sum_{a != b} w_a w_b (0: one word only -> undefined)
             with np.errstate(invalid="ignore", divide="ignore"):
-                intra_cos += np.maximum(w_tot**2 - _rowsq(s_unit), 0.0) / pairs
-                msq = 2.0 * (w_tot * (W @ self.sqn_c[lang]) - _rowsq(s_cent)) / pairs
+                intra_cos += np.maximum(w_tot**2 - _rowsq(both[:, :d]), 0.0) / pairs
+                msq = 2.0 * (w_tot * s_q - _rowsq(both[:, d:])) / pairs
             intra_euc += np.sqrt(np.maximum(msq, 0.0))  # NaN (undefined) stays NaN
-        intra_euc = intra_euc / self.L
+        shift = self._wexp - self.exponent
+        intra_euc = np.ldexp(intra_euc, shift) / self.L if shift else intra_euc / self.L
         if not scaled:
             with np.errstate(over="ignore"):
                 intra_euc = np.ldexp(intra_euc, self.exponent)
@@ -293,6 +689,60 @@ class _Spreads:
             "intra_euc": intra_euc,
             "inter_euc": inter_euc,
         }
+
+    # -- memory of the bootstrap -------------------------------------------------
+    def state_bytes(self) -> int:
+        """Bytes of the arrays this object keeps, not counting stacked rows (kept only for small spaces)."""
+        arrays = [*self.norms, *self._q, *self.sqn_c, *self._bad, self.alternatives, self.tuples, self.row_cos,
+                  self.row_euc_scaled, self.row_euc, self._row_stack, self._probe]
+        seen, total = set(), 0
+        for a in arrays:
+            if id(a) not in seen:
+                seen.add(id(a))
+                total += a.nbytes
+        for m in (*self.word_weight_map, *self.occurrence_map):
+            if m is not None:
+                total += m.data.nbytes + m.indices.nbytes + m.indptr.nbytes
+        return total
+
+    def bytes_per_resample(self) -> int:
+        """Working bytes one resample adds to a batch (see :meth:`bootstrap_batch`)."""
+        d, R = self.d, self.R
+        # the float64 count row, the int64 draw it is converted from, and the previous batch's row (still
+        # referenced by the caller's loop while the next batch is drawn)
+        per = 24 * R
+        extra = 0
+        for lang, v in enumerate(self.aw.vectors):
+            A = self.occurrence_map[lang]
+            if A is None:
+                continue
+            if self.stacked[lang] is not None:  # gathered and reduced word weights for all words at once
+                extra = max(extra, 8 * (A.nnz + v.shape[0]))
+            else:  # ... for one block of words at a time
+                per_block = np.add.reduceat(self.occurrences[lang], np.arange(0, v.shape[0], self.rows))
+                extra = max(extra, 8 * (int(per_block.max()) + self.rows))
+        per += extra
+        per += 8 * 2 * d * (3 * self.L + 2)  # [unit | centred] products (intra, occurrence, the previous batch's) and temporaries
+        return per + 8 * 32  # per-resample scalars: spreads, null, statistics
+
+    def bootstrap_batch(self, n_boot: int, *, budget_bytes: int | None = None) -> int:
+        """Resamples per batch that keep the bootstrap's peak memory beside the embeddings within ``budget_bytes``.
+
+        ``budget_bytes`` defaults to :func:`bootstrap_budget` of the embeddings' own
+        size (:data:`BOOTSTRAP_MEMORY_FRACTION` of it).  The peak is modelled as this
+        object's arrays, the streaming buffers and the null's per-row counts, plus
+        ``batch x`` :meth:`bytes_per_resample` (the count matrices, the draw they
+        are converted from, the per-resample products), with 10% headroom;
+        ``bench/bench_sa.py`` checks it with tracemalloc.  Pass the result as
+        ``batch`` (:func:`~semanscope_nb.metrics.chance.null_aware_bootstrap`,
+        :func:`~semanscope_nb.metrics.affinity.affinity_of_words`); the resamples do
+        not depend on the batch size.
+        """
+        if budget_bytes is None:
+            budget_bytes = bootstrap_budget(sum(int(np.asarray(v).nbytes) for v in self.aw.vectors))
+        fixed = self.state_bytes() + BOOT_BLOCK_BYTES + 8 * self.rows * 3 * self.d + 8 * (self.L + 1) * self.R
+        room = 0.9 * budget_bytes - fixed
+        return int(max(1, min(n_boot, room // self.bytes_per_resample())))
 
 
 def _rows_to_counts(idx: np.ndarray, n_rows: int) -> np.ndarray:

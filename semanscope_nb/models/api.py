@@ -89,6 +89,7 @@ from semanscope_nb.models.registry import (
     get_model_info,
     load_model,
     register_model,
+    set_endpoint_encoder,
 )
 
 log = logging.getLogger("semanscope_nb.api")
@@ -665,3 +666,6 @@ def is_api_model(model_id: str) -> bool:
         return False
     f = info.factory
     return isinstance(f, functools.partial) and f.func is OpenAIEmbeddingEncoder
+
+
+set_endpoint_encoder(OpenAIEmbeddingEncoder)  # the registry's key presets (paper 000's API models) build with it

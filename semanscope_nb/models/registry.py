@@ -9,6 +9,8 @@ Example
 >>> import semanscope_nb as snb
 >>> [m.id for m in snb.list_models(offline=True, language="zh")][:2]
 ['use-multilingual', 'multilingual-e5-small']
+>>> len(snb.list_models(preset="paper")), snb.get_model_info("labse").needs
+(13, 'hub')
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import pandas as pd
 
-from semanscope_nb.errors import UnknownModelError
+from semanscope_nb.errors import ModelLoadError, UnknownModelError
 from semanscope_nb.models import encoders as enc
 
 USE_LANGUAGES = ("en", "zh", "zh-TW", "de", "fr", "es", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th", "tr", "ar")
@@ -46,11 +48,49 @@ class ModelInfo:
     factory: Callable[[], enc.Encoder] = field(repr=False, compare=False)
     requires: tuple[str, ...] = ()  # importable modules the model needs
     notes: str = ""
+    needs: str = ""  # "nothing" (runs offline), "hub" (weights from the HF hub) or "key" (an API key); "" = derived
+    hub_id: str | None = None  # sentence-transformers / Hugging Face name
+    endpoint: str | None = None  # model name at an OpenAI-compatible endpoint
+    base_url: str | None = None
+    api_key_env: str | None = None
+    presets: tuple[str, ...] = ()  # named model sets, e.g. "paper" (paper 000's 13 models)
+    paper_name: str | None = None  # the alias paper 000's tables use
+
+    def __post_init__(self) -> None:
+        if not self.needs:
+            object.__setattr__(self, "needs", "nothing" if self.offline else ("key" if self.api_key_env else "hub"))
+        if self.needs not in NEEDS:
+            raise ValueError(f"needs must be one of {NEEDS}, got {self.needs!r}")
+
+    def missing_access(self) -> str | None:
+        """Why this model cannot run here (missing package, hub weights or API key), or None; loads nothing.
+
+        >>> get_model_info("random-null").missing_access() is None
+        True
+        """
+        missing = [m for m in self.requires if importlib.util.find_spec(m) is None]
+        if missing:
+            return f"needs the packages providing {', '.join(missing)} (pip install 'semanscope_nb[st]' or [dist])"
+        if self.needs == "key":
+            env = self.api_key_env or "OPENAI_API_KEY"
+            if not os.environ.get(env, "").strip():
+                return (f"needs key: set {env} for {self.base_url or 'its endpoint'} (model '{self.endpoint}'); "
+                        "nothing was sent")
+        if self.needs == "hub" and self.hub_id and not _in_hf_cache(self.hub_id):
+            if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+                return (f"needs hub: '{self.hub_id}' is not in the local Hugging Face cache and HF_HUB_OFFLINE is set "
+                        "(download it once with hub access, or pass a local folder as st:<folder>)")
+        return None
 
     @property
     def available(self) -> bool:
         """True if the packages it needs are installed (checked without importing them)."""
         return all(importlib.util.find_spec(m) is not None for m in self.requires)
+
+    @property
+    def runnable(self) -> bool:
+        """True if :meth:`missing_access` finds nothing missing (packages, cached weights, key)."""
+        return self.missing_access() is None
 
     def supports(self, language: str) -> bool:
         if isinstance(self.languages, str):
@@ -60,11 +100,13 @@ class ModelInfo:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("factory")
+        d["presets"] = ",".join(self.presets)
         d["languages"] = list(self.languages) if not isinstance(self.languages, str) else self.languages
         d["available"] = self.available
         return d
 
 
+NEEDS = ("nothing", "hub", "key")
 _REGISTRY: dict[str, ModelInfo] = {}
 _LOADED: dict[str, enc.Encoder] = {}
 
@@ -123,6 +165,126 @@ def _builtin() -> None:
 
 _builtin()
 
+# --- paper 000's 13 models (Table C.2), as presets: listed and filtered without loading anything ----------
+OPENROUTER = "https://openrouter.ai/api/v1"  # the paper's API route (App. C.3)
+OPENROUTER_KEY = "OPENROUTER_API_KEY"
+#: paraphrase-multilingual-* model card languages
+SBERT_LANGUAGES = ("ar", "bg", "ca", "cs", "da", "de", "el", "en", "es", "et", "fa", "fi", "fr", "gl", "gu", "he", "hi",
+                   "hr", "hu", "hy", "id", "it", "ja", "ka", "ko", "ku", "lt", "lv", "mk", "mn", "mr", "ms", "my", "nb",
+                   "nl", "pl", "pt", "ro", "ru", "sk", "sl", "sq", "sr", "sv", "th", "tr", "uk", "ur", "vi", "zh")
+_ENDPOINT_ENCODER: Callable[..., enc.Encoder] | None = None
+
+
+def set_endpoint_encoder(cls: Callable[..., enc.Encoder]) -> None:
+    """Install the class that builds OpenAI-compatible endpoint encoders (``models.api`` provides it).
+
+    The registry cannot import ``models.api`` (which imports the registry), so the API layer hands its
+    encoder class over; key presets use it on their first load.
+
+    >>> _EndpointFactory("m", OPENROUTER, "openai/text-embedding-3-small", OPENROUTER_KEY).api_key_env
+    'OPENROUTER_API_KEY'
+    """
+    global _ENDPOINT_ENCODER
+    _ENDPOINT_ENCODER = cls
+
+
+@dataclass(frozen=True)
+class _EndpointFactory:
+    model_id: str
+    base_url: str
+    model: str
+    api_key_env: str
+
+    def __call__(self) -> enc.Encoder:
+        if _ENDPOINT_ENCODER is None:
+            raise ModelLoadError(f"model '{self.model_id}' is an API model: import semanscope_nb.models.api "
+                                 "(or semanscope_nb) before loading it")
+        return _ENDPOINT_ENCODER(base_url=self.base_url, model=self.model, model_id=self.model_id,
+                                 api_key_env=self.api_key_env)
+
+
+@dataclass(frozen=True)
+class _HubFactory:
+    model_id: str
+    hub_id: str
+
+    def __call__(self) -> enc.Encoder:
+        return enc.SentenceTransformerEncoder(self.hub_id, model_id=self.model_id)
+
+
+def _hub_preset(mid: str, paper: str, name: str, family: str, objective: str, languages: tuple[str, ...] | str,
+                dims: int | None, licence: str, supervised: bool, hub_id: str, notes: str) -> None:
+    register_model(ModelInfo(
+        mid, name, family, objective, languages, dims, "sentence-transformers", licence, False, supervised,
+        _HubFactory(mid, hub_id), ("sentence_transformers",), notes, needs="hub", hub_id=hub_id,
+        presets=("paper",), paper_name=paper,
+    ))
+
+
+def _key_preset(mid: str, paper: str, name: str, family: str, objective: str, dims: int | None, endpoint: str,
+                notes: str, hub_id: str | None = None) -> None:
+    register_model(ModelInfo(
+        mid, name, family, objective, "~100", dims, "httpx", "see the provider's terms", False, False,
+        _EndpointFactory(mid, OPENROUTER, endpoint, OPENROUTER_KEY), ("httpx",),
+        f"{notes} The paper reached it through OpenRouter (App. C.3).", needs="key", hub_id=hub_id,
+        endpoint=endpoint, base_url=OPENROUTER, api_key_env=OPENROUTER_KEY, presets=("paper",), paper_name=paper,
+    ))
+
+
+def _paper_presets() -> None:
+    use = _REGISTRY["use-multilingual"]
+    register_model(ModelInfo(**{**{f: getattr(use, f) for f in use.__dataclass_fields__},
+                                "presets": ("paper",), "paper_name": "USE"}), replace=True)
+    _hub_preset("labse", "LaBSE", "LaBSE", "BERT (dual encoder)", "translation pairs (translation-supervised)",
+                "~100", 768, "Apache-2.0", True, "sentence-transformers/LaBSE", "109 languages.")
+    _hub_preset("sbert-paraphrase-multilingual", "Sentence-BERT", "Sentence-BERT multilingual (paraphrase-mpnet)",
+                "Sentence-BERT (XLM-R student)", "multilingual distillation of paraphrase/NLI similarity",
+                SBERT_LANGUAGES, 768, "Apache-2.0", True,
+                "sentence-transformers/paraphrase-multilingual-mpnet-base-v2",
+                "The paper says 'Sentence-BERT Multilingual' without the checkpoint; this is the mpnet one.")
+    _hub_preset("e5-large-instruct", "E5-Large", "multilingual-e5-large-instruct", "E5 (XLM-R large)",
+                "instruction tuning (contrastive)", "~100", 1024, "MIT", False,
+                "intfloat/multilingual-e5-large-instruct", "The paper's 'Multilingual-E5-Large-Instruct-v2'.")
+    _hub_preset("mbert", "mBERT", "mBERT (bert-base-multilingual-cased)", "BERT", "MLM only (104 languages)",
+                "~100", 768, "Apache-2.0", False, "google-bert/bert-base-multilingual-cased",
+                "Mean pooling through sentence-transformers, as the paper loads it.")
+    _hub_preset("xlm-r", "XLM-R", "XLM-RoBERTa base", "XLM-RoBERTa", "MLM only (100 languages)", "~100", 768,
+                "MIT", False, "FacebookAI/xlm-roberta-base",
+                "The paper's 'XLM-RoBERTa-v2' names no size; base assumed. Mean pooling.")
+    _hub_preset("qwen3-embedding-0.6b", "Qwen3-0.6B", "Qwen3-Embedding-0.6B", "Qwen3 (LLM)",
+                "next-token prediction + contrastive embedding training", "~100", 1024, "Apache-2.0", False,
+                "Qwen/Qwen3-Embedding-0.6B", "Needs a recent transformers.")
+    _key_preset("qwen3-embedding-4b", "Qwen3-4B", "Qwen3-Embedding-4B", "Qwen3 (LLM)",
+                "next-token prediction + contrastive embedding training", 2560, "qwen/qwen3-embedding-4b",
+                "Also on the hub as Qwen/Qwen3-Embedding-4B.", hub_id="Qwen/Qwen3-Embedding-4B")
+    _key_preset("qwen3-embedding-8b", "Qwen3-8B", "Qwen3-Embedding-8B", "Qwen3 (LLM)",
+                "next-token prediction + contrastive embedding training", 4096, "qwen/qwen3-embedding-8b",
+                "Also on the hub as Qwen/Qwen3-Embedding-8B.", hub_id="Qwen/Qwen3-Embedding-8B")
+    _key_preset("gemini-embedding-001", "Gemini-001", "Gemini Embedding 001", "Gemini (LLM)", "general purpose",
+                3072, "google/gemini-embedding-001", "Google's hosted model.")
+    for size, paper, dims in (("3-large", "OpenAI-3-Large", 3072), ("3-small", "OpenAI-3-Small", 1536),
+                              ("ada-002", "OpenAI-Ada-002", 1536)):
+        _key_preset(f"openai-text-embedding-{size}", paper, f"OpenAI text-embedding-{size}", "OpenAI (LLM)",
+                    "general purpose", dims, f"openai/text-embedding-{size}", "OpenAI's hosted model.")
+
+
+_paper_presets()
+
+
+def _in_hf_cache(hub_id: str) -> bool:
+    """True if the hub model's config is in the local Hugging Face cache (reads the cache folder only)."""
+    if importlib.util.find_spec("huggingface_hub") is None:
+        return False
+    from huggingface_hub import try_to_load_from_cache
+
+    for name in ("modules.json", "config.json"):
+        try:
+            if isinstance(try_to_load_from_cache(hub_id, name), str):
+                return True
+        except Exception:  # a malformed id or an unreadable cache: treat as absent
+            return False
+    return False
+
 
 def list_models(
     *,
@@ -131,10 +293,32 @@ def list_models(
     family: str | None = None,
     available: bool | None = None,
     translation_supervised: bool | None = None,
+    preset: str | None = None,
+    needs: str | None = None,
+    include_presets: bool = False,
 ) -> list[ModelInfo]:
-    """Registered models matching every filter given (none loads)."""
+    """Registered models matching every filter given (none loads).
+
+    ``preset="paper"`` keeps paper 000's 13 models; ``needs`` is "nothing", "hub" or "key".
+    Preset models that need the hub or a key are listed only when asked for (``preset=``,
+    ``needs=`` or ``include_presets=True``), so the default list holds what runs here.
+
+    >>> [m.paper_name for m in list_models(preset="paper", needs="nothing")]
+    ['USE']
+    """
+    if needs is not None and needs not in NEEDS:
+        raise ValueError(f"needs must be one of {NEEDS}, got {needs!r}")
+    known = sorted({p for m in _REGISTRY.values() for p in m.presets})
+    if preset is not None and preset not in known:
+        raise ValueError(f"preset must be one of {known}, got {preset!r}")
     out = []
     for m in _REGISTRY.values():
+        if preset is not None and preset not in m.presets:
+            continue
+        if preset is None and needs is None and not include_presets and m.presets and m.needs != "nothing":
+            continue
+        if needs is not None and m.needs != needs:
+            continue
         if offline is not None and m.offline != offline:
             continue
         if language is not None and not m.supports(language):
@@ -207,13 +391,15 @@ class LanguageSupportWarning(UserWarning):
 def unsupported_languages(model: "str | enc.Encoder", languages: Sequence[str]) -> list[str]:
     """The languages of ``languages`` that ``model``'s registry entry does not list (empty when unknown).
 
-    >>> unsupported_languages("all-minilm-l6-v2", ["en", "zh"])
-    ['zh']
+    >>> unsupported_languages("all-minilm-l6-v2", ["en", "zh"]), unsupported_languages("random-null", ["ka"])
+    (['zh'], [])
     """
     model_id = model if isinstance(model, str) else getattr(model, "model_id", "")
     try:
         info = get_model_info(model_id)
     except Exception:  # an unregistered encoder: nothing is known about its languages
+        return []
+    if isinstance(info.languages, str):  # "any" / "~100": no list to check against
         return []
     listed = {lang.split("-")[0].lower() for lang in info.languages}
     if not listed:

@@ -8,6 +8,7 @@ Rooms:
 * :mod:`~semanscope_nb.plots.retrieval_charts` -- retrieval and classification charts.
 * :mod:`~semanscope_nb.plots.compare` -- 2-4 maps side by side (models, datasets, languages, methods).
 * :mod:`~semanscope_nb.plots.palette` -- fixed colour-blind-safe colours per language code and per tier.
+* :mod:`~semanscope_nb.plots.paper` -- paper 000's Figures 1 and 2: the published numbers beside ours.
 * :mod:`~semanscope_nb.plots.export` -- PNG/SVG/PDF/HTML export with CJK fonts, offline notebook setup.
 
 Every chart function takes results and returns an ``alt.Chart``; nothing displays as a side effect.
@@ -23,7 +24,7 @@ Example
 """
 
 from semanscope_nb._api import public_names as _public_names
-from semanscope_nb.plots import charts, compare, csc_charts, export, palette, projection, retrieval_charts
+from semanscope_nb.plots import charts, compare, csc_charts, export, palette, paper, projection, retrieval_charts
 from semanscope_nb.plots.charts import (
     alignment_map,
     language_scale,
@@ -50,6 +51,7 @@ from semanscope_nb.plots.export import (
     setup_notebook,
 )
 from semanscope_nb.plots.palette import language_colour, language_colours
+from semanscope_nb.plots.paper import comparison_frame, paper_heatmap, paper_tier_chart
 from semanscope_nb.plots.projection import (
     Projection,
     ProjectionCache,
@@ -59,5 +61,6 @@ from semanscope_nb.plots.projection import (
     project,
     project_dataset,
 )
+from semanscope_nb.plots.retrieval_charts import sentence_map
 
-__all__ = _public_names(globals(), modules=('charts', 'compare', 'csc_charts', 'export', 'palette', 'projection', 'retrieval_charts'))
+__all__ = _public_names(globals(), modules=('charts', 'compare', 'csc_charts', 'export', 'palette', 'paper', 'projection', 'retrieval_charts'))

@@ -55,17 +55,95 @@ def cjk_font_directories() -> list[Path]:
     return out
 
 
-def register_cjk_fonts() -> list[str]:
-    """Register CJK fonts with vl-convert (once per process); returns the folders registered.
+def _font_cache_dir() -> Path:
+    base = os.environ.get("SEMANSCOPE_CACHE")
+    if base:
+        return Path(base) / "fonts"
+    import platformdirs
 
-    Raises ``RuntimeError`` naming both routes if no CJK font is installed.
+    return Path(platformdirs.user_cache_dir("semanscope_nb")) / "fonts"
+
+
+def regular_cjk_fonts() -> list[Path]:
+    """Regular-weight (400) CJK font files, the face exported charts use.
+
+    The justmytype-intl-cjk wheel ships *variable* fonts whose default instance is
+    **Thin** (wght 100), and that is the face vl-convert's font database picks, so
+    labels came out hairline-thin.  Debian's ``NotoSansCJK-Regular.ttc`` is used
+    when installed; otherwise the wheel's Noto Sans SC (CJK ideographs and kana) is
+    instanced at wght 400 with fontTools once and kept in the cache folder.
+
+    >>> all(p.suffix in (".ttc", ".ttf", ".otf") for p in regular_cjk_fonts())
+    True
+    """
+    for d in _DEBIAN_CJK:
+        f = Path(d) / "NotoSansCJK-Regular.ttc"
+        if f.is_file():
+            return [f]
+    out_dir = _font_cache_dir()
+    found = []
+    try:
+        import justmytype_intl_cjk
+    except ImportError:
+        return []
+    src_dir = Path(justmytype_intl_cjk.__file__).parent / "fonts" / "ofl"
+    for name in ("notosanssc",):
+        src = next(iter(sorted((src_dir / name).glob("*.ttf"))), None)
+        if src is None:
+            continue
+        target = out_dir / f"{src.stem.split('[')[0]}-Regular-{src.stat().st_size}.ttf"
+        if not target.is_file():
+            try:
+                from fontTools.ttLib import TTFont
+                from fontTools.varLib import instancer
+            except ImportError:
+                return []
+            font = TTFont(str(src))
+            if "fvar" in font:
+                font = instancer.instantiateVariableFont(font, {"wght": 400}, updateFontNames=True)
+            out_dir.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            font.save(str(tmp))
+            os.replace(tmp, target)
+        found.append(target)
+    return found
+
+
+def register_cjk_fonts() -> list[str]:
+    """Register a Regular-weight CJK font with vl-convert (once per process); returns the folders registered.
+
+    Only a folder holding the Regular face is registered (see :func:`regular_cjk_fonts`),
+    so the renderer cannot fall back to the Thin default of a variable font.  Falls back
+    to the font folders themselves if no Regular face can be made.  Raises
+    ``RuntimeError`` naming both routes if no CJK font is installed.
     """
     import vl_convert as vlc
 
     with _lock:
         if _registered:
             return list(_registered)
-        dirs = cjk_font_directories()
+        regular = []
+        try:
+            regular = regular_cjk_fonts()
+        except Exception:  # a damaged font or a read-only cache: fall back to the font folders
+            regular = []
+        if regular:
+            link_dir = _font_cache_dir() / "registered"
+            link_dir.mkdir(parents=True, exist_ok=True)
+            for f in regular:
+                link = link_dir / f.name
+                if not link.exists():
+                    try:
+                        link.symlink_to(f)
+                    except FileExistsError:  # another process made it
+                        pass
+                    except OSError:
+                        import shutil
+
+                        shutil.copyfile(f, link)
+            dirs = [link_dir]
+        else:
+            dirs = cjk_font_directories()
         if not dirs:
             raise RuntimeError(
                 "no CJK font found: `pip install justmytype-intl-cjk` (Noto Sans SC/TC/JP/KR) "
@@ -75,6 +153,75 @@ def register_cjk_fonts() -> list[str]:
             vlc.register_font_directory(str(d))
             _registered.append(str(d))
         return list(_registered)
+
+
+def browser_cjk_font_available() -> bool:
+    """Whether a CJK font is installed where a local browser (Debian chromium, via fontconfig) finds it.
+
+    Without one, Chinese/Japanese labels in notebook maps show as boxes in the browser,
+    whatever the exported figures do (fix: ``apt-get install fonts-noto-cjk``).
+
+    >>> isinstance(browser_cjk_font_available(), bool)
+    True
+    """
+    import shutil
+    import subprocess
+
+    if shutil.which("fc-list"):
+        try:
+            out = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True, timeout=10).stdout
+            return bool(out.strip())
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return any(Path(d).is_dir() and any(Path(d).glob("*CJK*")) for d in _DEBIAN_CJK)
+
+
+def warn_if_no_browser_cjk_font() -> bool:
+    """Warn (``UserWarning``) when the browser has no CJK font; returns whether one is available."""
+    ok = browser_cjk_font_available()
+    if not ok:
+        import warnings
+
+        warnings.warn("no CJK font for the browser: Chinese/Japanese labels will show as boxes in notebook maps; "
+                      "install Debian's fonts-noto-cjk (apt-get install fonts-noto-cjk)", UserWarning, stacklevel=2)
+    return ok
+
+
+def embed_svg_fonts(svg: str) -> str:
+    """The SVG with the Regular CJK face embedded (subset to the characters used) as an ``@font-face``.
+
+    The file then shows the same glyphs on a machine without CJK fonts.  Returns the
+    SVG unchanged when it holds no non-ASCII text or no Regular face is available.
+
+    >>> embed_svg_fonts('<svg xmlns="http://www.w3.org/2000/svg"><text>a</text></svg>').count("@font-face")
+    0
+    """
+    import base64
+    import html as _html
+    import io
+    import re
+
+    texts = "".join(_html.unescape(t) for t in re.findall(r"<text[^>]*>(.*?)</text>", svg, flags=re.S))
+    chars = sorted({c for c in texts if ord(c) > 127})
+    fonts = regular_cjk_fonts() if chars else []
+    if not fonts:
+        return svg
+    from fontTools import subset
+    from fontTools.ttLib import TTFont
+
+    font = TTFont(str(fonts[0]), fontNumber=0)
+    opts = subset.Options()
+    opts.layout_features, opts.name_IDs, opts.notdef_outline = ["*"], ["*"], True
+    sub = subset.Subsetter(opts)
+    sub.populate(unicodes=[ord(c) for c in chars] + list(range(32, 127)))
+    sub.subset(font)
+    buf = io.BytesIO()
+    font.flavor = None
+    font.save(buf)
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    style = ("<defs><style>@font-face{font-family:'snb-cjk';src:url(data:font/ttf;base64," + data + ") format('truetype');}"
+             "text{font-family:'snb-cjk',sans-serif;}</style></defs>")
+    return re.sub(r"(<svg\b[^>]*>)", lambda m: m.group(1) + style, svg, count=1)
 
 
 def _spec(chart: Any) -> dict:
@@ -104,11 +251,13 @@ def save_chart(
     format: Literal["png", "svg", "pdf", "html"] | None = None,
     scale: float = 2.0,
     cjk: bool = True,
+    svg_fonts: Literal["system", "embed"] = "system",
 ) -> Path:
     """Save ``chart`` to ``path`` (format from the suffix unless given); written atomically.
 
     PNG/SVG/PDF via vl-convert; HTML is self-contained (inline JavaScript).
-    ``cjk=True`` registers the CJK fonts first, so Chinese/Japanese render as glyphs.
+    ``cjk=True`` registers the Regular CJK face first, so Chinese/Japanese render as glyphs.
+    ``svg_fonts="embed"`` embeds that face (subset to the characters used) in an SVG.
     """
     import vl_convert as vlc
 
@@ -126,7 +275,8 @@ def save_chart(
     if fmt == "html":
         return atomic_write_text(path, chart_to_html(chart, title=path.stem))
     if fmt == "svg":
-        return atomic_write_text(path, vlc.vegalite_to_svg(spec, vl_version=ver))
+        svg = vlc.vegalite_to_svg(spec, vl_version=ver)
+        return atomic_write_text(path, embed_svg_fonts(svg) if svg_fonts == "embed" else svg)
     data = vlc.vegalite_to_png(spec, vl_version=ver, scale=scale) if fmt == "png" else vlc.vegalite_to_pdf(spec, vl_version=ver)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)
@@ -138,7 +288,7 @@ _MIME = {"png": "image/png", "svg": "image/svg+xml", "pdf": "application/pdf", "
 
 
 def chart_bytes(chart: Any, format: Literal["png", "svg", "pdf", "html"] = "png", *, scale: float = 2.0,
-                cjk: bool = True) -> bytes:
+                cjk: bool = True, svg_fonts: Literal["system", "embed"] = "system") -> bytes:
     """The chart as the bytes of a PNG, SVG, PDF or self-contained HTML file (nothing is written).
 
     >>> import altair as alt
@@ -160,7 +310,8 @@ def chart_bytes(chart: Any, format: Literal["png", "svg", "pdf", "html"] = "png"
     if fmt == "html":
         return chart_to_html(chart).encode("utf-8")
     if fmt == "svg":
-        return vlc.vegalite_to_svg(spec, vl_version=ver).encode("utf-8")
+        svg = vlc.vegalite_to_svg(spec, vl_version=ver)
+        return (embed_svg_fonts(svg) if svg_fonts == "embed" else svg).encode("utf-8")
     return vlc.vegalite_to_png(spec, vl_version=ver, scale=scale) if fmt == "png" else vlc.vegalite_to_pdf(spec, vl_version=ver)
 
 

@@ -3,6 +3,8 @@
 * :func:`rank_histogram`: where the gold translation lands (rank 1, 2, ..., > max_rank), per model and direction.
 * :func:`accuracy_at_k_chart`: accuracy@k curves per model and direction, with bootstrap intervals.
 * :func:`classification_table`: a table-like heatmap of kNN and baseline accuracy per setting.
+* :func:`sentence_map`: a projection of sentence embeddings coloured by class, language or sample id
+  (MINERS figures 3 and 5).
 * :func:`alignment_pair`: the before / after alignment maps side by side, each with its SA legend
   (:func:`semanscope_nb.plots.charts.alignment_map`, reused as is).
 
@@ -20,7 +22,7 @@ Example
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pandas as pd
 
@@ -179,3 +181,94 @@ def alignment_pair(
         maps.append(alignment_map(proj, sa, dataset=dataset, title=f"{t}: {model}" if model else t, width=width,
                                   height=height, **kwargs))
     return alt.hconcat(*maps).resolve_scale(color="shared", shape="shared")
+
+
+SENTENCE_MAP_COLOURS = ("class", "language", "sample")
+
+
+def sentence_frame(
+    projection: "Projection",
+    *,
+    labels: Sequence[str] | None = None,
+    sample_ids: Sequence[Any] | None = None,
+    texts: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """One row per projected sentence: ``x, y, language, label, sample, text`` (the data of :func:`sentence_map`).
+
+    ``labels`` (a class per row), ``sample_ids`` (the parallel-sentence id per row: rows of
+    different languages with one id translate each other) and ``texts`` must have one entry per
+    row of ``projection``; languages and, when ``texts`` is None, texts come from the projection.
+    """
+    n = len(projection)
+    for name, values in (("labels", labels), ("sample_ids", sample_ids), ("texts", texts)):
+        if values is not None and len(values) != n:
+            raise ValueError(f"{name} has {len(values)} entries; the projection has {n} rows")
+    langs = projection.languages or ("",) * n
+    words = texts if texts is not None else (projection.words or ("",) * n)
+    return pd.DataFrame({
+        "x": projection.coords[:, 0], "y": projection.coords[:, 1], "language": list(langs),
+        "label": [str(v) for v in labels] if labels is not None else [""] * n,
+        "sample": [str(v) for v in sample_ids] if sample_ids is not None else [""] * n,
+        "text": [str(v) for v in words],
+    })
+
+
+def sentence_map(
+    projection: "Projection",
+    *,
+    colour: str = "class",
+    labels: Sequence[str] | None = None,
+    sample_ids: Sequence[Any] | None = None,
+    texts: Sequence[str] | None = None,
+    title: str | None = None,
+    width: int = 420,
+    height: int = 360,
+    point_size: int = 30,
+) -> "alt.Chart":
+    """A t-SNE / PHATE / UMAP map of sentence embeddings coloured by class, language or sample id (MINERS Figs. 3, 5).
+
+    ``colour="class"`` colours by ``labels`` and gives each language a shape (do classes
+    cluster across languages?); ``"language"`` uses the fixed language colours (does the
+    space split by language?); ``"sample"`` colours by ``sample_ids`` (do translations
+    of one sentence land together?).  Tooltips show text, language, class and sample;
+    wheel / drag zoom and pan.  Returns the chart; nothing is displayed.
+
+    >>> import numpy as np, semanscope_nb as snb
+    >>> from semanscope_nb.plots.retrieval_charts import sentence_map
+    >>> p = snb.project({"en": np.eye(4), "de": np.eye(4) + 0.1}, method="pca", cache=False)
+    >>> spec = sentence_map(p, colour="sample", sample_ids=[0, 1, 2, 3] * 2).to_dict()
+    >>> spec["mark"]["type"], spec["encoding"]["color"]["field"], spec["encoding"]["shape"]["field"]
+    ('point', 'sample', 'language')
+    """
+    if colour not in SENTENCE_MAP_COLOURS:
+        raise ValueError(f"colour must be one of {SENTENCE_MAP_COLOURS}, got {colour!r}")
+    if colour == "class" and labels is None:
+        raise ValueError("colour='class' needs labels= (one class per row)")
+    if colour == "sample" and sample_ids is None:
+        raise ValueError("colour='sample' needs sample_ids= (the parallel-sentence id of each row)")
+    from semanscope_nb.plots.charts import language_scale
+
+    alt = _alt()
+    frame = sentence_frame(projection, labels=labels, sample_ids=sample_ids, texts=texts)
+    if colour == "language":
+        color = alt.Color("language:N", scale=language_scale(frame["language"]), title="language")
+    elif colour == "class":
+        color = alt.Color("label:N", scale=alt.Scale(scheme="tableau10" if frame["label"].nunique() <= 10 else "tableau20"),
+                          title="class")
+    else:
+        many = frame["sample"].nunique() > 20
+        color = alt.Color("sample:N", scale=alt.Scale(scheme="tableau20"), title="sample id",
+                          legend=None if many else alt.Legend())
+    tooltip = [alt.Tooltip("text:N"), alt.Tooltip("language:N")]
+    tooltip += [alt.Tooltip("label:N", title="class")] if labels is not None else []
+    tooltip += [alt.Tooltip("sample:N", title="sample id")] if sample_ids is not None else []
+    encoding: dict[str, Any] = {
+        "x": alt.X("x:Q", scale=alt.Scale(zero=False), title=f"{projection.method} 1"),
+        "y": alt.Y("y:Q", scale=alt.Scale(zero=False), title=f"{projection.method} 2"),
+        "color": color, "tooltip": tooltip,
+    }
+    if colour != "language" and frame["language"].nunique() > 1:
+        encoding["shape"] = alt.Shape("language:N", title="language")
+    chart = (alt.Chart(inline(frame)).mark_point(filled=True, size=point_size, opacity=0.75)
+             .encode(**encoding).properties(width=width, height=height).interactive())
+    return chart.properties(title=title) if title else chart

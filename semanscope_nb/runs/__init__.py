@@ -5,6 +5,8 @@ Rooms:
 * :mod:`~semanscope_nb.runs.evaluate` -- embed a dataset through the cache and score it; leaderboards.
 * :mod:`~semanscope_nb.runs.alignment` -- alignment before/after reports and maps.
 * :mod:`~semanscope_nb.runs.verdicts` -- per-pair SA, permutation tests, model comparisons, the two-stage report.
+* :mod:`~semanscope_nb.runs.contextual` -- paper 001's comparison of anchor kinds on one language pair.
+* :mod:`~semanscope_nb.runs.mteb` -- results in MTEB's JSON shape; language family / script breakdowns.
 * :mod:`~semanscope_nb.runs.grid` -- models x datasets x metrics on joblib/Dask, resumable per job.
 * :mod:`~semanscope_nb.runs.cli` -- the ``semanscope`` command.
 
@@ -22,6 +24,7 @@ Example
 
 from semanscope_nb._api import public_names as _public_names
 from semanscope_nb.runs.alignment import AlignmentReport, alignment_report, dataset_map
+from semanscope_nb.runs.contextual import ContextualReport, contextual_comparison, parallel_sample
 from semanscope_nb.runs.evaluate import (
     BenchmarkResult,
     dataset_affinity,
@@ -31,6 +34,7 @@ from semanscope_nb.runs.evaluate import (
     run_benchmark,
 )
 from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, run_grid
+from semanscope_nb.runs.mteb import MtebResult, bitext_entry, language_breakdown, read_mteb, write_mteb
 from semanscope_nb.runs.verdicts import (
     LanguageSupportWarning,
     compare_on_dataset,

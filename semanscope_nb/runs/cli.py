@@ -153,8 +153,15 @@ def _print_reader_reports(reports: Mapping[str, Sequence[str]]) -> None:
 def _cmd_models(args: argparse.Namespace) -> int:
     from semanscope_nb.models.registry import models_frame
 
-    df = models_frame(offline=True if args.offline else None, language=args.language)
+    try:
+        df = models_frame(offline=True if args.offline else None, language=args.language, preset=args.preset,
+                          needs=args.needs, include_presets=args.all)
+    except ValueError as e:  # an unknown preset or needs value: one line naming it
+        print(f"semanscope: error: {e}", file=sys.stderr)
+        return 2
     cols = ["id", "display_name", "family", "objective", "dims", "languages", "offline", "available"]
+    if args.preset or args.needs or args.all:
+        cols.insert(2, "needs")
     print(df[cols].to_string(index=False) if not df.empty else "(no models match)")
     return 0
 
@@ -246,11 +253,18 @@ def _cmd_grid(args: argparse.Namespace) -> int:
                              "e.g. oai-small=text-embedding-3-small@https://api.openai.com/v1")
         register_api_model(mid, base_url=url, model=name, api_key_env=args.api_key_env, replace=True)
         api_ids.append(mid)
+    from semanscope_nb.runs.evaluate import resolve_models
+
     models = args.models
     if models is None and api_ids:
         models = [m.id for m in list_models(offline=True) if m.available] + api_ids
+    presets = {p for m in list_models(include_presets=True) for p in m.presets}  # e.g. "paper": paper 000's 13 models
     for m in models or ():
-        get_model_info(m)  # an unknown id is a bad argument: fail before anything runs
+        if m not in presets:
+            get_model_info(m)  # an unknown id is a bad argument: fail before anything runs
+    preset_skipped: dict[str, str] = {}
+    if models is not None:
+        models, preset_skipped = resolve_models(models)
     metrics = args.metrics or ["sa"]
     backend = args.backend or ("dask" if args.scheduler else ("loky" if args.n_jobs else "serial"))
     _check_dataset_paths(args.datasets, "--datasets")
@@ -283,7 +297,7 @@ def _cmd_grid(args: argparse.Namespace) -> int:
         print("\n" + wide.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     print(f"\n{len(g.records)} results in {g.seconds:.1f} s on {g.backend}; texts embedded: {g.n_encoded}"
           f"{f'; resumed {len(g.resumed)}' if g.resumed else ''}")
-    for m, why in g.skipped.items():
+    for m, why in {**preset_skipped, **g.skipped}.items():
         print(f"skipped {m}: {why}")
     for f in g.failures.values():
         print(f"FAILED {f['model']} x {f['dataset']} [{f['metric']}]: {f['error']}")
@@ -295,15 +309,17 @@ def _cmd_grid(args: argparse.Namespace) -> int:
 def _cmd_benchmark(args: argparse.Namespace) -> int:
     if args.backend or args.n_jobs or args.scheduler or args.metrics or args.api_model:
         return _cmd_grid(args)
-    from semanscope_nb.models.registry import get_model_info
+    from semanscope_nb.models.registry import get_model_info, list_models
     from semanscope_nb.runs.evaluate import format_leaderboard, run_benchmark
 
     def report(model: str, dataset: str, status: str) -> None:
         print(f"  [{time.strftime('%H:%M:%S')}] {model} x {dataset}: {status}", file=sys.stderr, flush=True)
 
     thresholds = _thresholds(args)
+    presets = {p for m in list_models(include_presets=True) for p in m.presets}  # e.g. "paper": paper 000's 13 models
     for m in args.models or ():
-        get_model_info(m)  # an unknown id is a bad argument: fail before anything runs
+        if m not in presets:
+            get_model_info(m)  # an unknown id is a bad argument: fail before anything runs
     _check_dataset_paths(args.datasets, "--datasets")
     cache = _open_cache(args.cache_dir)
     t0 = time.perf_counter()
@@ -334,6 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("models", help="list registered models (nothing is loaded)")
     m.add_argument("--offline", action="store_true", help="only models that work with no hub access")
     m.add_argument("--language", help="only models that support this language code")
+    m.add_argument("--preset", help="only the models of a preset ('paper': paper 000's 13 models)")
+    m.add_argument("--needs", choices=("nothing", "hub", "key"), help="only models that need this to run")
+    m.add_argument("--all", action="store_true", help="also list preset models that need a hub or a key")
     m.set_defaults(func=_cmd_models)
 
     d = sub.add_parser("datasets", help="list bundled datasets (or the CSVs of a folder)")
@@ -359,7 +378,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_sa)
 
     b = sub.add_parser("benchmark", help="every model x every dataset -> leaderboard + results/*.csv/json")
-    b.add_argument("--models", type=_csv_list, help="comma-separated model ids (default: every available offline model)")
+    b.add_argument("--models", type=_csv_list, help="comma-separated model ids or presets ('paper': paper 000's 13 models; those needing a hub or a key "
+                   "this machine lacks are skipped with the reason) (default: every available offline model)")
     b.add_argument("--datasets", type=_csv_list, help="comma-separated dataset names or CSV paths (default: bundled)")
     b.add_argument("--out", type=_non_empty, default="results", help="results folder (default ./results)")
     b.add_argument("--max-concepts", type=_int_at_least(1), help="use only the first N concepts of each dataset")

@@ -273,6 +273,35 @@ def format_leaderboard(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+
+def resolve_models(models: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """Expand preset names (``"paper"``) into model ids; models that cannot run here go into the second value.
+
+    Each skipped model gets one reason ("needs hub: ...", "needs key: set OPENROUTER_API_KEY ...");
+    a model given by its own id is never skipped here (it fails, or runs, as asked).
+
+    >>> ids, skipped = resolve_models(["paper", "random-null"])
+    >>> ids[0], "random-null" in ids, len(ids) + len(skipped)
+    ('use-multilingual', True, 14)
+    """
+    if isinstance(models, str):
+        raise TypeError("models must be a list of model ids or preset names, not one string")
+    presets = {p for m in list_models(include_presets=True) for p in m.presets}
+    out: list[str] = []
+    skipped: dict[str, str] = {}
+    for name in models:
+        if name not in presets:
+            out.append(name)
+            continue
+        for info in list_models(preset=name):
+            why = info.missing_access()
+            if why is not None:
+                skipped[info.id] = f"{info.paper_name or info.id}: {why}"
+            elif info.id not in out:
+                out.append(info.id)
+    return list(dict.fromkeys(out)), skipped
+
+
 def _default_models(skipped: dict[str, str]) -> list[str]:
     """Every offline model whose packages are installed; the others go into ``skipped`` with the reason."""
     models = []
@@ -348,11 +377,17 @@ def run_benchmark(
     ``out_dir/runs/`` as soon as it finishes, so an interrupted run resumes
     where it stopped (``force=True`` recomputes).  A failing job is recorded
     in ``failures`` and the rest of the grid still runs.  ``max_concepts``
-    takes the first N rows of each dataset (a quick look).
+    takes the first N rows of each dataset (a quick look).  A preset name in
+    ``models`` (``"paper"``: paper 000's 13 models) expands to its models;
+    those that need hub weights or an API key this machine lacks are listed
+    in ``skipped`` with the reason, and the others run.
     """
     cache = cache if cache is not None else EmbeddingCache()
     skipped: dict[str, str] = {}
-    models = list(models) if models is not None else _default_models(skipped)
+    if models is not None:
+        models, skipped = resolve_models(list(models))
+    else:
+        models = _default_models(skipped)
     loaded = _load_datasets(datasets, languages, max_concepts)
     params = {"n_boot": n_boot, "seed": seed}
     results: dict[tuple[str, str], SAResult] = {}

@@ -8,7 +8,8 @@ Pickers (each *is* an ``ipywidgets.VBox`` with an observable ``.value``):
   dataclass of that name is ``semanscope_nb.TierThresholds``) -- ``.value`` a ``semanscope_nb.TierThresholds``.
 * :class:`ProjectionPicker` -- ``.value`` :class:`~semanscope_nb.plots.projection.ProjectionSettings`.
 
-:class:`ExplorePanel` composes them with the alignment map and the score table.
+:class:`ExplorePanel` composes them with the alignment map and the score table;
+:class:`ComparePanel` puts 2-4 (model, dataset, languages, projection) slots side by side.
 
 >>> from semanscope_nb.widgets import ModelPicker
 >>> ModelPicker(value="multilingual-e5-small").value
@@ -29,14 +30,18 @@ TierThresholds = TierThresholdsPicker  # the widget; semanscope_nb.TierThreshold
 
 
 def __getattr__(name: str):  # ExplorePanel pulls in Altair; import it on first use
-    if name in ("ExplorePanel", "ExploreState"):
+    if name in ("ExplorePanel", "ExploreState", "PublicationSettings", "PUBLICATION"):
         from semanscope_nb.widgets import explore
 
         return getattr(explore, name)
+    if name in ("ComparePanel", "SlotState", "compare_slots"):
+        from semanscope_nb.widgets import compare
+
+        return getattr(compare, name)
     raise AttributeError(f"module 'semanscope_nb.widgets' has no attribute {name!r}")
 
 
 __all__ = [
-    "CSCPanel", "CSCPanelState", "run_csc", "DatasetChoice", "DatasetPicker", "ExplorePanel", "ExploreState", "ModelPicker", "ProjectionPicker",
-    "TierThresholds", "TierThresholdsPicker", "TierThresholdsWidget",
+    "CSCPanel", "CSCPanelState", "run_csc", "ComparePanel", "SlotState", "compare_slots", "DatasetChoice", "DatasetPicker", "ExplorePanel", "ExploreState", "ModelPicker", "ProjectionPicker",
+    "PublicationSettings", "TierThresholds", "TierThresholdsPicker", "TierThresholdsWidget",
 ]

@@ -180,12 +180,29 @@ class DatasetPicker(W.VBox):
     def load_folder(self, folder: str | os.PathLike | None) -> None:
         """List the CSVs of ``folder`` next to the bundled datasets (a bad folder shows a message, never raises)."""
         keep = self.dropdown.value
+        keep_languages = tuple(self.language_select.value)
+        self._loading = True  # the options reset moves the dropdown through other datasets: no value change for those
         try:
             self._refresh_options(folder)
             if keep in self.infos:
                 self.dropdown.value = keep
-            self._fill_languages()
         except Exception as exc:  # shown in the picker, not raised into the kernel log
+            self.message.value = _error_html(f"folder '{folder}': {type(exc).__name__}: {exc}")
+        finally:
+            self._loading = False
+        try:
+            info = self.infos.get(self.dropdown.value)
+            if info is not None and keep_languages and all(lang in info.languages for lang in keep_languages):
+                self._filling = True
+                try:
+                    self._set_language_options(info.languages)
+                    self.language_select.value = keep_languages
+                finally:
+                    self._filling = False
+                self._update_value()
+            else:
+                self._fill_languages()
+        except Exception as exc:
             self.message.value = _error_html(f"folder '{folder}': {type(exc).__name__}: {exc}")
 
     def _refresh_options(self, folder: str | os.PathLike | None) -> None:
@@ -213,6 +230,8 @@ class DatasetPicker(W.VBox):
             self.dropdown.value = options[0][1]
 
     def _fill_languages(self) -> None:
+        if getattr(self, "_loading", False):
+            return
         info = self.infos.get(self.dropdown.value)
         langs = info.languages if info else ()
         current = tuple(self.language_select.value)
@@ -226,7 +245,7 @@ class DatasetPicker(W.VBox):
                 )
         self._filling = True  # one value change per dataset switch, not one per intermediate widget state
         try:
-            self.language_select.options = list(langs)
+            self._set_language_options(langs)
             chosen = tuple(lang for lang in current if lang in langs)
             if len(chosen) < 2:
                 chosen = tuple(langs[:2])
@@ -234,6 +253,14 @@ class DatasetPicker(W.VBox):
         finally:
             self._filling = False
         self._update_value()
+
+    def _set_language_options(self, langs: Sequence[str]) -> None:
+        """New language options; the selection is cleared first, so the browser never gets an index past the
+        new options (ipywidgets' SelectMultiple view logs "Cannot set properties of undefined" otherwise)."""
+        if list(self.language_select.options) == list(langs):
+            return
+        self.language_select.value = ()
+        self.language_select.options = list(langs)
 
     def _update_value(self) -> None:
         if getattr(self, "_filling", False):

@@ -32,6 +32,18 @@ before the word at the insertion point and "pas" after it** ("Je ne mange pas",
 "n'" before a vowel), which is grammatical when that word is the verb but adds
 two tokens, so its overlap is not comparable with the one-token modes.
 
+Any other whitespace-separated language works without registering anything:
+give the terms directly, as the authors' tool takes them
+(``concept_separation(..., language="sv", fuzz_terms="en | ett",
+negation_terms="inte")``, or ``LanguageRules.from_terms("en | ett", "inte",
+code="sv")``); for a built-in language they replace its own terms.
+:func:`perturbation_preview` shows what the perturbations do to one typed
+sentence, with each variant's cosine to it.
+
+Kernel width: ``bandwidth=None`` (Scott's rule, ``n**(-1/5)`` x the std of
+each curve) is the default; ``bandwidth="paper"`` is the authors' fixed factor
+0.2 (see :func:`csc_curves`).
+
 Chinese, Japanese, Korean, Thai: **not supported** out of the box, and asking
 for them raises an error that says why: there is no article to insert as
 meaning-neutral noise, and there are no spaces, so "before each word" needs a
@@ -63,16 +75,34 @@ Example
 """
 
 from semanscope_nb._api import public_names as _public_names
-from semanscope_nb.metrics.csc.kde import CSCCurves, csc_curves, csc_overlap, kde_on_grid, kernel_sd
+from semanscope_nb.metrics.csc.bootstrap import ResampledStats, resampled_csc_stats
+from semanscope_nb.metrics.csc.kde import (
+    PAPER_BANDWIDTH,
+    CSCCurves,
+    bandwidth_factor,
+    csc_curves,
+    csc_overlap,
+    kde_on_grid,
+    kernel_sd,
+)
 from semanscope_nb.metrics.csc.languages import (
     LANGUAGE_RULES,
     LanguageRules,
     UnsupportedLanguageError,
     get_language_rules,
+    parse_terms,
     register_language_rules,
     supported_languages,
 )
 from semanscope_nb.metrics.csc.perturbation import Perturbation, candidate_perturbations, perturb_corpus, perturb_sentence
-from semanscope_nb.metrics.csc.separation import CSCGrid, CSCResult, concept_separation, concept_separation_grid, csc_table
+from semanscope_nb.metrics.csc.preview import PerturbationPreview, perturbation_preview
+from semanscope_nb.metrics.csc.separation import (
+    CSCGrid,
+    CSCResult,
+    concept_separation,
+    concept_separation_grid,
+    csc_table,
+    rules_for,
+)
 
 __all__ = _public_names(globals())

@@ -19,15 +19,45 @@ _BIN_OVERSAMPLE = 4  # the binned route bins at a quarter of the grid step
 _KERNEL_REACH = 8.0  # kernel truncated at 8 sd (relative mass lost < 1e-15)
 
 
+PAPER_BANDWIDTH = 0.2  # the authors' demo: gaussian_kde with covariance_factor = 0.2 ("kernel width")
+BANDWIDTH_PRESETS = ("scott", "silverman", "paper")
+
+
 def _validate_grid(resolution: Any, bandwidth: Any) -> None:
     if isinstance(resolution, bool) or not isinstance(resolution, (int, np.integer)) or resolution < 10:
         raise ValueError(f"resolution must be an integer >= 10 (grid points over [-1, 1]), got {resolution!r}")
     if bandwidth is None or isinstance(bandwidth, str):
-        if isinstance(bandwidth, str) and bandwidth not in ("scott", "silverman"):
-            raise ValueError(f"bandwidth must be None, 'scott', 'silverman' or a number > 0, got {bandwidth!r}")
+        if isinstance(bandwidth, str) and bandwidth not in BANDWIDTH_PRESETS:
+            raise ValueError(f"bandwidth must be None, 'scott', 'silverman', 'paper' or a number > 0, got {bandwidth!r}")
         return
     if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float, np.number)) or not math.isfinite(bandwidth) or bandwidth <= 0:
         raise ValueError(f"bandwidth must be > 0 (scipy's bw_method factor; None = Scott's rule), got {bandwidth!r}")
+
+
+def bandwidth_factor(n: Any, bandwidth: float | str | None = None) -> Any:
+    """The factor scipy's ``gaussian_kde`` multiplies the sample std by, for ``n`` samples (scalar or array).
+
+    ``None``/``'scott'``: ``n**(-1/5)``; ``'silverman'``: ``(3n/4)**(-1/5)``;
+    ``'paper'``: the fixed 0.2 of the authors' demo (whatever ``n``); a number: itself.
+
+    >>> round(bandwidth_factor(1000), 4), bandwidth_factor(1000, "paper"), bandwidth_factor(1000, 0.5)
+    (0.2512, 0.2, 0.5)
+    """
+    n = np.asarray(n, dtype=np.float64)
+    if bandwidth is None or bandwidth == "scott":
+        out = n ** (-1.0 / 5)
+    elif bandwidth == "silverman":
+        out = (n * 3.0 / 4.0) ** (-1.0 / 5)
+    elif bandwidth == "paper":
+        out = np.full(n.shape, PAPER_BANDWIDTH)
+    else:
+        out = np.full(n.shape, float(bandwidth))
+    return float(out) if out.ndim == 0 else out
+
+
+def scipy_bw_method(bandwidth: float | str | None) -> float | str | None:
+    """``bandwidth`` as scipy's ``bw_method`` argument ('paper' becomes 0.2)."""
+    return PAPER_BANDWIDTH if bandwidth == "paper" else bandwidth
 
 
 SIM_TOLERANCE = 1e-6  # rounding of a computed cosine (float32: ~1e-7) may step this far outside [-1, 1]
@@ -59,11 +89,10 @@ def _as_sims(values: Any, name: str) -> np.ndarray:
 
 
 def kernel_sd(samples: Any, bandwidth: float | str | None = None) -> float:
-    """The Gaussian kernel's standard deviation that ``scipy.stats.gaussian_kde(samples, bw_method=bandwidth)`` uses.
+    """The Gaussian kernel's standard deviation: ``bandwidth_factor(n, bandwidth) * std(samples, ddof=1)``.
 
-    ``factor * std(samples, ddof=1)``, factor = Scott's ``n**(-1/5)`` (None or
-    'scott'), Silverman's ``(3n/4)**(-1/5)``, or the scalar ``bandwidth`` itself
-    (scipy's definitions for 1-D data; the tests check them against scipy).
+    This is what ``scipy.stats.gaussian_kde(samples, bw_method=bandwidth)`` uses
+    (the tests check it against scipy); ``'paper'`` is ``bw_method=0.2``.
     0.0 for fewer than two distinct values (no KDE exists then).
 
     >>> round(kernel_sd([0.0, 1.0], 0.5), 4)
@@ -72,14 +101,7 @@ def kernel_sd(samples: Any, bandwidth: float | str | None = None) -> float:
     x = np.asarray(samples, dtype=np.float64)
     if x.size < 2 or np.ptp(x) == 0:
         return 0.0
-    n = x.size
-    if bandwidth is None or bandwidth == "scott":
-        factor = n ** (-1.0 / 5)
-    elif bandwidth == "silverman":
-        factor = (n * 3.0 / 4.0) ** (-1.0 / 5)
-    else:
-        factor = float(bandwidth)
-    return float(factor * np.std(x, ddof=1))
+    return float(bandwidth_factor(x.size, bandwidth) * np.std(x, ddof=1))
 
 
 def _linear_bin(x: np.ndarray, start: float, dx: float, size: int) -> np.ndarray:
@@ -139,13 +161,13 @@ def kde_on_grid(
         c = float(np.clip(x[0], grid[0], grid[-1]))
         return _linear_bin(np.array([c]), float(grid[0]), dx, grid.size), "point-mass"
     if method == "direct":
-        return scipy.stats.gaussian_kde(x, bw_method=bandwidth).evaluate(grid), "direct"
+        return scipy.stats.gaussian_kde(x, bw_method=scipy_bw_method(bandwidth)).evaluate(grid), "direct"
     if method == "windowed" or (method == "auto" and sd < _BINNED_MIN_SD_STEPS * dx):
         return _windowed_exact(x, grid, sd), "windowed"
     h = dx / _BIN_OVERSAMPLE  # bins finer than the grid; every _BIN_OVERSAMPLE-th output is a grid point
     half = int(math.ceil(_KERNEL_REACH * sd / h))
     if method == "auto" and half > 2_000_000:  # absurdly wide kernel: the FFT arrays would be huge
-        return scipy.stats.gaussian_kde(x, bw_method=bandwidth).evaluate(grid), "direct"
+        return scipy.stats.gaussian_kde(x, bw_method=scipy_bw_method(bandwidth)).evaluate(grid), "direct"
     lo = min(float(grid[0]), float(x.min())) - half * h
     hi = max(float(grid[-1]), float(x.max())) + half * h
     k_lo = int(math.floor((lo - grid[0]) / h)) - 1
@@ -187,9 +209,17 @@ def csc_curves(
 ) -> CSCCurves:
     """Both CSC curves: KDE on ``np.linspace(-1, 1, resolution)``, each normalised to sum 1 (paper eq. 1).
 
-    ``bandwidth`` is scipy's ``bw_method``: None = Scott's rule, 'silverman',
-    or a scalar factor (kernel sd = factor x the sample's standard deviation),
-    applied to each curve separately.  Each input must be 1-D, finite and in
+    ``bandwidth`` sets the kernel sd = factor x the curve's sample standard
+    deviation, for each curve separately (scipy's ``bw_method``):
+
+    * ``None`` / ``'scott'`` (default): factor ``n**(-1/5)``, so it shrinks with
+      the number of similarities ``n`` (0.40 at n=100, 0.25 at n=1,000, 0.16 at
+      n=10,000);
+    * ``'paper'``: the fixed factor 0.2 of the authors' demo (``gaussian_kde``
+      with ``covariance_factor = 0.2``, their "kernel width"): narrower than
+      Scott's below n = 0.2**-5 = 3,125 similarities, wider above; use it to
+      compare overlaps with the authors' tool;
+    * ``'silverman'``: ``(3n/4)**(-1/5)``; a number: that factor.  Each input must be 1-D, finite and in
     [-1, 1] (excursions up to ``SIM_TOLERANCE`` from rounding are clipped);
     anything else raises ``ValueError`` naming the argument.
 

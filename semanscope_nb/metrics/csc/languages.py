@@ -9,7 +9,7 @@ Layer: metrics.  Imports :mod:`semanscope_nb.errors` and the data layer only.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal, Sequence
 
 from semanscope_nb.data.words import language_code
@@ -61,6 +61,33 @@ class LanguageRules:
         if self.segmentation not in ("whitespace", "character"):
             raise ValueError(f"LanguageRules '{self.code}': segmentation must be 'whitespace' or 'character'")
 
+    @classmethod
+    def from_terms(
+        cls, fuzz_terms: str | Sequence[str], negation_terms: str | Sequence[str], *, code: str = "custom",
+        name: str | None = None, base: "LanguageRules | None" = None,
+        segmentation: Literal["whitespace", "character"] | None = None,
+    ) -> "LanguageRules":
+        """Rules from free-form terms, as the authors' tool takes them (``"the | a"``, ``"not"``).
+
+        Each of ``fuzz_terms`` / ``negation_terms`` is a ``|``-separated string
+        or a list of strings.  ``base`` keeps that language's other rules
+        (auxiliaries, wrap, elisions); otherwise the language is split on
+        whitespace.  Nothing is registered (see :func:`register_language_rules`).
+
+        >>> r = LanguageRules.from_terms("en | ett", ["inte"], code="sv", name="Swedish")
+        >>> r.articles, r.negations, r.segmentation
+        (('en', 'ett'), ('inte',), 'whitespace')
+        """
+        arts, negs = parse_terms(fuzz_terms, "fuzz_terms"), parse_terms(negation_terms, "negation_terms")
+        if base is not None:
+            return replace(base, articles=arts, negations=negs, name=name or base.name,
+                           segmentation=segmentation or base.segmentation,
+                           notes=f"terms given directly: fuzz {' | '.join(arts)}; negation {' | '.join(negs)}")
+        if not isinstance(code, str) or not code.strip():
+            raise ValueError(f"code must be a non-empty string such as 'sv', got {code!r}")
+        return cls(code.strip(), name or code.strip(), arts, negs, segmentation=segmentation or "whitespace",
+                   notes=f"terms given directly: fuzz {' | '.join(arts)}; negation {' | '.join(negs)}")
+
     def words(self, sentence: str) -> list[str]:
         """The sentence's words (whitespace split, or characters)."""
         return list(sentence.replace(" ", "")) if self.segmentation == "character" else sentence.split()
@@ -70,6 +97,24 @@ class LanguageRules:
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(asdict(self)))
+
+
+def parse_terms(terms: Any, name: str = "terms") -> tuple[str, ...]:
+    """``"the | a"`` or ``["the", "a"]`` as a tuple of stripped, non-empty, distinct terms (order kept).
+
+    >>> parse_terms(" the |a | the")
+    ('the', 'a')
+    """
+    if isinstance(terms, str):
+        parts = terms.split("|")
+    elif isinstance(terms, (list, tuple)) and all(isinstance(t, str) for t in terms):
+        parts = list(terms)
+    else:
+        raise ValueError(f"{name} must be a '|'-separated string ('the | a') or a list of strings, got {terms!r}")
+    out = tuple(dict.fromkeys(t.strip() for t in parts if t.strip()))
+    if not out:
+        raise ValueError(f"{name} holds no term (got {terms!r}); give at least one, e.g. 'the | a'")
+    return out
 
 
 LANGUAGE_RULES: dict[str, LanguageRules] = {}

@@ -143,9 +143,13 @@ def perturb_corpus(
     max_per_sentence: int = 3,
     seed: int = 0,
     negation: NegationMode = "particle",
+    rules: LanguageRules | None = None,
 ) -> list[Perturbation]:
-    """Fuzz and negation variants of every sentence (``sentence`` = index into ``sentences``)."""
-    rules = get_language_rules(language)
+    """Fuzz and negation variants of every sentence (``sentence`` = index into ``sentences``).
+
+    ``rules`` overrides the table entry of ``language`` (e.g. ``LanguageRules.from_terms(...)``).
+    """
+    rules = rules or get_language_rules(language)
     out: list[Perturbation] = []
     for i, s in enumerate(sentences):
         for kind in ("fuzz", "negation"):

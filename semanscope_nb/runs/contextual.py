@@ -1,0 +1,223 @@
+"""Paper 001's comparison on the shared data: iso-type vs avg-type vs token anchors, orig vs Procrustes vs MIM,
+evaluated on BTSR-style sense retrieval and on lexicon induction (nearest neighbour and CSLS).
+
+For each target language L (``de``: Tatoeba deu-eng; ``zh``: SIB-200 zho_Hans-eng_Latn, since the shared
+Tatoeba has no Chinese) and English:
+
+1. a seeded sample of ``n_sentences`` parallel pairs is encoded (word vectors, mean of layers 1..n);
+   half of the pairs (the *anchor half*) may give anchors, the other half (the *evaluation half*) is only
+   used by BTSR;
+2. a MUSE ``en-L`` test split (``n_test_words`` source words, seeded) is held out; every anchor set drops
+   its words and the fit asserts it;
+3. anchors: avg-type (dictionary words found in the anchor half, plus any ``extra_corpus``), iso-type (the
+   same pairs, words encoded alone), token (aligned words of the anchor half);
+4. every anchor set fits Procrustes and Procrustes+MIM; ``orig`` is no map at all;
+5. BTSR on the evaluation half (contextual tokens and a type-average baseline) and BDI over a target pool
+   (the test golds plus a seeded sample of the MUSE target vocabulary; ``bdi_pool=None``: all of it).
+
+Example
+-------
+>>> from semanscope_nb.runs.contextual import resolve_encoders
+>>> sorted(resolve_encoders({"en": "multilingual-e5-small", "de": "multilingual-e5-small"}, ["en", "de"]))
+['de', 'en']
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from semanscope_nb.data.bitext import read_tatoeba, sib200_parallel
+from semanscope_nb.data.dictionaries import read_muse_dictionary, split_dictionary
+from semanscope_nb.metrics.contextual import (
+    Anchors,
+    EncodedCorpus,
+    avg_type_anchors,
+    encode_corpus,
+    find_occurrences,
+    fit_anchor_alignment,
+    iso_type_anchors,
+    lexicon_induction_vectors,
+    sense_retrieval,
+    token_anchors,
+    token_pairs,
+)
+
+__all__ = ["ContextualReport", "contextual_comparison", "parallel_sample", "resolve_encoders"]
+
+
+def resolve_encoders(encoders: Any, languages: Sequence[str]) -> dict[str, Any]:
+    """language -> token encoder, from one id/encoder or a mapping language -> id/encoder (loaded lazily)."""
+    from semanscope_nb.models.tokens import load_token_encoder
+
+    def one(e: Any) -> Any:
+        return load_token_encoder(e) if isinstance(e, str) else e
+
+    if isinstance(encoders, Mapping):
+        missing = [lang for lang in languages if lang not in encoders]
+        if missing:
+            raise ValueError(f"encoders has no entry for language(s) {missing}")
+        cache: dict[Any, Any] = {}
+        return {lang: cache.setdefault(encoders[lang], one(encoders[lang])) if isinstance(encoders[lang], str)
+                else encoders[lang] for lang in languages}
+    enc = one(encoders)
+    return {lang: enc for lang in languages}
+
+
+def parallel_sample(language: str, n: int, *, seed: int = 0):
+    """(L sentences, English sentences, corpus) for ``de`` (Tatoeba) or ``zh`` (SIB-200 test+dev), seeded sample."""
+    if language == "zh":
+        parts = [sib200_parallel("zho_Hans", "eng_Latn", split=s) for s in ("test", "dev")]
+        src = sum((list(p.source_texts) for p in parts), [])
+        eng = sum((list(p.target_texts) for p in parts), [])
+        meta = {"name": "sib200-zho_Hans-eng_Latn(test+dev)", "sha256": parts[0].sha256 + parts[1].sha256}
+    else:
+        c = read_tatoeba(language)
+        src, eng, meta = list(c.source_texts), list(c.target_texts), {"name": c.name, "sha256": c.sha256}
+    if n > len(src):
+        raise ValueError(f"n={n} exceeds the {len(src)} parallel pairs of {meta['name']}")
+    pick = np.sort(np.random.default_rng(seed).choice(len(src), n, replace=False))
+    return [src[i] for i in pick], [eng[i] for i in pick], meta
+
+
+@dataclass
+class ContextualReport:
+    """The comparison table plus the anchors and what was dropped (per language)."""
+
+    table: pd.DataFrame
+    anchors: dict[str, dict[str, Anchors]]
+    notes: list[str] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+def _row(language, anchors, mapping, task, score) -> dict[str, Any]:
+    out = {"language": f"en-{language}", "anchors": anchors, "mapping": mapping, "task": task,
+           "n_queries": score.n_queries, "pool": score.pool_size}
+    for k in (1, 5):
+        out[f"P@{k}"] = score.accuracy[k]
+        out[f"P@{k} lo"], out[f"P@{k} hi"] = score.interval[k]
+    return out
+
+
+def contextual_comparison(
+    languages: Sequence[str] = ("de", "zh"),
+    *,
+    encoders: Any = "multilingual-e5-small",
+    n_sentences: int = 300,
+    n_test_words: int = 100,
+    n_anchor_words: int = 300,
+    bdi_pool: int | None = 1000,
+    btsr_pool: int = 1000,
+    max_occurrences: int = 20,
+    extra_corpus: Mapping[str, Sequence[str]] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    progress: bool = False,
+) -> ContextualReport:
+    """Run the comparison (see the module docstring); ``encoders`` may differ per language (a mapping)."""
+    rows, notes, all_anchors = [], [], {}
+    encs = resolve_encoders(encoders, ["en", *languages])
+    for lang in languages:
+        say = print if progress else (lambda *a, **k: None)
+        src_l, src_en, meta = parallel_sample(lang, n_sentences, seed=seed)
+        say(f"en-{lang}: encoding {2 * n_sentences} sentences")
+        c_en = encode_corpus(encs, src_en, "en")
+        c_l = encode_corpus(encs, src_l, lang)
+        pairs = token_pairs(c_en, c_l)
+        half = set(np.random.default_rng(seed + 1).permutation(n_sentences)[: n_sentences // 2].tolist())
+        d = read_muse_dictionary(f"en-{lang}")
+        split = split_dictionary(d, n_train=0, n_test=n_test_words, seed=seed)
+        test_pairs = list(split.test.pairs)
+        test_src = {s for s, _ in test_pairs}
+        # avg-type corpus: the anchor half (+ extra sentences); avg/iso anchor pairs: dictionary pairs found there
+        anchor_idx = sorted(half)
+        extra = dict(extra_corpus or {})
+        corp_en = _anchor_corpus(c_en, anchor_idx, extra.get("en", ()), encs)
+        corp_l = _anchor_corpus(c_l, anchor_idx, extra.get(lang, ()), encs)
+        cand = [(s, t) for s, t in d.pairs if s not in test_src]
+        occ_s = find_occurrences(corp_en, list(dict.fromkeys(s for s, _ in cand)))
+        occ_t = find_occurrences(corp_l, list(dict.fromkeys(t for _, t in cand)))
+        found_all = [(s, t) for s, t in cand if occ_s[s] and occ_t[t]]
+        found = found_all[:n_anchor_words]
+        notes.append(f"en-{lang}: {len(found_all)} of {len(cand)} non-test dictionary pairs occur in the anchor corpus "
+                     f"(both words); {len(found)} used")
+        if len(found) < 2:
+            raise ValueError(f"en-{lang}: only {len(found)} dictionary pairs occur in the anchor corpus: raise n_sentences")
+        say(f"en-{lang}: {len(found)} dictionary pairs found in context; iso/avg/token anchors")
+        anchors = {
+            "avg": avg_type_anchors(found, corp_en, corp_l, max_occurrences=max_occurrences, seed=seed),
+            "iso": iso_type_anchors(encs, found, source_language="en", target_language=lang),
+            "token": token_anchors(pairs, sentences=anchor_idx, exclude_source_words=test_src),
+        }
+        all_anchors[lang] = anchors
+        notes.append(f"en-{lang}: anchors iso={len(anchors['iso'])}, avg={len(anchors['avg'])}, token={len(anchors['token'])}")
+        maps: dict[tuple[str, str], Any] = {("none", "orig"): None}
+        for kind, a in anchors.items():
+            for mim in (False, True):
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    maps[(kind, "MIM" if mim else "procrustes")] = fit_anchor_alignment(a, mim=mim, test_pairs=test_pairs)
+                notes += [f"en-{lang} {kind}{'+MIM' if mim else ''}: {w.message}" for w in caught]
+        # evaluation pairs: only the other half of the sentences
+        eval_pairs = _subset(pairs, [i for i in range(n_sentences) if i not in half])
+        # BDI vocabulary: test golds + a seeded sample of the target vocabulary, words encoded alone
+        vocab = d.target_words()
+        gold_t = list(dict.fromkeys(t for _, t in test_pairs))
+        others = [w for w in vocab if w not in set(gold_t)]
+        if bdi_pool is not None and bdi_pool < len(vocab):
+            k = max(0, bdi_pool - len(gold_t))
+            others = [others[i] for i in np.sort(np.random.default_rng(seed + 2).choice(len(others), k, replace=False))]
+        pool_words = gold_t + others
+        src_words = list(dict.fromkeys(s for s, _ in test_pairs))
+        say(f"en-{lang}: encoding {len(src_words)} + {len(pool_words)} words for BDI")
+        S = _iso_vectors(encs["en"], src_words, "en")
+        T = _iso_vectors(encs[lang], pool_words, lang)
+        for (kind, mapping), al in maps.items():
+            Sm, Tm = (S, T) if al is None else (al.map_source(S), al.map_target(T))
+            for method in ("nn", "csls"):
+                r = lexicon_induction_vectors(Sm, src_words, Tm, pool_words, test_pairs, method=method, ks=(1, 5),
+                                              n_boot=n_boot, seed=seed)
+                rows.append(_row(lang, kind, mapping, f"BDI-{method}", r))
+            for base in (False, True):
+                r = sense_retrieval(eval_pairs, alignment=al, pool_size=btsr_pool, ks=(1, 5), n_boot=n_boot, seed=seed,
+                                    baseline=base)
+                rows.append(_row(lang, kind, mapping, "BTSR-type-avg" if base else "BTSR", r))
+        notes.append(f"en-{lang}: parallel data {meta['name']}; BDI pool {len(pool_words)} of {len(vocab)} target words")
+    prov = {"encoders": {k: {"model": getattr(e, "model_id", "?"), "version": str(getattr(e, "version", "?"))}
+                         for k, e in encs.items()},
+            "parameters": {"languages": list(languages), "n_sentences": n_sentences, "n_test_words": n_test_words,
+                           "n_anchor_words": n_anchor_words, "bdi_pool": bdi_pool, "btsr_pool": btsr_pool,
+                           "max_occurrences": max_occurrences, "n_boot": n_boot, "seed": seed}}
+    return ContextualReport(pd.DataFrame(rows), all_anchors, notes, prov)
+
+
+def _anchor_corpus(corpus: EncodedCorpus, rows: Sequence[int], extra: Sequence[str], encs: Any) -> EncodedCorpus:
+    """The anchor half of an encoded corpus (no re-encoding) plus any extra sentences (encoded here)."""
+    sents = [corpus.sentences[i] for i in rows]
+    toks = [corpus.tokens[i] for i in rows]
+    prov = {**corpus.provenance, "rows": "anchor half", "n_sentences": len(rows)}
+    if extra:
+        more = encode_corpus(encs, list(extra), corpus.language)
+        sents += list(more.sentences)
+        toks += list(more.tokens)
+        prov["extra"] = more.provenance
+    return EncodedCorpus(corpus.language, tuple(sents), tuple(toks), prov)
+
+
+def _iso_vectors(enc: Any, words: list[str], language: str) -> np.ndarray:
+    res = enc.encode_tokens(words, language, spans=[[(0, len(w))] for w in words])
+    return np.stack([r.vectors[0] for r in res]).astype(np.float64)
+
+
+def _subset(pairs, sentences: Sequence[int]):
+    from dataclasses import replace
+
+    keep = np.flatnonzero(np.isin(pairs.sentence, list(sentences)))
+    return replace(pairs, sentence=pairs.sentence[keep], source_words=tuple(pairs.source_words[r] for r in keep),
+                   target_words=tuple(pairs.target_words[r] for r in keep), source=pairs.source[keep],
+                   target=pairs.target[keep])
