@@ -303,6 +303,36 @@ def test_artefacts_identical_strings_and_degenerate_vectors():
     assert any("surface identity" in n and "1 of 6" in n for n in notes) and any("'zh'" in n and "3 distinct" in n for n in notes)
 
 
+def test_degenerate_groups_match_a_plain_pairwise_loop_across_blocks_and_hash_collisions(monkeypatch):
+    from semanscope_nb.metrics import artefacts
+
+    rng = np.random.default_rng(7)
+    n, tol = 300, 1e-6
+    v = rng.normal(size=(n, 5))
+    v[[40, 170, 299]] = v[3]  # one group spanning three blocks
+    v[[60, 61]] = 2.5 * v[59]  # same direction, other length: the same unit vector
+    v[80] = v[81] + 1e-12  # agrees far below tol
+    v[120] = 0.0  # a zero row (NaN unit) pairs with nothing but another zero row
+    words = tuple(f"w{i}" for i in range(n))
+    aw = _aw({"en": v, "de": rng.normal(size=(n, 5))}, words=(words, tuple(f"d{i}" for i in range(n))))
+
+    def plain():  # every pair of rows, straight from the definition: unit vectors rounded to tol agree
+        keys = [tuple(round(x / tol) for x in np.nan_to_num(r / np.linalg.norm(r) if np.linalg.norm(r) else r * np.nan))
+                for r in v]
+        groups = {}
+        for i in range(n):
+            groups.setdefault(keys[i], []).append(words[i])
+        return sorted(tuple(g) for g in groups.values() if len(g) > 1)
+
+    want = plain()
+    assert sorted(artefacts.degenerate_vector_groups(aw, tol=tol)["en"]) == want and len(want) == 3
+    monkeypatch.setattr(artefacts, "_HASH_BLOCK", 7)  # many blocks
+    assert sorted(artefacts.degenerate_vector_groups(aw, tol=tol)["en"]) == want
+    # every row hashing alike (the worst collision) still yields only the true groups
+    monkeypatch.setattr(artefacts, "_hash_salt", lambda dims: np.zeros(dims, dtype=np.int64))
+    assert sorted(artefacts.degenerate_vector_groups(aw, tol=tol)["en"]) == want
+
+
 def test_language_centring_removes_a_constant_offset():
     rng = np.random.default_rng(4)
     e = rng.normal(size=(60, 8))

