@@ -330,7 +330,10 @@ def test_download_row_uses_the_remembered_publication_settings(panel):
         chart = panel.publication_chart()
         spec = chart.to_dict()
         assert spec["width"] == 300 and spec["config"]["axis"]["labelFontSize"] == explore.PUBLICATION.font_size
+        panel.select([panel.result.concept_labels[0]])  # labels the concept in English and Chinese
         row = panel.prepare_downloads()
+        svg = base64.b64decode(re.search(r'data:image/svg\+xml;base64,([^"]+)', row).group(1)).decode()
+        assert "@font-face" in svg  # the downloaded SVG carries its CJK face (renders on machines without it)
         for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml"), ("pdf", "application/pdf"), ("html", "text/html")):
             assert f'.{fmt}" href="data:{mime};base64,' in row
         png = base64.b64decode(re.search(r'data:image/png;base64,([^"]+)', row).group(1))

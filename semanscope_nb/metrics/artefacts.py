@@ -64,8 +64,11 @@ _HASH_BLOCK = 8192  # rows rounded at a time (bounds the temporaries to a few MB
 
 def _rounded_keys(v: np.ndarray, tol: float) -> np.ndarray:
     """Integer keys of the unit rows of ``v`` rounded to ``tol`` (equal keys = vectors that agree to ``tol``)."""
-    unit = _unit_rows(np.asarray(v, dtype=np.float64))[0]  # overflow- and underflow-safe
-    return np.round(np.nan_to_num(unit) / tol).astype(np.int64)
+    unit = _unit_rows(np.asarray(v, dtype=np.float64))[0]  # overflow- and underflow-safe; a zero row is NaN
+    np.divide(unit, tol, out=unit)
+    np.rint(unit, out=unit)
+    unit[np.isnan(unit)] = 0.0  # in place: np.nan_to_num would also scan for infinities (none in unit rows)
+    return unit.astype(np.int64)
 
 
 def _hash_salt(dims: int) -> np.ndarray:

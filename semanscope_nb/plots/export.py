@@ -316,11 +316,12 @@ def chart_bytes(chart: Any, format: Literal["png", "svg", "pdf", "html"] = "png"
 
 
 def download_link(chart: Any, format: Literal["png", "svg", "pdf", "html"] = "png", *, filename: str = "chart",
-                  label: str | None = None) -> str:
+                  label: str | None = None, svg_fonts: Literal["system", "embed"] = "system") -> str:
     """An HTML ``<a download>`` link holding the chart as a ``data:`` URI: a download button that needs no server.
 
     Put it in an ``ipywidgets.HTML`` (or ``IPython.display.HTML``); the browser
-    saves ``<filename>.<format>`` when clicked, offline.
+    saves ``<filename>.<format>`` when clicked, offline.  ``svg_fonts="embed"``: an SVG
+    carries its CJK face (see :func:`chart_bytes`).
 
     >>> import altair as alt
     >>> c = alt.Chart(alt.InlineData(values=[{"v": 1}])).mark_bar().encode(y="v:Q")
@@ -331,7 +332,7 @@ def download_link(chart: Any, format: Literal["png", "svg", "pdf", "html"] = "pn
     import html
 
     fmt = format.lower()
-    data = base64.b64encode(chart_bytes(chart, fmt)).decode("ascii")  # type: ignore[arg-type]
+    data = base64.b64encode(chart_bytes(chart, fmt, svg_fonts=svg_fonts)).decode("ascii")  # type: ignore[arg-type]
     name = html.escape(f"{filename}.{fmt}", quote=True)
     text = html.escape(label or f"download {fmt.upper()}")
     return f'<a download="{name}" href="data:{_MIME[fmt]};base64,{data}">{text}</a>'

@@ -70,7 +70,7 @@ from semanscope_nb.plots.projection import (
     default_projection_cache,
     project_dataset,
 )
-from semanscope_nb.provenance import package_info, utc_now
+from semanscope_nb.provenance import atomic_write_text, package_info, utc_now
 from semanscope_nb.runs.evaluate import aligned_words, embed_dataset
 from semanscope_nb.runs.verdicts import language_pairs
 from semanscope_nb.widgets.pickers import (
@@ -362,7 +362,8 @@ class ExplorePanel(W.VBox):
                     data = base64.b64encode(chart_bytes(chart, "png", scale=PUBLICATION.scale)).decode("ascii")
                     links.append(f'<a download="{html.escape(name)}.png" href="data:image/png;base64,{data}">PNG</a>')
                 else:
-                    links.append(download_link(chart, fmt, filename=name, label=fmt.upper()))  # type: ignore[arg-type]
+                    links.append(download_link(chart, fmt, filename=name, label=fmt.upper(),  # type: ignore[arg-type]
+                                               svg_fonts="embed"))  # the SVG keeps its CJK glyphs on any machine
             self.downloads.value = " · ".join(links)
         except Exception as exc:  # shown beside the button
             self.downloads.value = _error_html(f"export failed: {type(exc).__name__}: {exc}")
@@ -389,9 +390,7 @@ class ExplorePanel(W.VBox):
 
     def save_state(self, path: str | os.PathLike) -> Path:
         """Write the panel state (model, dataset, languages, thresholds, projection, search, selection) as JSON."""
-        path = Path(path)
-        path.write_text(json.dumps(self.state.to_json(), indent=1, ensure_ascii=False), encoding="utf-8")
-        return path
+        return atomic_write_text(Path(path), json.dumps(self.state.to_json(), indent=1, ensure_ascii=False))
 
     def load_state(self, path_or_dict: str | os.PathLike | dict) -> None:
         """Set every picker from a saved state, then redraw once (an unknown dataset or model shows a message)."""
