@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import re
 
-import nbformat
 import pytest
-from notebook_runner import NOTEBOOKS, cell_outputs_text, run_notebook
+from notebook_runner import cell_outputs_text, run_notebook
 
 import semanscope_nb as snb
 
 pytestmark = pytest.mark.slow
 NAME = "07-contextual-alignment.ipynb"
-
-
-def test_committed_notebook_has_no_outputs_and_a_parameters_cell():
-    nb = nbformat.read(NOTEBOOKS / NAME, as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert "parameters" in code[0].metadata.get("tags", [])
-    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code)
 
 
 def test_notebook_runs_small_and_shows_the_papers_comparison():

@@ -112,6 +112,11 @@ def test_cache_faults_are_named_not_tracebacks(tmp_path):
     named = [ln for ln in garbage_out.stderr.splitlines() if "embeddings.sqlite" in ln]
     assert len(named) == 1 and named[0].startswith("semanscope: warning: ") and str(garbage) in named[0], garbage_out.stderr
     assert "SA cosine" in garbage_out.stdout and list(garbage.glob("embeddings.sqlite.damaged-*"))
+    # our own cache, token-level table included, is of course accepted
+    ours = tmp_path / "ours"
+    snb.EmbeddingCache(ours).put_token_entries("tokens|m", [("entry", "{}", b"")])
+    (mine,) = _run(sa + (ours,))
+    assert mine.returncode == 0 and "SA cosine" in mine.stdout, mine.stderr[-1500:]
 
 
 def test_damaged_job_files_are_recomputed_and_named(tmp_path):

@@ -219,19 +219,15 @@ def csls_scores_topk(queries: Any, corpus: Any, *, k: int = 10, knn: int = 10, m
 
 
 @dataclass(frozen=True)
-class BDIResult:
-    """Bilingual lexicon induction: P@K over test source words against a full target vocabulary."""
+class BDIResult(RetrievalScore):
+    """Bilingual lexicon induction: P@K over test source words against a full target vocabulary.
 
-    accuracy: dict[int, float]
-    interval: dict[int, tuple[float, float]]
-    method: str
-    n_queries: int
-    pool_size: int
-    predictions: tuple[str, ...]
-    provenance: dict[str, Any] = field(default_factory=dict)
+    Beside :class:`RetrievalScore`'s fields: the retrieval ``method`` ("nn" or "csls") and each
+    query's top-1 target word (``predictions``).
+    """
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    method: str = "nn"
+    predictions: tuple[str, ...] = ()
 
 
 def lexicon_induction_vectors(
@@ -273,8 +269,8 @@ def lexicon_induction_vectors(
     score = precision_at_k(ranks, ks=ks, n_boot=n_boot, seed=seed, pool_size=len(target_words))
     prov = {"method": method, "knn": knn, "ks": list(ks), "n_boot": n_boot, "seed": seed,
             "data_sha": _sha(list(source_words), list(target_words), sorted(gold)), **dict(provenance or {})}
-    return BDIResult(score.accuracy, score.interval, method, len(q_rows), len(target_words),
-                     tuple(target_words[idx[i, 0]] for i in q_rows), prov)
+    return BDIResult(score.accuracy, score.interval, len(q_rows), len(target_words), prov, method=method,
+                     predictions=tuple(target_words[idx[i, 0]] for i in q_rows))
 
 
 # --------------------------------------------------------------------------- encoding a corpus, finding words

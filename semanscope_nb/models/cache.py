@@ -81,6 +81,7 @@ CREATE TABLE IF NOT EXISTS token_vectors (
     PRIMARY KEY (model_key, entry)
 ) WITHOUT ROWID;
 """
+CACHE_TABLES = ("vectors", "token_vectors")  # every table this cache writes (anything else is another program's file)
 _DB_NAME = "embeddings.sqlite"
 _SQL_VARS = 500  # parameters per IN (...) query
 _T = TypeVar("_T")

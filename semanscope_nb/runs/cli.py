@@ -117,7 +117,9 @@ def _check_cache_file(db: Path) -> None:
         return  # not a database (the cache moves it aside and starts a new one), or locked
     finally:
         con.close()
-    foreign = sorted(t for t in tables if t != "vectors" and not t.startswith("sqlite_"))
+    from semanscope_nb.models.cache import CACHE_TABLES
+
+    foreign = sorted(t for t in tables if t not in CACHE_TABLES and not t.startswith("sqlite_"))
     expected = _expected_cache_columns()
     wrong = columns is not None and expected is not None and columns != expected
     if foreign or wrong:
