@@ -95,6 +95,8 @@ The Euclidean inter spread enumerates every tuple (about 0.1-0.3 s per 100,000
 tuples); the paper's own files stay below 130.  Pass ``max_tuples_per_row`` to
 override it (None: no limit).
 """
+#: when fewer than this share of concepts is left once artefacts are excluded, the verdict says it covers only them
+MIN_JUDGED_SHARE = 0.5
 COLLAPSE_DISTANCE = 1e-6  # paper App. A.6: max pairwise embedding distance below this = collapsed
 ROUNDING_FLOOR = 1e-12  # D_intra + D_inter below this (cosine; Euclidean in units of the largest coordinate) = zero
 BOOT_METHODS = {"percentile": "percentile", "basic": "basic", "bca": "BCa"}
@@ -230,6 +232,10 @@ class SAResult:
         if self.chance_excluding is not None:
             left_out = " and ".join(f"{n} {reason}" for reason, n in self.excluded_concepts.items())
             text += f"; judged without the {left_out} concepts (SA with them: {self.cosine.sa:.3f})"
+            judged = self.n_concepts - sum(self.excluded_concepts.values())
+            if judged < MIN_JUDGED_SHARE * self.n_concepts:
+                text += (f"; caution: only {judged} of {self.n_concepts} concepts ({judged / self.n_concepts:.0%}) are "
+                         "left, the ones the model did not collapse or copy, so the verdict speaks for them alone")
         straddle = straddle_note(v.sa.ci, asdict(self.thresholds)) if tier not in (CHANCE_TIER, BELOW_CHANCE_TIER) else None
         if straddle:
             text += f"; {straddle}"
