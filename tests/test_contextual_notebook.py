@@ -37,6 +37,9 @@ def test_notebook_runs_small_and_shows_the_papers_comparison():
     header = sense_table.splitlines()[0].split()
     assert {"layers", "language", "same_sense", "same_word_other_sense", "gap", "auc", "within_word_auc"} <= set(header)
     assert len(sense_table.splitlines()) == 1 + 4  # mean and last layer x en, de
+    readings = re.findall(r"^(en|de), layers (mean|last): .*\(gap [+-]\d\.\d{3}, AUC \d\.\d{2}\); .*within-word AUC \d\.\d{2}\)$",
+                          text, re.M)
+    assert len(readings) == 4  # the reading is phrased from the numbers, one line per row
     specs = [o["data"]["application/vnd.vegalite.v5+json"] for c in nb.cells for o in c.get("outputs", [])
              if "application/vnd.vegalite.v5+json" in o.get("data", {})]
     assert len(specs) == 1
