@@ -286,6 +286,15 @@ def _in_hf_cache(hub_id: str) -> bool:
     return False
 
 
+def preset_names() -> list[str]:
+    """Names of the model presets (``"paper"``: paper 000's 13 models).
+
+    >>> preset_names()
+    ['paper']
+    """
+    return sorted({p for m in _REGISTRY.values() for p in m.presets})
+
+
 def list_models(
     *,
     offline: bool | None = None,
@@ -308,7 +317,7 @@ def list_models(
     """
     if needs is not None and needs not in NEEDS:
         raise ValueError(f"needs must be one of {NEEDS}, got {needs!r}")
-    known = sorted({p for m in _REGISTRY.values() for p in m.presets})
+    known = preset_names()
     if preset is not None and preset not in known:
         raise ValueError(f"preset must be one of {known}, got {preset!r}")
     out = []

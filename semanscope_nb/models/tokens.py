@@ -338,14 +338,10 @@ def _entry_key(text: str, spans: Sequence[Span] | None, layers: Any, pooling: st
     >>> _entry_key("a b", [(0, 1), (2, 3)], "mean", "word", False)
     '["a b", [[0, 1], [2, 3]], "mean", "word", false]'
     """
-    def is_int(v: Any) -> bool:
-        return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-
-    values = [layers] if is_int(layers) else list(layers) if isinstance(layers, (list, tuple, range)) else None
-    # an invalid choice gets a key no valid call shares (never a hit), and resolve_layers rejects it by name
-    layer_key = layers if isinstance(layers, str) else [int(v) for v in values] if values and all(map(is_int, values)) else repr(layers)
     span_key = None if spans is None else [[int(a), int(b)] for a, b in spans]
-    return json.dumps([text, span_key, layer_key, pooling, bool(special_tokens)], ensure_ascii=False)
+    # layers as given ("mean", 3, [1, 2]); anything JSON cannot hold keys by its repr (an invalid choice is
+    # never stored: resolve_layers rejects it by name before anything is encoded)
+    return json.dumps([text, span_key, layers, pooling, bool(special_tokens)], ensure_ascii=False, default=repr)
 
 
 def _token_embeddings(text: str, toks: tuple[str, ...], offs: np.ndarray, vec: np.ndarray, counts: np.ndarray,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pandas as pd
 
-from semanscope_nb.plots.charts import alignment_map, inline
+from semanscope_nb.plots.charts import alignment_map, inline, language_scale
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -246,8 +246,6 @@ def sentence_map(
         raise ValueError("colour='class' needs labels= (one class per row)")
     if colour == "sample" and sample_ids is None:
         raise ValueError("colour='sample' needs sample_ids= (the parallel-sentence id of each row)")
-    from semanscope_nb.plots.charts import language_scale
-
     alt = _alt()
     frame = sentence_frame(projection, labels=labels, sample_ids=sample_ids, texts=texts)
     if colour == "language":

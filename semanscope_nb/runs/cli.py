@@ -100,6 +100,16 @@ def _expected_cache_columns() -> list[str] | None:
         return None
 
 
+def _check_model_args(models: Sequence[str] | None) -> None:
+    """An unknown model id (not a preset) is a bad argument: fail before anything runs."""
+    from semanscope_nb.models.registry import get_model_info, preset_names
+
+    presets = set(preset_names())  # e.g. "paper": paper 000's 13 models
+    for m in models or ():
+        if m not in presets:
+            get_model_info(m)
+
+
 def _check_cache_file(db: Path) -> None:
     """Refuse an SQLite file of another program (other tables, or a ``vectors`` table of another schema)."""
     if db.is_dir():
@@ -241,8 +251,8 @@ def _cmd_grid(args: argparse.Namespace) -> int:
         redact_secrets,
         register_api_model,
     )
-    from semanscope_nb.models.registry import get_model_info, list_models
-    from semanscope_nb.runs.evaluate import format_leaderboard
+    from semanscope_nb.models.registry import list_models
+    from semanscope_nb.runs.evaluate import format_leaderboard, resolve_models
     from semanscope_nb.runs.grid import _load_datasets, run_grid
 
     api_ids = []
@@ -255,15 +265,10 @@ def _cmd_grid(args: argparse.Namespace) -> int:
                              "e.g. oai-small=text-embedding-3-small@https://api.openai.com/v1")
         register_api_model(mid, base_url=url, model=name, api_key_env=args.api_key_env, replace=True)
         api_ids.append(mid)
-    from semanscope_nb.runs.evaluate import resolve_models
-
     models = args.models
     if models is None and api_ids:
         models = [m.id for m in list_models(offline=True) if m.available] + api_ids
-    presets = {p for m in list_models(include_presets=True) for p in m.presets}  # e.g. "paper": paper 000's 13 models
-    for m in models or ():
-        if m not in presets:
-            get_model_info(m)  # an unknown id is a bad argument: fail before anything runs
+    _check_model_args(models)
     preset_skipped: dict[str, str] = {}
     if models is not None:
         models, preset_skipped = resolve_models(models)
@@ -311,17 +316,13 @@ def _cmd_grid(args: argparse.Namespace) -> int:
 def _cmd_benchmark(args: argparse.Namespace) -> int:
     if args.backend or args.n_jobs or args.scheduler or args.metrics or args.api_model:
         return _cmd_grid(args)
-    from semanscope_nb.models.registry import get_model_info, list_models
     from semanscope_nb.runs.evaluate import format_leaderboard, run_benchmark
 
     def report(model: str, dataset: str, status: str) -> None:
         print(f"  [{time.strftime('%H:%M:%S')}] {model} x {dataset}: {status}", file=sys.stderr, flush=True)
 
     thresholds = _thresholds(args)
-    presets = {p for m in list_models(include_presets=True) for p in m.presets}  # e.g. "paper": paper 000's 13 models
-    for m in args.models or ():
-        if m not in presets:
-            get_model_info(m)  # an unknown id is a bad argument: fail before anything runs
+    _check_model_args(args.models)
     _check_dataset_paths(args.datasets, "--datasets")
     cache = _open_cache(args.cache_dir)
     t0 = time.perf_counter()

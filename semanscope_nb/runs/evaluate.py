@@ -48,6 +48,7 @@ from semanscope_nb.models.registry import (
     get_model_info,
     list_models,
     load_model,
+    preset_names,
     warn_unsupported,
 )
 from semanscope_nb.provenance import (
@@ -286,7 +287,7 @@ def resolve_models(models: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """
     if isinstance(models, str):
         raise TypeError("models must be a list of model ids or preset names, not one string")
-    presets = {p for m in list_models(include_presets=True) for p in m.presets}
+    presets = set(preset_names())
     out: list[str] = []
     skipped: dict[str, str] = {}
     for name in models:
