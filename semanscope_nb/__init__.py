@@ -3,260 +3,45 @@
 The package is layered; each layer imports only the ones below it::
 
     widgets   ipywidgets panels (thin: gather a state object, call the layers below)
-    runs      dataset-level evaluation, benchmark grids, results on disk, the CLI
+    runs      the task registry (run_task), benchmark grids, results on disk, the CLI
     plots     projections, Altair charts per metric, export
     metrics   Semantic Affinity, CSC, search / retrieval / classification, fusion, alignment maths
-    models    encoders, registry, HTTP models, aligned models, the embedding cache
+    models    encoders, registry, HTTP models, aligned models, the embedding cache, embed() -> Embedded
     data      readers: word datasets, sentence corpora, bitext, dictionaries
-    errors, provenance   (imported by every layer)
+    errors, results, settings, provenance   (imported by every layer)
 
-Every public name is available here (``snb.semantic_affinity``) and in its layer
-(``snb.metrics.semantic_affinity``).
+The top level holds the names a notebook user types; every other public name
+lives in its layer (``snb.metrics.chance_level``, ``snb.plots.pair_heatmap``).
+Names that used to be here still work for one release, with a
+``DeprecationWarning`` naming their new place.
 
 >>> import semanscope_nb as snb
->>> r = snb.dataset_affinity("conceptual-space", "use-multilingual", languages=["en", "zh"])  # doctest: +SKIP
->>> print(r.cosine.sa, r.cosine.sem, r.tier)  # doctest: +SKIP
+>>> emb = snb.embed("edge-cases", "random-null", languages=["en", "zh"], cache=False)
+>>> snb.run_task("sa", emb, n_boot=50).tier
+'chance'
 """
 
-from semanscope_nb import data, errors, metrics, models, plots, provenance, runs
-from semanscope_nb._api import public_names as _public_names
-from semanscope_nb.data import (
-    LANGUAGE_NAMES,
-    BilingualDictionary,
-    DictionarySplit,
-    LabelledTexts,
-    ParallelCorpus,
-    SentenceCorpus,
-    TaggedSentences,
-    WordDataset,
-    bundled_data_dir,
-    cedict_dictionary,
-    dataset_from_frame,
-    language_code,
-    language_name,
-    list_datasets,
-    list_sentence_corpora,
-    load_dataset,
-    load_sentence_corpus,
-    paper_model_order,
-    paper_tables,
-    read_ess_questions,
-    read_lince,
-    read_muse_dictionary,
-    read_phinc,
-    read_semanscope_csv,
-    read_sentences,
-    read_sib200,
-    read_tatoeba,
-    read_word_lists,
-    shared_data_dir,
-    sib200_parallel,
-    split_dictionary,
-)
-from semanscope_nb.errors import (
-    CacheError,
-    DatasetError,
-    EmbeddingError,
-    ModelLoadError,
-    SemanscopeError,
-    UnknownModelError,
-)
-from semanscope_nb.metrics import (
-    DEFAULT_TIERS,
-    DISTFUSE_PRESETS,
-    LANGUAGE_RULES,
-    AlignedWords,
-    Anchors,
-    Artefacts,
-    BDIResult,
-    BitextResult,
-    BuccPool,
-    ChanceLevel,
-    ClassificationResult,
-    CodeSwitched,
-    CSCCurves,
-    CSCGrid,
-    CSCResult,
-    DiagnosticReport,
-    DistanceProvider,
-    DistanceScores,
-    DistFuse,
-    EmbeddingDistances,
-    EncodedCorpus,
-    FusedDistances,
-    LanguageRules,
-    MiningResult,
-    ModelComparison,
-    NullAwareScores,
-    PermutationTest,
-    Perturbation,
-    PerturbationPreview,
-    RetrievalScore,
-    SAResult,
-    SenseSeparation,
-    TierThresholds,
-    TokenPairs,
-    TopK,
-    UnsupportedLanguageError,
-    affinity_ratio,
-    align_model,
-    align_words,
-    avg_type_anchors,
-    best_f1_threshold,
-    bitext_retrieval,
-    bucc_mining,
-    bucc_pool,
-    chance_level,
-    classification_frame,
-    code_switch,
-    code_switched_classification,
-    code_switched_retrieval,
-    compare_models,
-    concept_separation,
-    concept_separation_grid,
-    csc_curves,
-    csc_overlap,
-    csc_table,
-    csls_scores_topk,
-    diagnostic_report,
-    diagonal_ranks,
-    encode_corpus,
-    find_artefacts,
-    find_occurrences,
-    fit_alignment,
-    fit_anchor_alignment,
-    get_language_rules,
-    iso_type_anchors,
-    knn_classification,
-    language_centred,
-    lexicon_induction,
-    lexicon_induction_vectors,
-    margin_mining,
-    meeting_in_the_middle,
-    null_aware_bootstrap,
-    pair_affinity,
-    permutation_test,
-    perturb_corpus,
-    perturb_sentence,
-    perturbation_preview,
-    precision_at_k,
-    procrustes,
-    ratio_margin,
-    register_language_rules,
-    retrieval_frame,
-    rules_for,
-    semantic_affinity,
-    sense_retrieval,
-    sense_separation,
-    sib200_classification,
-    supported_languages,
-    tatoeba_retrieval,
-    text_classification,
-    text_retrieval,
-    token_anchors,
-    token_pairs,
-    topk_search,
-)
-from semanscope_nb.models import (
-    DEFAULT_MODEL,
-    AlignedEncoder,
-    AlignedModel,
-    Alignment,
-    ApiCostEstimate,
-    ApiModelError,
-    CacheWarning,
-    E5TokenEncoder,
-    EmbeddingCache,
-    EmbedStats,
-    Encoder,
-    ModelInfo,
-    OpenAIEmbeddingEncoder,
-    TokenEmbeddings,
-    TransformersTokenEncoder,
-    default_cache_dir,
-    estimate_api_cost,
-    estimate_tokens,
-    get_model_info,
-    list_models,
-    load_model,
-    load_token_encoder,
-    models_frame,
-    register_api_model,
-    register_model,
-    word_spans,
-)
-from semanscope_nb.plots import (
-    Projection,
-    ProjectionCache,
-    ProjectionSettings,
-    alignment_map,
-    chart_bytes,
-    chart_to_html,
-    charts,
-    compare_maps,
-    comparison_frame,
-    csc_chart,
-    csc_grid,
-    csc_heatmap,
-    csc_length_chart,
-    default_projection_cache,
-    download_link,
-    export,
-    language_colours,
-    leaderboard_table,
-    leaderboard_wide,
-    map_3d,
-    map_frame,
-    map_grid,
-    pair_heatmap,
-    paper_heatmap,
-    paper_tier_chart,
-    project,
-    project_dataset,
-    projection,
-    register_cjk_fonts,
-    sa_heatmap,
-    sa_legend_text,
-    save_chart,
-    save_figures,
-    sentence_map,
-    setup_notebook,
-    tier_bar_chart,
-    worst_concepts_chart,
-)
+import importlib as _importlib
+import warnings as _warnings
+
+from semanscope_nb import data, errors, metrics, models, plots, provenance, results, runs
+from semanscope_nb.data import list_datasets, load_dataset
+from semanscope_nb.errors import SemanscopeError
+from semanscope_nb.metrics import bitext_retrieval, concept_separation, procrustes, semantic_affinity
+from semanscope_nb.models import EmbeddingCache, embed, list_models, load_model
+from semanscope_nb.models.embedded import Embedded
+from semanscope_nb.plots import alignment_map, project, save_chart, setup_notebook
+from semanscope_nb.results import Interval, Result
 from semanscope_nb.runs import (
-    AlignmentReport,
-    BenchmarkResult,
-    ContextualReport,
-    GridBackendError,
-    GridResult,
-    LanguageSupportWarning,
-    Metric,
-    MtebResult,
-    alignment_report,
-    bitext_entry,
     compare_on_dataset,
-    contextual_comparison,
     dataset_affinity,
-    dataset_map,
     dataset_permutation_test,
-    embed_dataset,
-    format_leaderboard,
-    get_metric,
-    language_breakdown,
     language_pairs,
-    leaderboard,
-    list_metrics,
-    parallel_sample,
-    read_mteb,
-    register_metric,
-    run_benchmark,
+    list_tasks,
     run_grid,
-    two_stage_report,
-    unsupported_languages,
-    with_rank_bands,
-    write_mteb,
+    run_task,
 )
+from semanscope_nb.settings import settings
 
 try:
     from importlib.metadata import version as _version
@@ -265,4 +50,37 @@ try:
 except Exception:  # pragma: no cover - running from a source tree without install
     __version__ = "0.0.0+unknown"
 
-__all__ = _public_names(globals(), modules=("data", "errors", "metrics", "models", "plots", "provenance", "runs", "charts", "export", "projection"))
+__all__ = [
+    # setting up and data
+    "settings", "load_dataset", "list_datasets", "load_model", "list_models", "EmbeddingCache", "embed", "Embedded",
+    # scores
+    "run_task", "list_tasks", "dataset_affinity", "semantic_affinity", "language_pairs", "compare_on_dataset",
+    "dataset_permutation_test", "bitext_retrieval", "concept_separation", "procrustes", "run_grid",
+    # charts
+    "project", "alignment_map", "save_chart", "setup_notebook",
+    # results and errors
+    "Result", "Interval", "SemanscopeError",
+    # the layers
+    "data", "models", "metrics", "plots", "runs", "widgets", "errors", "results", "provenance",
+]
+
+#: the layers searched, in order, for a name that used to live at the top level
+_LAYERS = ("errors", "results", "data", "models", "metrics", "plots", "runs")
+_SUBMODULES = {"charts": "semanscope_nb.plots.charts", "export": "semanscope_nb.plots.export",
+               "projection": "semanscope_nb.plots.projection"}
+
+
+def __getattr__(name: str):
+    """Old top-level names: found in their layer, with a DeprecationWarning saying where they live now."""
+    if name == "widgets":
+        return _importlib.import_module("semanscope_nb.widgets")
+    if name in _SUBMODULES:
+        value, where = _importlib.import_module(_SUBMODULES[name]), _SUBMODULES[name]
+    else:
+        layer = next((lay for lay in _LAYERS if name in getattr(globals()[lay], "__all__", ())), None)
+        if layer is None:
+            raise AttributeError(f"module 'semanscope_nb' has no attribute {name!r}")
+        value, where = getattr(globals()[layer], name), f"semanscope_nb.{layer}.{name}"
+    _warnings.warn(f"semanscope_nb.{name} moved to {where}; the old name works until version 0.3",
+                   DeprecationWarning, stacklevel=2)
+    return value

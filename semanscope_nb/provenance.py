@@ -42,6 +42,38 @@ def json_ready(x: Any) -> Any:
     return x
 
 
+def shareable_source(source: str | os.PathLike | None) -> str:
+    """A dataset's source as it may appear in shared results: never a home or absolute path.
+
+    A file inside the project's data folder or the shared data folder is named
+    relative to it (``shared:tatoeba/tatoeba.deu-eng.deu``, ``bundled:edge-cases.csv``);
+    any other file by its name alone; ``<memory>`` and the like stay as they are.
+
+    >>> shareable_source("/home/alice/private/my words.csv")
+    'my words.csv'
+    >>> shareable_source("<memory>")
+    '<memory>'
+    """
+    if source is None:
+        return "<memory>"
+    text = str(source)
+    if text.startswith("<") or not text.strip():
+        return text
+    from semanscope_nb.settings import settings
+
+    path = Path(text).expanduser()
+    try:
+        resolved = path.resolve()
+    except OSError:
+        resolved = path
+    for label, root in (("bundled", settings.data_dir), ("shared", settings.shared_data_dir)):
+        try:
+            return f"{label}:{resolved.relative_to(Path(root).resolve()).as_posix()}"
+        except (ValueError, OSError):
+            continue
+    return path.name
+
+
 def package_info() -> dict[str, str]:
     """Versions of this package and of the numerics it relies on."""
     return {

@@ -273,7 +273,7 @@ def test_pair_affinity_matches_plain_loops_per_pair():
     rng = np.random.default_rng(10)
     e = rng.normal(size=(25, 6))
     arrays = {"en": e, "de": e + 0.3 * rng.normal(size=e.shape), "zh": rng.normal(size=e.shape)}
-    df = pair_affinity(_aw(arrays), n_boot=100, seed=0)
+    df = pair_affinity(_aw(arrays), n_boot=100, seed=0).table
     assert len(df) == 3
     for r in df.itertuples():
         two = {r.language_a: arrays[r.language_a], r.language_b: arrays[r.language_b]}

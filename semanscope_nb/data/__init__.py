@@ -30,6 +30,7 @@ from semanscope_nb.data.bitext import (
     read_tatoeba,
     sib200_parallel,
 )
+from semanscope_nb.data.datasets import DATASET_TYPES, as_dataset
 from semanscope_nb.data.dictionaries import (
     BilingualDictionary,
     DictionarySplit,

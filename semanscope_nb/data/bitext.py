@@ -75,6 +75,13 @@ class ParallelCorpus:
     def __len__(self) -> int:
         return len(self.source_texts)
 
+    def texts_by_language(self) -> dict[str, list[str]]:
+        """Source and target sentences under their languages (what :func:`semanscope_nb.embed` embeds)."""
+        out = {self.source_language: list(dict.fromkeys(self.source_texts))}
+        out.setdefault(self.target_language, [])
+        out[self.target_language] = list(dict.fromkeys([*out[self.target_language], *self.target_texts]))
+        return out
+
     def head(self, n: int) -> "ParallelCorpus":
         """The first ``n`` pairs."""
         return replace(self, source_texts=self.source_texts[:n], target_texts=self.target_texts[:n],
@@ -156,6 +163,14 @@ class LabelledTexts:
 
     def __len__(self) -> int:
         return len(self.texts)
+
+    @property
+    def name(self) -> str:
+        return f"sib200-{self.language}-{self.split}"
+
+    def texts_by_language(self) -> dict[str, list[str]]:
+        """The split's texts under its language (what :func:`semanscope_nb.embed` embeds)."""
+        return {self.language: list(dict.fromkeys(self.texts))}
 
     def _pick(self, keep: Sequence[int]) -> LabelledTexts:
         def pick(xs: Sequence) -> tuple:

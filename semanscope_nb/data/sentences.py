@@ -64,6 +64,10 @@ class SentenceCorpus:
     def __len__(self) -> int:
         return len(self.sentences)
 
+    def texts_by_language(self) -> dict[str, list[str]]:
+        """The corpus's sentences under its language (what :func:`semanscope_nb.embed` embeds)."""
+        return {self.language: list(dict.fromkeys(self.sentences))}
+
     @classmethod
     def from_sentences(
         cls, sentences: Iterable[str], *, language: str, name: str = "sentences", source: str | None = None

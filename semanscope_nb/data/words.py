@@ -162,6 +162,10 @@ class WordDataset:
         """Unique words of one language, alternatives flattened, in first-seen order."""
         return list(dict.fromkeys(w for cell in self.column(language) for w in cell))
 
+    def texts_by_language(self) -> dict[str, list[str]]:
+        """Each language's unique words (what :func:`semanscope_nb.embed` embeds)."""
+        return {lang: self.words(lang) for lang in self.languages}
+
     def all_texts(self) -> list[str]:
         """Every unique text across languages (what an encoder must embed)."""
         return list(dict.fromkeys(w for row in self.rows for cell in row for w in cell))
@@ -731,8 +735,9 @@ def _dataset_name(path: Path) -> str:
 
 def bundled_data_dir() -> Path:
     """Folder of the datasets this project wrote (``SEMANSCOPE_DATA`` overrides)."""
-    env = os.environ.get("SEMANSCOPE_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "data"
+    from semanscope_nb.settings import settings
+
+    return settings.data_dir
 
 
 def shared_data_dir() -> Path:
@@ -740,8 +745,9 @@ def shared_data_dir() -> Path:
 
     Defaults to ``../shared/data`` next to the project checkout.
     """
-    env = os.environ.get("SEMANSCOPE_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+    from semanscope_nb.settings import settings
+
+    return settings.shared_data_dir
 
 
 BUNDLED_DATASETS = ("conceptual-space", "cultural-nuance", "edge-cases", "oracle-primitives")

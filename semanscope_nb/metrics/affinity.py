@@ -67,6 +67,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from semanscope_nb.results import Result
 from semanscope_nb.errors import DatasetError, EmbeddingError
 from semanscope_nb.metrics.artefacts import find_artefacts, language_centred, subset_rows
 from semanscope_nb.metrics.chance import (
@@ -168,8 +169,11 @@ class Diagnostics:
 
 
 @dataclass(frozen=True)
-class SAResult:
+class SAResult(Result):
     """Semantic Affinity of one embedding space on one set of concepts."""
+
+    kind = "sa"
+    main_score_name = "sa_cosine"
 
     cosine: DistanceScores
     euclidean: DistanceScores
@@ -195,6 +199,11 @@ class SAResult:
     excluded_concepts: dict[str, int] = field(default_factory=dict)
     #: the cosine SA after removing each language's mean vector (a diagnostic of language offsets)
     language_centred_sa: float = math.nan
+
+    @property
+    def main_score(self) -> float:
+        """The cosine SA (paper 000's headline number)."""
+        return self.cosine.sa
 
     @property
     def paper_tier(self) -> str:

@@ -47,12 +47,13 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import numpy as np
 import scipy.sparse as sp
 
+from semanscope_nb.results import Result
 from semanscope_nb.metrics.spreads import AlignedWords, _Spreads, _unit_rows, affinity_ratio
 
 #: resamples held in memory at once when ``batch`` is not given (counts are float64, B x R)
@@ -190,8 +191,11 @@ def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None) -> Chance
 
 
 @dataclass(frozen=True)
-class PermutationTest:
+class PermutationTest(Result):
     """Seeded permutation test of the cosine SA against shuffled translation pairings."""
+
+    kind = "permutation"
+    main_score_name = "p_value"
 
     sa: float
     null_mean: float
@@ -200,6 +204,7 @@ class PermutationTest:
     z: float
     n_perm: int
     seed: int | None
+    provenance: dict = field(default_factory=dict)
 
 
 def _row_means(aw: AlignedWords) -> tuple[list[np.ndarray], list[np.ndarray]]:

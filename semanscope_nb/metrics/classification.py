@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from semanscope_nb.results import Result
 from semanscope_nb.errors import DatasetError
 from semanscope_nb.metrics.retrieval import _num
 from semanscope_nb.metrics.search import (
@@ -100,8 +101,16 @@ def majority_label(train_labels: Sequence[str]) -> str:
 
 
 @dataclass(frozen=True)
-class ClassificationResult:
+class ClassificationResult(Result):
     """kNN classification scores per k, the baselines, predictions and bootstrap intervals."""
+
+    kind = "classification"
+    main_score_name = "accuracy_first_k"
+
+    @property
+    def accuracy_first_k(self) -> float:
+        """kNN accuracy at the first k asked for (the main score)."""
+        return self.accuracy[self.ks[0]]
 
     setting: str
     train_language: str | None

@@ -41,6 +41,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
+from semanscope_nb.results import Result
 from semanscope_nb.metrics.chance import _check_count, _check_seed, percentile_interval, resample_counts
 from semanscope_nb.metrics.spreads import AlignedWords, _Spreads, affinity_ratio
 
@@ -80,8 +81,11 @@ def sign_flip_test(differences: np.ndarray, *, n_perm: int, seed: int | None) ->
 
 
 @dataclass(frozen=True)
-class ModelComparison:
+class ModelComparison(Result):
     """Pairwise paired comparisons of several models on the same concepts."""
+
+    kind = "comparison"
+    main_score_name = "best_sa"
 
     scores: pd.DataFrame  # model, sa, ci_low, ci_high, band
     pairs: pd.DataFrame  # model_a, model_b, sa_a, sa_b, diff, ci_low, ci_high, p_value, p_holm, significant
@@ -92,6 +96,12 @@ class ModelComparison:
     confidence: float
     alpha: float
     notes: list[str] = field(default_factory=list)
+    provenance: dict = field(default_factory=dict)
+
+    @property
+    def best_sa(self) -> float:
+        """The SA of the first model of the first band."""
+        return float(self.scores["sa"].iloc[0]) if len(self.scores) else float("nan")
 
     def band_of(self, model: str) -> int:
         """1-based rank band of ``model``."""

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from semanscope_nb.results import Result
 from semanscope_nb.errors import DatasetError, EmbeddingError
 from semanscope_nb.metrics.alignment import fit_alignment
 from semanscope_nb.models.aligned import Alignment
@@ -105,8 +106,16 @@ def _check_ks(ks: Sequence[int], pool: int) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
-class RetrievalScore:
+class RetrievalScore(Result):
     """P@K with seeded percentile-bootstrap intervals (queries resampled)."""
+
+    kind = "retrieval-score"
+    main_score_name = "p_at_1"
+
+    @property
+    def p_at_1(self) -> float:
+        """P@1 (or P at the smallest K asked for)."""
+        return self.accuracy[min(self.accuracy)]
 
     accuracy: dict[int, float]
     interval: dict[int, tuple[float, float]]
@@ -225,6 +234,8 @@ class BDIResult(RetrievalScore):
     Beside :class:`RetrievalScore`'s fields: the retrieval ``method`` ("nn" or "csls") and each
     query's top-1 target word (``predictions``).
     """
+
+    kind = "bdi"
 
     method: str = "nn"
     predictions: tuple[str, ...] = ()

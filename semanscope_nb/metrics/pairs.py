@@ -14,20 +14,46 @@ Example
 >>> rng = np.random.default_rng(0); eye = sp.identity(80, format="csr"); e = rng.normal(size=(80, 8))
 >>> aw = AlignedWords(("en", "de", "xx"), (e, e + 0.2 * rng.normal(size=e.shape), rng.normal(size=e.shape)),
 ...                   (eye, eye, eye), tuple(map(str, range(80))))
->>> df = pair_affinity(aw, n_boot=200, seed=0)
->>> df.set_index(["language_a", "language_b"]).verdict.to_dict()
+>>> pairs = pair_affinity(aw, n_boot=200, seed=0)
+>>> pairs.table.set_index(["language_a", "language_b"]).verdict.to_dict()
 {('en', 'de'): 'great', ('en', 'xx'): 'chance', ('de', 'xx'): 'chance'}
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, AlignedWords, TierThresholds
 from semanscope_nb.metrics.artefacts import subset_languages
 from semanscope_nb.metrics.chance import null_aware_bootstrap, null_aware_tier
+from semanscope_nb.results import Result
+
+
+@dataclass(frozen=True)
+class PairAffinity(Result):
+    """SA per language pair: ``table`` holds one row per pair (SA, interval, chance level, gap, verdict)."""
+
+    kind = "pair-sa"
+    main_score_name = "lowest_sa"
+
+    table: pd.DataFrame
+    n_boot: int
+    seed: int | None
+    confidence: float
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def lowest_sa(self) -> float:
+        """The SA of the worst-aligned pair (the main score: a model is as good as its weakest pair)."""
+        return float(self.table["sa"].min()) if len(self.table) else math.nan
+
+    def __len__(self) -> int:
+        return len(self.table)
 
 
 def pair_affinity(
@@ -37,7 +63,7 @@ def pair_affinity(
     seed: int | None = 0,
     confidence: float = 0.95,
     thresholds: TierThresholds = DEFAULT_TIERS,
-) -> pd.DataFrame:
+) -> PairAffinity:
     """One row per language pair: SA and interval, its chance level, the gap and its interval, the verdict."""
     rows = []
     for a, b in itertools.combinations(aw.languages, 2):
@@ -49,4 +75,4 @@ def pair_affinity(
             "sa_null": s.sa_null.value, "delta": s.delta.value, "delta_low": s.delta.ci[0], "delta_high": s.delta.ci[1],
             "corrected": s.corrected.value, "paper_tier": paper, "verdict": null_aware_tier(paper, s.delta.ci),
         })
-    return pd.DataFrame(rows)
+    return PairAffinity(pd.DataFrame(rows), n_boot=n_boot, seed=seed, confidence=confidence)

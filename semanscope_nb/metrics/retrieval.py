@@ -63,6 +63,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from semanscope_nb.results import Result
 from semanscope_nb.errors import EmbeddingError
 from semanscope_nb.metrics.search import (
     DEFAULT_MAX_BLOCK_BYTES,
@@ -303,7 +304,7 @@ def _num(x: Any) -> float:
 
 
 @dataclass(frozen=True)
-class BitextResult:
+class BitextResult(Result):
     """Retrieval scores of one direction (queries -> corpus); ``reverse`` holds the other direction.
 
     ``accuracy[k]``: share of queries with a gold item in the top k; ``mrr``: mean
@@ -315,6 +316,9 @@ class BitextResult:
     (its prediction becomes the gold) when the gold is in its top k, otherwise its
     top-1 prediction stands; ``f1_at[1] == f1`` (empty for lexicon induction).
     """
+
+    kind = "bitext"
+    main_score_name = "f1"
 
     direction: str
     metric: str
@@ -427,6 +431,50 @@ class BitextResult:
 
         rev = self.reverse.with_provenance(**extra) if self.reverse is not None else None
         return replace(self, provenance={**self.provenance, **extra}, reverse=rev)
+
+
+@dataclass(frozen=True)
+class RetrievalSet(Result):
+    """Retrieval over several language pairs: one :class:`BitextResult` per ``"src->tgt"`` pair, with their means.
+
+    >>> import numpy as np
+    >>> r = bitext_retrieval(np.eye(3), np.eye(3), ks=(1,), n_boot=0)
+    >>> RetrievalSet({"en->de": r}).p_at_1
+    1.0
+    """
+
+    kind = "retrieval"
+    main_score_name = "p_at_1"
+
+    pairs: dict[str, BitextResult]
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def p_at_1(self) -> float:
+        """Mean accuracy@(first k) over the pairs, forward direction."""
+        return float(np.mean([r.accuracy[r.ks[0]] for r in self.pairs.values()])) if self.pairs else math.nan
+
+    def summary(self) -> dict[str, Any]:
+        """Means over the pairs: P@k per k, MRR and the reverse P@1 (the grid's leaderboard row)."""
+        rs = list(self.pairs.values())
+        out: dict[str, Any] = {"n_pairs": len(rs)}
+        if not rs:
+            return out
+        for k in rs[0].ks:
+            out[f"p_at_{k}"] = float(np.mean([r.accuracy[k] for r in rs]))
+        out["mrr"] = float(np.mean([r.mrr for r in rs]))
+        rev = [r.reverse.accuracy[r.reverse.ks[0]] for r in rs if r.reverse is not None]
+        if rev:
+            out["p_at_1_reverse"] = float(np.mean(rev))
+        out["main_score"] = self.main_score
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pairs": {k: r.to_dict() for k, r in self.pairs.items()}, "provenance": json_ready(self.provenance)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "RetrievalSet":
+        return cls({k: BitextResult.from_dict(v) for k, v in d["pairs"].items()}, dict(d.get("provenance") or {}))
 
 
 def _check_ks(ks: Sequence[int], n_corpus: int) -> tuple[int, ...]:

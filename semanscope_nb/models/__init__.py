@@ -34,6 +34,7 @@ from semanscope_nb.models.api import (
     register_api_model,
 )
 from semanscope_nb.models.cache import CacheWarning, EmbeddingCache, EmbedStats, default_cache_dir
+from semanscope_nb.models.embedded import Embedded, embed
 from semanscope_nb.models.embedding import embed_texts, load_encoder
 from semanscope_nb.models.encoders import Encoder
 from semanscope_nb.models.registry import (

@@ -82,7 +82,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from semanscope_nb.errors import EmbeddingError, ModelLoadError, SemanscopeError
+from semanscope_nb.errors import ApiModelError, EmbeddingError, ModelLoadError
 from semanscope_nb.models.encoders import Encoder, package_version
 from semanscope_nb.models.registry import (
     ModelInfo,
@@ -221,10 +221,6 @@ def _embeddings_url(base_url: str) -> tuple[str, tuple[str, str] | None]:
         auth = (urllib.parse.unquote(u.username or ""), urllib.parse.unquote(u.password or ""))
     netloc = u.netloc.rpartition("@")[2]
     return urllib.parse.urlunsplit((u.scheme, netloc, u.path.rstrip("/") + "/embeddings", u.query, "")), auth
-
-
-class ApiModelError(SemanscopeError, RuntimeError):
-    """An API embedding endpoint cannot be used: no key, refused credentials, unknown model or URL, out of retries."""
 
 
 def estimate_tokens(texts: Iterable[str]) -> int:

@@ -55,7 +55,7 @@ from typing import Any, Self, TypeVar
 
 import numpy as np
 
-from semanscope_nb.errors import CacheError, EmbeddingError
+from semanscope_nb.errors import ArgumentError, CacheError, CacheWarning, EmbeddingError
 from semanscope_nb.models.encoders import Encoder
 
 _SCHEMA = """
@@ -125,18 +125,29 @@ def _kind(exc: BaseException) -> str:
     return next((kind for needle, kind in _KIND_BY_MESSAGE if needle in msg), "other")
 
 
-class CacheWarning(UserWarning):
-    """The cache found damage it is rebuilding, or cannot store new vectors (read-only, disk full)."""
-
-
 def default_cache_dir() -> Path:
     """``SEMANSCOPE_CACHE`` if set, else the user's cache folder (platformdirs)."""
-    env = os.environ.get("SEMANSCOPE_CACHE")
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
+    from semanscope_nb.settings import settings
 
-    return Path(platformdirs.user_cache_dir("semanscope_nb"))
+    return settings.cache_dir
+
+
+def resolve_cache(cache: "EmbeddingCache | str | os.PathLike | None | bool" = None) -> "EmbeddingCache | None":
+    """The one rule for a ``cache`` argument: None -> the default cache, a folder -> a cache there,
+    an :class:`EmbeddingCache` -> itself, False -> no cache.
+
+    >>> resolve_cache(False) is None
+    True
+    """
+    if cache is False:
+        return None
+    if cache is None or cache is True:
+        return EmbeddingCache()
+    if isinstance(cache, EmbeddingCache):
+        return cache
+    if isinstance(cache, (str, os.PathLike)):
+        return EmbeddingCache(cache)
+    raise ArgumentError(f"cache must be None, False, a folder or an EmbeddingCache, got {type(cache).__name__}")
 
 
 def _digest(blob: bytes) -> bytes:
@@ -591,7 +602,21 @@ class EmbeddingCache:
         progress: bool | None = None,
         language: str | None = None,
     ) -> np.ndarray:
-        """Vectors for ``texts`` (float32, in order), encoding only what is missing.
+        """Vectors for ``texts`` (float32, in order), encoding only what is missing (see :meth:`embed_with_stats`)."""
+        matrix, stats = self.embed_with_stats(encoder, texts, batch_size=batch_size, progress=progress, language=language)
+        self.last_stats = stats
+        return matrix
+
+    def embed_with_stats(
+        self,
+        encoder: Encoder,
+        texts: Sequence[str],
+        *,
+        batch_size: int = 128,
+        progress: bool | None = None,
+        language: str | None = None,
+    ) -> tuple[np.ndarray, EmbedStats]:
+        """Vectors for ``texts`` (float32, in order) and what this call did, encoding only what is missing.
 
         New vectors are validated (finite, one per text, one dimension) before
         they are stored, one transaction per batch, so an interrupted run keeps
@@ -632,7 +657,7 @@ class EmbeddingCache:
         dims = {v.shape[0] for v in found.values()}
         if len(dims) > 1:
             raise EmbeddingError(f"cache holds mixed dimensions {sorted(dims)} for {key}; clear it for this model")
-        self.last_stats = EmbedStats(len(texts), len(unique), len(unique) - len(missing), len(missing), n_batches, n_damaged)
+        stats = EmbedStats(len(texts), len(unique), len(unique) - len(missing), len(missing), n_batches, n_damaged)
         if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([found[t] for t in texts])
+            return np.zeros((0, 0), dtype=np.float32), stats
+        return np.stack([found[t] for t in texts]), stats

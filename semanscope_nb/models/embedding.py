@@ -29,10 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 def load_encoder(model: "str | Encoder", fit_corpus: Sequence[str]) -> "Encoder":
     from semanscope_nb.models.registry import load_model
 
-    encoder = load_model(model)
-    if encoder.requires_fit and getattr(encoder, "_idf", None) is None:
-        encoder = encoder.fit(fit_corpus)  # type: ignore[attr-defined]
-    return encoder
+    return load_model(model).prepare(fit_corpus)
 
 
 def embed_texts(

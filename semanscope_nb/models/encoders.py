@@ -69,6 +69,15 @@ class Encoder:
                 self._model = self._load()
         return self
 
+    @property
+    def prepared(self) -> bool:
+        """Whether the encoder can embed as it is (False for a corpus-fitted baseline not yet fitted)."""
+        return True
+
+    def prepare(self, corpus: Sequence[str]) -> "Encoder":
+        """The encoder ready to embed ``corpus``: itself, or a copy fitted on it (TF-IDF's IDF weights)."""
+        return self
+
     def cache_key_for(self, language: str | None = None) -> str:
         """The cache key for texts of ``language`` (the language matters only if ``language_dependent``)."""
         if not self.language_dependent:
@@ -361,6 +370,14 @@ class TfidfEncoder(Encoder):
             analyzer=self.analyzer, ngram_range=self.ngram_range, n_features=self.n_features, model_id=self.model_id, corpus=corpus,
             token_pattern=self.token_pattern,
         )
+
+    @property
+    def prepared(self) -> bool:
+        return self._idf is not None
+
+    def prepare(self, corpus: Sequence[str]) -> "TfidfEncoder":
+        """Itself when fitted already, else a copy whose IDF weights are fitted on ``corpus``."""
+        return self if self.prepared else self.fit(corpus)
 
     def _load(self) -> Any:
         if self._idf is None:

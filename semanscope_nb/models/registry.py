@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 import pandas as pd
 
-from semanscope_nb.errors import ModelLoadError, UnknownModelError
+from semanscope_nb.errors import LanguageSupportWarning, ModelLoadError, UnknownModelError
 from semanscope_nb.models import encoders as enc
 
 USE_LANGUAGES = ("en", "zh", "zh-TW", "de", "fr", "es", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th", "tr", "ar")
@@ -391,10 +391,6 @@ def load_model(model_id: str | enc.Encoder) -> enc.Encoder:
 
 
 DEFAULT_MODEL = "use-multilingual"
-
-
-class LanguageSupportWarning(UserWarning):
-    """A model is scored on a language its registry entry does not list."""
 
 
 def unsupported_languages(model: "str | enc.Encoder", languages: Sequence[str]) -> list[str]:

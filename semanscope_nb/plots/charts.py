@@ -873,6 +873,7 @@ def pair_heatmap(
     if triangle not in ("both", "lower"):
         raise ValueError(f"triangle must be 'both' or 'lower', got {triangle!r}")
     need = ["language_a", "language_b", value] + (["delta_low", "delta_high"] if value == "delta" else [])
+    frame = getattr(frame, "table", frame)  # a PairAffinity result, or its table
     missing = [c for c in need if c not in frame.columns]
     if missing:
         raise ValueError(f"pair_heatmap: the frame lacks column(s) {missing}; pass metrics.pairs.pair_affinity(...)")

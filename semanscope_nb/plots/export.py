@@ -56,12 +56,9 @@ def cjk_font_directories() -> list[Path]:
 
 
 def _font_cache_dir() -> Path:
-    base = os.environ.get("SEMANSCOPE_CACHE")
-    if base:
-        return Path(base) / "fonts"
-    import platformdirs
+    from semanscope_nb.settings import settings
 
-    return Path(platformdirs.user_cache_dir("semanscope_nb")) / "fonts"
+    return settings.cache_dir / "fonts"
 
 
 def regular_cjk_fonts() -> list[Path]:

@@ -59,6 +59,7 @@ from typing import Any, Iterator, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from semanscope_nb.results import Result
 from semanscope_nb.models.encoders import package_version
 
 PROJECTION_METHODS = ("phate", "umap", "tsne", "pca")
@@ -109,7 +110,7 @@ def _check_dims(dims: object) -> None:
 
 
 @dataclass(frozen=True)
-class Projection:
+class Projection(Result):
     """2-D (or 3-D) coordinates of every input row, with each row's word and language kept.
 
     ``coords[i]`` belongs to input row ``i``; ``inverse[i]`` is the row of the
@@ -117,6 +118,8 @@ class Projection:
     ``params`` are the *effective* parameters (after adapting knn to few points).
     ``notes`` summarise what the library warned about (one line each).
     """
+
+    kind = "projection"
 
     coords: np.ndarray
     method: str

@@ -2,7 +2,9 @@
 
 Rooms:
 
-* :mod:`~semanscope_nb.runs.evaluate` -- embed a dataset through the cache and score it; leaderboards.
+* :mod:`~semanscope_nb.runs.tasks` -- the task registry and :func:`run_task`, the one way every score runs.
+* :mod:`~semanscope_nb.runs.task_library` -- the built-in tasks (SA, pairs, permutation, comparison, retrieval, BDI, kNN, CSC, projection).
+* :mod:`~semanscope_nb.runs.evaluate` -- dataset-level SA (the ``sa`` task); leaderboards.
 * :mod:`~semanscope_nb.runs.alignment` -- alignment before/after reports and maps.
 * :mod:`~semanscope_nb.runs.verdicts` -- per-pair SA, permutation tests, model comparisons, the two-stage report.
 * :mod:`~semanscope_nb.runs.contextual` -- paper 001's comparison of anchor kinds on one language pair.
@@ -35,6 +37,8 @@ from semanscope_nb.runs.evaluate import (
 )
 from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, run_grid
 from semanscope_nb.runs.mteb import MtebResult, bitext_entry, language_breakdown, read_mteb, write_mteb
+from semanscope_nb.runs.task_library import aligned_words
+from semanscope_nb.runs.tasks import Task, get_task, list_tasks, prepare, register_task, run_task
 from semanscope_nb.runs.verdicts import (
     LanguageSupportWarning,
     compare_on_dataset,

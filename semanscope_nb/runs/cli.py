@@ -31,7 +31,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Sequence
 
-from semanscope_nb.errors import CacheError, SemanscopeError
+from semanscope_nb.errors import ArgumentError, CacheError, SemanscopeError
 from semanscope_nb.metrics.affinity import TierThresholds
 from semanscope_nb.provenance import package_version
 
@@ -40,10 +40,6 @@ if TYPE_CHECKING:
 
 #: reader lines printed per dataset (the rest are in the result's provenance, ``reader_report``)
 MAX_REPORT_LINES = 20
-
-
-class ArgumentError(SemanscopeError, ValueError):
-    """A command-line argument is unusable (the message names the option)."""
 
 
 class _Parser(argparse.ArgumentParser):

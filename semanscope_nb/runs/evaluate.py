@@ -32,7 +32,7 @@ from semanscope_nb.data.words import (
     list_datasets,
     load_dataset,
 )
-from semanscope_nb.errors import DatasetError
+from semanscope_nb.errors import DatasetError, JobFileWarning
 from semanscope_nb.metrics.affinity import (
     DEFAULT_TIERS,
     AlignedWords,
@@ -42,6 +42,7 @@ from semanscope_nb.metrics.affinity import (
     check_row_tuples,
 )
 from semanscope_nb.models.cache import EmbeddingCache
+from semanscope_nb.models.embedded import Embedded, embed
 from semanscope_nb.models.encoders import Encoder
 from semanscope_nb.models.registry import (
     DEFAULT_MODEL,
@@ -57,10 +58,6 @@ from semanscope_nb.provenance import (
     package_info,
     utc_now,
 )
-
-
-class JobFileWarning(UserWarning):
-    """A job file in ``results/runs/`` is damaged or truncated; the job is computed again."""
 
 
 def list_folder_datasets(folder: str | os.PathLike) -> tuple[list[DatasetInfo], list[str]]:
@@ -105,15 +102,12 @@ def _as_dataset(dataset: WordDataset | str | os.PathLike, languages: Sequence[st
 
 
 def prepare_encoder(model: str | Encoder, dataset: WordDataset) -> Encoder:
-    """The encoder for ``model``; corpus-fitted baselines (TF-IDF) are fitted on the dataset's texts."""
-    encoder = load_model(model)
-    if encoder.requires_fit and encoder._idf is None:  # type: ignore[attr-defined]
-        encoder = encoder.fit(dataset.all_texts())  # type: ignore[attr-defined]
-    return encoder
+    """Deprecated: ``load_model(model).prepare(dataset.all_texts())`` (see :func:`semanscope_nb.embed`)."""
+    return load_model(model).prepare(dataset.all_texts())
 
 
 def aligned_words(dataset: WordDataset, vectors: dict[str, dict[str, np.ndarray]]) -> AlignedWords:
-    """Unique-word vectors and row incidence per language, from language -> text -> vector."""
+    """Deprecated: ``runs.task_library.aligned_words(embedded)``; unique-word vectors and row incidence per language."""
     vecs, incs, words = [], [], []
     for lang in dataset.languages:
         uniq = dataset.words(lang)
@@ -131,75 +125,42 @@ def aligned_words(dataset: WordDataset, vectors: dict[str, dict[str, np.ndarray]
 def embed_dataset(
     dataset: WordDataset, model: str | Encoder, *, cache: EmbeddingCache | None | Literal[False] = None, progress: bool | None = None
 ) -> tuple[dict[str, dict[str, np.ndarray]], Encoder, dict[str, Any]]:
-    """Every unique text of ``dataset`` embedded once (through the cache): language -> text -> vector.
+    """Deprecated: use :func:`semanscope_nb.embed`, which returns an :class:`~semanscope_nb.models.embedded.Embedded`.
 
-    A text shared by two languages ("face" in English and French) is embedded
-    once, unless the model is language-dependent (then once per language).
+    Returns (language -> text -> vector, the prepared encoder, what the cache did).
     """
-    encoder = prepare_encoder(model, dataset)
-    store = None if cache is False else (cache if cache is not None else EmbeddingCache())
-    groups = (
-        {lang: dataset.words(lang) for lang in dataset.languages} if encoder.language_dependent else {None: dataset.all_texts()}
-    )
-    stats = {"n_unique": 0, "n_cached": 0, "n_encoded": 0, "n_batches": 0}
-    by_group: dict[str | None, dict[str, np.ndarray]] = {}
-    for lang, texts in groups.items():
-        if store is None:
-            before = encoder.calls
-            matrix = encoder.encode(texts, language=lang)
-            part = {"n_unique": len(texts), "n_cached": 0, "n_encoded": len(texts), "n_batches": encoder.calls - before}
-        else:
-            matrix = store.embed(encoder, texts, progress=progress, language=lang)
-            part = asdict(store.last_stats)
-        for k in stats:
-            stats[k] += part[k]
-        by_group[lang] = dict(zip(texts, matrix))
-    vectors = {lang: by_group[lang if encoder.language_dependent else None] for lang in dataset.languages}
-    return vectors, encoder, stats
+    emb = embed(dataset, model, cache=cache, progress=progress)
+    return {lang: dict(v) for lang, v in emb.vectors.items()}, emb.encoder, dict(emb.stats)
 
 
 def dataset_affinity(
-    dataset: WordDataset | str | os.PathLike,
-    model: str | Encoder = DEFAULT_MODEL,
+    dataset: WordDataset | str | os.PathLike | Embedded,
+    model: str | Encoder | None = None,
     *,
     languages: Sequence[str] | None = None,
     cache: EmbeddingCache | None | Literal[False] = None,
-    n_boot: int = 1000,
-    seed: int = 0,
+    n_boot: int | None = None,
+    seed: int | None = None,
     confidence: float = 0.95,
     thresholds: TierThresholds = DEFAULT_TIERS,
     on_zero: Literal["error", "drop"] = "drop",
     progress: bool | None = None,
 ) -> SAResult:
-    """SA of ``model`` on ``dataset`` (bundled name, CSV path or :class:`WordDataset`).
+    """SA of ``model`` on ``dataset`` (bundled name, CSV path, :class:`WordDataset` or :class:`Embedded`): the ``sa`` task.
 
     Each ``|`` alternative is embedded on its own, through the per-text cache
     (``cache=None``: the default cache; ``False``: no cache).  Concepts holding
     a word that embeds to the zero vector are dropped and listed in
-    ``result.diagnostics`` (``on_zero="error"`` raises instead).  The result
-    carries its provenance: model id/version/options, dataset hash, parameters,
-    package versions.
+    ``result.diagnostics`` (``on_zero="error"`` raises instead).  ``model``
+    defaults to ``settings.default_model``, ``n_boot`` and ``seed`` to
+    ``settings.n_boot`` / ``settings.seed``.  The result carries its
+    provenance: model id/version/options, dataset hash, parameters, package
+    versions.
     """
-    ds = _as_dataset(dataset, languages)
-    check_row_tuples(ds.rows, languages=ds.languages)  # a row too large to score is refused before any embedding
-    warn_unsupported(model, ds.languages)
-    vectors, encoder, stats = embed_dataset(ds, model, cache=cache, progress=progress)
-    result = affinity_of_words(
-        aligned_words(ds, vectors), n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, on_zero=on_zero
-    )
-    return result.with_provenance(
-        model=encoder.model_id,
-        model_version=encoder.version,
-        model_options=encoder.options,
-        dataset=ds.name,
-        dataset_source=ds.source,
-        dataset_sha256=ds.sha256,
-        languages=list(ds.languages),
-        reader_report=list(ds.report),
-        embedding=stats,
-        packages=package_info(),
-        created=utc_now(),
-    )
+    from semanscope_nb.runs.tasks import run_task
+
+    return run_task("sa", dataset, model, languages=languages, cache=cache, progress=progress, n_boot=n_boot, seed=seed,
+                    confidence=confidence, thresholds=thresholds, on_zero=on_zero)
 
 
 # --------------------------------------------------------------------------- the grid

@@ -89,7 +89,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.data.words import WordDataset
-from semanscope_nb.errors import SemanscopeError
+from semanscope_nb.errors import GridBackendError, SemanscopeError
 from semanscope_nb.models.cache import EmbeddingCache
 from semanscope_nb.models.registry import (
     ModelInfo,
@@ -117,10 +117,6 @@ from semanscope_nb.runs.evaluate import (
 BACKENDS = ("serial", "loky", "dask")
 #: models registered when the package was imported exist in every worker; others (API models, ...) are shipped with the jobs
 _STARTUP_MODELS = frozenset(m.id for m in list_models())
-
-
-class GridBackendError(SemanscopeError, RuntimeError):
-    """The execution backend cannot be used (unreachable scheduler, bad backend options)."""
 
 
 # --------------------------------------------------------------------------- metrics

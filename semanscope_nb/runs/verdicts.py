@@ -11,7 +11,7 @@ Example
 -------
 >>> import semanscope_nb as snb
 >>> pairs = snb.language_pairs("edge-cases", "random-null", languages=["en", "de", "zh"], n_boot=100, cache=False)
->>> sorted(set(pairs.verdict))
+>>> sorted(set(pairs.table.verdict))
 ['chance']
 """
 
@@ -24,73 +24,64 @@ import pandas as pd
 
 from semanscope_nb.data.words import WordDataset
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, TierThresholds
-from semanscope_nb.metrics.chance import PermutationTest, permutation_test
-from semanscope_nb.metrics.compare import ModelComparison, compare_models
-from semanscope_nb.metrics.pairs import pair_affinity
+from semanscope_nb.metrics.chance import PermutationTest
+from semanscope_nb.metrics.compare import ModelComparison
+from semanscope_nb.metrics.pairs import PairAffinity
 from semanscope_nb.metrics.workflow import DiagnosticReport, diagnostic_report
 from semanscope_nb.models.cache import EmbeddingCache
+from semanscope_nb.models.embedded import Embedded
 from semanscope_nb.models.encoders import Encoder
 from semanscope_nb.models.registry import LanguageSupportWarning, unsupported_languages, warn_unsupported  # noqa: F401  (re-exported)
-from semanscope_nb.runs.evaluate import _as_dataset, aligned_words, dataset_affinity, embed_dataset
+from semanscope_nb.runs.evaluate import _as_dataset, dataset_affinity
+from semanscope_nb.runs.tasks import run_task
 
 Cache = EmbeddingCache | None | Literal[False]
 
 
-def _aligned(dataset: WordDataset, model: str | Encoder, cache: Cache):
-    vectors, _, _ = embed_dataset(dataset, model, cache=cache, progress=False)
-    return aligned_words(dataset, vectors)
-
-
 def language_pairs(
-    dataset: WordDataset | str | os.PathLike,
-    model: str | Encoder,
+    dataset: WordDataset | str | os.PathLike | Embedded,
+    model: str | Encoder | None = None,
     *,
     languages: Sequence[str] | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
+    n_boot: int | None = None,
+    seed: int | None = None,
     confidence: float = 0.95,
     thresholds: TierThresholds = DEFAULT_TIERS,
     cache: Cache = None,
-) -> pd.DataFrame:
-    """SA of ``model`` for every language pair of ``dataset``, each with its interval and own chance level."""
-    ds = _as_dataset(dataset, languages)
-    warn_unsupported(model, ds.languages)
-    return pair_affinity(_aligned(ds, model, cache), n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds)
+) -> PairAffinity:
+    """SA of ``model`` for every language pair of ``dataset``, each with its interval and own chance level (the ``pair-sa`` task)."""
+    return run_task("pair-sa", dataset, model, languages=languages, cache=cache, progress=False, n_boot=n_boot, seed=seed,
+                    confidence=confidence, thresholds=thresholds)
 
 
 def dataset_permutation_test(
-    dataset: WordDataset | str | os.PathLike,
-    model: str | Encoder,
+    dataset: WordDataset | str | os.PathLike | Embedded,
+    model: str | Encoder | None = None,
     *,
     languages: Sequence[str] | None = None,
     n_perm: int = 1000,
-    seed: int = 0,
+    seed: int | None = None,
     cache: Cache = None,
 ) -> PermutationTest:
-    """Where ``model``'s cosine SA on ``dataset`` falls among ``n_perm`` shuffled translation pairings."""
-    ds = _as_dataset(dataset, languages)
-    return permutation_test(_aligned(ds, model, cache), n_perm=n_perm, seed=seed)
+    """Where ``model``'s cosine SA on ``dataset`` falls among ``n_perm`` shuffled translation pairings (the ``permutation`` task)."""
+    return run_task("permutation", dataset, model, languages=languages, cache=cache, progress=False, n_perm=n_perm, seed=seed)
 
 
 def compare_on_dataset(
-    dataset: WordDataset | str | os.PathLike,
-    models: Sequence[str | Encoder],
+    dataset: WordDataset | str | os.PathLike | Sequence[Embedded],
+    models: Sequence[str | Encoder] | None = None,
     *,
     languages: Sequence[str] | None = None,
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     n_perm: int = 10000,
-    seed: int = 0,
+    seed: int | None = None,
     confidence: float = 0.95,
     alpha: float = 0.05,
     cache: Cache = None,
 ) -> ModelComparison:
-    """Paired comparison of several models on the same concepts of one dataset (Holm-corrected, rank bands)."""
-    ds = _as_dataset(dataset, languages)
-    aws = {}
-    for m in models:
-        name = m if isinstance(m, str) else m.model_id
-        aws[name] = _aligned(ds, m, cache)
-    return compare_models(aws, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence, alpha=alpha)
+    """Paired comparison of several models on the same concepts of one dataset (the ``comparison`` task)."""
+    return run_task("comparison", dataset, models, languages=languages, cache=cache, progress=False, n_boot=n_boot,
+                    n_perm=n_perm, seed=seed, confidence=confidence, alpha=alpha)
 
 
 def with_rank_bands(table: pd.DataFrame, comparisons: Mapping[str, ModelComparison]) -> pd.DataFrame:
@@ -102,18 +93,17 @@ def with_rank_bands(table: pd.DataFrame, comparisons: Mapping[str, ModelComparis
 
 
 def two_stage_report(
-    model: str | Encoder,
+    model: str | Encoder | None,
     datasets: Sequence[WordDataset | str | os.PathLike],
     *,
     languages: Sequence[str] | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
+    n_boot: int | None = None,
+    seed: int | None = None,
     cache: Cache = None,
 ) -> DiagnosticReport:
     """The paper's App. A.6 workflow for one model over several datasets."""
     results = {}
     for d in datasets:
         ds = _as_dataset(d, languages)
-        warn_unsupported(model, ds.languages)
         results[ds.name] = dataset_affinity(ds, model, n_boot=n_boot, seed=seed, cache=cache, progress=False)
     return diagnostic_report(results)

@@ -506,7 +506,7 @@ class ExplorePanel(W.VBox):
         if key not in self._pairs:
             self._step(3, "SA per language pair…")
             self._pairs.remember(key, language_pairs(ds, s.model, n_boot=s.n_boot, seed=s.seed, thresholds=s.thresholds,
-                                                     cache=self.cache))
+                                                     cache=self.cache).table)
         return self._pairs[key]
 
     # -- refresh -----------------------------------------------------------------

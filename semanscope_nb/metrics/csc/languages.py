@@ -13,17 +13,13 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal, Sequence
 
 from semanscope_nb.data.words import language_code
-from semanscope_nb.errors import SemanscopeError
+from semanscope_nb.errors import UnsupportedLanguageError
 
 Kind = Literal["fuzz", "negation"]
 NegationMode = Literal["particle", "grammatical", "wrap"]
 KIND_CODES = {"fuzz": 1, "negation": 2}
 _TRAILING_PUNCT = ".,;:!?…)»\"'"
 _VOWELS = set("aeiouyhàâäéèêëîïôöûüùœæAEIOUYHÀÂÄÉÈÊËÎÏÔÖÛÜÙŒÆ")
-
-
-class UnsupportedLanguageError(SemanscopeError, ValueError):
-    """No CSC rule set for a language (the message lists the supported ones)."""
 
 
 # --------------------------------------------------------------------------- the rule table

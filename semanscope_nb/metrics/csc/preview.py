@@ -82,8 +82,7 @@ def perturbation_preview(
                                        negation=negation, rules=rules)]
     encoder = load_model(model)
     texts = list(dict.fromkeys([text] + [p.text for p in perts]))
-    if encoder.requires_fit and getattr(encoder, "_idf", None) is None:
-        encoder = encoder.fit(texts)  # type: ignore[attr-defined]
+    encoder = encoder.prepare(texts)
     lang = rules.code if encoder.language_dependent else None
     if cache is False:
         matrix = encoder.encode(texts, language=lang)

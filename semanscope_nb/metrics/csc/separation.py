@@ -14,6 +14,7 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from semanscope_nb.results import Result
 from semanscope_nb.data.sentences import SentenceCorpus
 from semanscope_nb.errors import EmbeddingError
 from semanscope_nb.metrics.csc.bootstrap import resampled_csc_stats
@@ -35,9 +36,12 @@ from semanscope_nb.models.encoders import Encoder
 from semanscope_nb.provenance import json_ready, package_info, utc_now
 
 
-@dataclass
-class CSCResult:
+@dataclass(frozen=True)
+class CSCResult(Result):
     """Concept Separation Curves of one model on one corpus (see :func:`concept_separation`)."""
+
+    kind = "csc"
+    main_score_name = "overlap"
 
     model: str
     corpus: str
@@ -412,8 +416,7 @@ def concept_separation(
 
     encoder = load_model(model)
     all_texts = list(dict.fromkeys(texts + [p.text for p in perts]))
-    if encoder.requires_fit and getattr(encoder, "_idf", None) is None:
-        encoder = encoder.fit(all_texts if tfidf_fit == "all" else texts)  # type: ignore[attr-defined]
+    encoder = encoder.prepare(all_texts if tfidf_fit == "all" else texts)
     enc_lang = lang if encoder.language_dependent else None
     if cache is False:
         before = encoder.calls

@@ -1,0 +1,48 @@
+"""Any dataset the toolkit scores, from whatever the user passes: :func:`as_dataset`.
+
+A dataset is a value with ``name``, ``source``, ``sha256``, ``report`` and
+``texts_by_language()`` (what must be embedded, per language): a
+:class:`~semanscope_nb.data.words.WordDataset`, a
+:class:`~semanscope_nb.data.sentences.SentenceCorpus`, a
+:class:`~semanscope_nb.data.bitext.ParallelCorpus` or a
+:class:`~semanscope_nb.data.bitext.LabelledTexts`.
+
+Example
+-------
+>>> as_dataset("edge-cases", languages=["en", "zh"]).languages
+('en', 'zh')
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+from semanscope_nb.data.bitext import LabelledTexts, ParallelCorpus
+from semanscope_nb.data.sentences import SentenceCorpus
+from semanscope_nb.data.words import WordDataset, load_dataset
+from semanscope_nb.errors import ArgumentError
+
+DATASET_TYPES = (WordDataset, SentenceCorpus, ParallelCorpus, LabelledTexts)
+
+
+def as_dataset(dataset: Any, *, languages: Sequence[str] | None = None) -> Any:
+    """``dataset`` as a dataset value: a bundled name or CSV path is read as a word dataset.
+
+    ``languages`` narrows a word dataset (codes or names, in that order); for
+    other kinds it must be None.
+    """
+    if isinstance(dataset, (str, os.PathLike)):
+        dataset = load_dataset(dataset)
+    if not isinstance(dataset, DATASET_TYPES):
+        raise ArgumentError(
+            f"dataset must be a bundled name, a CSV path, a WordDataset, SentenceCorpus, ParallelCorpus or LabelledTexts, "
+            f"got {type(dataset).__name__}"
+        )
+    if languages is not None:
+        if isinstance(languages, str):
+            languages = [t.strip() for t in languages.split(",") if t.strip()]
+        if not isinstance(dataset, WordDataset):
+            raise ArgumentError(f"languages= narrows a word dataset; {type(dataset).__name__} '{dataset.name}' has its own")
+        dataset = dataset.select(languages)
+    return dataset

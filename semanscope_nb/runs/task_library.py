@@ -1,0 +1,216 @@
+"""The built-in tasks: each a short function from :class:`Embedded` values to a result.
+
+Each function reads the vectors an :class:`~semanscope_nb.models.embedded.Embedded`
+holds, calls the pure functions of :mod:`semanscope_nb.metrics` (or
+:mod:`semanscope_nb.plots.projection`) and stamps the embedding's provenance on
+the result.  :mod:`semanscope_nb.runs.tasks` registers them.
+
+Example
+-------
+>>> import semanscope_nb as snb
+>>> emb = snb.embed("edge-cases", "random-null", languages=["en", "zh"], cache=False)
+>>> aligned_words(emb).n_rows == len(emb.dataset)
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from semanscope_nb.data.words import WordDataset
+from semanscope_nb.errors import ArgumentError
+from semanscope_nb.metrics.affinity import DEFAULT_TIERS, SAResult, TierThresholds, affinity_of_words, check_row_tuples
+from semanscope_nb.metrics.spreads import AlignedWords
+from semanscope_nb.models.embedded import Embedded
+
+
+def aligned_words(embedded: Embedded) -> AlignedWords:
+    """Unique-word vectors and row incidence per language of an embedded word dataset."""
+    dataset = embedded.dataset
+    if not isinstance(dataset, WordDataset):
+        raise ArgumentError(f"'{embedded.name}' is not a word dataset (it is {type(dataset).__name__})")
+    vecs, incs, words = [], [], []
+    for lang in dataset.languages:
+        uniq = dataset.words(lang)
+        pos = {w: i for i, w in enumerate(uniq)}
+        cells = dataset.column(lang)
+        r_idx = np.repeat(np.arange(len(cells)), [len(c) for c in cells])
+        c_idx = np.fromiter((pos[w] for c in cells for w in c), dtype=np.int64, count=r_idx.size)
+        incs.append(sp.csr_matrix((np.ones(r_idx.size), (r_idx, c_idx)), shape=(len(cells), len(uniq))))
+        vecs.append(embedded.matrix(lang, uniq))
+        words.append(tuple(uniq))
+    labels = tuple(" / ".join(cell[0] for cell in row[:2]) for row in dataset.rows)
+    return AlignedWords(dataset.languages, tuple(vecs), tuple(incs), labels, dataset.groups, tuple(words))
+
+
+def _stamp(result: Any, embedded: Embedded, **extra: Any) -> Any:
+    return result.with_provenance(**dict(embedded.provenance), **extra)
+
+
+# --------------------------------------------------------------------------- Semantic Affinity and its verdict
+
+
+def check_sa(dataset: WordDataset, params: dict) -> None:
+    """Refuse, before embedding, a row too large to score (see :func:`check_row_tuples`)."""
+    check_row_tuples(dataset.rows, languages=dataset.languages)
+
+
+def sa_task(
+    embedded: Embedded,
+    *,
+    n_boot: int,
+    seed: int,
+    confidence: float = 0.95,
+    thresholds: TierThresholds = DEFAULT_TIERS,
+    on_zero: str = "drop",
+    method: str = "percentile",
+) -> SAResult:
+    """SA with its bootstrap, chance level and null-aware verdict (paper 000)."""
+    result = affinity_of_words(aligned_words(embedded), n_boot=n_boot, seed=seed, confidence=confidence,
+                               thresholds=thresholds, on_zero=on_zero, method=method)
+    return _stamp(result, embedded)
+
+
+def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: float = 0.95,
+                 thresholds: TierThresholds = DEFAULT_TIERS) -> Any:
+    """SA of every language pair, each with its own chance level and verdict."""
+    from semanscope_nb.metrics.pairs import pair_affinity
+
+    return _stamp(pair_affinity(aligned_words(embedded), n_boot=n_boot, seed=seed, confidence=confidence,
+                                thresholds=thresholds), embedded)
+
+
+def permutation_task(embedded: Embedded, *, n_perm: int = 1000, seed: int) -> Any:
+    """Where the observed SA falls among ``n_perm`` shuffled translation pairings."""
+    from semanscope_nb.metrics.chance import permutation_test
+
+    return _stamp(permutation_test(aligned_words(embedded), n_perm=n_perm, seed=seed), embedded)
+
+
+def comparison_task(embeddeds: Sequence[Embedded], *, n_boot: int, n_perm: int = 10000, seed: int,
+                    confidence: float = 0.95, alpha: float = 0.05) -> Any:
+    """Paired comparison of several models on the same concepts (Holm-corrected, rank bands)."""
+    from semanscope_nb.metrics.compare import compare_models
+
+    names = [e.model_id for e in embeddeds]
+    if len(set(names)) < len(names):
+        raise ArgumentError(f"comparison: each model once, got {names}")
+    first = embeddeds[0]
+    for e in embeddeds[1:]:
+        if e.dataset.sha256 != first.dataset.sha256 or e.languages != first.languages:
+            raise ArgumentError(f"comparison: '{e.model_id}' was embedded on other data than '{first.model_id}'")
+    aws = {e.model_id: aligned_words(e) for e in embeddeds}
+    result = compare_models(aws, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence, alpha=alpha)
+    prov = {k: v for k, v in first.provenance.items() if not k.startswith("model")}
+    return result.with_provenance(**prov, models={e.model_id: {"model_version": e.model_version, "model_options": dict(e.model_options)}
+                                                  for e in embeddeds})
+
+
+# --------------------------------------------------------------------------- retrieval, BDI, kNN
+
+
+def language_pairs_of(languages: Sequence[str], source: str | None, targets: Sequence[str] | None, *, name: str) -> list[tuple[str, str]]:
+    """(source, target) pairs: ``source`` (default en, else the first language) to each of ``targets`` (default: all others)."""
+    langs = list(languages)
+    src = source or ("en" if "en" in langs else langs[0])
+    if src not in langs:
+        raise ArgumentError(f"source language '{src}' is not in dataset '{name}' ({', '.join(langs)})")
+    tgts = list(targets) if targets else [lang for lang in langs if lang != src]
+    missing = [t for t in tgts if t not in langs]
+    if missing:
+        raise ArgumentError(f"target language(s) {missing} not in dataset '{name}' ({', '.join(langs)})")
+    return [(src, t) for t in tgts if t != src]
+
+
+def retrieval_task(embedded: Embedded, *, source: str | None = None, targets: Sequence[str] | None = None,
+                   ks: Sequence[int] = (1, 5, 10), n_boot: int, seed: int, confidence: float = 0.95) -> Any:
+    """Retrieval: a word dataset's every (source, target) pair (hit = any gold translation), or a parallel corpus row by row."""
+    from semanscope_nb.data.bitext import ParallelCorpus
+    from semanscope_nb.metrics.retrieval import RetrievalSet, bitext_retrieval, lexicon_induction
+
+    ds = embedded.dataset
+    per_pair = {}
+    if isinstance(ds, ParallelCorpus):
+        src = embedded.matrix(ds.source_language, list(ds.source_texts))
+        tgt = embedded.matrix(ds.target_language, list(ds.target_texts))
+        r = bitext_retrieval(src, tgt, ks=ks, n_boot=n_boot, seed=seed, confidence=confidence,
+                             names=(ds.source_language, ds.target_language))
+        per_pair[f"{ds.source_language}->{ds.target_language}"] = r
+    else:
+        for s, t in language_pairs_of(ds.languages, source, targets, name=ds.name):
+            per_pair[f"{s}->{t}"] = lexicon_induction(ds, embedded.encoder, source=s, target=t, ks=ks, n_boot=n_boot, seed=seed,
+                                                      confidence=confidence, cache=embedded.cache if embedded.cache is not None else False)
+    return _stamp(RetrievalSet(per_pair), embedded)
+
+
+def bdi_task(embedded: Embedded, *, source: str | None = None, target: str | None = None, method: str = "nn",
+             ks: Sequence[int] = (1, 5), knn: int = 10, n_boot: int, seed: int) -> Any:
+    """Bilingual lexicon induction against the whole target vocabulary (nearest neighbour or CSLS)."""
+    from semanscope_nb.metrics.contextual import lexicon_induction_vectors
+
+    ds = embedded.dataset
+    (src, tgt), = language_pairs_of(ds.languages, source, [target] if target else None, name=ds.name)[:1]
+    pair = ds.select([src, tgt])
+    gold = sorted({(s, t) for row in pair.rows for s in row[0] for t in row[1]})
+    sw, tw = pair.words(src), pair.words(tgt)
+    result = lexicon_induction_vectors(embedded.matrix(src, sw), sw, embedded.matrix(tgt, tw), tw, gold, method=method, ks=ks,
+                                       knn=knn, n_boot=n_boot, seed=seed, provenance={"source": src, "target": tgt})
+    return _stamp(result, embedded)
+
+
+def knn_task(train: Embedded, test: Embedded, *, ks: Sequence[int] = (1, 5, 10), metric: str = "cosine", logistic: bool = True,
+             n_boot: int, seed: int, confidence: float = 0.95) -> Any:
+    """kNN classification of the test split from the labelled train split (MINERS), with baselines."""
+    from semanscope_nb.metrics.classification import knn_classification
+
+    if train.model_id != test.model_id:
+        raise ArgumentError(f"knn: train was embedded by '{train.model_id}', test by '{test.model_id}'")
+    tr, te = train.dataset, test.dataset
+    result = knn_classification(train.matrix(tr.language, list(tr.texts)), list(tr.labels), test.matrix(te.language, list(te.texts)),
+                                list(te.labels), ks=ks, metric=metric, logistic=logistic, n_boot=n_boot, seed=seed,
+                                confidence=confidence, train_language=tr.language, test_language=te.language)
+    prov = {**dict(test.provenance), "train_dataset": tr.name, "train_sha256": tr.sha256}
+    return result.with_provenance(**prov)
+
+
+# --------------------------------------------------------------------------- CSC and projections
+
+
+def csc_sample(corpus: Any, params: dict) -> Any:
+    """The sentences CSC scores: the corpus, or a seeded sample of ``max_sentences``."""
+    n = params.get("max_sentences")
+    return corpus.sample(n, seed=params["seed"]) if n else corpus
+
+
+def csc_texts(corpus: Any, params: dict) -> dict[str, list[str]]:
+    """The originals and perturbed sentences the CSC task embeds (so a grid embeds them ahead)."""
+    from semanscope_nb.metrics.csc.perturbation import perturb_corpus
+
+    texts = list(csc_sample(corpus, params).sentences)
+    perts = perturb_corpus(texts, language=corpus.language, max_per_sentence=params["max_per_sentence"], seed=params["seed"],
+                           negation=params["negation"])
+    return {corpus.language: list(dict.fromkeys(texts + [p.text for p in perts]))}
+
+
+def csc_task(embedded: Embedded, *, max_sentences: int | None = None, max_per_sentence: int = 3, negation: str = "particle",
+             n_boot: int, seed: int, confidence: float = 0.95) -> Any:
+    """Concept Separation Curves (paper 002): overlap of fuzz and negation similarity curves (lower = better)."""
+    from semanscope_nb.metrics.csc.separation import concept_separation
+
+    corpus = embedded.dataset
+    sample = csc_sample(corpus, {"max_sentences": max_sentences, "seed": seed})
+    result = concept_separation(sample, embedded.encoder, language=corpus.language, max_per_sentence=max_per_sentence,
+                                negation=negation, seed=seed, n_boot=n_boot, confidence=confidence,
+                                cache=embedded.cache if embedded.cache is not None else False, progress=False)
+    return _stamp(result, embedded)
+
+
+def projection_task(embedded: Embedded, *, method: str = "phate", random_state: int = 0, n_components: int = 2) -> Any:
+    """A 2-D (or 3-D) map of every unique (language, word), the paper's PHATE by default."""
+    from semanscope_nb.plots.projection import ProjectionSettings, project_dataset
+
+    settings = ProjectionSettings(method=method, random_state=random_state, n_components=n_components)
+    return _stamp(project_dataset(embedded.dataset, embedded.vectors, settings=settings), embedded)

@@ -1,0 +1,157 @@
+"""One settings object, as ``scanpy.settings``: the defaults every function falls back to.
+
+Layer: shared (imported by every layer).
+
+Each setting is read from its environment variable when it is used (so a test
+or a notebook that sets ``SEMANSCOPE_CACHE`` is obeyed at once), unless it was
+assigned in Python, which wins until :meth:`Settings.reset`.
+
+========================  ==========================  =========================================
+setting                   environment variable        default
+========================  ==========================  =========================================
+``default_model``         ``SEMANSCOPE_MODEL``        ``"use-multilingual"``
+``n_boot``                ``SEMANSCOPE_N_BOOT``       1000 bootstrap resamples
+``seed``                  ``SEMANSCOPE_SEED``         0
+``n_jobs``                ``SEMANSCOPE_N_JOBS``       1 (grids: worker processes)
+``cache_dir``             ``SEMANSCOPE_CACHE``        the user cache folder (platformdirs)
+``results_dir``           ``SEMANSCOPE_RESULTS``      ``./results``
+``figures_dir``           ``SEMANSCOPE_FIGURES``      ``./figures``
+``data_dir``              ``SEMANSCOPE_DATA``         the project's ``data/`` folder
+``shared_data_dir``       ``SEMANSCOPE_SHARED_DATA``  ``../shared/data`` beside the checkout
+========================  ==========================  =========================================
+
+Example
+-------
+>>> from semanscope_nb.settings import settings
+>>> settings.n_boot
+1000
+>>> settings.n_boot = 200; settings.n_boot
+200
+>>> settings.reset(); settings.n_boot
+1000
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from semanscope_nb.errors import ArgumentError
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def _user_cache() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("semanscope_nb"))
+
+
+def _positive_int(name: str, value: Any) -> int:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"settings.{name} must be a positive integer, got {value!r}") from None
+    if n < 1 or (isinstance(value, float) and value != n):
+        raise ArgumentError(f"settings.{name} must be a positive integer, got {value!r}")
+    return n
+
+
+def _int(name: str, value: Any) -> int:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"settings.{name} must be an integer, got {value!r}") from None
+    if n < 0:
+        raise ArgumentError(f"settings.{name} must be >= 0, got {value!r}")
+    return n
+
+
+def _text(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ArgumentError(f"settings.{name} must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _path(name: str, value: Any) -> Path:
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise ArgumentError(f"settings.{name} must be a folder path, got {value!r}")
+    return Path(value).expanduser()
+
+
+#: name -> (environment variable, converter, default factory)
+_SPEC: dict[str, tuple[str, Callable[[str, Any], Any], Callable[[], Any]]] = {
+    "default_model": ("SEMANSCOPE_MODEL", _text, lambda: "use-multilingual"),
+    "n_boot": ("SEMANSCOPE_N_BOOT", _int, lambda: 1000),
+    "seed": ("SEMANSCOPE_SEED", _int, lambda: 0),
+    "n_jobs": ("SEMANSCOPE_N_JOBS", _positive_int, lambda: 1),
+    "cache_dir": ("SEMANSCOPE_CACHE", _path, _user_cache),
+    "results_dir": ("SEMANSCOPE_RESULTS", _path, lambda: Path("results")),
+    "figures_dir": ("SEMANSCOPE_FIGURES", _path, lambda: Path("figures")),
+    "data_dir": ("SEMANSCOPE_DATA", _path, lambda: _PACKAGE_DIR.parent / "data"),
+    "shared_data_dir": ("SEMANSCOPE_SHARED_DATA", _path, lambda: _PACKAGE_DIR.parents[1] / "shared" / "data"),
+}
+
+
+class Settings:
+    """Package-wide defaults; see the module docstring for each setting and its variable."""
+
+    __slots__ = ("_overrides", "_lock")
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_overrides", {})
+        object.__setattr__(self, "_lock", threading.Lock())
+
+    def __getattr__(self, name: str) -> Any:
+        spec = _SPEC.get(name)
+        if spec is None:
+            raise AttributeError(f"settings has no {name!r}; known: {', '.join(_SPEC)}")
+        with self._lock:
+            if name in self._overrides:
+                return self._overrides[name]
+        env, convert, default = spec
+        raw = os.environ.get(env, "").strip()
+        if raw:
+            try:
+                return convert(name, raw)
+            except ArgumentError as exc:
+                raise ArgumentError(f"{exc} (from the environment variable {env})") from None
+        return default()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        spec = _SPEC.get(name)
+        if spec is None:
+            raise AttributeError(f"settings has no {name!r}; known: {', '.join(_SPEC)}")
+        converted = spec[1](name, value)
+        with self._lock:
+            self._overrides[name] = converted
+
+    def reset(self, *names: str) -> None:
+        """Forget the values assigned in Python (all, or the ones named): back to environment / defaults."""
+        with self._lock:
+            for n in names or list(self._overrides):
+                self._overrides.pop(n, None)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every setting's current value."""
+        return {n: getattr(self, n) for n in _SPEC}
+
+    def __dir__(self) -> list[str]:
+        return sorted(_SPEC) + ["as_dict", "reset"]
+
+    def __repr__(self) -> str:
+        return "Settings(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"
+
+
+settings = Settings()
+
+
+def resolve(value: Any, name: str) -> Any:
+    """``value`` unless it is None, else the setting ``name`` (the one rule for a default argument).
+
+    >>> resolve(None, "seed"), resolve(7, "seed")
+    (0, 7)
+    """
+    return getattr(settings, name) if value is None else value
