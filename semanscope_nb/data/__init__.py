@@ -38,7 +38,7 @@ from semanscope_nb.data.dictionaries import (
     read_muse_dictionary,
     split_dictionary,
 )
-from semanscope_nb.data.reference import paper_model_order, paper_tables
+from semanscope_nb.data.reference import paper_counts, paper_file, paper_model_order, paper_tables
 from semanscope_nb.data.sentences import (
     SentenceCorpus,
     list_sentence_corpora,

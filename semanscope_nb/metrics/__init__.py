@@ -4,6 +4,7 @@ Rooms:
 
 * :mod:`~semanscope_nb.metrics.spreads` -- the SA formula and its vectorised parts (D_intra, D_inter).
 * :mod:`~semanscope_nb.metrics.affinity` -- Semantic Affinity (paper 000): bootstrap, tiers, the null-aware verdict.
+* :mod:`~semanscope_nb.metrics.paper_sem` -- the original Semanscope tool's delta-method ± (not a sampling error).
 * :mod:`~semanscope_nb.metrics.chance` -- the chance level of SA, the permutation test, the null-aware bootstrap.
 * :mod:`~semanscope_nb.metrics.artefacts` -- identical strings, degenerate vectors, language offsets.
 * :mod:`~semanscope_nb.metrics.compare` -- model vs model: paired bootstrap and permutation test, Holm, rank bands.
@@ -112,6 +113,7 @@ from semanscope_nb.metrics.csc import (
 )
 from semanscope_nb.metrics.fusion import DISTFUSE_PRESETS, DistFuse, FusedDistances
 from semanscope_nb.metrics.pairs import pair_affinity
+from semanscope_nb.metrics.paper_sem import DeltaMethodSEM, delta_method_sem, tool_sem
 from semanscope_nb.metrics.retrieval import (
     BitextResult,
     BuccPool,

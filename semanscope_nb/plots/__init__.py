@@ -51,7 +51,7 @@ from semanscope_nb.plots.export import (
     setup_notebook,
 )
 from semanscope_nb.plots.palette import language_colour, language_colours
-from semanscope_nb.plots.paper import comparison_frame, paper_heatmap, paper_tier_chart
+from semanscope_nb.plots.paper import comparison_frame, paper_error_bars, paper_gap_chart, paper_heatmap, paper_tier_chart
 from semanscope_nb.plots.projection import (
     Projection,
     ProjectionCache,

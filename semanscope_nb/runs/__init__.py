@@ -9,6 +9,7 @@ Rooms:
 * :mod:`~semanscope_nb.runs.verdicts` -- per-pair SA, permutation tests, model comparisons, the two-stage report.
 * :mod:`~semanscope_nb.runs.contextual` -- paper 001's comparison of anchor kinds on one language pair.
 * :mod:`~semanscope_nb.runs.mteb` -- results in MTEB's JSON shape; language family / script breakdowns.
+* :mod:`~semanscope_nb.runs.paper` -- the papers' own numbers beside ours (paper 000 on its files, paper 002's TF-IDF on ESS).
 * :mod:`~semanscope_nb.runs.grid` -- models x datasets x metrics on joblib/Dask, resumable per job.
 * :mod:`~semanscope_nb.runs.cli` -- the ``semanscope`` command.
 
@@ -37,6 +38,7 @@ from semanscope_nb.runs.evaluate import (
 )
 from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, run_grid
 from semanscope_nb.runs.mteb import MtebResult, bitext_entry, language_breakdown, read_mteb, write_mteb
+from semanscope_nb.runs.paper import PaperRun, csc_sample_overlaps, csc_sample_summary, paper_comparison, run_paper_000
 from semanscope_nb.runs.task_library import aligned_words
 from semanscope_nb.runs.tasks import Task, get_task, list_tasks, prepare, register_task, run_task
 from semanscope_nb.runs.verdicts import (
