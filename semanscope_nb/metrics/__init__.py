@@ -15,7 +15,7 @@ Rooms:
 * :mod:`~semanscope_nb.metrics.search` -- exact blocked top-k search over distance providers.
 * :mod:`~semanscope_nb.metrics.retrieval` -- bitext retrieval and lexicon induction (MINERS / MTEB).
 * :mod:`~semanscope_nb.metrics.classification` -- kNN retrieval classification (MINERS).
-* :mod:`~semanscope_nb.metrics.codeswitch` -- code-switched sentences at a controlled switch rate (MINERS CS).
+* :mod:`~semanscope_nb.metrics.codeswitch` -- synthetic dictionary code-switching at a controlled switch rate (not MINERS' CS data).
 * :mod:`~semanscope_nb.metrics.contextual` -- contextual (token-level) alignment of paper 001: anchors,
   word alignment, BDI with CSLS, sense retrieval (BTSR).
 * :mod:`~semanscope_nb.metrics.fusion` -- DistFuse: several models' distances fused into one.
