@@ -208,9 +208,14 @@ def csc_task(embedded: Embedded, *, max_sentences: int | None = None, max_per_se
     return _stamp(result, embedded)
 
 
-def projection_task(embedded: Embedded, *, method: str = "phate", random_state: int = 0, n_components: int = 2) -> Any:
-    """A 2-D (or 3-D) map of every unique (language, word), the paper's PHATE by default."""
+def projection_task(embedded: Embedded, *, method: str = "phate", random_state: int = 0, n_components: int = 2,
+                    options: dict | None = None, projection_cache: Any = None) -> Any:
+    """A 2-D (or 3-D) map of every unique (language, word), the paper's PHATE by default.
+
+    ``options``: the method's own parameters (e.g. ``{"knn": 15}``); ``projection_cache``: a
+    :class:`~semanscope_nb.plots.projection.ProjectionCache` (None: the process-wide one, on disk).
+    """
     from semanscope_nb.plots.projection import ProjectionSettings, project_dataset
 
-    settings = ProjectionSettings(method=method, random_state=random_state, n_components=n_components)
-    return _stamp(project_dataset(embedded.dataset, embedded.vectors, settings=settings), embedded)
+    settings = ProjectionSettings(method=method, random_state=random_state, n_components=n_components, params=dict(options or {}))
+    return _stamp(project_dataset(embedded.dataset, embedded.vectors, settings=settings, cache=projection_cache), embedded)

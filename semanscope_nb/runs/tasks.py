@@ -63,7 +63,9 @@ class Task:
     means ``settings.n_boot`` / ``settings.seed``.  ``check(dataset, params)``
     refuses, before anything is embedded, what the task cannot score;
     ``texts(dataset, params)`` names further texts the task embeds (CSC's
-    perturbed sentences), so a grid can embed them ahead.  Bump ``version``
+    perturbed sentences), so a grid can embed them ahead; ``select(dataset,
+    params)`` narrows the dataset before anything is embedded (CSC's seeded
+    sample of ``max_sentences``).  Bump ``version``
     when the task's numbers change (stored job results are then not reused).
     """
 
@@ -79,6 +81,7 @@ class Task:
     inputs: int | str = 1
     check: Callable[[Any, dict], None] | None = field(default=None, repr=False)
     texts: Callable[[Any, dict], dict[str, list[str]]] | None = field(default=None, repr=False)
+    select: Callable[[Any, dict], Any] | None = field(default=None, repr=False)
 
     @property
     def main_score(self) -> str:
@@ -89,7 +92,7 @@ class Task:
         given = dict(given or {})
         unknown = sorted(set(given) - set(self.defaults))
         if unknown:
-            raise ArgumentError(f"task '{self.name}': unknown parameter(s) {unknown}; it takes {sorted(self.defaults)}")
+            raise ArgumentError(f"task '{self.name}': unknown parameter(s) {unknown}; it takes {', '.join(sorted(self.defaults))}")
         out = {**self.defaults, **given}
         for name in ("n_boot", "seed"):
             if name in out and out[name] is None:
@@ -170,6 +173,8 @@ def prepare(
     ds = as_dataset(dataset, languages=languages)
     if not t.accepts(ds):
         raise ArgumentError(f"task '{t.name}' reads {' or '.join(t.data)} data; '{ds.name}' is {data_kind(ds)}")
+    if t.select is not None:
+        ds = t.select(ds, p)
     if t.check is not None:
         t.check(ds, p)
     emb = embed(ds, model, cache=cache, progress=progress)
@@ -208,7 +213,9 @@ def run_task(
     else:
         inputs = [_one_input(t, data, model, languages, cache, progress, p)]
     result = t.run(*inputs, **p) if t.inputs != "models" else t.run(inputs, **p)
-    return result.with_provenance(task=t.name, task_version=t.version)
+    own = dict(getattr(result, "provenance", {}) or {})
+    base = dict(inputs[0].provenance) if t.inputs == 1 else {}  # every single-input result carries its embedding's provenance
+    return result.with_provenance(**{k: v for k, v in base.items() if k not in own}, task=t.name, task_version=t.version)
 
 
 def _one_input(t: Task, data: Any, model: Any, languages, cache, progress, p: dict) -> Embedded:
@@ -273,10 +280,10 @@ def builtin_tasks() -> list[Task]:
              inputs=2, description="kNN classification of a test split from a labelled train split, with baselines"),
         Task("csc", lib.csc_task, CSCResult, ("sentences",), (),
              {"max_sentences": None, "max_per_sentence": 3, "negation": "particle", "n_boot": None, "seed": None, "confidence": 0.95},
-             higher_is_better=False, texts=lib.csc_texts,
+             higher_is_better=False, texts=lib.csc_texts, select=lib.csc_sample,
              description="Concept Separation Curves: overlap of fuzz and negation similarity curves (lower = better)"),
         Task("projection", lib.projection_task, Projection, ("words",), (),
-             {"method": "phate", "random_state": 0, "n_components": 2},
+             {"method": "phate", "random_state": 0, "n_components": 2, "options": None, "projection_cache": None},
              description="a 2-D or 3-D map of every word (PHATE with the paper's settings, UMAP, t-SNE, PCA)"),
     ]
 
