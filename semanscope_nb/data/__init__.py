@@ -21,6 +21,7 @@ Example
 
 from semanscope_nb._api import public_names as _public_names
 from semanscope_nb.data.bitext import (
+    LabelledSplits,
     LabelledTexts,
     ParallelCorpus,
     TaggedSentences,

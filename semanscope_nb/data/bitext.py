@@ -191,6 +191,53 @@ class LabelledTexts:
         return self._pick(keep.tolist())
 
 
+@dataclass(frozen=True)
+class LabelledSplits:
+    """A labelled train split and a test split (kNN classification: the train rows are the memory).
+
+    They may be in different languages (cross-lingual transfer: train en, test zh).
+
+    >>> tr = LabelledTexts("en", "train", ("1", "2"), ("a", "b"), ("x", "y"), "<memory>", "s1")
+    >>> te = LabelledTexts("zh", "test", ("3",), ("a",), ("z",), "<memory>", "s2")
+    >>> LabelledSplits(tr, te).texts_by_language()
+    {'en': ['x', 'y'], 'zh': ['z']}
+    """
+
+    train: LabelledTexts
+    test: LabelledTexts
+
+    @property
+    def name(self) -> str:
+        return self.test.name if self.train.language == self.test.language and self.train.split == "train" else \
+            f"{self.train.name}->{self.test.name}"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(f"{self.train.sha256}\0{self.test.sha256}".encode()).hexdigest()
+
+    @property
+    def source(self) -> str:
+        return f"{self.train.source} | {self.test.source}"
+
+    @property
+    def report(self) -> tuple[str, ...]:
+        return (*self.train.report, *self.test.report)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return (*self.train.labels, *self.test.labels)
+
+    def __len__(self) -> int:
+        return len(self.test)
+
+    def texts_by_language(self) -> dict[str, list[str]]:
+        """Train and test texts under their languages (one list when they share a language)."""
+        out: dict[str, list[str]] = {}
+        for part in (self.train, self.test):
+            out[part.language] = list(dict.fromkeys([*out.get(part.language, []), *part.texts]))
+        return out
+
+
 def _sib_folder(language: str) -> str:
     lang = language.strip()
     if lang in SIB200_CODES:

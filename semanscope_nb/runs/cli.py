@@ -331,14 +331,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if "seed" in task.defaults and args.seed is not None:
         params.setdefault("seed", args.seed)
     cache = _open_cache(args.cache_dir)
-    if task.inputs == 2:
-        from semanscope_nb.data.bitext import read_sib200
+    if "labelled" in task.data:
+        from semanscope_nb.data.bitext import LabelledSplits, read_sib200
 
-        data: Any = (read_sib200(args.train or args.dataset, "train"), read_sib200(args.dataset, "test"))
+        data: Any = LabelledSplits(read_sib200(args.train or args.dataset, "train"), read_sib200(args.dataset, "test"))
+        languages = None
     else:
-        data = args.dataset
+        data, languages = args.dataset, args.languages
     model: Any = models if task.inputs == "models" else models[0]
-    r = run_task(task, data, model, languages=args.languages if task.inputs != 2 else None, cache=cache, **params)
+    r = run_task(task, data, model, languages=languages, cache=cache, **params)
     if args.json:
         print(json.dumps(r.to_dict(), indent=2, ensure_ascii=False))
     else:

@@ -232,6 +232,11 @@ class GridJob:
     params: dict = field(hash=False)
     key: str
     model_key: str = field(repr=False)
+    members: tuple[str, ...] = ()  # the models a comparison job compares (its ``model`` is their names joined by '+')
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        return self.members or (self.model,)
 
     @property
     def params_label(self) -> str:
@@ -386,7 +391,7 @@ def warm_model(model: str, info: ModelInfo | None, jobs: list[tuple[Task, Any, d
     return out
 
 
-def run_job(job: GridJob, task: Task, info: ModelInfo | None, cache_folder: str, runs_dir: str, run_id: str) -> dict:
+def run_job(job: GridJob, task: Task, infos: Sequence[ModelInfo | None], cache_folder: str, runs_dir: str, run_id: str) -> dict:
     """Run one job through :func:`run_task` in whatever process joblib chose; write its record atomically; never raise."""
     runs = Path(runs_dir)
     marker = path_inside(runs / ".inflight", f"{job.key}.json")
@@ -396,9 +401,11 @@ def run_job(job: GridJob, task: Task, info: ModelInfo | None, cache_folder: str,
     record: dict[str, Any] = {"job": job.describe(), "run_id": run_id, "worker": _worker_id()}
     cache = None
     try:
-        _ensure_model(info)
+        for info in infos:
+            _ensure_model(info)
         cache = _CountingCache(cache_folder)
-        result = run_task(task, job.dataset, job.model, cache=cache, progress=False, **job.params)
+        result = run_task(task, job.dataset, list(job.members) if job.members else job.model, cache=cache, progress=False,
+                          **job.params)
         record.update(
             status="done",
             kind=result.kind,
@@ -677,6 +684,7 @@ def plan_jobs(
         k = f"{safe_name(model)}|{ds.name}|{task.name}|{json.dumps(params_json(p), sort_keys=True)}"
         failures[k] = {"model": model, "dataset": ds.name, "task": task.name, "params": params_json(p), "error": err}
 
+    keys: dict[tuple[str, str], str | None] = {}
     for model in models:
         try:
             infos[model] = get_model_info(model)
@@ -689,14 +697,27 @@ def plan_jobs(
         for t in tasks:
             for ds in _datasets_for(t, data_of):
                 try:
-                    model_key = load_model(model).prepare(
+                    keys[(model, ds.name)] = load_model(model).prepare(
                         [x for texts in ds.texts_by_language().values() for x in texts]).cache_key
                 except Exception as exc:
+                    keys[(model, ds.name)] = None
                     for p in variants[t.name]:
                         fail(model, ds, t, p, f"{type(exc).__name__}: {exc}")
                     continue
+                if t.inputs == "models":
+                    continue
                 for p in variants[t.name]:
-                    jobs.append(GridJob(model, ds, t.name, dict(p), job_key(model_key, ds, t, p), model_key))
+                    jobs.append(GridJob(model, ds, t.name, dict(p), job_key(keys[(model, ds.name)], ds, t, p), keys[(model, ds.name)]))
+    for t in tasks:  # a comparison is one job per dataset over every model that could be described
+        if t.inputs != "models":
+            continue
+        for ds in _datasets_for(t, data_of):
+            members = tuple(m for m in models if keys.get((m, ds.name)))
+            if len(members) < 2:
+                continue
+            model_key = json.dumps([keys[(m, ds.name)] for m in members])
+            for p in variants[t.name]:
+                jobs.append(GridJob("+".join(members), ds, t.name, dict(p), job_key(model_key, ds, t, p), model_key, members))
     infos = {k: (v if k not in _STARTUP_MODELS else None) for k, v in infos.items()}  # ship only run-time registrations
     return jobs, failures, infos
 
@@ -768,8 +789,10 @@ def embed_phase(pending: Sequence[GridJob], tasks: Mapping[str, Task], infos: Ma
     by_model: dict[str, dict[str, tuple[Task, Any, dict]]] = {}
     for j in pending:
         t = tasks[j.task]
-        prep = (t.name if (t.texts or t.check) else "", j.dataset.name, json.dumps(params_json(j.params), sort_keys=True) if t.texts else "")
-        by_model.setdefault(j.model, {})[json.dumps(prep)] = (t, j.dataset, j.params)
+        prep = (t.name if (t.texts or t.check or t.select) else "", j.dataset.name,
+                json.dumps(params_json(j.params), sort_keys=True) if (t.texts or t.select) else "")
+        for m in j.models:
+            by_model.setdefault(m, {})[json.dumps(prep)] = (t, j.dataset, j.params)
     args = [(m, infos.get(m), list(d.values()), cache_folder) for m, d in by_model.items()]
     warm: list[dict] = []
     try:
@@ -792,7 +815,7 @@ def run_jobs(pending: Sequence[GridJob], tasks: Mapping[str, Task], infos: Mappi
         finish(rec)
 
     def run_round(batch: list[GridJob]) -> Exception | None:
-        args = [(j, tasks[j.task], infos.get(j.model), cache_folder, str(runs), run_id) for j in batch]
+        args = [(j, tasks[j.task], [infos.get(m) for m in j.models], cache_folder, str(runs), run_id) for j in batch]
         try:
             for rec in _parallel_map(run_job, args, n_workers):
                 done(rec)
