@@ -18,7 +18,7 @@ from semanscope_nb.data.reference import PAPER_FILES, paper_model_order, paper_t
 from semanscope_nb.data.words import LANGUAGE_NAMES, language_code, language_name, read_semanscope_csv
 from semanscope_nb.models.registry import get_model_info, list_models, load_model, models_frame
 from semanscope_nb.plots.paper import comparison_frame, paper_heatmap, paper_tier_chart
-from semanscope_nb.runs.evaluate import resolve_models
+from semanscope_nb.runs.grid import resolve_models
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ROOT.parent / "shared" / "papers"
