@@ -25,12 +25,10 @@ from __future__ import annotations
 
 import math
 import textwrap
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from semanscope_nb.metrics.affinity import SAResult
 from semanscope_nb.plots.chart_kit import import_altair, is_finite
-
-if TYPE_CHECKING:  # pragma: no cover
-    from semanscope_nb.metrics.affinity import SAResult
 
 
 #: where the legend box may sit: a corner of the plot, or "outside" (under the title)

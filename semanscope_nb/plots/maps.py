@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Collection, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from semanscope_nb.metrics.affinity import SAResult
 from semanscope_nb.plots.chart_kit import import_altair, inline, language_scale
 from semanscope_nb.plots.legend import (
     check_legend_position,
@@ -55,7 +56,6 @@ if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
 
     from semanscope_nb.data.words import WordDataset
-    from semanscope_nb.metrics.affinity import SAResult
     from semanscope_nb.plots.projection import Projection
 
 

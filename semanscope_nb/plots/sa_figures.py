@@ -32,14 +32,12 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.metrics.affinity import DEFAULT_TIERS, TierThresholds
+from semanscope_nb.metrics.affinity import DEFAULT_TIERS, SAResult, TierThresholds
 from semanscope_nb.plots.chart_kit import import_altair, inline, is_finite, require_columns
 from semanscope_nb.plots.palette import CHANCE_COLOUR, TIER_COLOURS, TIER_ORDER, tier_colour
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
-
-    from semanscope_nb.metrics.affinity import SAResult
 
 
 def _null_aware_tier(paper: str, lo: float, hi: float) -> str:
