@@ -32,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from semanscope_nb.data.words import _blank, _CsvRows, _physical_lines, _read_text, shared_data_dir
+from semanscope_nb.data.catalog import shared_data_dir
+from semanscope_nb.data.csv_reader import CsvRows, is_blank_record, physical_lines, read_text_file
 from semanscope_nb.errors import DatasetError
 
 #: Tatoeba three-letter codes <-> the ISO 639-1 codes the rest of the package uses
@@ -90,8 +91,8 @@ class ParallelCorpus:
 
 def _read_lines(path: Path) -> tuple[list[str], str]:
     """Physical lines of a UTF-8 text file (ends stripped; split only at ``\\r``/``\\n``) and the file's SHA-256."""
-    text, sha = _read_text(path)
-    return [ln.rstrip("\r\n") for ln in _physical_lines(text)], sha
+    text, sha = read_text_file(path)
+    return [ln.rstrip("\r\n") for ln in physical_lines(text)], sha
 
 
 def _tatoeba_code(language: str) -> str:
@@ -269,8 +270,8 @@ def read_sib200(language: str, split: str = "train", *, folder: str | os.PathLik
     if not path.exists():
         have = ", ".join(sib200_languages(folder)) or "none"
         raise DatasetError(f"{path}: file not found (SIB-200 languages present: {have}; set SEMANSCOPE_SHARED_DATA or pass folder=)")
-    text, sha = _read_text(path)
-    rows = iter(_CsvRows(path, text, delimiter="\t"))
+    text, sha = read_text_file(path)
+    rows = iter(CsvRows(path, text, delimiter="\t"))
     header = next(rows, None)
     want = ["index_id", "category", "text"]
     if header is None or [h.strip() for h in header.fields] != want:
@@ -281,7 +282,7 @@ def read_sib200(language: str, split: str = "train", *, folder: str | os.PathLik
     blank: list[int] = []
     report: list[str] = []
     for row in rows:
-        if _blank(row.fields):
+        if is_blank_record(row.fields):
             blank.append(row.line)
             continue
         if len(row.fields) != 3:
@@ -469,8 +470,8 @@ def read_phinc(
     ('haan, theek hai', 'yes, fine', 'hi-en')
     """
     p = Path(path)
-    text, sha = _read_text(p)
-    rows = list(_CsvRows(str(p), text, delimiter=","))
+    text, sha = read_text_file(p)
+    rows = list(CsvRows(str(p), text, delimiter=","))
     if not rows:
         raise DatasetError(f"{p}: empty file (expected a header row and sentence pairs)")
     header = [h.strip() for h in rows[0].fields]
@@ -489,7 +490,7 @@ def read_phinc(
     tgt: list[str] = []
     report: list[str] = []
     for r in rows[1:]:
-        if _blank(r.fields):
+        if is_blank_record(r.fields):
             continue
         if len(r.fields) <= max(si, ti):
             raise DatasetError(f"{p}, line {r.line}: {len(r.fields)} field(s), expected at least {max(si, ti) + 1}")

@@ -10,20 +10,16 @@ Example
 
 from __future__ import annotations
 
-import csv
 import os
-from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from semanscope_nb.data.catalog import list_folder_datasets  # noqa: F401  (moved to the data layer; old imports still work)
 from semanscope_nb.data.words import (
-    DatasetInfo,
     WordDataset,
-    language_code,
-    list_datasets,
     load_dataset,
 )
 from semanscope_nb.metrics.affinity import (
@@ -40,42 +36,6 @@ from semanscope_nb.models.registry import (
     load_model,
 )
 from semanscope_nb.runs.grid import GridResult, run_grid
-
-
-def list_folder_datasets(folder: str | os.PathLike) -> tuple[list[DatasetInfo], list[str]]:
-    """The ``*.csv`` files of ``folder`` (as :func:`list_datasets` lists them) and a note per entry skipped.
-
-    An entry that is not a readable file (a sub-folder named ``x.csv``) is
-    skipped and named instead of failing the whole listing.
-
-    >>> import tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp()); (d / "x.csv").mkdir()
-    >>> infos, notes = list_folder_datasets(d); infos, notes[0].endswith("a folder, not a CSV file; skipped")
-    ([], True)
-    """
-    root = Path(folder).expanduser()
-    entries = sorted(root.glob("*.csv"))
-    if all(p.is_file() for p in entries):
-        try:
-            return list_datasets(root), []
-        except OSError:
-            pass  # one of them cannot be read: list the others below
-    infos: list[DatasetInfo] = []
-    notes: list[str] = []
-    for p in entries:
-        if not p.is_file():
-            notes.append(f"{p}: a folder, not a CSV file; skipped")
-            continue
-        try:
-            with open(p, encoding="utf-8-sig", errors="replace") as fh:
-                header = next((ln for ln in fh if ln.strip() and not ln.lstrip(" \t").startswith("#")), "")
-        except OSError as exc:
-            notes.append(f"{p}: cannot be read ({exc.strerror or exc}); skipped")
-            continue
-        langs = tuple(c for c in (language_code(h) for h in next(csv.reader([header]), [])) if c)
-        card = p.with_suffix(".md")
-        infos.append(DatasetInfo(p.stem, str(p), langs, str(card) if card.exists() else None))
-    return infos, notes
 
 
 def _as_dataset(dataset: WordDataset | str | os.PathLike, languages: Sequence[str] | None) -> WordDataset:
