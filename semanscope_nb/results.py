@@ -142,6 +142,8 @@ class Result:
     @property
     def main_score(self) -> float:
         """The number that ranks models on this result (``main_score_name`` says which)."""
+        if not self.main_score_name:  # a result with no score (a projection)
+            return math.nan
         value = getattr(self, self.main_score_name)
         return math.nan if value is None else float(value)
 

@@ -29,14 +29,13 @@ from semanscope_nb._api import public_names as _public_names
 from semanscope_nb.runs.alignment import AlignmentReport, alignment_report, dataset_map
 from semanscope_nb.runs.contextual import ContextualReport, contextual_comparison, parallel_sample
 from semanscope_nb.runs.evaluate import (
-    BenchmarkResult,
     dataset_affinity,
     embed_dataset,
     format_leaderboard,
     leaderboard,
     run_benchmark,
 )
-from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, run_grid
+from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, resolve_models, run_grid
 from semanscope_nb.runs.mteb import MtebResult, bitext_entry, language_breakdown, read_mteb, write_mteb
 from semanscope_nb.runs.paper import PaperRun, csc_sample_overlaps, csc_sample_summary, paper_comparison, run_paper_000
 from semanscope_nb.runs.task_library import aligned_words
