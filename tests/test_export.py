@@ -28,9 +28,9 @@ def _pixels(path):
 @pytest.fixture(scope="module")
 def a_map():
     ds = snb.load_dataset("conceptual-space", languages=["en", "zh"]).subset(range(25))
-    vectors = snb.embed(ds, "random-null", cache=False).vectors
-    r = snb.runs.evaluate.affinity_of_words(snb.runs.evaluate.aligned_words(ds, vectors), n_boot=50)
-    p = snb.plots.project_dataset(ds, vectors, settings=snb.plots.ProjectionSettings("pca"), cache=False)
+    emb = snb.embed(ds, "random-null", cache=False)
+    r = snb.run_task("sa", emb, n_boot=50)
+    p = snb.run_task("projection", emb, method="pca", projection_cache=False)
     return maps.alignment_map(p, r, dataset=ds, labels=True)
 
 

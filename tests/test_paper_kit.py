@@ -121,7 +121,7 @@ def test_missing_access_gives_one_reason_per_model(monkeypatch, tmp_path):
     assert "openai-text-embedding-3-large" in ids and "random-null" in ids and len(skipped) == 6
     enc = load_model("openai-text-embedding-3-large")  # built, nothing contacted
     assert isinstance(enc, snb.models.OpenAIEmbeddingEncoder) and enc.model == "openai/text-embedding-3-large"
-    with pytest.raises(TypeError, match="models"):
+    with pytest.raises(snb.errors.ArgumentError, match="models"):
         resolve_models("paper")
 
 

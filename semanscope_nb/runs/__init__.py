@@ -29,6 +29,7 @@ from semanscope_nb._api import public_names as _public_names
 from semanscope_nb.runs.alignment import AlignmentReport, alignment_report, dataset_map
 from semanscope_nb.runs.contextual import ContextualReport, contextual_comparison, parallel_sample
 from semanscope_nb.runs.evaluate import (
+    BenchmarkResult,
     dataset_affinity,
     embed_dataset,
     format_leaderboard,

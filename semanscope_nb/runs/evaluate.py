@@ -170,3 +170,7 @@ def run_benchmark(
     params = {"sa": {"n_boot": n_boot, "seed": seed, "thresholds": thresholds}}
     return run_grid(models, datasets, ["sa"], languages=languages, max_concepts=max_concepts, params=params, backend="serial",
                     cache=cache, out_dir=out_dir, force=force, progress=progress, on_job=on_job)
+
+
+#: the old name of the benchmark's result: the one grid engine's :class:`GridResult`
+BenchmarkResult = GridResult

@@ -63,7 +63,7 @@ from semanscope_nb.metrics.affinity import (
 )
 from semanscope_nb.models.cache import EmbeddingCache
 from semanscope_nb.models.embedded import Embedded
-from semanscope_nb.plots import charts
+from semanscope_nb.plots import maps, palette, sa_figures
 from semanscope_nb.plots.export import chart_bytes, download_link
 from semanscope_nb.plots.projection import (
     Projection,
@@ -203,7 +203,7 @@ def publication_chart(projection: Projection, result: SAResult, *, dataset: Word
     300
     """
     st = settings or PUBLICATION
-    chart = charts.alignment_map(projection, result, dataset=dataset, lines=lines, width=st.width, height=st.height,
+    chart = maps.alignment_map(projection, result, dataset=dataset, lines=lines, width=st.width, height=st.height,
                                  point_size=st.point_size, title=None if st.title else "",
                                  selected_concepts=list(selected_concepts) if selected_concepts else None)
     f = st.font_size
@@ -221,7 +221,7 @@ class ExplorePanel(W.VBox):
     Path; default cache if None), ``projection_cache`` (default: the process-wide
     one), ``thresholds`` (a :class:`TierThresholds`, ``{"great", "good"}`` or a
     ``(great, good)`` pair), ``worst_concepts`` (bars linked to the map; 0: none),
-    ``navigate`` (as in :func:`~semanscope_nb.plots.charts.alignment_map`),
+    ``navigate`` (as in :func:`~semanscope_nb.plots.maps.alignment_map`),
     ``embedder`` (a replacement for the embedding step, ``(dataset, model, cache=, progress=) -> Embedded``; plumbing).
     """
 
@@ -561,7 +561,7 @@ class ExplorePanel(W.VBox):
             proj = self._project(s, emb)
             self._check(generation)
             t4 = time.perf_counter()
-            chart = charts.alignment_map(proj, result, dataset=ds, lines=s.lines, width=self.width, height=self.height,
+            chart = maps.alignment_map(proj, result, dataset=ds, lines=s.lines, width=self.width, height=self.height,
                                          navigate=self.navigate, search=s.search,
                                          selected_concepts=list(s.selection) or None,
                                          worst_concepts=self.worst_concepts or None)
@@ -606,7 +606,7 @@ class ExplorePanel(W.VBox):
 
     def _show_view(self, view: str, pairs: Any) -> None:
         if view == "pairs" and pairs is not None:
-            spec = charts.pair_heatmap(pairs).to_dict()
+            spec = sa_figures.pair_heatmap(pairs).to_dict()
             self.pairs_out.outputs = ({
                 "output_type": "display_data",
                 "data": {VEGALITE_MIME: spec, "text/plain": "<language pairs>"},
@@ -619,7 +619,7 @@ class ExplorePanel(W.VBox):
 
     def _show(self, result: SAResult, spec: dict) -> None:
         c, e = result.cosine, result.euclidean
-        colour = charts.TIER_COLOURS.get(result.tier, "#999")
+        colour = palette.TIER_COLOURS.get(result.tier, "#999")
         prov = result.provenance
         self.sa_label.value = (
             f"<div style='font-size:120%'><b>{html.escape(str(prov.get('model')))}</b> on "
