@@ -170,7 +170,8 @@ def enter_notebook_folder(notebook: str) -> Path:
     directory.  The folder is the first of these that holds a file named
     ``notebook``: ``SEMANSCOPE_NOTEBOOK_DIR``, the working directory, the
     project's ``notebooks/`` folder (beside this package in a checkout).
-    Returns the folder.
+    Returns the folder.  (The kernel cannot see which file papermill reads: run a
+    copy kept elsewhere with ``--cwd <its folder>`` or ``SEMANSCOPE_NOTEBOOK_DIR``.)
 
     >>> import tempfile
     >>> here, folder = os.getcwd(), Path(tempfile.mkdtemp())

@@ -43,6 +43,7 @@ Example
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -58,7 +59,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.errors import ArgumentError, DatasetError
+from semanscope_nb.errors import ArgumentError, DatasetError, UnknownModelError
 from semanscope_nb.provenance import atomic_write_json, json_ready
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,7 +95,7 @@ _NAME_PREFIX = "semanscope_nb/"  # mteb names are "organisation/model"; ours run
 def mteb_version() -> str:
     """The version of the mteb whose layout is written: the installed mteb's, else :data:`MTEB_VERSION`.
 
-    >>> mteb_version() >= "2"
+    >>> int(mteb_version().split(".")[0]) >= 2
     True
     """
     try:
@@ -106,6 +107,7 @@ def mteb_version() -> str:
 # --------------------------------------------------------------------------- languages and subsets
 
 
+@functools.lru_cache(maxsize=1)
 def _individual_languages() -> dict[str, str]:
     """Macrolanguage -> the individual language langcodes folds into it (zh -> cmn, fa -> pes), when there is one."""
     from langcodes.data_dicts import NORMALIZED_MACROLANGUAGES  # individual -> macrolanguage, e.g. cmn -> zh
@@ -206,7 +208,7 @@ def _safe(text: str) -> str:
 
 def _name_part(model_id: str) -> str:
     """The part of an mteb name after ``semanscope_nb/``: the id, a local folder by its name only (no paths in results)."""
-    target = model_id[3:] if model_id.startswith("st:") else model_id
+    target = model_id.removeprefix("st:")
     if os.path.isabs(target) or Path(target).is_dir():
         return _safe("st-" + Path(target).name)  # the folder's fingerprint is in the revision
     return _safe(model_id)
@@ -233,7 +235,7 @@ def _encoder_meta(model: Any) -> tuple[Any, str, str, str, int | None]:
         encoder = model
         try:
             info = get_model_info(encoder.model_id)
-        except Exception:  # an encoder the registry does not list: nothing is known about it
+        except UnknownModelError:  # an encoder the registry does not list: nothing is known about it
             info = None
     else:
         raise ArgumentError(f"model must be a registry id, an Encoder or a DistFuse ensemble, got {type(model).__name__}")
@@ -360,6 +362,11 @@ def bitext_entry(
     task or its name, e.g. ``"Tatoeba"``) gives those languages (:func:`mteb_subset`),
     or ``"default"`` when no languages are given.  Keys: precision, recall, f1,
     accuracy, main_score (F1, as MTEB), f1_at_<k>.
+
+    >>> import numpy as np, semanscope_nb as snb
+    >>> e = bitext_entry(snb.bitext_retrieval(np.eye(3), np.eye(3), ks=(1,), n_boot=0), languages=["zh", "en"])
+    >>> e["hf_subset"], e["languages"], e["main_score"]
+    ('cmn-eng', ['cmn-Hans', 'eng-Latn'], 1.0)
     """
     if result.f1 is None:
         raise ValueError("MTEB bitext mining needs one gold per query (F1 defined); lexicon induction has several")
@@ -393,6 +400,16 @@ def write_mteb(
     as mteb rounds them), the full values in ``full_precision/<TaskName>.json``
     beside it, and ``model_meta.json`` with every ModelMeta field.  Every file is
     written atomically.
+
+    >>> import tempfile
+    >>> res = MtebResult("Tatoeba", "r1", {"test": [{"main_score": 1 / 3, "hf_subset": "deu-eng", "languages": []}]}, 1.0,
+    ...                  model={"name": "org/model", "revision": "v1"})
+    >>> cache = Path(tempfile.mkdtemp())
+    >>> root = write_mteb([res], cache=cache)
+    >>> sorted(p.relative_to(cache).as_posix() for p in Path(root).rglob("*.json"))
+    ['results/org__model/v1/Tatoeba.json', 'results/org__model/v1/full_precision/Tatoeba.json', 'results/org__model/v1/model_meta.json']
+    >>> json.loads((Path(root) / "org__model" / "v1" / "Tatoeba.json").read_text())["scores"]["test"][0]["main_score"]
+    0.333333
     """
     if (folder is None) == (cache is None):
         raise ArgumentError("pass folder= (the results folder) or cache= (an mteb cache folder: results go to <cache>/results)")
@@ -426,6 +443,13 @@ def read_mteb(folder: str | os.PathLike, *, full_precision: bool = True) -> list
 
     ``full_precision``: a subset whose full-precision value (written by
     :func:`write_mteb`) rounds to the stored one is read at full precision.
+
+    >>> import tempfile
+    >>> res = MtebResult("T", "r1", {"test": [{"main_score": 1 / 3, "hf_subset": "default", "languages": []}]}, 1.0,
+    ...                  model={"name": "org/model", "revision": "v1"})
+    >>> root = write_mteb([res], tempfile.mkdtemp())
+    >>> read_mteb(root)[0].main_score("test"), read_mteb(root, full_precision=False)[0].main_score("test")
+    (0.3333333333333333, 0.333333)
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -464,6 +488,10 @@ class MtebEncoder:
     A corpus-fitted baseline (TF-IDF) must come prepared (``encoder.prepare(corpus)``),
     and a language-dependent (aligned) model cannot run here: mteb does not say
     which language a batch is in.
+
+    >>> m = MtebEncoder(model="random-null", cache=False)
+    >>> m.encode([{"text": ["water"]}, {"text": ["Wasser", "eau"]}]).shape, m.n_texts, m.n_encoded
+    ((3, 512), 3, 3)
     """
 
     def __init__(
@@ -576,6 +604,11 @@ def tatoeba_task(
     and its dataset built in memory; ``dataset_revision`` is the SHA-256 of the
     files read, so these results are not merged with results on mteb's hub copy.
     Sentence 1 is the non-English side, as in mteb's Tatoeba.
+
+    >>> from semanscope_nb.data.bitext import tatoeba_dir
+    >>> ready = importlib.util.find_spec("mteb") is not None and (tatoeba_dir() / "tatoeba.deu-eng.deu").exists()
+    >>> not ready or tatoeba_task(["de"], limit=10).hf_subsets == ["deu-eng"]
+    True
     """
     import mteb
     from datasets import Dataset, DatasetDict
