@@ -9,7 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).parent))  # for tests/reference.py
 
-from semanscope_nb.data.words import shared_data_dir  # noqa: E402
+from semanscope_nb.data.catalog import shared_data_dir  # noqa: E402
 from semanscope_nb.models.encoders import Encoder  # noqa: E402
 
 

@@ -27,6 +27,7 @@ import semanscope_nb as snb  # noqa: E402
 import semanscope_nb.metrics.workflow  # noqa: E402,F401  (registers its kinds)
 import semanscope_nb.runs.alignment  # noqa: E402,F401
 import semanscope_nb.runs.contextual  # noqa: E402,F401
+import semanscope_nb.runs.grid  # noqa: E402,F401
 import semanscope_nb.runs.mteb  # noqa: E402,F401
 from semanscope_nb.errors import DatasetError  # noqa: E402
 from semanscope_nb.results import Estimate, Interval, Result, result_kinds  # noqa: E402
@@ -169,6 +170,13 @@ def build(kind: str) -> Result:
         entry = bitext_entry(_bitext(), subset="deu-eng", languages=["deu-Latn", "eng-Latn"])
         return MtebResult("Tatoeba", "9080400", {"test": [entry, {**entry, "hf_subset": "fra-eng", "main_score": 0.5}]},
                           evaluation_time=2.25, model={"name": "semanscope/random-null", "revision": "1"})
+    if kind == "metric-record":  # what a function registered the old way (register_metric) returned
+        from semanscope_nb.runs.grid import MetricRecord
+
+        x = np.random.default_rng(0).normal(size=(20, 4))
+        norms = np.linalg.norm(x, axis=1)
+        return MetricRecord({"mean_norm": float(norms.mean()), "n": int(norms.size), "norms": norms.tolist()}, "mean_norm",
+                            {"model": "random"})
     raise KeyError(f"no builder for result kind {kind!r}: add one to tests/test_results.py")
 
 
@@ -338,7 +346,8 @@ ALL_KINDS = sorted(package_kinds())
 def test_every_kind_is_built_and_registered_once():
     expected = {"sa", "null-aware", "chance-level", "permutation", "pair-sa", "comparison", "bitext", "retrieval", "mining",
                 "classification", "retrieval-score", "bdi", "sense-separation", "csc", "csc-grid", "csc-preview",
-                "code-switched", "diagnostic-report", "alignment-report", "contextual-report", "mteb", "projection"}
+                "code-switched", "diagnostic-report", "alignment-report", "contextual-report", "mteb", "projection",
+                "metric-record"}
     assert expected <= set(package_kinds()), sorted(expected - set(package_kinds()))
     for kind, cls in package_kinds().items():
         assert issubclass(cls, Result) and cls.kind == kind

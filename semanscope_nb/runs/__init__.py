@@ -35,7 +35,7 @@ from semanscope_nb.runs.evaluate import (
     leaderboard,
     run_benchmark,
 )
-from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, run_grid
+from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, resolve_models, run_grid
 from semanscope_nb.runs.mteb import MtebResult, bitext_entry, language_breakdown, read_mteb, write_mteb
 from semanscope_nb.runs.task_library import aligned_words
 from semanscope_nb.runs.tasks import Task, get_task, list_tasks, prepare, register_task, run_task

@@ -124,22 +124,17 @@ def dataset_map(
     languages: Sequence[str] | None = None,
     method: str = "pca",
     random_state: int = 0,
-    n_boot: int = 200,
-    seed: int = 0,
+    n_boot: int | None = None,
+    seed: int | None = None,
     cache: "EmbeddingCache | None | Literal[False]" = None,
 ) -> tuple[Any, "SAResult"]:
     """(2-D projection, SA result) of ``model`` on ``dataset``: the inputs of one alignment map.
 
     Feed two of these (before / after) to :func:`semanscope_nb.plots.retrieval_charts.alignment_pair`.
     """
-    from semanscope_nb.data.words import load_dataset
-    from semanscope_nb.plots.projection import ProjectionSettings, project_dataset
-    from semanscope_nb.runs.evaluate import dataset_affinity, embed_dataset
+    from semanscope_nb.runs.tasks import prepare, run_task
 
-    ds = dataset if isinstance(dataset, WordDataset) else load_dataset(dataset)
-    if languages is not None:
-        ds = ds.select(languages)
-    vectors, _, _ = embed_dataset(ds, model, cache=cache)
-    sa = dataset_affinity(ds, model, cache=cache, n_boot=n_boot, seed=seed)
-    proj = project_dataset(ds, vectors, settings=ProjectionSettings(method, random_state=random_state), cache=False)
+    emb = prepare("sa", dataset, model, languages=languages, cache=cache)
+    sa = run_task("sa", emb, n_boot=n_boot, seed=seed)
+    proj = run_task("projection", emb, method=method, random_state=random_state, projection_cache=False)
     return proj, sa
