@@ -18,8 +18,8 @@ Example
 >>> res = MtebResult("Tatoeba", "fd5d3d0", {"test": [bitext_entry(r, subset="deu-eng", languages=["deu-Latn", "eng-Latn"])]},
 ...                  evaluation_time=1.5, model={"name": "org/model", "revision": "abc"})
 >>> back = read_mteb(write_mteb([res], tempfile.mkdtemp()))[0]
->>> back == res, back.main_score("test", "deu-eng")
-(True, 1.0)
+>>> back == res, back.score("test", "deu-eng"), back.main_score
+(True, 1.0, 1.0)
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ import pandas as pd
 
 from semanscope_nb.errors import DatasetError
 from semanscope_nb.provenance import atomic_write_json, json_ready
+from semanscope_nb.results import Result
 
 if TYPE_CHECKING:  # pragma: no cover
     from semanscope_nb.metrics.retrieval import BitextResult
@@ -44,8 +45,16 @@ MTEB_VERSION = "1.12.0"  # the results layout written here (the field names of M
 
 
 @dataclass(frozen=True)
-class MtebResult:
-    """One task's MTEB result for one model."""
+class MtebResult(Result):
+    """One task's MTEB result for one model.
+
+    :attr:`main_score` is the ``main_score`` of the first split's first subset;
+    :meth:`score` reads any split and subset.  ``to_dict`` / ``save`` write this
+    package's result file; :meth:`to_mteb_json` / :func:`write_mteb` write MTEB's layout.
+    """
+
+    kind = "mteb"
+    main_score_name = "first_main_score"
 
     task_name: str
     dataset_revision: str
@@ -54,13 +63,30 @@ class MtebResult:
     model: dict[str, Any] = field(default_factory=dict)
     mteb_version: str = MTEB_VERSION
     kg_co2_emissions: float | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
 
-    def main_score(self, split: str, subset: str = "default") -> float:
+    def score(self, split: str, subset: str = "default") -> float:
         """The ``main_score`` of one split and subset."""
         for e in self.scores.get(split, []):
             if e.get("hf_subset") == subset:
                 return float(e["main_score"])
         raise KeyError(f"{self.task_name}: no subset {subset!r} in split {split!r}")
+
+    @property
+    def first_main_score(self) -> float:
+        """The ``main_score`` of the first subset of the first split (NaN when there is none)."""
+        for entries in self.scores.values():
+            for e in entries:
+                return math.nan if e.get("main_score") is None else float(e["main_score"])
+        return math.nan
+
+    def summary(self) -> dict[str, Any]:
+        """``main_score`` plus one ``<split>/<subset>`` column per subset entry."""
+        out: dict[str, Any] = {"main_score": self.main_score, "task_name": self.task_name}
+        for split, entries in self.scores.items():
+            for e in entries:
+                out[f"{split}/{e.get('hf_subset')}"] = math.nan if e.get("main_score") is None else float(e["main_score"])
+        return out
 
     def to_mteb_json(self) -> dict[str, Any]:
         """The task JSON as MTEB writes it (model metadata goes to ``model_meta.json``)."""
