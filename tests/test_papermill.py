@@ -45,6 +45,7 @@ def test_parameters_are_typed_and_the_kernel_is_the_one_setup_installs(name):
         assert p["inferred_type_name"] == annotation, (name, pname)
 
 
+@pytest.mark.slow  # runs a notebook (USE-multilingual) in a papermill subprocess
 def test_papermill_runs_the_quickstart_from_another_folder(tmp_path, shared_cache_dir):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -17,7 +17,7 @@ from typing import Literal
 
 import pandas as pd
 
-from semanscope_nb.data.words import bundled_data_dir
+from semanscope_nb.data.catalog import bundled_data_dir
 
 PAPER_TABLES_FILE = "paper-000-tables.csv"
 #: the paper's dataset keys and the project's bundled datasets written on the same themes (not the same rows)

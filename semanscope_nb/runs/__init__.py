@@ -35,7 +35,7 @@ from semanscope_nb.runs.evaluate import (
     leaderboard,
     run_benchmark,
 )
-from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, run_grid
+from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, resolve_models, run_grid
 from semanscope_nb.runs.mteb import (
     MtebEncoder,
     MtebResult,

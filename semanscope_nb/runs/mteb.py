@@ -36,8 +36,8 @@ Example
 ('deu-eng', ['deu-Latn', 'eng-Latn'])
 >>> res = MtebResult("Tatoeba", "fd5d3d0", {"test": [entry]}, evaluation_time=1.5, model=mteb_model_meta("random-null"))
 >>> back = read_mteb(write_mteb([res], cache=tempfile.mkdtemp()))[0]
->>> back == res, back.main_score("test", "deu-eng"), back.model["name"]
-(True, 1.0, 'semanscope_nb/random-null')
+>>> back == res, back.score("test", "deu-eng"), back.main_score, back.model["name"]
+(True, 1.0, 1.0, 'semanscope_nb/random-null')
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ import pandas as pd
 
 from semanscope_nb.errors import ArgumentError, DatasetError, UnknownModelError
 from semanscope_nb.provenance import atomic_write_json, json_ready
+from semanscope_nb.results import Result
 
 if TYPE_CHECKING:  # pragma: no cover
     from semanscope_nb.metrics.retrieval import BitextResult
@@ -301,8 +302,16 @@ def _round_scores(x: Any, decimals: int = SCORE_DECIMALS) -> Any:
 
 
 @dataclass(frozen=True)
-class MtebResult:
-    """One task's MTEB result for one model."""
+class MtebResult(Result):
+    """One task's MTEB result for one model.
+
+    :attr:`main_score` is the ``main_score`` of the first split's first subset;
+    :meth:`score` reads any split and subset.  ``to_dict`` / ``save`` write this
+    package's result file; :meth:`to_mteb_json` / :func:`write_mteb` write MTEB's layout.
+    """
+
+    kind = "mteb"
+    main_score_name = "first_main_score"
 
     task_name: str
     dataset_revision: str
@@ -311,13 +320,30 @@ class MtebResult:
     model: dict[str, Any] = field(default_factory=dict)
     mteb_version: str = field(default_factory=mteb_version)
     kg_co2_emissions: float | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
 
-    def main_score(self, split: str, subset: str = "default") -> float:
+    def score(self, split: str, subset: str = "default") -> float:
         """The ``main_score`` of one split and subset."""
         for e in self.scores.get(split, []):
             if e.get("hf_subset") == subset:
                 return float(e["main_score"])
         raise KeyError(f"{self.task_name}: no subset {subset!r} in split {split!r}")
+
+    @property
+    def first_main_score(self) -> float:
+        """The ``main_score`` of the first subset of the first split (NaN when there is none)."""
+        for entries in self.scores.values():
+            for e in entries:
+                return math.nan if e.get("main_score") is None else float(e["main_score"])
+        return math.nan
+
+    def summary(self) -> dict[str, Any]:
+        """``main_score`` plus one ``<split>/<subset>`` column per subset entry."""
+        out: dict[str, Any] = {"main_score": self.main_score, "task_name": self.task_name}
+        for split, entries in self.scores.items():
+            for e in entries:
+                out[f"{split}/{e.get('hf_subset')}"] = math.nan if e.get("main_score") is None else float(e["main_score"])
+        return out
 
     def to_mteb_json(self, *, rounded: bool = True) -> dict[str, Any]:
         """The task JSON as MTEB writes it (scores rounded to 6 decimals unless ``rounded=False``; the model's metadata goes to ``model_meta.json``)."""
@@ -448,7 +474,7 @@ def read_mteb(folder: str | os.PathLike, *, full_precision: bool = True) -> list
     >>> res = MtebResult("T", "r1", {"test": [{"main_score": 1 / 3, "hf_subset": "default", "languages": []}]}, 1.0,
     ...                  model={"name": "org/model", "revision": "v1"})
     >>> root = write_mteb([res], tempfile.mkdtemp())
-    >>> read_mteb(root)[0].main_score("test"), read_mteb(root, full_precision=False)[0].main_score("test")
+    >>> read_mteb(root)[0].score("test"), read_mteb(root, full_precision=False)[0].score("test")
     (0.3333333333333333, 0.333333)
     """
     folder = Path(folder)

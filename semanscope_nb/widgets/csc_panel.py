@@ -35,8 +35,9 @@ from semanscope_nb.data.sentences import (
 )
 from semanscope_nb.metrics.csc.languages import supported_languages
 from semanscope_nb.metrics.csc.preview import PerturbationPreview, perturbation_preview
-from semanscope_nb.metrics.csc.separation import CSCResult, concept_separation
+from semanscope_nb.metrics.csc.separation import CSCResult
 from semanscope_nb.models.cache import EmbeddingCache
+from semanscope_nb.runs.tasks import run_task
 from semanscope_nb.widgets.pickers import ModelPicker
 
 _DESC = {"description_width": "110px"}
@@ -68,14 +69,11 @@ def corpus_of(state: CSCPanelState) -> SentenceCorpus:
 
 
 def run_csc(state: CSCPanelState, *, cache: Any = None) -> CSCResult:
-    """:func:`~semanscope_nb.concept_separation` for a panel state (no widgets involved)."""
-    corpus = corpus_of(state)
-    return concept_separation(
-        corpus, state.model, language=state.language or corpus.language, max_per_sentence=state.max_per_sentence,
-        negation=state.negation, bandwidth=state.bandwidth, min_words=state.min_words, max_words=state.max_words,
-        n_boot=state.n_boot, seed=state.seed, cache=cache, progress=False,
-        fuzz_terms=state.fuzz_terms, negation_terms=state.negation_terms,
-    )
+    """The ``csc`` task (:func:`~semanscope_nb.runs.tasks.run_task`) for a panel state (no widgets involved)."""
+    return run_task("csc", corpus_of(state), state.model, cache=cache, progress=False, language=state.language,
+                    max_sentences=state.max_sentences, max_per_sentence=state.max_per_sentence, negation=state.negation,
+                    bandwidth=state.bandwidth, min_words=state.min_words, max_words=state.max_words, n_boot=state.n_boot,
+                    seed=state.seed, fuzz_terms=state.fuzz_terms, negation_terms=state.negation_terms)
 
 
 def preview_csc(state: CSCPanelState, sentence: str, *, cache: Any = None) -> PerturbationPreview:
