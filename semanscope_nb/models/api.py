@@ -600,6 +600,7 @@ def register_api_model(
         id, display_name or f"{model} (API)", "API embedding", "unknown (hosted model)", languages, dims, "httpx",
         "see the provider's terms", False, translation_supervised, factory, ("httpx",),
         f"OpenAI-compatible endpoint {_endpoint_label(base_url)}, model '{model}'; key from ${api_key_env}{price}",
+        frameworks=("API",),
     )
     _PRICES[id] = price_per_million_tokens
     return register_model(info, replace=replace)

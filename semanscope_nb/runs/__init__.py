@@ -8,7 +8,7 @@ Rooms:
 * :mod:`~semanscope_nb.runs.alignment` -- alignment before/after reports and maps.
 * :mod:`~semanscope_nb.runs.verdicts` -- per-pair SA, permutation tests, model comparisons, the two-stage report.
 * :mod:`~semanscope_nb.runs.contextual` -- paper 001's comparison of anchor kinds on one language pair.
-* :mod:`~semanscope_nb.runs.mteb` -- results in MTEB's JSON shape; language family / script breakdowns.
+* :mod:`~semanscope_nb.runs.mteb` -- results mteb validates, our models inside ``mteb.evaluate``; family / script breakdowns.
 * :mod:`~semanscope_nb.runs.paper` -- the papers' own numbers beside ours (paper 000 on its files, paper 002's TF-IDF on ESS).
 * :mod:`~semanscope_nb.runs.grid` -- models x datasets x metrics on joblib/Dask, resumable per job.
 * :mod:`~semanscope_nb.runs.cli` -- the ``semanscope`` command.
@@ -37,7 +37,20 @@ from semanscope_nb.runs.evaluate import (
     run_benchmark,
 )
 from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, resolve_models, run_grid
-from semanscope_nb.runs.mteb import MtebResult, bitext_entry, language_breakdown, read_mteb, write_mteb
+from semanscope_nb.runs.mteb import (
+    MtebEncoder,
+    MtebResult,
+    bitext_entry,
+    language_breakdown,
+    mteb_language,
+    mteb_model,
+    mteb_model_meta,
+    mteb_subset,
+    mteb_version,
+    read_mteb,
+    tatoeba_task,
+    write_mteb,
+)
 from semanscope_nb.runs.paper import PaperRun, csc_sample_overlaps, csc_sample_summary, paper_comparison, run_paper_000
 from semanscope_nb.runs.task_library import aligned_words
 from semanscope_nb.runs.tasks import Task, get_task, list_tasks, prepare, register_task, run_task

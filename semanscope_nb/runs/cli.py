@@ -336,6 +336,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         data: Any = LabelledSplits(read_sib200(args.train or args.dataset, "train"), read_sib200(args.dataset, "test"))
         languages = None
+    elif task.data == ("sentences",):
+        from semanscope_nb.data.sentences import load_sentence_corpus
+
+        data, languages = load_sentence_corpus(args.dataset), None
     else:
         data, languages = args.dataset, args.languages
     model: Any = models if task.inputs == "models" else models[0]
