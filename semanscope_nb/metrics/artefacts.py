@@ -73,7 +73,7 @@ def _exact_groups(unit: np.ndarray) -> np.ndarray:
     n = unit.shape[0]
     with np.errstate(over="ignore"):
         hashes = np.ascontiguousarray(unit).view(np.int64) @ _hash_salt(unit.shape[1])
-    order = np.argsort(hashes, kind="stable")
+    order = np.argsort(hashes)  # members of a bucket are re-sorted below
     labels = np.arange(n)
     sorted_h = hashes[order]
     starts = np.flatnonzero(np.r_[True, sorted_h[1:] != sorted_h[:-1]])
@@ -94,9 +94,9 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str
     that differ in the last bit (an encoder moves a vector by a few float32 ulps with the
     batch it was encoded in; the default ``tol`` is well above that).  All-zero vectors
     form their own group.  Bit-identical rows are merged first (an exact-bits hash); the
-    remaining rows are sorted along one fixed random direction ``r`` -- two rows that
-    agree to ``tol`` lie within ``tol * |r|_1`` there -- and only rows that close are
-    compared coordinate by coordinate.
+    remaining rows are projected on four fixed random directions ``r`` -- two rows that
+    agree to ``tol`` lie within ``tol * |r|_1`` on each -- sorted along the first, and only
+    rows that close on all four are compared coordinate by coordinate.
     """
     if not tol > 0:
         raise ValueError(f"tol must be > 0, got {tol!r}")
@@ -108,42 +108,53 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str
         n = v.shape[0]
         if n < 2:
             continue
-        unit = _unit_rows(np.asarray(v, dtype=np.float64))[0]  # overflow- and underflow-safe; a zero row is NaN
-        unit[np.isnan(unit).any(axis=1)] = 0.0  # zero rows agree with each other only (a unit vector has a coordinate >= 1/sqrt(d))
+        unit, norms = _unit_rows(np.asarray(v, dtype=np.float64))  # overflow- and underflow-safe; a zero row is NaN
+        unit[norms == 0] = 0.0  # zero rows agree with each other only (a unit vector has a coordinate >= 1/sqrt(d))
         unit += 0.0  # -0.0 -> 0.0: equal values, equal bits
         labels = _exact_groups(unit)
         reps = np.flatnonzero(labels == np.arange(n))
-        r = np.random.default_rng(0x5EED).standard_normal(unit.shape[1])
-        r /= np.linalg.norm(r)
-        proj = unit[reps] @ r
-        width = tol * float(np.abs(r).sum()) + 8 * np.finfo(np.float64).eps * unit.shape[1]  # + the projection's rounding
-        order = np.argsort(proj, kind="stable")
-        ps = proj[order]
-        ends = np.searchsorted(ps, ps + width, side="right")
-        span = ends - np.arange(reps.size) - 1  # later rows within the window of each row
-        edges_a, edges_b = [labels[reps]], [labels[reps]]
-        edges_a.append(np.arange(n))
-        edges_b.append(labels)
+        R = np.random.default_rng(0x5EED).standard_normal((unit.shape[1], 4))
+        R /= np.linalg.norm(R, axis=0)
+        proj = (R.T @ unit.T).T[reps]  # four fixed directions (this GEMM shape is the fast one): sort along the first, filter along the others
+        width = tol * np.abs(R).sum(axis=0) + 8 * np.finfo(np.float64).eps * unit.shape[1]  # + the projection's rounding
+        order = np.argsort(proj[:, 0])  # any order of equal projections: the window test below is symmetric
+        ps = proj[order, 0]
+        rest = proj[order, 1:]
+        span = np.zeros(reps.size, dtype=np.int64)  # later rows within the window of each row
+        open_ = np.flatnonzero(np.diff(ps) <= width[0])  # rows whose next neighbour is in the window (usually few)
+        span[open_] = np.searchsorted(ps, ps[open_] + width[0], side="right") - open_ - 1
+        pairs_a, pairs_b = [], []
         start = 0
         cum = np.cumsum(span)
-        while start < reps.size:  # candidate pairs in chunks of about _PAIR_BLOCK
+        while start < reps.size and cum[-1] > 0:  # candidate pairs in chunks of about _PAIR_BLOCK
             base = cum[start - 1] if start else 0
             stop = max(start + 1, int(np.searchsorted(cum, base + _PAIR_BLOCK, side="right")))
             i = np.repeat(np.arange(start, stop), span[start:stop])
             if i.size:
                 j = i + 1 + (np.arange(i.size) - np.repeat(cum[start:stop] - span[start:stop] - base, span[start:stop]))
+                near = (np.abs(rest[i] - rest[j]) <= width[1:]).all(axis=1)  # cheap: 3 numbers per pair
+                i, j = i[near], j[near]
                 a_rows, b_rows = reps[order[i]], reps[order[j]]
                 close = np.abs(unit[a_rows] - unit[b_rows]).max(axis=1) <= tol
-                edges_a.append(a_rows[close])
-                edges_b.append(b_rows[close])
+                pairs_a.append(a_rows[close])
+                pairs_b.append(b_rows[close])
             start = stop
-        ea, eb = np.concatenate(edges_a), np.concatenate(edges_b)
-        graph = sp.csr_matrix((np.ones(ea.size, dtype=np.int8), (ea, eb)), shape=(n, n))
-        _, comp = connected_components(graph, directed=False)
+        comp = labels  # bit-identical rows share their lowest row index as label
+        if pairs_a and sum(p.size for p in pairs_a):  # near pairs join whole exact groups: components over the few rows involved
+            ea, eb = np.concatenate(pairs_a), np.concatenate(pairs_b)
+            nodes, inv = np.unique(np.r_[ea, eb], return_inverse=True)
+            graph = sp.csr_matrix((np.ones(ea.size, dtype=np.int8), (inv[:ea.size], inv[ea.size:])), shape=(nodes.size,) * 2)
+            _, sub = connected_components(graph, directed=False)
+            root = np.full(sub.max() + 1, n)
+            np.minimum.at(root, sub, nodes)  # each component named by its lowest representative
+            relabel = np.arange(n)
+            relabel[nodes] = root[sub]
+            comp = relabel[labels]
         groups = []
-        sizes = np.bincount(comp)
-        for c in np.flatnonzero(sizes > 1):
-            members = np.flatnonzero(comp == c)
+        sizes = np.bincount(comp, minlength=n)
+        multi = np.flatnonzero(sizes[comp] > 1)  # rows of groups with >= 2 members, grouped by label
+        multi = multi[np.argsort(comp[multi], kind="stable")]
+        for members in np.split(multi, np.flatnonzero(np.diff(comp[multi])) + 1) if multi.size else []:
             names = tuple(words[i] for i in members) if words is not None else tuple(str(i) for i in members)
             if len({_norm(nm) for nm in names}) > 1:
                 groups.append(names)

@@ -82,7 +82,7 @@ from semanscope_nb.metrics.search import (
     _provider,
 )
 from semanscope_nb.metrics.spreads import _rows_to_counts
-from semanscope_nb.metrics.ties import ColumnBest, ceil_to, first_best, floor_to, margin_tolerance, tie_groups
+from semanscope_nb.metrics.ties import ColumnBest, ceil_to, count_true, first_best, floor_to, margin_tolerance, tie_groups
 from semanscope_nb.models.embedding import embed_texts, load_encoder
 from semanscope_nb.provenance import json_ready
 
@@ -114,8 +114,8 @@ def _near(D: np.ndarray, g: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndar
     """Per row of ``D``: the count of entries better than ``g`` by more than ``tol``, and of entries tied with it."""
     g = np.asarray(g, dtype=np.float64)
     lo, hi = ceil_to(g - tol, D.dtype), floor_to(g + tol, D.dtype)  # D < lo iff D < g - tol; D <= hi iff D <= g + tol
-    lt = np.count_nonzero(D < lo[:, None], axis=1)
-    le = np.count_nonzero(D <= hi[:, None], axis=1)
+    lt = count_true(D < lo[:, None], axis=1)
+    le = count_true(D <= hi[:, None], axis=1)
     return lt, le - lt
 
 
@@ -229,7 +229,7 @@ def diagonal_ranks(
         # reverse: along columns
         rev_best.update(D, a)
         if a > 0:  # columns j < a: gold known, every row of this block has a higher index (ties do not precede)
-            rev_ranks[:a] += np.count_nonzero(D[:, :a] < ceil_to(gold[:a] - tol, D.dtype)[None, :], axis=0)
+            rev_ranks[:a] += count_true(D[:, :a] < ceil_to(gold[:a] - tol, D.dtype)[None, :], axis=0)
         # columns j in [a, b): gold in this block; rows i < j precede when tied too
         Dd = D[:, a:b].astype(np.float64)
         lower = local[:, None] < local[None, :]
@@ -239,9 +239,11 @@ def diagonal_ranks(
             sure = floor_to(est - slack + tol, D.dtype)  # <= gold + tol, as |gold - estimate| <= slack
             maybe = ceil_to(est + slack + tol, D.dtype)  # >= gold + tol
             F = D[:, b:]
-            rev_ranks[b:] += np.count_nonzero(F <= sure[None, :], axis=0)
-            rr, cc = np.nonzero((F > sure[None, :]) & (F <= maybe[None, :]))
-            if rr.size:
+            below = F <= sure[None, :]
+            rev_ranks[b:] += count_true(below, axis=0)
+            band = np.flatnonzero((F <= maybe[None, :]) & ~below)
+            if band.size:
+                rr, cc = np.divmod(band, F.shape[1])
                 pending.append((cc + b, F[rr, cc].astype(np.float64)))
     for cols, vals in pending:
         np.add.at(rev_ranks, cols, (vals <= gold[cols] + tol).astype(np.int64))

@@ -401,7 +401,8 @@ def _faiss_topk(faiss: Any, provider: "EmbeddingDistances", k: int) -> TopK:
     sims, idx = faiss.knn(q, c, kk, metric=faiss.METRIC_INNER_PRODUCT)
     vals = -sims.astype(np.float64)  # smaller = better, as distances (1 - sim differs by a constant)
     idx = idx.astype(np.int64)
-    bad = (vals[:, 1:] < vals[:, :-1]) | ((vals[:, 1:] - vals[:, :-1] <= tol) & (idx[:, 1:] < idx[:, :-1]))
+    reach = vals[:, 1:] <= vals[:, k - 1 : k] + tol  # only candidates within tol of the k-th can take a first-k place
+    bad = (vals[:, 1:] < vals[:, :-1]) | (reach & (vals[:, 1:] - vals[:, :-1] <= tol) & (idx[:, 1:] < idx[:, :-1]))
     redo = np.flatnonzero(bad.any(axis=1)) if bad.size else np.empty(0, dtype=np.int64)
     short = np.flatnonzero(vals[:, kk - 1] <= vals[:, k - 1] + tol) if kk < n else np.empty(0, dtype=np.int64)
     out_i, out_v = idx[:, :k].copy(), vals[:, :k].copy()

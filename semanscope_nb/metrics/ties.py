@@ -78,7 +78,7 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = [
-    "ColumnBest", "ceil_to", "csls_tolerance", "dot_tolerance", "euclidean_tolerance", "first_best", "floor_to",
+    "ColumnBest", "ceil_to", "count_true", "csls_tolerance", "dot_tolerance", "euclidean_tolerance", "first_best", "floor_to",
     "fused_tolerance",
     "margin_tolerance", "order_row", "precedes", "tie_groups", "topk_from_candidates", "unit_roundoff",
     "working_dtype",
@@ -187,6 +187,15 @@ def fused_tolerance(tolerances: Sequence[float], weights: Sequence[float], sds: 
 # --------------------------------------------------------------------------- decisions
 
 
+def count_true(mask: np.ndarray, axis: int) -> np.ndarray:
+    """``np.count_nonzero(mask, axis=axis)`` for a boolean array, as int64, summed as bytes (2-3x faster).
+
+    >>> count_true(np.array([[True, False], [True, True]]), axis=0).tolist()
+    [2, 1]
+    """
+    return np.add.reduce(mask.view(np.uint8), axis=axis, dtype=np.int32).astype(np.int64)
+
+
 def floor_to(t: Any, dtype: Any) -> np.ndarray:
     """The largest value of ``dtype`` that is <= ``t`` (so ``D <= floor_to(t)`` iff ``D <= t`` for D in dtype).
 
@@ -258,21 +267,20 @@ def order_row(values: Any, indices: Any, k: int, tol: float) -> tuple[np.ndarray
     v = np.asarray(values, dtype=np.float64)
     ix = np.asarray(indices, dtype=np.int64)
     order = np.lexsort((ix, v))
-    v, ix = v[order], ix[order]
-    k = min(int(k), v.size)
-    out_v = np.empty(k)
-    out_i = np.empty(k, dtype=np.int64)
-    alive = np.ones(v.size, dtype=bool)
-    start = 0
-    for pos in range(k):
-        while not alive[start]:
-            start += 1
-        stop = start + int(np.searchsorted(v[start:], v[start] + tol, side="right"))
-        window = np.flatnonzero(alive[start:stop]) + start
-        pick = window[np.argmin(ix[window])]
-        out_v[pos], out_i[pos] = v[pick], ix[pick]
-        alive[pick] = False
-    return out_v, out_i
+    vals, idx = v[order].tolist(), ix[order].tolist()  # a handful of candidates: plain Python is the fast way
+    k = min(int(k), len(vals))
+    out_v: list[float] = []
+    out_i: list[int] = []
+    for _ in range(k):
+        best = vals[0]  # the remaining candidates stay sorted by (value, index)
+        pick, stop = 0, 1
+        while stop < len(vals) and vals[stop] <= best + tol:
+            if idx[stop] < idx[pick]:
+                pick = stop
+            stop += 1
+        out_v.append(vals.pop(pick))
+        out_i.append(idx.pop(pick))
+    return np.array(out_v), np.array(out_i, dtype=np.int64)
 
 
 def topk_from_candidates(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n_rows: int, k: int,
@@ -296,13 +304,15 @@ def topk_from_candidates(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, n
     idx = cols[take].astype(np.int64)
     out = vals[take].astype(np.float64)
     if tol > 0 and rows.size > 1:
-        same_row = rows[1:] == rows[:-1]
-        # a tied adjacent pair out of index order: the (value, index) sort is not the rule's order there
-        bad = same_row & (vals[1:] - vals[:-1] <= tol) & (cols[1:] < cols[:-1])
+        # a tied adjacent pair out of index order among the candidates that can reach the first k places (within tol
+        # of the row's k-th value): only there does the (value, index) sort differ from the rule's order
+        reach = vals <= (out[:, k - 1] + tol)[rows]
+        bad = (rows[1:] == rows[:-1]) & reach[1:] & (vals[1:] - vals[:-1] <= tol) & (cols[1:] < cols[:-1])
         if bad.any():
             for r in np.unique(rows[1:][bad]):
                 s, e = starts[r], ends[r]
-                out[r], idx[r] = order_row(vals[s:e], cols[s:e], k, tol)
+                keep = reach[s:e]  # the candidates that can reach the first k places
+                out[r], idx[r] = order_row(vals[s:e][keep], cols[s:e][keep], k, tol)
     return idx, out
 
 
@@ -348,12 +358,13 @@ class ColumnBest:
         if self.largest:
             self.best = np.maximum(self.best, block.max(axis=0))
             cut = np.nextafter((self.best - self.tol).astype(block.dtype), block.dtype.type(-np.inf))
-            r, c = np.nonzero(block >= cut[None, :])
+            flat = np.flatnonzero(block >= cut[None, :])  # 1-D: far faster than a 2-D nonzero
         else:
             self.best = np.minimum(self.best, block.min(axis=0))
             cut = np.nextafter((self.best + self.tol).astype(block.dtype), block.dtype.type(np.inf))
-            r, c = np.nonzero(block <= cut[None, :])
-        v = block[r, c].astype(np.float64)
+            flat = np.flatnonzero(block <= cut[None, :])
+        r, c = np.divmod(flat, block.shape[1])
+        v = block.ravel()[flat].astype(np.float64)
         cols = np.concatenate([self._cols, c])
         rows = np.concatenate([self._rows, r + row_offset])
         vals = np.concatenate([self._vals, v])
