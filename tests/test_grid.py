@@ -92,7 +92,10 @@ def test_serial_and_loky_give_identical_results(tmp_path):
 
 
 def _p_at_1_by_loops(ds: snb.WordDataset, vectors: dict, src: str, tgt: str) -> float:
-    """Lexicon-induction P@1 straight from the definition: nearest target word by cosine, hit if it is any gold."""
+    """Lexicon-induction P@1 straight from the definition: nearest target word by cosine, hit if it is any gold.
+
+    Near ties follow the documented rule (metrics/ties.py): the first candidate (lowest index) whose cosine is within
+    2 (d + 2) u of the best, u = 2**-24 (float32 vectors)."""
     si, ti = ds.languages.index(src), ds.languages.index(tgt)
     queries = list(dict.fromkeys(w for row in ds.rows for w in row[si]))
     cands = list(dict.fromkeys(w for row in ds.rows for w in row[ti]))
@@ -100,14 +103,14 @@ def _p_at_1_by_loops(ds: snb.WordDataset, vectors: dict, src: str, tgt: str) -> 
     for q in queries:
         gold = {t for row in ds.rows if q in row[si] for t in row[ti]}
         qv = [float(x) for x in vectors[q]]
-        best, best_sim = None, -2.0
+        tol = 2 * (len(qv) + 2) * 2.0**-24
+        sims = []
         for c in cands:
             cv = [float(x) for x in vectors[c]]
             dot = sum(a * b for a, b in zip(qv, cv))
             norm = (sum(a * a for a in qv) ** 0.5) * (sum(b * b for b in cv) ** 0.5)
-            sim = dot / norm if norm else 0.0
-            if sim > best_sim + 1e-12:
-                best, best_sim = c, sim
+            sims.append(dot / norm if norm else 0.0)
+        best = next(c for c, sim in zip(cands, sims) if sim >= max(sims) - tol)
         hits += best in gold
     return hits / len(queries)
 
