@@ -423,8 +423,8 @@ def align_words(source: Any, target: Any, *, itermax: int = 1) -> list[tuple[int
     its distortion weighting), adding pairs whose both sides are still free.  Sorted by ``i``.
     Each argmax follows :mod:`semanscope_nb.metrics.ties`: cosines within
     :func:`~semanscope_nb.metrics.ties.dot_tolerance` of the best (``u`` of the coarser of the
-    inputs' precision and float64) tie, and the lower index wins (SimAlign's ``np.argmax``
-    takes the first of exact ties).
+    inputs' precision and float64) tie, and the lower index wins (as ``np.argmax`` does for
+    exact ties).
 
     >>> align_words([[1.0, 0.0], [0.0, 1.0]], [[0.1, 1.0], [1.0, 0.0]])
     [(0, 1), (1, 0)]

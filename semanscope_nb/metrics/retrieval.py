@@ -921,7 +921,11 @@ def margin_mining(
     default), one direction, or their union.  Candidates are then cut at the
     margin threshold with the best F1 on ``gold`` ((n, 2) source/target index
     pairs), as the BUCC shared task does; that threshold is reported.  Margins are
-    computed exactly over all candidates, one float32 block of cosines at a time.
+    computed exactly over all candidates, one float32 block of cosines at a time.  Near ties
+    follow :mod:`semanscope_nb.metrics.ties` with the margin's tolerance
+    (:func:`~semanscope_nb.metrics.ties.margin_tolerance`, in the provenance): the lowest
+    index tied with the best margin is chosen, and tied margins fall on one side of the
+    threshold together.
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
