@@ -198,6 +198,8 @@ class EmbeddingDistances(DistanceProvider):
                 )
             qs = np.ldexp(np.asarray(q, dtype=np.float64), -self._exponent)
             cs = np.ldexp(np.asarray(c, dtype=np.float64), -self._exponent)
+            # the inputs' own norms (before centring) bound how far their rounding moves a distance
+            norm_sum = float(np.sqrt(np.einsum("ij,ij->i", qs, qs).max()) + np.sqrt(np.einsum("ij,ij->i", cs, cs).max()))
             centre = (qs.sum(axis=0) + cs.sum(axis=0)) / (q.shape[0] + c.shape[0])
             qs -= centre
             cs -= centre
@@ -206,7 +208,8 @@ class EmbeddingDistances(DistanceProvider):
             self._qsq = np.einsum("ij,ij->i", self._q, self._q, dtype=np.float64)
             self._csq = np.einsum("ij,ij->i", self._c, self._c, dtype=np.float64)
             scale_sq = float(self._qsq.max() + self._csq.max())
-            self.tie_tolerance = float(np.ldexp(euclidean_tolerance(self.dims, tie_dtype, scale_sq), self._exponent))
+            tol = euclidean_tolerance(self.dims, self.dtype, scale_sq, input_dtype=tie_dtype, norm_sum=norm_sum)
+            self.tie_tolerance = float(np.ldexp(tol, self._exponent))
 
     def _unit(self, x: np.ndarray, name: str) -> np.ndarray:
         """Unit rows in the working dtype.

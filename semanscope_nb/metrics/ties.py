@@ -45,7 +45,9 @@ their batch, BLAS kernel and thread count move them by a few float32 ulps,
 so distances computed from them in float64 still cannot decide closer than
 float32 allows.  Float32, d = 384: ``tol = 4.6e-5``; d = 512: ``6.1e-5``;
 float64, d = 512: ``1.1e-13``.  Other scores carry their error through the
-arithmetic (:func:`euclidean_tolerance`, :func:`csls_tolerance`,
+arithmetic (:func:`euclidean_tolerance`: the square root of the squared
+distance's bound in the working precision, plus a linear term for coarser
+inputs; :func:`csls_tolerance`,
 :func:`margin_tolerance`, :func:`fused_tolerance`); a
 :class:`~semanscope_nb.metrics.search.DistanceProvider` states its own as
 ``tie_tolerance`` (0.0 when unknown: exact float ties only).
@@ -125,20 +127,29 @@ def dot_tolerance(dims: int, dtype: Any = np.float32) -> float:
     return 2.0 * (d + 2) * u / max(1.0 - d * u, 0.5)
 
 
-def euclidean_tolerance(dims: int, dtype: Any, scale_sq: float) -> float:
-    """Tie tolerance of Euclidean distances ``sqrt(|q|^2 + |c|^2 - 2 q.c)``.
+def euclidean_tolerance(dims: int, dtype: Any, scale_sq: float, *, input_dtype: Any = None, norm_sum: float = 0.0) -> float:
+    """Tie tolerance of Euclidean distances ``sqrt(|q|^2 + |c|^2 - 2 q.c)`` computed in ``dtype``.
 
-    ``scale_sq`` bounds ``|q|^2 + |c|^2`` over every pair.  The squared distance of two
-    computations differs by at most ``2 (d + 6) u scale_sq`` (the dot product's ``gamma_d``,
-    twice, plus the three roundings of the sum); near zero a square root turns an error
-    ``e`` of the square into at most ``sqrt(e)``, and away from zero into less, so
-    ``tol = sqrt(2 (d + 6) u scale_sq)`` bounds the distance's error everywhere.
+    Arithmetic: ``scale_sq`` bounds ``|q|^2 + |c|^2`` over every pair; the squared distance of
+    two computations differs by at most ``2 (d + 6) u scale_sq`` (the dot product's ``gamma_d``,
+    twice, plus the three roundings of the sum), and a square root turns an error ``e`` of the
+    square into at most ``sqrt(e)`` (near zero; less elsewhere).  Inputs: when they arrive in a
+    coarser precision than ``dtype`` (float32 vectors, float64 distances), every coordinate is
+    allowed to move by ``(d + 2) u_in`` relative -- the allowance the cosine's tolerance gives its
+    inputs -- which moves a distance by at most ``(d + 2) u_in (max |q| + max |c|)``
+    (``norm_sum``): linear, no square root.  The tolerance is the sum of the two.
 
     >>> f"{euclidean_tolerance(9, np.float64, 50.0):.1e}"
     '4.1e-07'
+    >>> f"{euclidean_tolerance(512, np.float64, 2.0, input_dtype=np.float32, norm_sum=2.0):.1e}"
+    '6.2e-05'
     """
+    d = int(dims)
     u = unit_roundoff(dtype)
-    return math.sqrt(2.0 * (int(dims) + 6) * u * max(float(scale_sq), 0.0) / max(1.0 - int(dims) * u, 0.5))
+    arithmetic = math.sqrt(2.0 * (d + 6) * u * max(float(scale_sq), 0.0) / max(1.0 - d * u, 0.5))
+    u_in = unit_roundoff(working_dtype(dtype, input_dtype if input_dtype is not None else dtype))
+    inputs = (d + 2) * u_in * float(norm_sum) if u_in > u else 0.0
+    return arithmetic + inputs
 
 
 def csls_tolerance(dims: int, dtype: Any = np.float32) -> float:
