@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from reference import rule_rank, rule_topk
@@ -406,3 +408,29 @@ def test_use_batch_jitter_moves_cosines_far_less_than_the_tie_tolerance():
     enc = snb.load_model("use-multilingual")
     a, b = enc.encode(TEXTS), _batches(enc, TEXTS, 1)
     assert np.abs(a @ a.T - b @ b.T).max() < ties.dot_tolerance(512, np.float32) / 10
+
+
+def test_use_batch_sizes_change_no_decision_and_sa_within_the_derived_bound():
+    """Batch sizes 1 / 16 / all for the one offline model whose vectors move with their batch: the same retrieval and
+    kNN decisions, SA within eps / (intra + inter) with eps = 2 sqrt(512) * vector_tolerance (see test_api_models)."""
+    ds = snb.load_dataset("cultural-nuance", languages=["en", "de"]).subset(range(40))
+    en, de = [r[0][0] for r in ds.rows], [r[1][0] for r in ds.rows]
+    enc = snb.load_model("use-multilingual")
+    eps = 2 * math.sqrt(512) * enc.vector_tolerance
+    runs = {}
+    for size in (1, 16, None):
+        E = {lang: (enc.encode(words) if size is None else _batches(enc, words, size)) for lang, words in (("en", en), ("de", de))}
+        r = snb.bitext_retrieval(E["en"], E["de"], ks=(1, 5), n_boot=0)
+        knn = snb.metrics.knn_classification(E["en"], [str(i % 4) for i in range(40)], E["de"], [str(i % 4) for i in range(40)],
+                                             ks=(1, 3), n_boot=0, logistic=False)
+        runs[size] = (r, knn, snb.semantic_affinity(E, n_boot=0))
+    ref_r, ref_knn, ref_sa = runs[None]
+    for size in (1, 16):
+        r, knn, sa = runs[size]
+        assert r.ranks.tolist() == ref_r.ranks.tolist() and r.predictions.tolist() == ref_r.predictions.tolist()
+        assert r.reverse.predictions.tolist() == ref_r.reverse.predictions.tolist()
+        assert all(list(knn.predictions[k]) == list(ref_knn.predictions[k]) for k in ref_knn.predictions)
+        for part in ("cosine", "euclidean"):
+            a, b = getattr(sa, part), getattr(ref_sa, part)
+            np.testing.assert_allclose(a.sa, b.sa, rtol=0, atol=eps / (b.intra + b.inter),
+                                       err_msg=f"{part} SA, batches of {size} vs one batch: beyond the USE port's bound")
