@@ -275,3 +275,255 @@ def en_zh_parallel(*, seed: int = 0, sources: Sequence[str] = ("tatoeba", "sib20
     prov = {"sources": list(sources), "sha256": shas, "seed": seed, "simplified": simplified, "n": int(len(order))}
     return ParallelPairs(tuple(en[i] for i in order), tuple(zh[i] for i in order), tuple(origin[i] for i in order),
                          tuple(report), prov)
+
+
+# --------------------------------------------------------------------------- the en -> zh maps of Figure 1
+
+
+#: anchor kind x training signal of paper 001's Table 1 that the offline data allows ("wa": word alignment of
+#: the parallel sentences, here mutual argmax of the model's own vectors instead of fast_align; "sa": sentence
+#: alignment, each sentence the mean of its word vectors; "dict": MUSE en-zh pairs)
+ANCHOR_SETTINGS: tuple[tuple[str, str], ...] = (
+    ("token", "wa"), ("token", "sa"), ("avg", "wa"), ("avg", "dict"), ("iso", "wa"), ("iso", "dict"),
+)
+
+
+@dataclass(frozen=True, eq=False)
+class EnZhTraining:
+    """Everything the maps are learned from, encoded once: the parallel corpora, their aligned words, the
+    dictionary and the iso-type dictionary anchors (independent of the number of sentences)."""
+
+    corpus_en: Any
+    corpus_zh: Any
+    token_pairs: Any
+    dictionary: Any
+    iso_dict: Any
+    parallel: ParallelPairs
+    encoders: dict[str, Any]
+
+
+def prepare_en_zh_training(encoders: Any = "multilingual-e5-small", *, n_sentences: int | None = None,
+                           n_dict_pairs: int = 2000, seed: int = 0, progress: bool | None = None) -> EnZhTraining:
+    """Encode the first ``n_sentences`` en-zh parallel pairs (None: all), align their words, read MUSE en-zh
+    (Simplified) and build the iso-type dictionary anchors from a seeded sample of ``n_dict_pairs`` pairs."""
+    from semanscope_nb.data.dictionaries import read_muse_dictionary
+    from semanscope_nb.metrics.contextual import encode_corpus, iso_type_anchors, token_pairs
+
+    encs = _resolve(encoders, ["en", "zh"])
+    par = en_zh_parallel(seed=seed, limit=n_sentences)
+    c_en = encode_corpus(encs, list(par.english), "en")  # a progress bar over 200 texts (encode_tokens' default)
+    c_zh = encode_corpus(encs, list(par.chinese), "zh")
+    pairs = token_pairs(c_en, c_zh)
+    d = read_muse_dictionary("en-zh")
+    rng = np.random.default_rng(seed + 3)
+    pick = np.sort(rng.choice(len(d.pairs), min(int(n_dict_pairs), len(d.pairs)), replace=False))
+    iso = iso_type_anchors(encs, [d.pairs[i] for i in pick], source_language="en", target_language="zh")
+    return EnZhTraining(c_en, c_zh, pairs, d, iso, par, encs)
+
+
+def _head_corpus(corpus: Any, n: int) -> Any:
+    from semanscope_nb.metrics.contextual import EncodedCorpus
+
+    return EncodedCorpus(corpus.language, corpus.sentences[:n], corpus.tokens[:n],
+                         {**corpus.provenance, "n_sentences": n, "rows": f"first {n}"})
+
+
+def _sentence_anchors(training: EnZhTraining, n: int) -> Any:
+    """"sa": one anchor per sentence pair, each side the mean of its word vectors (paper 001, 3.4)."""
+    from semanscope_nb.metrics.contextual import Anchors
+
+    S, T, names = [], [], []
+    for k in range(n):
+        a, b = training.corpus_en.tokens[k].vectors, training.corpus_zh.tokens[k].vectors
+        a, b = a[np.isfinite(a).all(axis=1)], b[np.isfinite(b).all(axis=1)]
+        if len(a) and len(b):
+            S.append(a.mean(axis=0))
+            T.append(b.mean(axis=0))
+            names.append((f"sentence-{k}", f"sentence-{k}"))
+    return Anchors("token-sa", "en", "zh", tuple(names), np.asarray(S, dtype=np.float64), np.asarray(T, dtype=np.float64),
+                   {"sentences": len(names)}, {}, {"signal": "sentence means"})
+
+
+def en_zh_anchors(training: EnZhTraining, n: int, *, max_occurrences: int = 20, seed: int = 0) -> dict[tuple[str, str], Any]:
+    """The anchors of :data:`ANCHOR_SETTINGS` learned from the first ``n`` parallel pairs (iso-dict: fixed)."""
+    from semanscope_nb.metrics.contextual import avg_type_anchors, find_occurrences, iso_type_anchors, token_anchors
+
+    if n > len(training.parallel):
+        raise ArgumentError(f"n={n} exceeds the {len(training.parallel)} parallel pairs prepared")
+    sub_en, sub_zh = _head_corpus(training.corpus_en, n), _head_corpus(training.corpus_zh, n)
+    tp = training.token_pairs
+    rows = np.flatnonzero(tp.sentence < n)
+    wa_types = list(dict.fromkeys((tp.source_words[r], tp.target_words[r]) for r in rows))
+    occ_en = find_occurrences(sub_en, list(dict.fromkeys(s for s, _ in training.dictionary.pairs)))
+    occ_zh = find_occurrences(sub_zh, list(dict.fromkeys(t for _, t in training.dictionary.pairs)))
+    dict_found = [(s, t) for s, t in training.dictionary.pairs if occ_en[s] and occ_zh[t]]
+    out: dict[tuple[str, str], Any] = {("token", "wa"): token_anchors(tp, sentences=range(n)),
+                                       ("token", "sa"): _sentence_anchors(training, n)}
+    out[("avg", "wa")] = avg_type_anchors(wa_types, sub_en, sub_zh, max_occurrences=max_occurrences, seed=seed)
+    if len(dict_found) >= 2:
+        out[("avg", "dict")] = avg_type_anchors(dict_found, sub_en, sub_zh, max_occurrences=max_occurrences, seed=seed)
+    out[("iso", "wa")] = iso_type_anchors(training.encoders, wa_types, source_language="en", target_language="zh")
+    out[("iso", "dict")] = training.iso_dict
+    return out
+
+
+def fit_en_zh_maps(training: EnZhTraining, n: int, *, max_occurrences: int = 20,
+                   seed: int = 0) -> tuple[dict[tuple[str, str, str], Any], dict[tuple[str, str], int], list[str]]:
+    """Procrustes and Procrustes + MIM for every anchor setting learned from the first ``n`` pairs.
+
+    Returns (maps keyed ``(anchors, signal, "procrustes" | "MIM")``, anchor counts, notes: the warnings of the
+    fits and the settings skipped for lack of anchors).
+    """
+    from semanscope_nb.metrics.contextual import fit_anchor_alignment
+
+    anchors = en_zh_anchors(training, n, max_occurrences=max_occurrences, seed=seed)
+    maps, counts, notes = {}, {}, []
+    for kind, signal in ANCHOR_SETTINGS:
+        a = anchors.get((kind, signal))
+        if a is None or len(a) < 2:
+            notes.append(f"n={n}: {kind}-{signal} skipped ({0 if a is None else len(a)} anchor pairs)")
+            continue
+        counts[(kind, signal)] = len(a)
+        for mim in (False, True):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                maps[(kind, signal, "MIM" if mim else "procrustes")] = fit_anchor_alignment(a, mim=mim)
+            notes += [f"n={n} {kind}-{signal}{' +MIM' if mim else ''}: {w.message}" for w in caught]
+    return maps, counts, notes
+
+
+# --------------------------------------------------------------------------- the sweep
+
+
+@dataclass(frozen=True)
+class WordSimilaritySweep(Result):
+    """BCWS / SCWS rho for the model as it is, without context, and after every map at every training size.
+
+    ``table`` rows: dataset, n_sentences (0 for rows with no map), anchors, signal, mapping, rho, ci_low,
+    ci_high, sem, n_pairs, n_anchors.  ``human`` is BCWS's leave-one-out annotator agreement on the same pairs.
+    """
+
+    kind = "word-similarity-sweep"
+    main_score_name = "best_bcws_rho"
+
+    table: pd.DataFrame
+    human: AnnotatorAgreement | None
+    notes: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def best_bcws_rho(self) -> float:
+        t = self.table[self.table["dataset"] == "bcws"]
+        return float(t["rho"].max()) if len(t) else float("nan")
+
+    def row(self, dataset: str, mapping: str = "orig", *, anchors: str = "none", signal: str = "-",
+            n_sentences: int | None = None) -> pd.Series:
+        """One row of the table (the largest training size unless ``n_sentences`` is given)."""
+        t = self.table
+        t = t[(t["dataset"] == dataset) & (t["mapping"] == mapping) & (t["anchors"] == anchors) & (t["signal"] == signal)]
+        if n_sentences is not None:
+            t = t[t["n_sentences"] == n_sentences]
+        if not len(t):
+            raise KeyError(f"no row for {dataset} {anchors}-{signal} {mapping} n={n_sentences}")
+        return t.sort_values("n_sentences").iloc[-1]
+
+
+def _score_row(dataset: str, n: int, anchors: str, signal: str, mapping: str, s: WordSimilarityScore,
+               n_anchors: int | None) -> dict[str, Any]:
+    return {"dataset": dataset, "n_sentences": n, "anchors": anchors, "signal": signal, "mapping": mapping,
+            "rho": s.rho, "ci_low": s.ci.low, "ci_high": s.ci.high, "sem": s.sem, "n_pairs": s.n_pairs,
+            "n_anchors": n_anchors}
+
+
+def word_similarity_sweep(
+    *,
+    encoders: Any = "multilingual-e5-small",
+    sizes: Sequence[int | None] = (100, 300, 1000, None),
+    bcws_pairs: int | None = None,
+    scws_pairs: int | None = None,
+    chinese_script: str = "simplified",
+    n_dict_pairs: int = 2000,
+    max_occurrences: int = 20,
+    n_boot: int = 1000,
+    seed: int = 0,
+    progress: bool = False,
+) -> WordSimilaritySweep:
+    """BCWS rho vs the number of parallel sentences the en -> zh maps are learned from (paper 001, Figure 1),
+    and SCWS rho before/after each map (Table 4), beside the model as it is and without context.
+
+    ``sizes``: numbers of parallel pairs (None: all the offline data holds, 2,004 pairs);
+    ``bcws_pairs`` / ``scws_pairs``: a seeded sample of pairs (None: all 2,091 / 2,003);
+    ``chinese_script``: ``"simplified"`` (BCWS Chinese converted with OpenCC t2s, the script of the training
+    data) or ``"traditional"`` (as published).  Every interval resamples pairs (``n_boot``, ``seed``).
+    """
+    if chinese_script not in ("simplified", "traditional"):
+        raise ArgumentError(f"chinese_script must be 'simplified' or 'traditional', got {chinese_script!r}")
+    say = print if progress else (lambda *a, **k: None)
+    clock: dict[str, float] = {}
+    t0 = time.perf_counter()
+    encs = _resolve(encoders, ["en", "zh"])
+    bcws_raw = read_bcws()
+    bcws_raw = bcws_raw.sample(bcws_pairs, seed=seed) if bcws_pairs else bcws_raw
+    bcws = bcws_raw.converted("t2s") if chinese_script == "simplified" else bcws_raw
+    scws = read_scws()
+    scws = scws.sample(scws_pairs, seed=seed) if scws_pairs else scws
+    clock["read"] = time.perf_counter() - t0
+
+    t = time.perf_counter()
+    say(f"encoding BCWS ({len(bcws)} pairs) and SCWS ({len(scws)} pairs) targets in context")
+    vec = {"bcws": encode_targets(bcws, encs, progress=progress or None),
+           "scws": encode_targets(scws, encs, progress=progress or None)}
+    clock["encode_test_sets"] = time.perf_counter() - t
+    t = time.perf_counter()
+    iso = {"bcws": isolated_targets(bcws, encs), "scws": isolated_targets(scws, encs)}
+    clock["encode_isolated_targets"] = time.perf_counter() - t
+    data = {"bcws": bcws, "scws": scws}
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = list(bcws.report) + list(scws.report)
+
+    def score(name, V, alignment=None):
+        d = data[name]
+        return contextual_word_similarity(V[0], V[1], d.scores, alignment=alignment,
+                                          languages=(d.language1, d.language2), n_boot=n_boot, seed=seed)
+
+    for name in ("bcws", "scws"):
+        rows.append(_score_row(name, 0, "none", "-", "orig", score(name, vec[name]), None))
+        rows.append(_score_row(name, 0, "none", "-", "no context", score(name, iso[name]), None))
+    if chinese_script == "simplified":
+        t = time.perf_counter()
+        as_published = encode_targets(bcws_raw, encs)
+        rows.append(_score_row("bcws", 0, "none", "-", "orig (Traditional script)", score("bcws", as_published), None))
+        clock["encode_bcws_traditional"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    wanted = [s for s in sizes if s is not None]
+    limit = None if any(s is None for s in sizes) else max(wanted, default=0)
+    say(f"encoding the en-zh parallel sentences ({'all' if limit is None else limit}) and {n_dict_pairs} MUSE pairs alone")
+    training = prepare_en_zh_training(encs, n_sentences=limit, n_dict_pairs=n_dict_pairs, seed=seed,
+                                      progress=progress or None)
+    clock["encode_training"] = time.perf_counter() - t
+    notes += list(training.parallel.report)
+    total = len(training.parallel)
+    ns = sorted({total if s is None else min(int(s), total) for s in sizes})
+    t = time.perf_counter()
+    for n in ns:
+        say(f"n={n}: fitting {2 * len(ANCHOR_SETTINGS)} maps")
+        maps, counts, fit_notes = fit_en_zh_maps(training, n, max_occurrences=max_occurrences, seed=seed)
+        notes += fit_notes
+        for (kind, signal, mapping), al in maps.items():
+            for name in ("bcws", "scws"):
+                rows.append(_score_row(name, n, kind, signal, mapping, score(name, vec[name], al), counts[(kind, signal)]))
+    clock["fit_and_score_maps"] = time.perf_counter() - t
+    t = time.perf_counter()
+    human = annotator_agreement(bcws.annotators, n_boot=n_boot, seed=seed, provenance={"dataset": "bcws"})
+    clock["human_agreement"] = time.perf_counter() - t
+    clock["total"] = time.perf_counter() - t0
+    prov = {"encoders": _model_meta(encs), "bcws_sha256": bcws.sha256, "scws_sha256": scws.sha256,
+            "parallel": training.parallel.provenance, "dictionary": {"name": training.dictionary.name,
+                                                                    "sha256": training.dictionary.sha256},
+            "parameters": {"sizes": [None if s is None else int(s) for s in sizes], "bcws_pairs": bcws_pairs,
+                           "scws_pairs": scws_pairs, "chinese_script": chinese_script, "n_dict_pairs": n_dict_pairs,
+                           "max_occurrences": max_occurrences, "n_boot": n_boot, "seed": seed},
+            "layers": "mean of layers 1..n, mean of subwords (paper 001, footnote 1)"}
+    return WordSimilaritySweep(pd.DataFrame(rows), human, tuple(notes), clock, prov)
