@@ -290,3 +290,84 @@ def test_context_pairs_sample_rejects_bad_n():
                      (1, 3, 5), "t", "0")
     with pytest.raises(ValueError, match="n must be a positive integer"):
         d.sample(0)
+
+
+# --------------------------------------------------------------------------- presets, chart
+
+
+def test_paper_settings_need_a_hub_and_download_nothing(monkeypatch):
+    from semanscope_nb.errors import ModelLoadError
+    from semanscope_nb.runs.word_similarity import PAPER_001_SETTINGS, paper_001_encoders
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert [s.name for s in PAPER_001_SETTINGS.values() if s.offline] == ["offline-e5-small"]
+    encs = paper_001_encoders("mono-en->mono-zh")  # built, nothing loaded
+    assert encs["en"].model_id == "hf:bert-base-cased" and encs["zh"].model_id == "hf:bert-base-chinese"
+    with pytest.raises(ModelLoadError, match="bert-base-cased"):
+        encs["en"].encode_tokens(["a test"], "en", cache=False)
+    multi = paper_001_encoders("multi-en->multi-zh")
+    assert multi["en"] is multi["zh"]  # one shared model, built once
+    with pytest.raises(ArgumentError, match="unknown paper-001 setting 'bert'.*offline-e5-small"):
+        paper_001_encoders("bert")
+
+
+def test_sweep_chart_layers_and_references():
+    import pandas as pd
+
+    from semanscope_nb.plots.word_similarity_charts import sweep_chart
+
+    rows = [("bcws", 0, "none", "-", "orig", 0.5), ("bcws", 0, "none", "-", "no context", 0.3)]
+    for n in (100, 300):
+        for kind, sig in (("avg", "wa"), ("token", "sa")):
+            for m in ("procrustes", "MIM"):
+                rows.append(("bcws", n, kind, sig, m, 0.4 + n / 1000))
+    t = pd.DataFrame(rows, columns=["dataset", "n_sentences", "anchors", "signal", "mapping", "rho"])
+    t["ci_low"], t["ci_high"], t["n_anchors"] = t["rho"] - 0.05, t["rho"] + 0.05, 10
+    spec = sweep_chart(t, human=0.83).to_dict()
+    data = spec["datasets"]
+    curve = next(v for v in data.values() if v and "setting" in v[0])
+    refs = next(v for v in data.values() if v and "reference" in v[0])
+    assert {r["setting"] for r in curve} == {"avg-type wa", "token sa"} and len(curve) == 8
+    assert {r["reference"] for r in refs} == {"orig", "no context", "human upper bound"}
+    assert spec["layer"][1]["encoding"]["x"]["scale"]["type"] == "log"
+    with pytest.raises(ArgumentError, match="no rows for dataset 'scws'"):
+        sweep_chart(t, dataset="scws")
+    with pytest.raises(ArgumentError, match="lacks column"):
+        sweep_chart(t.drop(columns="ci_low"))
+
+
+# --------------------------------------------------------------------------- the real files, a small model budget
+
+
+@pytest.mark.slow
+def test_real_files_read_and_score_with_e5_small():
+    from semanscope_nb.data.word_similarity import contextual_data_dir
+    from semanscope_nb.runs.word_similarity import encode_targets, evaluate_word_similarity
+
+    folder = contextual_data_dir()
+    for name in ("bcws.txt", "scws.txt"):
+        if not (folder / name).exists():
+            pytest.skip(f"{folder / name} not found (set SEMANSCOPE_SHARED_DATA)")
+    bcws, scws = read_bcws(), read_scws()
+    assert (len(bcws), len(scws), bcws.n_annotators) == (2091, 2003, 11)
+    assert (bcws.targets1[0], bcws.targets2[0], bcws.scores[0]) == ("降低", "cut", 2.05)
+    assert scws.targets1[:2] == ("Brazil", "Brazil") and scws.targets2[:2] == ("nut", "triple")
+    assert bcws.sentences2[375].startswith("-> refer to: List of architecture schools in brazil")  # the stray '>'
+    # the human upper bound on all 2,091 pairs against the plain leave-one-out
+    h = annotator_agreement(bcws.annotators, n_boot=0)
+    want, per = plain_loo(bcws.annotators.tolist())
+    np.testing.assert_allclose(h.per_annotator, per, rtol=1e-12, err_msg="real annotators, plain LOO")
+    # a small model budget: 150 BCWS pairs (Chinese converted to Simplified) and 100 SCWS pairs
+    small = bcws.converted("t2s").sample(150, seed=0)
+    assert all(a == b for a, b in zip(small.targets2, [bcws.targets2[i] for i in range(len(bcws)) if bcws.lines[i] in small.lines]))
+    r = evaluate_word_similarity(small, "multilingual-e5-small", n_boot=200, seed=0)
+    V1, V2 = encode_targets(small, "multilingual-e5-small")  # from the cache now
+    cos = [plain_cosine(V1[i], V2[i]) for i in range(len(small))]
+    np.testing.assert_allclose(r.rho, plain_spearman(cos, small.scores.tolist()), rtol=1e-9,
+                               err_msg="rho of the real vectors, by loops")
+    assert r.n_pairs == 150 and r.ci.low > 0  # e5-small's cosines rank BCWS pairs as humans do, beyond noise
+    assert r.provenance["dataset"] == "bcws-t2s" and r.provenance["encoders"]["zh"]["model"] == "multilingual-e5-small"
+    s = evaluate_word_similarity(scws.sample(100, seed=0), "multilingual-e5-small", n_boot=200, seed=0)
+    assert s.n_pairs == 100 and s.ci.low > 0 and s.ci.contains(s.rho)
+    alone = evaluate_word_similarity(small, "multilingual-e5-small", context=False, n_boot=0)
+    assert alone.provenance["context"] is False and np.isfinite(alone.rho)

@@ -42,7 +42,7 @@ from semanscope_nb.errors import DatasetError
 from semanscope_nb.metrics.contextual import check_pool_disjoint
 from semanscope_nb.metrics.sense_retrieval import SenseRetrievalScore, sense_retrieval_scores
 
-__all__ = ["SenseItems", "same_sense", "sense_items", "sense_retrieval_table"]
+__all__ = ["SenseItems", "same_sense", "sense_items", "sense_retrieval_en_zh", "sense_retrieval_table"]
 
 
 @functools.lru_cache(maxsize=100_000)
@@ -210,3 +210,27 @@ def sense_retrieval_table(token_pairs: Any, items: SenseItems, maps: Mapping[str
             row[f"P@{k} gain lo"], row[f"P@{k} gain hi"] = r.difference_interval[k]
         rows.append(row)
     return pd.DataFrame(rows), results
+
+
+def sense_retrieval_en_zh(training: Any, *, n_train: int = 1000, ks: Sequence[int] = (1, 5), n_boot: int = 1000,
+                          seed: int = 0, max_queries: int | None = None,
+                          max_occurrences: int = 20) -> tuple[pd.DataFrame, SenseItems, dict[str, SenseRetrievalScore]]:
+    """The sense-testing BTSR on the prepared en-zh data (:func:`~semanscope_nb.runs.word_similarity.
+    prepare_en_zh_training`): maps learned from the first ``n_train`` sentence pairs, queries and pool from the
+    others (never the training pairs), every map scored beside ``orig`` and the no-context baseline.
+
+    Returns (table: one row per map with P@K, the no-context P@K, their paired gain, each with its 95 %
+    interval, the query count and pool size; the items; the results by map name).
+    """
+    from semanscope_nb.runs.word_similarity import fit_en_zh_maps
+
+    if not 2 <= n_train < len(training.parallel):
+        raise DatasetError(f"n_train={n_train}: need 2 <= n_train < {len(training.parallel)} (the pairs prepared), "
+                           "so that sentences are left for the queries and the pool")
+    items = sense_items(training.token_pairs, training.dictionary, exclude_sentences=range(n_train), seed=seed,
+                        max_queries=max_queries)
+    maps, _, _ = fit_en_zh_maps(training, n_train, max_occurrences=max_occurrences, seed=seed)
+    named = {f"{kind}-{signal} {mapping}": al for (kind, signal, mapping), al in maps.items()}
+    table, results = sense_retrieval_table(training.token_pairs, items, named, ks=ks, n_boot=n_boot, seed=seed)
+    table.insert(1, "n_train", [0] + [n_train] * (len(table) - 1))
+    return table, items, results
