@@ -26,8 +26,8 @@ import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import numpy as np
+import pandas as pd
 
 pd.set_option("display.width", 220)
 pd.set_option("display.max_columns", 30)
@@ -64,7 +64,7 @@ def main() -> None:
 
     from semanscope_nb.metrics.word_similarity import paired_cosines
     from semanscope_nb.models.tokens import load_token_encoder
-    from semanscope_nb.runs.sense_retrieval import sense_retrieval_en_zh
+    from semanscope_nb.runs.btsr import sense_retrieval_en_zh
     from semanscope_nb.runs.word_similarity import (
         PAPER_001_SCWS,
         encode_targets,
@@ -73,12 +73,12 @@ def main() -> None:
     )
 
     enc = load_token_encoder("multilingual-e5-small")
-    kw = dict(sizes=(100, 300), bcws_pairs=200, scws_pairs=150, n_dict_pairs=300) if a.quick else {}
+    kw = {"sizes": (100, 300), "bcws_pairs": 200, "scws_pairs": 150, "n_dict_pairs": 300} if a.quick else {}
     t0 = time.perf_counter()
     sweep = word_similarity_sweep(encoders=enc, n_boot=a.n_boot, seed=0, progress=True, **kw)
     wall = time.perf_counter() - t0
     t = sweep.table
-    fmt = lambda r: f"{r['rho']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"  # noqa: E731
+    fmt = lambda r: f"{r['rho']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]"
     print(f"\nsweep: {wall:.0f} s wall")
     for name in ("bcws", "scws"):
         for m in ("orig", "no context", "orig (Traditional script)"):
@@ -129,7 +129,7 @@ def main() -> None:
     t1 = time.perf_counter()
     training = prepare_en_zh_training(enc, n_sentences=600 if a.quick else None, n_dict_pairs=300 if a.quick else 2000)
     n_train = 200 if a.quick else a.sense_train
-    table, items, results = sense_retrieval_en_zh(training, n_train=n_train, n_boot=a.n_boot, seed=0)
+    _, items, results = sense_retrieval_en_zh(training, n_train=n_train, n_boot=a.n_boot, seed=0)
     t_sense = time.perf_counter() - t1
     c = items.counts
     print(f"\nsense BTSR ({t_sense:.0f} s): {c['queries']} queries that test sense (of {c['query_candidates']} validated "

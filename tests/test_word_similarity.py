@@ -22,7 +22,6 @@ from semanscope_nb.metrics.word_similarity import (
 )
 from semanscope_nb.results import Interval, Result
 
-
 # --------------------------------------------------------------------------- plain reference implementations
 
 
@@ -190,7 +189,7 @@ def test_spearman_matches_plain_ranks_with_ties():
         if math.isnan(want):
             assert math.isnan(got)
         else:
-            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg="rho of tie-averaged ranks, trial %d" % trial)
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=f"rho of tie-averaged ranks, trial {trial}")
     rows_x, rows_y = rng.normal(size=(5, 30)), rng.normal(size=(5, 30))
     np.testing.assert_allclose(spearman_rho(rows_x, rows_y), [plain_spearman(a, b) for a, b in zip(rows_x, rows_y)],
                                rtol=1e-12, atol=1e-12, err_msg="one rho per row, as separate calls give")
@@ -314,7 +313,7 @@ def test_paper_settings_need_a_hub_and_download_nothing(monkeypatch):
 def test_sweep_chart_layers_and_references():
     import pandas as pd
 
-    from semanscope_nb.plots.word_similarity_charts import sweep_chart
+    from semanscope_nb.plots.word_similarity_charts import word_similarity_sweep_chart
 
     rows = [("bcws", 0, "none", "-", "orig", 0.5), ("bcws", 0, "none", "-", "no context", 0.3)]
     for n in (100, 300):
@@ -323,7 +322,7 @@ def test_sweep_chart_layers_and_references():
                 rows.append(("bcws", n, kind, sig, m, 0.4 + n / 1000))
     t = pd.DataFrame(rows, columns=["dataset", "n_sentences", "anchors", "signal", "mapping", "rho"])
     t["ci_low"], t["ci_high"], t["n_anchors"] = t["rho"] - 0.05, t["rho"] + 0.05, 10
-    spec = sweep_chart(t, human=0.83).to_dict()
+    spec = word_similarity_sweep_chart(t, human=0.83).to_dict()
     data = spec["datasets"]
     curve = next(v for v in data.values() if v and "setting" in v[0])
     refs = next(v for v in data.values() if v and "reference" in v[0])
@@ -331,9 +330,9 @@ def test_sweep_chart_layers_and_references():
     assert {r["reference"] for r in refs} == {"orig", "no context", "human upper bound"}
     assert spec["layer"][1]["encoding"]["x"]["scale"]["type"] == "log"
     with pytest.raises(ArgumentError, match="no rows for dataset 'scws'"):
-        sweep_chart(t, dataset="scws")
+        word_similarity_sweep_chart(t, dataset="scws")
     with pytest.raises(ArgumentError, match="lacks column"):
-        sweep_chart(t.drop(columns="ci_low"))
+        word_similarity_sweep_chart(t.drop(columns="ci_low"))
 
 
 # --------------------------------------------------------------------------- the real files, a small model budget
@@ -355,7 +354,7 @@ def test_real_files_read_and_score_with_e5_small():
     assert bcws.sentences2[375].startswith("-> refer to: List of architecture schools in brazil")  # the stray '>'
     # the human upper bound on all 2,091 pairs against the plain leave-one-out
     h = annotator_agreement(bcws.annotators, n_boot=0)
-    want, per = plain_loo(bcws.annotators.tolist())
+    _, per = plain_loo(bcws.annotators.tolist())
     np.testing.assert_allclose(h.per_annotator, per, rtol=1e-12, err_msg="real annotators, plain LOO")
     # a small model budget: 150 BCWS pairs (Chinese converted to Simplified) and 100 SCWS pairs
     small = bcws.converted("t2s").sample(150, seed=0)

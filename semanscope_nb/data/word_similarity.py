@@ -100,11 +100,11 @@ class ContextPairs:
     def n_annotators(self) -> int:
         return 0 if self.annotators is None else int(self.annotators.shape[1])
 
-    def head(self, n: int) -> "ContextPairs":
+    def head(self, n: int) -> ContextPairs:
         """The first ``n`` pairs."""
         return self.subset(range(min(int(n), len(self))))
 
-    def subset(self, rows) -> "ContextPairs":
+    def subset(self, rows) -> ContextPairs:
         """The pairs at ``rows`` (in that order)."""
         rows = [int(r) for r in rows]
 
@@ -116,7 +116,7 @@ class ContextPairs:
                        annotators=None if self.annotators is None else self.annotators[rows],
                        lines=pick(self.lines), pos=pick(self.pos))
 
-    def sample(self, n: int, *, seed: int = 0) -> "ContextPairs":
+    def sample(self, n: int, *, seed: int = 0) -> ContextPairs:
         """A seeded sample of ``n`` pairs (file order kept); all pairs when ``n >= len(self)``."""
         if isinstance(n, bool) or int(n) != n or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}")
@@ -125,7 +125,7 @@ class ContextPairs:
         rows = np.sort(np.random.default_rng(seed).choice(len(self), int(n), replace=False))
         return self.subset(rows.tolist())
 
-    def converted(self, config: str = "t2s") -> "ContextPairs":
+    def converted(self, config: str = "t2s") -> ContextPairs:
         """The Chinese side(s) converted with OpenCC (``"t2s"``: Traditional -> Simplified; ``"s2t"``: back).
 
         Each sentence is converted in three pieces (before, target, after) so the target's span stays

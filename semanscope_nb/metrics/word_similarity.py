@@ -167,7 +167,7 @@ def contextual_word_similarity(
     ci, sem = _boot_rho(cos, s, n_boot, seed, confidence)
     prov = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "alignment": mapped,
             "languages": list(languages) if languages else None, **dict(provenance or {})}
-    return WordSimilarityScore(float(rho), ci, sem, int(len(s)), cos, prov)
+    return WordSimilarityScore(float(rho), ci, sem, len(s), cos, prov)
 
 
 @dataclass(frozen=True)

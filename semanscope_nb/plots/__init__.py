@@ -5,6 +5,7 @@ Rooms:
 * :mod:`~semanscope_nb.plots.projection` -- PHATE / UMAP / t-SNE / PCA coordinates, cached on disk.
 * :mod:`~semanscope_nb.plots.charts` -- Semantic Affinity maps, tier bars, heatmaps, leaderboards.
 * :mod:`~semanscope_nb.plots.csc_charts` -- Concept Separation Curve charts.
+* :mod:`~semanscope_nb.plots.word_similarity_charts` -- paper 001's Figure 1: BCWS rho vs parallel sentences.
 * :mod:`~semanscope_nb.plots.retrieval_charts` -- retrieval and classification charts.
 * :mod:`~semanscope_nb.plots.compare` -- 2-4 maps side by side (models, datasets, languages, methods).
 * :mod:`~semanscope_nb.plots.palette` -- fixed colour-blind-safe colours per language code and per tier.
@@ -24,7 +25,7 @@ Example
 """
 
 from semanscope_nb._api import public_names as _public_names
-from semanscope_nb.plots import charts, compare, csc_charts, export, palette, paper, projection, retrieval_charts
+from semanscope_nb.plots import charts, compare, csc_charts, export, palette, paper, projection, retrieval_charts, word_similarity_charts
 from semanscope_nb.plots.charts import (
     alignment_map,
     language_scale,
@@ -62,5 +63,7 @@ from semanscope_nb.plots.projection import (
     project_dataset,
 )
 from semanscope_nb.plots.retrieval_charts import sentence_map
+from semanscope_nb.plots.word_similarity_charts import word_similarity_sweep_chart
 
-__all__ = _public_names(globals(), modules=('charts', 'compare', 'csc_charts', 'export', 'palette', 'paper', 'projection', 'retrieval_charts'))
+__all__ = _public_names(globals(), modules=('charts', 'compare', 'csc_charts', 'export', 'palette', 'paper', 'projection', 'retrieval_charts',
+                                            'word_similarity_charts'))

@@ -12,7 +12,7 @@ Example
 >>> t = pd.DataFrame({"dataset": "bcws", "n_sentences": [0, 100, 300], "anchors": ["none", "avg", "avg"],
 ...                   "signal": ["-", "wa", "wa"], "mapping": ["orig", "procrustes", "procrustes"],
 ...                   "rho": [0.5, 0.4, 0.45], "ci_low": [0.45, 0.35, 0.4], "ci_high": [0.55, 0.45, 0.5]})
->>> spec = sweep_chart(t, human=0.83).to_dict()
+>>> spec = word_similarity_sweep_chart(t, human=0.83).to_dict()
 >>> sorted({layer["mark"]["type"] for layer in spec["layer"]})
 ['area', 'line', 'rule', 'text']
 """
@@ -28,13 +28,13 @@ from semanscope_nb.errors import ArgumentError
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
 
-__all__ = ["sweep_chart"]
+__all__ = ["word_similarity_sweep_chart"]
 
 _NEEDED = ("dataset", "n_sentences", "anchors", "signal", "mapping", "rho", "ci_low", "ci_high")
 
 
-def sweep_chart(table: pd.DataFrame, *, dataset: str = "bcws", mappings: tuple[str, ...] = ("procrustes", "MIM"),
-                human: Any = None, title: str | None = None, width: int = 320, height: int = 260) -> "alt.LayerChart":
+def word_similarity_sweep_chart(table: pd.DataFrame, *, dataset: str = "bcws", mappings: tuple[str, ...] = ("procrustes", "MIM"),
+                human: Any = None, title: str | None = None, width: int = 320, height: int = 260) -> alt.LayerChart:
     """rho vs training sentences (log axis) per anchor setting (``anchors signal``), one dash per mapping,
     95 % bands; references: the unaligned model (``orig``), ``no context`` and ``human`` (a float or an
     :class:`~semanscope_nb.metrics.word_similarity.AnnotatorAgreement`) as labelled rules.

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.data.word_similarity import ContextPairs, read_bcws, read_scws
-from semanscope_nb.errors import ArgumentError, DatasetError, ModelLoadError
+from semanscope_nb.errors import ArgumentError
 from semanscope_nb.metrics.word_similarity import (
     AnnotatorAgreement,
     WordSimilarityScore,
@@ -52,9 +52,23 @@ from semanscope_nb.metrics.word_similarity import (
 from semanscope_nb.results import Result
 
 __all__ = [
-    "ANCHOR_SETTINGS", "PAPER_001_SCWS", "PAPER_001_SCWS_PREVIOUS_BEST", "PAPER_001_SETTINGS", "Paper001Setting",
-    "EnZhTraining", "ParallelPairs", "en_zh_anchors", "prepare_en_zh_training", "WordSimilaritySweep", "en_zh_parallel", "encode_targets",
-    "evaluate_word_similarity", "fit_en_zh_maps", "isolated_targets", "paper_001_encoders", "word_similarity_sweep",
+    "ANCHOR_SETTINGS",
+    "PAPER_001_SCWS",
+    "PAPER_001_SCWS_PREVIOUS_BEST",
+    "PAPER_001_SETTINGS",
+    "EnZhTraining",
+    "Paper001Setting",
+    "ParallelPairs",
+    "WordSimilaritySweep",
+    "en_zh_anchors",
+    "en_zh_parallel",
+    "encode_targets",
+    "evaluate_word_similarity",
+    "fit_en_zh_maps",
+    "isolated_targets",
+    "paper_001_encoders",
+    "prepare_en_zh_training",
+    "word_similarity_sweep",
 ]
 
 
@@ -288,7 +302,7 @@ def en_zh_parallel(*, seed: int = 0, sources: Sequence[str] = ("tatoeba", "sib20
     order = np.random.default_rng(seed).permutation(keep)
     if limit is not None:
         order = order[: int(limit)]
-    prov = {"sources": list(sources), "sha256": shas, "seed": seed, "simplified": simplified, "n": int(len(order))}
+    prov = {"sources": list(sources), "sha256": shas, "seed": seed, "simplified": simplified, "n": len(order)}
     return ParallelPairs(tuple(en[i] for i in order), tuple(zh[i] for i in order), tuple(origin[i] for i in order),
                          tuple(report), prov)
 

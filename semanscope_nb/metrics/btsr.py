@@ -32,7 +32,7 @@ import numpy as np
 from semanscope_nb.errors import ArgumentError, EmbeddingError
 from semanscope_nb.results import Interval, Result
 
-__all__ = ["SenseRetrievalScore", "TIE_TOLERANCE", "expected_hits", "sense_retrieval_scores"]
+__all__ = ["TIE_TOLERANCE", "SenseRetrievalScore", "expected_hits", "sense_retrieval_scores"]
 
 #: cosines closer than this to the best gold's cosine are ties (identical type vectors give exact ties)
 TIE_TOLERANCE = 1e-9
@@ -173,4 +173,4 @@ def sense_retrieval_scores(
     prov = {"ks": list(ks), "n_boot": int(n_boot), "seed": int(seed), "confidence": confidence,
             "ties": f"expected hit@K over random orders of candidates within {TIE_TOLERANCE} of the best gold",
             **dict(provenance or {})}
-    return SenseRetrievalScore(acc, ci, bacc, bci, diff, dci, int(len(Q)), int(len(C)), prov)
+    return SenseRetrievalScore(acc, ci, bacc, bci, diff, dci, len(Q), len(C), prov)

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from semanscope_nb.errors import ArgumentError, DatasetError
+from semanscope_nb.metrics.btsr import SenseRetrievalScore, expected_hits, sense_retrieval_scores
 from semanscope_nb.metrics.contextual import TokenPairs
-from semanscope_nb.metrics.sense_retrieval import SenseRetrievalScore, expected_hits, sense_retrieval_scores
 from semanscope_nb.results import Result
-from semanscope_nb.runs.sense_retrieval import same_sense, sense_items, sense_retrieval_table
+from semanscope_nb.runs.btsr import same_sense, sense_items, sense_retrieval_table
 
 
 def plain_expected_hit(scores, gold, k, tol=1e-9):

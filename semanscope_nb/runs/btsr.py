@@ -39,8 +39,8 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.errors import DatasetError
+from semanscope_nb.metrics.btsr import SenseRetrievalScore, sense_retrieval_scores
 from semanscope_nb.metrics.contextual import check_pool_disjoint
-from semanscope_nb.metrics.sense_retrieval import SenseRetrievalScore, sense_retrieval_scores
 
 __all__ = ["SenseItems", "same_sense", "sense_items", "sense_retrieval_en_zh", "sense_retrieval_table"]
 
@@ -162,7 +162,7 @@ def sense_items(token_pairs: Any, dictionary: Any, *, exclude_sentences: Sequenc
         keep, golds, hards = [keep[i] for i in pick], [golds[i] for i in pick], [hards[i] for i in pick]
     if not keep:
         raise DatasetError("sense_items: no query has both a gold and a hard distractor in the pool (more sentences?)")
-    counts = {"validated_items": int(len(rows)), "query_candidates": int(len(q_rows)), "pool": int(len(p_rows)),
+    counts = {"validated_items": len(rows), "query_candidates": len(q_rows), "pool": len(p_rows),
               "queries": len(keep), "dropped_no_gold": n_no_gold, "dropped_no_hard_distractor": n_no_hard,
               "query_sentences": len(q_sents), "pool_sentences": int(len(sents) - len(q_sents)),
               "excluded_sentences": len(excluded)}
