@@ -370,3 +370,22 @@ def test_real_files_read_and_score_with_e5_small():
     assert s.n_pairs == 100 and s.ci.low > 0 and s.ci.contains(s.rho)
     alone = evaluate_word_similarity(small, "multilingual-e5-small", context=False, n_boot=0)
     assert alone.provenance["context"] is False and np.isfinite(alone.rho)
+
+
+def test_sweep_result_round_trips(tmp_path):
+    import pandas as pd
+
+    from semanscope_nb.runs.word_similarity import WordSimilaritySweep
+
+    t = pd.DataFrame([{"dataset": "bcws", "n_sentences": 0, "anchors": "none", "signal": "-", "mapping": "orig", "rho": 0.5,
+                       "ci_low": 0.4, "ci_high": 0.6, "sem": 0.05, "n_pairs": 9, "n_anchors": None},
+                      {"dataset": "bcws", "n_sentences": 100, "anchors": "avg", "signal": "wa", "mapping": "MIM", "rho": 0.55,
+                       "ci_low": 0.45, "ci_high": 0.65, "sem": 0.05, "n_pairs": 9, "n_anchors": 300}])
+    h = annotator_agreement(np.random.default_rng(0).uniform(size=(9, 3)), n_boot=5)
+    s = WordSimilaritySweep(t, h, ("a note",), {"total": 1.0}, {"seed": 0})
+    back = Result.load(s.save(tmp_path / "sweep.json"))
+    assert isinstance(back, WordSimilaritySweep) and isinstance(back.human, AnnotatorAgreement)
+    assert back.best_bcws_rho == 0.55 and back.row("bcws", "MIM", anchors="avg", signal="wa")["n_anchors"] == 300
+    assert back.notes == ("a note",) and back.human.rho == h.rho
+    with pytest.raises(KeyError, match="no row for scws"):
+        back.row("scws")
