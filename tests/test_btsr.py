@@ -121,7 +121,10 @@ def test_same_sense_rule():
     assert not same_sense(("hit", "打"), ("play", "打"), tr, back)  # the two senses of 打
     assert same_sense(("big", "大"), ("large", "大"), tr, back)  # synonyms sharing 巨大 as well
     assert same_sense(("big", "大"), ("large", "巨大"), tr, back)  # no word shared, one sense
-    assert same_sense(("bank", "银行"), ("banks", "银行"), tr, back)
+    assert same_sense(("bank", "银行"), ("banks", "银行"), tr, back)  # one Snowball stem
+    assert same_sense(("organisation", "组织"), ("organization", "组织"), {}, {})  # spelling variants
+    assert same_sense(("this", "这"), ("this", "这个"), {}, {})  # one shared character
+    assert not same_sense(("house", "房子"), ("horse", "房子"), {}, {})  # one letter apart, not variants
 
 
 def test_sense_items_gold_by_sense_and_hard_distractors():
@@ -141,6 +144,11 @@ def test_sense_items_gold_by_sense_and_hard_distractors():
         for g in golds:
             assert g == it or g[0] == it[0] or g[1] == it[1] or g in {("large", "巨大"), ("big", "巨大")}
     assert ("river", "河") not in items.query_items  # no hard distractor: not a sense test
+    tp_stop = toy_pairs()  # function words are not items (paper 001's words come from WordNet: content words)
+    only_the = TokenPairs("en", "zh", tp_stop.sentence, ("the",) * len(tp_stop), tp_stop.target_words, tp_stop.source,
+                          tp_stop.target, {})
+    with pytest.raises(DatasetError, match="fewer than 2 sentence pairs"):
+        sense_items(only_the, Dict([("the", t) for t in set(tp_stop.target_words)]), seed=3)
     assert items.counts["dropped_no_hard_distractor"] >= 0 and items.pool_size == len(items.pool_rows)
     assert set(items.examples(3).columns) == {"query", "gold", "hard distractors"}
     excluded = sense_items(tp, DICTIONARY, seed=3, exclude_sentences=range(9))

@@ -5,14 +5,18 @@ retrieve its translation *in the same sense* among target tokens of other senten
 collapsed when they share a translation.  Here:
 
 1. **Items.** Aligned word pairs (mutual argmax of the model's own vectors, :func:`~semanscope_nb.metrics.
-   contextual.token_pairs`) kept only when the pair is in MUSE en-zh (the dictionary validates the aligner).
-2. **Senses are translations** (the paper's collapse rule). Two items ``(s, t)`` and ``(s', t')`` carry the
-   same sense when their English sides are the same word (or one Snowball stem: *bank*/*banks*) or share at
-   least two MUSE translations, *and*
-   their Chinese sides are the same word or share at least two MUSE English translations.  One shared
-   word is not enough: it is exactly what a polysemous word gives.  So *hit*/打 and *play*/打 are two
-   senses of 打 (hit and play share 打 only), *bank*/银行 and *bank*/河岸 two senses of *bank*, while
-   *big*/大, *large*/大 and *large*/巨大 are one (big and large share 大 and 巨大).
+   contextual.token_pairs`) kept only when the pair is in MUSE en-zh (the dictionary validates the aligner)
+   and the English word is a content word (not in scikit-learn's English stop-word list: paper 001 draws
+   its words from WordNet, whose entries are content words).
+2. **Senses are translations** (the paper's collapse rule), with synonyms and spelling variants merged.
+   Two items ``(s, t)`` and ``(s', t')`` carry the same sense when their English sides are *one word*
+   (equal, one Snowball stem as *bank*/*banks*, or spelling variants: ``difflib`` ratio >= 0.9, as
+   *organisation*/*organization*) or share at least two MUSE translations, *and* their Chinese sides are
+   one word, share a character (这/这个, 游客/旅游) or share at least two MUSE English translations.  One
+   shared translation is not enough: that is exactly what a polysemous word gives.  So *hit*/打 and
+   *play*/打 are two senses of 打, *bank*/银行 and *bank*/河岸 two senses of *bank*, while *big*/大,
+   *large*/大 and *large*/巨大 are one.  A heuristic: it can still split true synonyms that share no
+   character and only one MUSE entry (全部/所有), which then count as different senses.
 3. **Pool.** The sentence pairs not used for training are split with ``seed`` into a query half and a pool
    half (disjoint: checked).  The pool holds the Chinese tokens of every validated item of the pool half.
 4. **Queries that test sense.** An English token of the query half is a query when the pool holds at least
@@ -30,6 +34,7 @@ True
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -61,8 +66,9 @@ def same_sense(a: tuple[str, str], b: tuple[str, str], translations: Mapping[str
     False
     """
     (s, t), (s2, t2) = a, b
-    en_ok = s == s2 or _stem(s) == _stem(s2) or len(translations.get(s, set()) & translations.get(s2, set())) >= 2
-    zh_ok = t == t2 or len(back.get(t, set()) & back.get(t2, set())) >= 2
+    en_ok = (s == s2 or _stem(s) == _stem(s2) or difflib.SequenceMatcher(None, s, s2).ratio() >= 0.9
+             or len(translations.get(s, set()) & translations.get(s2, set())) >= 2)
+    zh_ok = t == t2 or bool(set(t) & set(t2)) or len(back.get(t, set()) & back.get(t2, set())) >= 2
     return en_ok and zh_ok
 
 
@@ -109,7 +115,10 @@ def sense_items(token_pairs: Any, dictionary: Any, *, exclude_sentences: Sequenc
     tp = token_pairs
     excluded = {int(x) for x in exclude_sentences}
     items = [(tp.source_words[r], tp.target_words[r]) for r in range(len(tp))]
-    rows = np.array([r for r in range(len(tp)) if items[r] in valid and int(tp.sentence[r]) not in excluded], dtype=np.int64)
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # a fixed, well-known list (318 words)
+
+    rows = np.array([r for r in range(len(tp)) if items[r] in valid and int(tp.sentence[r]) not in excluded
+                     and items[r][0] not in ENGLISH_STOP_WORDS], dtype=np.int64)
     sents = np.unique(tp.sentence[rows]) if len(rows) else np.array([], dtype=np.int64)
     if len(sents) < 2:
         raise DatasetError("sense_items: fewer than 2 sentence pairs hold a dictionary-validated aligned word")
