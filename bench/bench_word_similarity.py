@@ -5,8 +5,8 @@ Run:  .venv/bin/python bench/bench_word_similarity.py [--quick] [--json out.json
 
 Defaults are the full data: all 2,091 BCWS and 2,003 SCWS pairs, maps learned from 100 / 300 / 1,000 / all
 2,004 offline en-zh parallel pairs, 2,000 MUSE pairs for the iso-type dictionary anchors, 1,000 bootstrap
-resamples; the sense BTSR learns its maps from the first 1,000 pairs and draws queries and pool from the
-other 1,004.  The first run encodes ~12k sentences and ~15k words alone (token cache: later runs reuse it).
+resamples; the sense BTSR learns its maps from the first 500 pairs and draws queries and pool from the
+other 1,504.  The first run encodes ~12k sentences and ~15k words alone (token cache: later runs reuse it).
 
 Ratios measured in the same run:
 
@@ -59,7 +59,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="small: 200 BCWS / 150 SCWS pairs, maps from 100/300 pairs")
     ap.add_argument("--json", help="write the sweep and the sense results here")
     ap.add_argument("--n-boot", type=int, default=1000)
-    ap.add_argument("--sense-train", type=int, default=1000)
+    ap.add_argument("--sense-train", type=int, default=500)
     a = ap.parse_args()
 
     from semanscope_nb.metrics.word_similarity import paired_cosines
