@@ -195,7 +195,9 @@ def _loo_rho(S: np.ndarray) -> np.ndarray:
     """(resamples x annotators) rho of each annotator vs the mean of the others; S is (resamples, pairs, annotators)."""
     k = S.shape[2]
     total = S.sum(axis=2, keepdims=True)
-    others = (total - S) / (k - 1)
+    # the near-tie rule: means equal to 9 decimals are ties (scores like 3.3 make total - S and a sum of the
+    # others differ in the last bit, which would break true ties at random)
+    others = np.round((total - S) / (k - 1), 9)
     # rows = (resample, annotator) samples over the pairs axis
     a = np.moveaxis(S, 2, 1).reshape(-1, S.shape[1])
     b = np.moveaxis(others, 2, 1).reshape(-1, S.shape[1])
