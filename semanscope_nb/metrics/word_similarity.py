@@ -209,7 +209,8 @@ def annotator_agreement(annotators: Any, *, n_boot: int = 1000, seed: int = 0, c
     """The human upper bound: mean over annotators of rho(annotator, mean of the other annotators).
 
     ``annotators`` is (pairs x annotators).  The interval resamples pairs (each resample recomputes every
-    annotator's leave-one-out rho and averages them).
+    annotator's leave-one-out rho and averages them).  Near-tie rule: the others' means are rounded to 9
+    decimals before ranking, so means that are equal in exact arithmetic tie.
 
     >>> a = annotator_agreement([[1, 1, 2], [2, 3, 3], [3, 2, 4], [4, 4, 5]], n_boot=0)
     >>> round(a.rho, 3), a.per_annotator.round(3).tolist()
