@@ -42,6 +42,48 @@ def json_ready(x: Any) -> Any:
     return x
 
 
+#: longest file-name component built from user-given names (the rest is replaced by a hash of the whole)
+MAX_NAME_PART = 80
+
+
+def safe_name(name: object, *, what: str = "name") -> str:
+    """``name`` as one safe file-name component: letters, digits, ``-_.`` kept, anything else ``_``.
+
+    Never empty, never ``.`` / ``..`` or hidden (no leading dot), never longer than
+    :data:`MAX_NAME_PART` (a long name keeps its start and gains a hash of the
+    whole, so two long names stay distinct).
+
+    >>> safe_name("../../etc/passwd"), safe_name("st:org/model v2"), safe_name("..")
+    ('_.._.._etc_passwd', 'st_org_model_v2', '_..')
+    """
+    text = str(name)
+    if not text:
+        raise ValueError(f"{what}: an empty name cannot name a file")
+    out = "".join(c if (c.isascii() and c.isalnum()) or c in "-_." else "_" for c in text)
+    if out.startswith("."):
+        out = "_" + out
+    if len(out) > MAX_NAME_PART:
+        import hashlib
+
+        out = out[: MAX_NAME_PART - 17] + "-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+    return out
+
+
+def path_inside(folder: str | os.PathLike, *parts: object, what: str = "path") -> Path:
+    """``folder / part / ...`` with every part made safe by :func:`safe_name`, checked to stay inside ``folder``.
+
+    >>> path_inside("/tmp/results", "runs", "../../x.json").as_posix()
+    '/tmp/results/runs/_.._.._x.json'
+    """
+    root = Path(folder)
+    target = root.joinpath(*(safe_name(p, what=what) for p in parts))
+    base = os.path.realpath(root)
+    real = os.path.realpath(target)
+    if os.path.commonpath([base, real]) != base:
+        raise ValueError(f"{what}: '{target}' would leave the folder '{root}'")
+    return target
+
+
 def shareable_source(source: str | os.PathLike | None) -> str:
     """A dataset's source as it may appear in shared results: never a home or absolute path.
 

@@ -142,8 +142,16 @@ class Result:
 
     @property
     def main_score(self) -> float:
-        """The number that ranks models on this result (``main_score_name`` says which)."""
+        """The number that ranks models on this result (``main_score_name`` says which).
+
+        An :class:`Estimate` gives its value; a result without a score (a map:
+        empty ``main_score_name``) gives NaN.
+        """
+        if not self.main_score_name:
+            return math.nan
         value = getattr(self, self.main_score_name)
+        if isinstance(value, Estimate):
+            value = value.value
         return math.nan if value is None else float(value)
 
     def summary(self) -> dict[str, Any]:
@@ -191,7 +199,11 @@ class Result:
             d = json.loads(p.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise DatasetError(f"{p.name}: not a semanscope_nb result file ({type(exc).__name__}: {exc})") from None
-        if not isinstance(d, dict) or "kind" not in d:
+        if not isinstance(d, dict):
+            raise DatasetError(f"{p.name}: not a semanscope_nb result file (no 'kind')")
+        if "kind" not in d and cls.__dict__.get("kind"):
+            d = {"kind": cls.kind, **d}  # written by a class's own save() before results named their kind
+        if "kind" not in d:
             raise DatasetError(f"{p.name}: not a semanscope_nb result file (no 'kind')")
         kind = d.get("kind")
         target = _KINDS.get(kind)

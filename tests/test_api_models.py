@@ -127,6 +127,7 @@ def _encoder(server, **kw) -> OpenAIEmbeddingEncoder:
 WORDS = ["water", "fire", "水", "火", "Wasser", "Feuer", "eau", "feu", "agua", "fuego", "みず", "ひ"]
 
 
+@pytest.mark.slow
 def test_vectors_equal_local_model_batches_and_the_cache_saves_the_second_call(server, key, tmp_path):
     _register(server, "test-api-use", model="use-multilingual", max_batch_texts=16)
     ds = snb.load_dataset("edge-cases", languages=["en", "zh"]).subset(range(30))

@@ -199,3 +199,75 @@ def test_no_work_item_comments_in_the_code():
             if "issue " in low and any(f"issue {n}" in low for n in range(1, 100)) or "--- end issue" in low:
                 offenders.append(f"{module_name(f)}:{i}: {line.strip()}")
     assert not offenders, "\n".join(offenders)
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _is_module(dotted: str) -> bool:
+    path = PACKAGE.parent / dotted.replace(".", "/")
+    return path.with_suffix(".py").exists() or path.is_dir()
+
+
+def private_imports(path: Path) -> list[str]:
+    """Private names (``_x``, not dunders) a file takes from another package module.
+
+    Counts ``from semanscope_nb.m import _x`` and ``m._x`` where ``m`` is a package module the file imported.
+    """
+    here = module_name(path)
+    is_pkg = path.name == "__init__.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules: dict[str, str] = {}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here.split(".")
+                base = base[: len(base) - node.level + (1 if is_pkg else 0)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "semanscope_nb" or target == here:
+                continue
+            for a in node.names:
+                if _is_module(f"{target}.{a.name}"):
+                    modules[a.asname or a.name] = f"{target}.{a.name}"
+                elif _is_private(a.name):
+                    found.append(f"line {node.lineno}: {here} imports {target}.{a.name}")
+        elif isinstance(node, ast.Import):
+            modules.update({a.asname or a.name: a.name for a in node.names if a.name.split(".")[0] == "semanscope_nb"})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            chain, value = [], node.value
+            while isinstance(value, ast.Attribute):
+                chain.append(value.attr)
+                value = value.value
+            if isinstance(value, ast.Name) and value.id in modules:
+                target = ".".join([modules[value.id], *reversed(chain)])
+                if _is_module(target) and target != here:
+                    found.append(f"line {node.lineno}: {here} uses {target}.{node.attr}")
+    return found
+
+
+#: the layers whose modules share no private names yet (the others follow as they are split)
+NO_PRIVATE_IMPORTS = ("data", "plots")
+
+
+@pytest.mark.parametrize("layer", NO_PRIVATE_IMPORTS)
+def test_no_private_name_is_imported_across_modules(layer):
+    offenders = [hit for f in FILES if module_name(f).split(".")[1:2] == [layer] for hit in private_imports(f)]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_private_import_finder_finds_them():
+    fake = PACKAGE / "plots" / "_private_probe.py"
+    fake.write_text("from semanscope_nb.plots.maps import _search_test, map_frame\n"
+                    "from semanscope_nb.plots import legend\n"
+                    "def f():\n    return legend._legend_box, legend.sa_legend_text, map_frame\n")
+    try:
+        assert [hit.split(": ", 1)[1] for hit in private_imports(fake)] == [
+            "semanscope_nb.plots._private_probe imports semanscope_nb.plots.maps._search_test",
+            "semanscope_nb.plots._private_probe uses semanscope_nb.plots.legend._legend_box"]
+    finally:
+        fake.unlink()

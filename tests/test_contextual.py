@@ -206,6 +206,7 @@ def test_avg_type_anchors_match_loops():
         cx.avg_type_anchors(pairs, src, tgt, max_occurrences=0)
 
 
+@pytest.mark.slow
 def test_avg_type_anchors_real(enc):
     en = cx.encode_corpus(enc, ["I sat on the bank of the river.", "The bank lent me money.", "A dog barked."], "en")
     de = cx.encode_corpus(enc, ["Ich saß am Ufer des Flusses.", "Die Bank lieh mir Geld.", "Ein Hund bellte."], "de")
@@ -249,6 +250,7 @@ class ConstEncoder:
         return [NS(tokens=(t,), vectors=np.full((1, 3), self.value)) for t in texts]
 
 
+@pytest.mark.slow
 def test_per_language_encoders(enc):
     e_en, e_de = ConstEncoder(1.0, "a"), ConstEncoder(2.0, "b")
     a = cx.iso_type_anchors({"en": e_en, "de": e_de}, [("dog", "Hund")], source_language="en", target_language="de")

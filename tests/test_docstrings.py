@@ -22,7 +22,11 @@ def test_every_layer_is_walked():
     assert len(MODULES) >= 35
 
 
-@pytest.mark.parametrize("name", MODULES)
+#: modules whose examples load real model weights (the fast tier, `-m "not slow"`, leaves them out)
+REAL_MODEL_EXAMPLES = {"semanscope_nb.models.tokens"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.slow) if m in REAL_MODEL_EXAMPLES else m for m in MODULES])
 def test_docstring_examples_run(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)

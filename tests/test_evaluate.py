@@ -43,7 +43,8 @@ def test_benchmark_writes_results_and_resumes(tmp_path):
     table = pd.read_csv(tmp_path / "results" / "leaderboard.csv")
     assert {"model", "dataset", "sa_cosine", "sem_cosine", "ci_low", "ci_high", "sa_euclidean", "tier"} <= set(table.columns)
     meta = json.loads((tmp_path / "results" / "leaderboard.json").read_text())
-    assert meta["rows"][0]["provenance"]["dataset_sha256"] and meta["meta"]["parameters"]["n_boot"] == 50
+    assert meta["rows"][0]["provenance"]["dataset_sha256"] and meta["meta"]["tasks"]["sa"]["variants"][0]["n_boot"] == 50
+    assert all(row["run_file"].startswith("runs/") for row in meta["rows"])  # relative: a shared folder reveals no home path
     warm = snb.run_benchmark(**kw)
     assert len(warm.resumed) == 4 and warm.total_encoder_calls == 0
     forced = snb.run_benchmark(**kw, force=True)  # recomputed, but every vector comes from the cache
@@ -54,8 +55,9 @@ def test_benchmark_writes_results_and_resumes(tmp_path):
 def test_benchmark_reports_failures_and_finishes(tmp_path):
     res = snb.run_benchmark(["random-null", "no-such-model"], ["edge-cases"], n_boot=0, max_concepts=10,
                             cache=snb.EmbeddingCache(tmp_path), out_dir=tmp_path / "r")
-    assert ("random-null", "edge-cases") in res.results
-    assert "unknown model 'no-such-model'" in res.failures[("no-such-model", "edge-cases")]
+    assert ("random-null", "edge-cases", "sa") in res.results
+    (failure,) = res.failures.values()
+    assert failure["model"] == "no-such-model" and failure["task"] == "sa" and "unknown model 'no-such-model'" in failure["error"]
 
 
 def _cli(*args, env_extra=None, cwd=None):

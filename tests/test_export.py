@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import semanscope_nb as snb
-from semanscope_nb.plots import charts, export
+from semanscope_nb.plots import export, maps
 
 
 def _text_chart(text: str, size: int = 64):
@@ -28,14 +28,14 @@ def _pixels(path):
 @pytest.fixture(scope="module")
 def a_map():
     ds = snb.load_dataset("conceptual-space", languages=["en", "zh"]).subset(range(25))
-    vectors, _, _ = snb.embed_dataset(ds, "random-null", cache=False)
-    r = snb.runs.evaluate.affinity_of_words(snb.runs.evaluate.aligned_words(ds, vectors), n_boot=50)
-    p = snb.project_dataset(ds, vectors, settings=snb.ProjectionSettings("pca"), cache=False)
-    return charts.alignment_map(p, r, dataset=ds, labels=True)
+    emb = snb.embed(ds, "random-null", cache=False)
+    r = snb.run_task("sa", emb, n_boot=50)
+    p = snb.run_task("projection", emb, method="pca", projection_cache=False)
+    return maps.alignment_map(p, r, dataset=ds, labels=True)
 
 
 def test_every_format_is_written_and_non_trivial(a_map, tmp_path):
-    paths = snb.save_figures({"map": a_map}, tmp_path)
+    paths = snb.plots.save_figures({"map": a_map}, tmp_path)
     assert sorted(p.suffix for p in paths) == [".html", ".pdf", ".png", ".svg"]
     png = (tmp_path / "map.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 import semanscope_nb as snb
-from semanscope_nb.runs.grid import GridBackendError
+from semanscope_nb.runs.grid import GridBackendError, MetricRecord
+from semanscope_nb.runs.tasks import Task, register_task
 
 MODELS = ["random-null", "tfidf-char", "use-multilingual"]
 DATASETS = ["edge-cases", "cultural-nuance"]
@@ -23,11 +24,7 @@ def _results(g: snb.GridResult) -> dict:
     """Every job's result, without the parts that legitimately differ between runs (time stamps, worker ids)."""
     out = {}
     for rec in g.records.values():
-        res = json.loads(json.dumps(rec["result"]))
-        for part in (res, *(res.get("per_pair", {}).values())):
-            part.get("provenance", {}).pop("created", None)
-        res.get("provenance", {}).pop("created", None)
-        out[(rec["job"]["model"], rec["job"]["dataset"], rec["job"]["metric"])] = res
+        out[(rec["job"]["model"], rec["job"]["dataset"], rec["job"]["task"])] = json.loads(json.dumps(rec["result"]))
     return out
 
 
@@ -41,7 +38,7 @@ def _strip_created(obj):
 
 @pytest.mark.slow
 def test_serial_and_loky_give_identical_results(tmp_path):
-    kw = dict(models=MODELS, datasets=DATASETS, metrics=["sa", "retrieval", "csc"], corpora=["csc-everyday-en"], **FAST)
+    kw = dict(models=MODELS, datasets=DATASETS, tasks=["sa", "retrieval", "csc"], corpora=["csc-everyday-en"], **FAST)
     kw["params"] = {**kw["params"], "csc": {"max_sentences": 15, "n_boot": 20}}
     serial = snb.run_grid(**kw, backend="serial", cache=tmp_path / "c1", out_dir=tmp_path / "r1")
     loky = snb.run_grid(**kw, backend="loky", n_jobs=2, cache=tmp_path / "c2", out_dir=tmp_path / "r2")  # its own cold cache
@@ -54,8 +51,8 @@ def test_serial_and_loky_give_identical_results(tmp_path):
     assert "loky (2 worker processes)" in loky.backend
     # the combined store: one leaderboard with a row (and a run file) per job
     rows = json.loads((tmp_path / "r2" / "leaderboard.json").read_text())["rows"]
-    assert len(rows) == 15 and all(os.path.exists(r["run_file"]) for r in rows)
-    assert set(pd.read_csv(tmp_path / "r2" / "leaderboard.csv").metric) == {"sa", "retrieval", "csc"}
+    assert len(rows) == 15 and all((tmp_path / "r2" / r["run_file"]).exists() for r in rows)  # relative to the results folder
+    assert set(pd.read_csv(tmp_path / "r2" / "leaderboard.csv").task) == {"sa", "retrieval", "csc"}
     assert loky.leaderboard("csc").overlap.between(0, 1).all()
 
 
@@ -83,7 +80,7 @@ def _p_at_1_by_loops(ds: snb.WordDataset, vectors: dict, src: str, tgt: str) -> 
 @pytest.mark.slow
 def test_grid_metrics_match_simple_references(tmp_path, shared_cache_dir):
     cache = snb.EmbeddingCache(shared_cache_dir)
-    g = snb.run_grid(["random-null", "use-multilingual"], ["edge-cases"], metrics=["sa", "retrieval", "csc"],
+    g = snb.run_grid(["random-null", "use-multilingual"], ["edge-cases"], tasks=["sa", "retrieval", "csc"],
                      corpora=["csc-everyday-en"], languages=["en", "zh", "de"], max_concepts=40,
                      params={"sa": {"n_boot": 100, "seed": 3}, "retrieval": {"n_boot": 0, "ks": [1]},
                              "csc": {"max_sentences": 12, "n_boot": 30}},
@@ -94,14 +91,14 @@ def test_grid_metrics_match_simple_references(tmp_path, shared_cache_dir):
         enc = snb.load_model(model)
         texts = ds.all_texts()
         vectors = dict(zip(texts, cache.embed(enc, texts)))
-        rec = next(r for r in g.records.values() if r["job"]["model"] == model and r["job"]["metric"] == "retrieval")
+        rec = next(r for r in g.records.values() if r["job"]["model"] == model and r["job"]["task"] == "retrieval")
         for tgt in ("zh", "de"):
             want = _p_at_1_by_loops(ds, vectors, "en", tgt)
-            assert rec["result"]["per_pair"][f"en->{tgt}"]["forward"]["accuracy@1"] == pytest.approx(want, abs=1e-12)
-        sa = next(r for r in g.records.values() if r["job"]["model"] == model and r["job"]["metric"] == "sa")
+            assert rec["result"]["pairs"][f"en->{tgt}"]["accuracy"]["1"] == pytest.approx(want, abs=1e-12)
+        sa = next(r for r in g.records.values() if r["job"]["model"] == model and r["job"]["task"] == "sa")
         direct = snb.dataset_affinity(ds, model, cache=cache, n_boot=100, seed=3)
         assert sa["summary"]["sa_cosine"] == direct.cosine.sa and sa["summary"]["ci_low"] == direct.cosine.ci[0]
-        csc = next(r for r in g.records.values() if r["job"]["model"] == model and r["job"]["metric"] == "csc")
+        csc = next(r for r in g.records.values() if r["job"]["model"] == model and r["job"]["task"] == "csc")
         from semanscope_nb.data.sentences import load_sentence_corpus
         from semanscope_nb.metrics.csc.separation import concept_separation
 
@@ -114,7 +111,7 @@ def test_grid_metrics_match_simple_references(tmp_path, shared_cache_dir):
 
 
 def test_resume_skips_finished_jobs_and_keys_on_parameters(tmp_path):
-    kw = dict(models=["random-null", "tfidf-char"], datasets=["edge-cases"], metrics=["sa", "retrieval"],
+    kw = dict(models=["random-null", "tfidf-char"], datasets=["edge-cases"], tasks=["sa", "retrieval"],
               cache=tmp_path / "c", out_dir=tmp_path / "r", **FAST)
     first = snb.run_grid(**kw)
     assert len(first.records) == 4 and not first.resumed and first.n_encoded > 0
@@ -137,18 +134,18 @@ def test_resume_skips_finished_jobs_and_keys_on_parameters(tmp_path):
 
 
 def test_a_failing_job_is_reported_and_the_rest_finish(tmp_path):
-    def flaky(model, ds, params, cache):
-        if ds.name == "cultural-nuance":
+    def flaky(emb, **params):
+        if emb.name == "cultural-nuance":
             raise RuntimeError("boom on purpose")
-        return {"summary": {"n_texts": len(ds.all_texts())}}
+        return MetricRecord({"n_texts": len(emb.dataset.all_texts())}, "n_texts")
 
-    snb.register_metric("flaky-test", flaky, headline="n_texts", embeds_dataset=False, replace=True)
+    register_task(Task("flaky-test", flaky, MetricRecord), replace=True)
     seen = []
-    g = snb.run_grid(["random-null", "no-such-model"], ["edge-cases", "cultural-nuance"], metrics=["flaky-test", "sa"],
+    g = snb.run_grid(["random-null", "no-such-model"], ["edge-cases", "cultural-nuance"], tasks=["flaky-test", "sa"],
                      backend="loky", n_jobs=2, cache=tmp_path / "c", out_dir=tmp_path / "r",
                      on_job=lambda *a: seen.append(a), **FAST)
     assert len(g.records) == 3  # random-null: sa x 2 + flaky on edge-cases
-    errors = {(f["model"], f["dataset"], f["metric"]): f["error"] for f in g.failures.values()}
+    errors = {(f["model"], f["dataset"], f["task"]): f["error"] for f in g.failures.values()}
     assert errors[("random-null", "cultural-nuance", "flaky-test")] == "RuntimeError: boom on purpose"
     assert sum("unknown model 'no-such-model'" in e for e in errors.values()) == 4
     assert ("random-null", "cultural-nuance", "flaky-test", "failed: RuntimeError: boom on purpose") in seen
@@ -160,7 +157,7 @@ def test_a_failing_job_is_reported_and_the_rest_finish(tmp_path):
 @pytest.mark.slow
 def test_dask_two_worker_local_cluster_one_store_one_cache_no_word_embedded_twice(tmp_path):
     datasets = ["edge-cases", "cultural-nuance", "conceptual-space"]
-    kw = dict(models=["random-null", "use-multilingual"], datasets=datasets, metrics=["sa", "retrieval"], **FAST)
+    kw = dict(models=["random-null", "use-multilingual"], datasets=datasets, tasks=["sa", "retrieval"], **FAST)
     g = snb.run_grid(**kw, backend="dask", n_jobs=2, cache=tmp_path / "cache", out_dir=tmp_path / "r")
     assert not g.failures and len(g.records) == 2 * 3 * 2
     assert "LocalCluster (2 worker processes)" in g.backend
@@ -193,30 +190,30 @@ def test_unreachable_scheduler_fails_fast_with_a_suggestion(tmp_path):
                      cache=tmp_path / "c", out_dir=tmp_path / "r", **FAST)
 
 
-def _killer_metric(marker: str, always: bool):
-    def killer(model, ds, params, cache):
-        if ds.name == "cultural-nuance" and (always or not os.path.exists(marker)):
+def _killer_task(name: str, marker: str, always: bool) -> Task:
+    def killer(emb, **params):
+        if emb.name == "cultural-nuance" and (always or not os.path.exists(marker)):
             with open(marker, "a") as fh:
                 fh.write(f"{os.getpid()}\n")
             os._exit(17)  # the worker process dies mid-job
-        return {"summary": {"ok": 1, "pid": os.getpid()}}
+        return MetricRecord({"ok": 1, "pid": os.getpid()}, "ok")
 
-    return killer
+    return register_task(Task(name, killer, MetricRecord), replace=True)
 
 
 @pytest.mark.slow
 def test_killed_loky_worker_is_retried_or_reported_and_the_grid_completes(tmp_path):
     marker = str(tmp_path / "killed")
-    snb.register_metric("killer-once", _killer_metric(marker, False), headline="ok", embeds_dataset=False, replace=True)
+    _killer_task("killer-once", marker, False)
     seen = []
-    g = snb.run_grid(["random-null"], DATASETS + ["oracle-primitives"], metrics=["killer-once", "sa"], backend="loky",
+    g = snb.run_grid(["random-null"], DATASETS + ["oracle-primitives"], tasks=["killer-once", "sa"], backend="loky",
                      n_jobs=2, cache=tmp_path / "c", out_dir=tmp_path / "r", on_job=lambda *a: seen.append(a), **FAST)
     assert not g.failures and len(g.records) == 6
     assert len(open(marker).read().split()) == 1  # it died once ...
     assert any(s[2] == "killer-once" and s[3].startswith("retrying (worker died") for s in seen)  # ... and was retried
     marker2 = str(tmp_path / "killed-always")
-    snb.register_metric("killer-always", _killer_metric(marker2, True), headline="ok", embeds_dataset=False, replace=True)
-    g2 = snb.run_grid(["random-null"], DATASETS, metrics=["killer-always", "sa"], backend="loky", n_jobs=2, max_retries=1,
+    _killer_task("killer-always", marker2, True)
+    g2 = snb.run_grid(["random-null"], DATASETS, tasks=["killer-always", "sa"], backend="loky", n_jobs=2, max_retries=1,
                       cache=tmp_path / "c", out_dir=tmp_path / "r2", **FAST)
     (err,) = [f["error"] for f in g2.failures.values()]
     assert "worker process died during this job 2 times" in err
@@ -226,19 +223,19 @@ def test_killed_loky_worker_is_retried_or_reported_and_the_grid_completes(tmp_pa
 @pytest.mark.slow
 def test_killed_dask_worker_job_is_rescheduled_and_the_grid_completes(tmp_path):
     marker = str(tmp_path / "killed")
-    snb.register_metric("killer-once-dask", _killer_metric(marker, False), headline="ok", embeds_dataset=False, replace=True)
-    g = snb.run_grid(["random-null"], DATASETS, metrics=["killer-once-dask", "sa"], backend="dask", n_jobs=2,
+    _killer_task("killer-once-dask", marker, False)
+    g = snb.run_grid(["random-null"], DATASETS, tasks=["killer-once-dask", "sa"], backend="dask", n_jobs=2,
                      cache=tmp_path / "c", out_dir=tmp_path / "r", **FAST)
     assert not g.failures and len(g.records) == 4 and len(open(marker).read().split()) == 1
 
 
 def test_bad_grid_arguments_are_named(tmp_path):
     kw = dict(cache=tmp_path / "c", out_dir=tmp_path / "r", progress=False)
-    with pytest.raises(ValueError, match=r"unknown metric 'sa2'; registered: .*retrieval.*sa"):
-        snb.run_grid(["random-null"], ["edge-cases"], metrics=["sa2"], **kw)
-    with pytest.raises(ValueError, match=r"params for metric 'sa': unknown parameter\(s\) \['nboot'\]; it accepts: confidence, n_boot, seed"):
+    with pytest.raises(snb.errors.UnknownNameError, match=r"unknown task 'sa2'; registered: .*retrieval.*sa\. Did you mean 'sa'\?"):
+        snb.run_grid(["random-null"], ["edge-cases"], tasks=["sa2"], **kw)
+    with pytest.raises(snb.errors.ArgumentError, match=r"task 'sa': unknown parameter\(s\) \['nboot'\]; it takes confidence, method, n_boot"):
         snb.run_grid(["random-null"], ["edge-cases"], params={"sa": {"nboot": 3}}, **kw)
-    with pytest.raises(ValueError, match=r"params names unknown metric\(s\) \['cs'\]; registered: "):
+    with pytest.raises(snb.errors.UnknownNameError, match=r"params names unknown task\(s\) \['cs'\]; registered: "):
         snb.run_grid(["random-null"], ["edge-cases"], params={"cs": {"n_boot": 3}}, **kw)
     with pytest.raises(ValueError, match=r"param_grid\['sa'\]\['seed'\] must be a non-empty list"):
         snb.run_grid(["random-null"], ["edge-cases"], param_grid={"sa": {"seed": 3}}, **kw)
@@ -248,13 +245,13 @@ def test_bad_grid_arguments_are_named(tmp_path):
         snb.run_grid(["random-null"], ["edge-cases"], backend="loky", n_jobs=0, **kw)
     with pytest.raises(ValueError, match="scheduler='tcp://x:1' needs backend='dask'"):
         snb.run_grid(["random-null"], ["edge-cases"], backend="loky", scheduler="tcp://x:1", **kw)
-    with pytest.raises(ValueError, match="data must be 'words' or 'sentences'"):
-        snb.register_metric("bad-data", lambda *a: {}, data="pixels")
-    with pytest.raises(ValueError, match="metric 'sa' is already registered"):
-        snb.register_metric("sa", lambda *a: {})
-    g = snb.run_grid(["random-null"], ["edge-cases"], metrics=["retrieval"], params={"retrieval": {"targets": ["xx"]}}, **kw)
+    with pytest.raises(snb.errors.ArgumentError, match=r"task 'bad-data': data must be among \('words', 'sentences', 'parallel', 'labelled'\)"):
+        register_task(Task("bad-data", lambda emb: None, MetricRecord, data=("pixels",)))
+    with pytest.raises(snb.errors.ArgumentError, match="task 'sa' is already registered"):
+        register_task(Task("sa", lambda emb: None, MetricRecord))
+    g = snb.run_grid(["random-null"], ["edge-cases"], tasks=["retrieval"], params={"retrieval": {"targets": ["xx"]}}, **kw)
     (err,) = [f["error"] for f in g.failures.values()]
-    assert err == "ValueError: retrieval: target language(s) ['xx'] not in dataset 'edge-cases' (en, zh, de, fr, es, ja)"
+    assert err == "ArgumentError: target language(s) ['xx'] not in dataset 'edge-cases' (en, zh, de, fr, es, ja)"
 
 
 def _cli(*args, env_extra=None):
@@ -264,18 +261,18 @@ def _cli(*args, env_extra=None):
 
 @pytest.mark.slow
 def test_cli_benchmark_on_loky_and_bad_options(tmp_path):
-    out = _cli("benchmark", "--backend", "loky", "--n-jobs", "2", "--metrics", "sa,retrieval", "--models", "random-null,tfidf-char",
+    out = _cli("benchmark", "--backend", "loky", "--n-jobs", "2", "--tasks", "sa,retrieval", "--models", "random-null,tfidf-char",
                "--datasets", "edge-cases", "--max-concepts", "15", "--n-boot", "20", "--out", str(tmp_path / "r"),
                "--cache-dir", str(tmp_path / "c"))
     assert out.returncode == 0, out.stderr[-2000:]
     assert "SA cos ± SEM" in out.stdout and "retrieval:p_at_1" in out.stdout and "loky (2 worker processes)" in out.stdout
     assert "random-null x edge-cases [retrieval]: done" in out.stderr
     assert len(json.loads((tmp_path / "r" / "leaderboard.json").read_text())["rows"]) == 4
-    again = _cli("benchmark", "--backend", "loky", "--n-jobs", "2", "--metrics", "sa,retrieval", "--models", "random-null,tfidf-char",
+    again = _cli("benchmark", "--backend", "loky", "--n-jobs", "2", "--tasks", "sa,retrieval", "--models", "random-null,tfidf-char",
                  "--datasets", "edge-cases", "--max-concepts", "15", "--n-boot", "20", "--out", str(tmp_path / "r"),
                  "--cache-dir", str(tmp_path / "c"))
     assert again.returncode == 0 and "resumed 4" in again.stdout
     bad = _cli("benchmark", "--backend", "loky", "--scheduler", "tcp://127.0.0.1:1", "--models", "random-null", "--out", str(tmp_path / "x"))
     assert bad.returncode == 2 and "needs backend='dask'" in bad.stderr and "Traceback" not in bad.stderr
-    bad = _cli("benchmark", "--metrics", "sa,nope", "--models", "random-null", "--out", str(tmp_path / "x"))
-    assert bad.returncode == 2 and "unknown metric 'nope'" in bad.stderr
+    bad = _cli("benchmark", "--tasks", "sa,nope", "--models", "random-null", "--out", str(tmp_path / "x"))
+    assert bad.returncode == 2 and "unknown task 'nope'" in bad.stderr

@@ -20,7 +20,7 @@ import pytest
 import semanscope_nb as snb
 from semanscope_nb.metrics.affinity import affinity_of_words
 from semanscope_nb.metrics.pairs import pair_affinity
-from semanscope_nb.plots import charts, palette, projection
+from semanscope_nb.plots import leaderboard, legend, maps, palette, projection, sa_figures
 from semanscope_nb.plots.compare import compare_maps
 from semanscope_nb.runs.evaluate import aligned_words
 
@@ -34,9 +34,9 @@ def real(tmp_path_factory):
     cache = snb.EmbeddingCache(tmp_path_factory.mktemp("maps-cache"))
     out = {"ds": ds}
     for model in ("use-multilingual", "random-null"):
-        vectors, _, _ = snb.embed_dataset(ds, model, cache=cache)
+        vectors = snb.embed(ds, model, cache=cache).vectors
         result = affinity_of_words(aligned_words(ds, vectors), n_boot=100, seed=0).with_provenance(model=model, dataset=ds.name)
-        proj = snb.project_dataset(ds, vectors, settings=snb.ProjectionSettings("pca"), cache=False)
+        proj = snb.plots.project_dataset(ds, vectors, settings=snb.plots.ProjectionSettings("pca"), cache=False)
         out[model] = types.SimpleNamespace(vectors=vectors, result=result, proj=proj)
     return out
 
@@ -114,7 +114,7 @@ def _points(spec):
 
 def test_zoom_and_pan_are_a_scale_bound_interval_on_every_navigable_map(real):
     r = real["use-multilingual"]
-    spec = charts.alignment_map(r.proj, r.result, dataset=real["ds"], navigate=True).to_dict()
+    spec = maps.alignment_map(r.proj, r.result, dataset=real["ds"], navigate=True).to_dict()
     zoom = _param(spec, _is_zoom)
     assert zoom["select"]["type"] == "interval"
     assert "!event.shiftKey" in zoom["select"]["translate"]  # a plain drag pans; shift is left to the brush
@@ -122,19 +122,19 @@ def test_zoom_and_pan_are_a_scale_bound_interval_on_every_navigable_map(real):
     assert _points(spec)["mark"]["clip"] is True  # zoomed-in points stay inside the plot
     _compiles(spec)
     # the 3-D pair and the compare view zoom too, one interval per view
-    p3 = snb.project_dataset(real["ds"], r.vectors, settings=snb.ProjectionSettings("pca", n_components=3), cache=False)
-    spec3 = charts.map_3d(p3, r.result, dataset=real["ds"]).to_dict()
+    p3 = snb.plots.project_dataset(real["ds"], r.vectors, settings=snb.plots.ProjectionSettings("pca", n_components=3), cache=False)
+    spec3 = maps.map_3d(p3, r.result, dataset=real["ds"]).to_dict()
     assert sum(_is_zoom(p) for p in spec3["params"]) == 2
     specc = compare_maps({"a": (r.proj, r.result), "b": (real["random-null"].proj, real["random-null"].result)},
                          dataset=real["ds"]).to_dict()
     assert sum(_is_zoom(p) for p in specc["params"]) == 2
     with pytest.raises(ValueError, match="unknown feature"):
-        charts.alignment_map(r.proj, dataset=real["ds"], navigate={"pan"})
+        maps.alignment_map(r.proj, dataset=real["ds"], navigate={"pan"})
 
 
 def test_search_box_enlarges_outlines_and_labels_the_matches(real):
     r, ds = real["use-multilingual"], real["ds"]
-    spec = charts.alignment_map(r.proj, r.result, dataset=ds, navigate={"search"}, search="wander").to_dict()
+    spec = maps.alignment_map(r.proj, r.result, dataset=ds, navigate={"search"}, search="wander").to_dict()
     search = _param(spec, _is_search)
     assert search["value"] == "wander" and search["bind"]["input"] == "search"
     enc = _points(spec)["encoding"]
@@ -151,13 +151,13 @@ def test_search_box_enlarges_outlines_and_labels_the_matches(real):
     svg = _svg(spec)
     for cell in row:
         assert f">{cell[0]}<" in svg
-    quiet = _svg(charts.alignment_map(r.proj, r.result, dataset=ds, navigate={"search"}).to_dict())
+    quiet = _svg(maps.alignment_map(r.proj, r.result, dataset=ds, navigate={"search"}).to_dict())
     assert f">{row[2][0]}<" not in quiet  # empty search box: no labels
 
 
 def test_brush_lists_the_selected_words_and_translations_beside_the_map(real):
     r = real["use-multilingual"]
-    spec = charts.alignment_map(r.proj, r.result, dataset=real["ds"], navigate={"brush"}).to_dict()
+    spec = maps.alignment_map(r.proj, r.result, dataset=real["ds"], navigate={"brush"}).to_dict()
     brush = _param(spec, _is_brush)
     assert brush["select"]["encodings"] == ["x", "y"] and "event.shiftKey" in brush["select"]["on"]
     assert brush["select"]["zoom"] is False
@@ -176,8 +176,8 @@ def test_brush_lists_the_selected_words_and_translations_beside_the_map(real):
 def test_click_selection_on_concept_starts_from_the_given_concepts(real):
     r, ds = real["use-multilingual"], real["ds"]
     row = ds.rows[3]
-    concept = charts.row_label(row)
-    spec = charts.alignment_map(r.proj, r.result, dataset=ds, navigate={"labels"},
+    concept = maps.row_label(row)
+    spec = maps.alignment_map(r.proj, r.result, dataset=ds, navigate={"labels"},
                                 selected_concepts=[concept, "not a concept"]).to_dict()
     pick = _param(spec, _is_pick)
     assert pick["select"]["on"] == "click" and pick["select"]["clear"] == "dblclick"
@@ -187,13 +187,13 @@ def test_click_selection_on_concept_starts_from_the_given_concepts(real):
     svg = _svg(spec)
     for cell in row:  # labelled in every language
         assert f">{cell[0]}<" in svg
-    plain = charts.alignment_map(r.proj, r.result, dataset=ds).to_dict()
+    plain = maps.alignment_map(r.proj, r.result, dataset=ds).to_dict()
     assert "value" not in _param(plain, _is_pick)
 
 
 def test_worst_concepts_table_shares_the_concept_selection(real):
     r, ds = real["use-multilingual"], real["ds"]
-    spec = charts.alignment_map(r.proj, r.result, dataset=ds, worst_concepts=6).to_dict()
+    spec = maps.alignment_map(r.proj, r.result, dataset=ds, worst_concepts=6).to_dict()
     the_map, table = spec["hconcat"]
     pick = _param(spec, _is_pick)
     assert sorted(pick["views"]) == sorted([_points(the_map)["name"], table["name"]])
@@ -205,12 +205,12 @@ def test_worst_concepts_table_shares_the_concept_selection(real):
     assert {c for _, c in worst} <= {row["concept"] for row in _rows(spec, _points(the_map))}
     _compiles(spec)
     # with the brush too: the list and the table share the side column, the whole stays within the output area
-    both = charts.alignment_map(r.proj, r.result, dataset=ds, navigate=True, worst_concepts=6).to_dict()
+    both = maps.alignment_map(r.proj, r.result, dataset=ds, navigate=True, worst_concepts=6).to_dict()
     side = both["hconcat"][1]["vconcat"]
     assert [_mark(u) for u in side] == ["text", "bar"]
     assert both["hconcat"][0]["width"] + max(u["width"] for u in side) + 200 <= 900
     with pytest.raises(ValueError, match="needs the SA result"):
-        charts.alignment_map(r.proj, dataset=ds, worst_concepts=5)
+        maps.alignment_map(r.proj, dataset=ds, worst_concepts=5)
 
 
 # --------------------------------------------------------------------------- colours, legend, scales
@@ -219,9 +219,9 @@ def test_worst_concepts_table_shares_the_concept_selection(real):
 def test_language_colours_are_fixed_per_code(real):
     r, ds = real["use-multilingual"], real["ds"]
     two = snb.load_dataset("edge-cases", languages=["en", "zh"]).subset(range(30))
-    p2 = snb.project_dataset(two, {k: r.vectors[k] for k in ("en", "zh")}, settings=snb.ProjectionSettings("pca"), cache=False)
-    s2 = _points(charts.alignment_map(p2, dataset=two).to_dict())["encoding"]["color"]["scale"]
-    s3 = _points(charts.alignment_map(r.proj, dataset=ds).to_dict())["encoding"]["color"]["scale"]
+    p2 = snb.plots.project_dataset(two, {k: r.vectors[k] for k in ("en", "zh")}, settings=snb.plots.ProjectionSettings("pca"), cache=False)
+    s2 = _points(maps.alignment_map(p2, dataset=two).to_dict())["encoding"]["color"]["scale"]
+    s3 = _points(maps.alignment_map(r.proj, dataset=ds).to_dict())["encoding"]["color"]["scale"]
     assert s2["domain"] == ["en", "zh"] and s3["domain"] == ["en", "zh", "de"]
     c2, c3 = dict(zip(s2["domain"], s2["range"])), dict(zip(s3["domain"], s3["range"]))
     assert c2["en"] == c3["en"] and c2["zh"] == c3["zh"]  # adding German recoloured nothing
@@ -241,7 +241,7 @@ def test_language_colours_are_fixed_per_code(real):
 def test_sa_legend_sits_on_a_box_in_the_chosen_corner(real):
     r, ds = real["use-multilingual"], real["ds"]
     for position in ("top-left", "top-right", "bottom-left", "bottom-right"):
-        spec = charts.alignment_map(r.proj, r.result, dataset=ds, legend_position=position, width=500, height=400).to_dict()
+        spec = maps.alignment_map(r.proj, r.result, dataset=ds, legend_position=position, width=500, height=400).to_dict()
         marks = [_mark(u) for u in spec["layer"]]
         box, text = spec["layer"][-2], spec["layer"][-1]
         assert marks[-2:] == ["rect", "text"] and marks.index("point") < marks.index("rect")  # box behind the text, over points
@@ -258,25 +258,25 @@ def test_sa_legend_sits_on_a_box_in_the_chosen_corner(real):
         lines = _rows(spec, text)[0]["legend"].split("\n")
         assert x1 - x0 >= 0.6 * 12 * max(map(len, lines)) and y1 - y0 >= 12 * len(lines)
         _compiles(spec)
-    outside = charts.alignment_map(r.proj, r.result, dataset=ds, legend_position="outside").to_dict()
+    outside = maps.alignment_map(r.proj, r.result, dataset=ds, legend_position="outside").to_dict()
     assert [_mark(u) for u in outside["layer"]] == ["point"]
-    assert outside["title"]["subtitle"] == charts.sa_legend_text(r.result).split("\n")
-    dark = charts.alignment_map(r.proj, r.result, dataset=ds, theme="dark").to_dict()
+    assert outside["title"]["subtitle"] == legend.sa_legend_text(r.result).split("\n")
+    dark = maps.alignment_map(r.proj, r.result, dataset=ds, theme="dark").to_dict()
     box, text = dark["layer"][-2], dark["layer"][-1]
-    assert box["mark"]["fill"] == charts.THEMES["dark"]["box"] and text["mark"]["color"] == charts.THEMES["dark"]["text"]
-    light_box = charts.alignment_map(r.proj, r.result, dataset=ds).to_dict()["layer"][-2]
+    assert box["mark"]["fill"] == legend.THEMES["dark"]["box"] and text["mark"]["color"] == legend.THEMES["dark"]["text"]
+    light_box = maps.alignment_map(r.proj, r.result, dataset=ds).to_dict()["layer"][-2]
     assert light_box["mark"]["fill"] == "#ffffff"  # the light box carries its own background on a dark notebook too
     with pytest.raises(ValueError, match="legend_position must be one of"):
-        charts.alignment_map(r.proj, r.result, dataset=ds, legend_position="middle")
+        maps.alignment_map(r.proj, r.result, dataset=ds, legend_position="middle")
     with pytest.raises(ValueError, match="theme must be one of"):
-        charts.alignment_map(r.proj, r.result, dataset=ds, theme="sepia")
+        maps.alignment_map(r.proj, r.result, dataset=ds, theme="sepia")
 
 
 def test_projection_scales_do_not_include_zero(real):
     r, ds = real["use-multilingual"], real["ds"]
-    p3 = snb.project_dataset(ds, r.vectors, settings=snb.ProjectionSettings("pca", n_components=3), cache=False)
-    specs = [charts.alignment_map(r.proj, r.result, dataset=ds, navigate=True).to_dict(),
-             charts.map_3d(p3, r.result, dataset=ds).to_dict(),
+    p3 = snb.plots.project_dataset(ds, r.vectors, settings=snb.plots.ProjectionSettings("pca", n_components=3), cache=False)
+    specs = [maps.alignment_map(r.proj, r.result, dataset=ds, navigate=True).to_dict(),
+             maps.map_3d(p3, r.result, dataset=ds).to_dict(),
              compare_maps([(r.proj, r.result), (real["random-null"].proj, real["random-null"].result)], dataset=ds).to_dict()]
     n = 0
     for spec in specs:
@@ -292,7 +292,7 @@ def test_projection_scales_do_not_include_zero(real):
 def test_sa_legend_carries_the_chance_level_and_the_verdict(real):
     r = real["random-null"].result
     assert r.chance is not None and r.tier in palette.TIER_COLOURS
-    text = charts.sa_legend_text(r)
+    text = legend.sa_legend_text(r)
     lines = text.split("\n")
     assert lines[0] == f"SA cosine {r.cosine.sa:.3f} ± {r.cosine.sem:.3f}"
     assert lines[2].startswith(f"tier: {r.tier}")
@@ -300,20 +300,20 @@ def test_sa_legend_carries_the_chance_level_and_the_verdict(real):
         assert f"(paper: {r.paper_tier})" in lines[2]
     assert f"chance {r.chance.sa_null.value:.3f}" in text
     assert f"SA − chance {r.chance.delta.value:+.3f} [{r.chance.delta.ci[0]:+.3f}, {r.chance.delta.ci[1]:+.3f}]" in text
-    assert charts.sa_legend_text(r, verdict=False).split("\n") == lines[:2] + [f"tier: {r.tier}"]
+    assert legend.sa_legend_text(r, verdict=False).split("\n") == lines[:2] + [f"tier: {r.tier}"]
     # the verdict's caveats follow the numbers; the whole sentence is the legend box's tooltip
     good = real["use-multilingual"].result
     caveats = [c.strip() for c in good.verdict.split(";")[1:]]
-    flat = " ".join(charts.sa_legend_text(good).split("\n"))
+    flat = " ".join(legend.sa_legend_text(good).split("\n"))
     assert all(c in flat for c in caveats)
-    spec = charts.alignment_map(real["random-null"].proj, r, dataset=real["ds"]).to_dict()
+    spec = maps.alignment_map(real["random-null"].proj, r, dataset=real["ds"]).to_dict()
     box = spec["layer"][-2]
     assert _rows(spec, box)[0]["verdict"] == r.verdict and box["encoding"]["tooltip"][0]["field"] == "verdict"
     # today's results (no chance, no verdict) keep the paper's three lines
     old = types.SimpleNamespace(cosine=r.cosine, euclidean=r.euclidean, tier="good")
-    assert charts.sa_legend_text(old) == f"SA cosine {r.cosine.sa:.3f} ± {r.cosine.sem:.3f}\nSA Euclidean {r.euclidean.sa:.3f}\ntier: good"
+    assert legend.sa_legend_text(old) == f"SA cosine {r.cosine.sa:.3f} ± {r.cosine.sem:.3f}\nSA Euclidean {r.euclidean.sa:.3f}\ntier: good"
     no_chance = dataclasses.replace(r, chance=None, chance_excluding=None)
-    rest = charts.sa_legend_text(no_chance).split("\n")[3:]  # no chance level: the whole verdict sentence follows
+    rest = legend.sa_legend_text(no_chance).split("\n")[3:]  # no chance level: the whole verdict sentence follows
     assert " ".join(rest) == no_chance.verdict and not any(line.startswith("SA − chance") for line in rest)
 
 
@@ -337,7 +337,7 @@ def test_tier_colours_are_colour_blind_safe_with_chance_in_grey():
     grey = colours["chance"]
     assert grey[1:3] == grey[3:5] == grey[5:7]  # neutral grey
     assert len(set(colours.values())) == len(colours)  # every tier its own colour; "below chance" is not "chance"
-    assert charts.TIER_COLOURS is palette.TIER_COLOURS  # one mapping, shared by every chart
+    assert sa_figures.TIER_COLOURS is leaderboard.TIER_COLOURS is colours  # one mapping, shared by every chart
     assert palette.tier_colour("no such tier") == colours["undefined"]
 
 
@@ -353,7 +353,7 @@ def _benchmark_table(real):
 def test_tier_bars_with_error_bars_chance_ticks_and_bands(real):
     table = _benchmark_table(real)
     assert {"sa_null", "delta", "delta_low", "delta_high", "paper_tier", "tier"} <= set(table.columns)
-    spec = charts.tier_bar_chart(table).to_dict()
+    spec = sa_figures.tier_bar_chart(table).to_dict()
     marks = [_mark(u) for u in spec["layer"]]
     assert marks[:3] == ["bar", "text", "rule"] and "errorbar" in marks and "tick" in marks
     bars = spec["layer"][0]
@@ -376,11 +376,11 @@ def test_tier_bars_with_error_bars_chance_ticks_and_bands(real):
     assert [row["band_label"] for row in _rows(spec, band_text[0])] == ["band 1", "band 2"]
     _compiles(spec)
     # without a chance level or bands: no ticks, no "chance" label, no band column (no unlabelled dash at 0.5)
-    plain = charts.tier_bar_chart(table.drop(columns=["sa_null", "delta", "delta_low", "delta_high", "band"])).to_dict()
+    plain = sa_figures.tier_bar_chart(table.drop(columns=["sa_null", "delta", "delta_low", "delta_high", "band"])).to_dict()
     assert "tick" not in [_mark(u) for u in plain["layer"]]
     assert all(u["encoding"].get("text", {}).get("field") not in ("chance_label", "band_label") for u in plain["layer"])
     # one band holding both models: a bracket joins them
-    same = charts.tier_bar_chart(table.assign(band=1)).to_dict()
+    same = sa_figures.tier_bar_chart(table.assign(band=1)).to_dict()
     bracket = [u for u in same["layer"] if _mark(u) == "rule" and "y2" in u["encoding"]]
     assert len(bracket) == 1 and _rows(same, bracket[0]) == [{"band": 1, "first": "use-multilingual", "last": "random-null"}]
     _compiles(same)
@@ -389,7 +389,7 @@ def test_tier_bars_with_error_bars_chance_ticks_and_bands(real):
 def test_pair_heatmap_of_sa_and_of_the_gap_to_chance(real):
     ds = real["ds"]
     frame = pair_affinity(aligned_words(ds, real["use-multilingual"].vectors), n_boot=100, seed=0).table
-    spec = charts.pair_heatmap(frame).to_dict()
+    spec = sa_figures.pair_heatmap(frame).to_dict()
     rect, outline, values, marks = spec["layer"]
     assert [_mark(u) for u in spec["layer"]] == ["rect", "rect", "text", "text"]
     cells = _rows(spec, rect)
@@ -406,7 +406,7 @@ def test_pair_heatmap_of_sa_and_of_the_gap_to_chance(real):
     # the gap to chance: diverging, colour-blind safe, centred at 0; the random model's pairs are marked as chance
     null = pair_affinity(aligned_words(ds, real["random-null"].vectors), n_boot=100, seed=0).table
     assert set(null["verdict"]) <= {"chance", "below chance"}
-    gap = charts.pair_heatmap(null, value="delta", triangle="lower").to_dict()
+    gap = sa_figures.pair_heatmap(null, value="delta", triangle="lower").to_dict()
     rect, outline, values, marks = gap["layer"]
     scale = rect["encoding"]["color"]["scale"]
     assert rect["encoding"]["color"]["field"] == "delta" and scale["scheme"] == "blueorange" and scale["domainMid"] == 0
@@ -418,7 +418,7 @@ def test_pair_heatmap_of_sa_and_of_the_gap_to_chance(real):
     assert all(row["cell_text"].startswith(("+", "-")) for row in _rows(gap, values))
     _compiles(gap)
     with pytest.raises(ValueError, match="lacks column"):
-        charts.pair_heatmap(frame.drop(columns=["delta"]), value="delta")
+        sa_figures.pair_heatmap(frame.drop(columns=["delta"]), value="delta")
 
 
 # --------------------------------------------------------------------------- 3-D, compare, layout
@@ -426,16 +426,16 @@ def test_pair_heatmap_of_sa_and_of_the_gap_to_chance(real):
 
 def test_three_components_give_two_linked_views(real):
     r, ds = real["use-multilingual"], real["ds"]
-    settings = snb.ProjectionSettings("pca", n_components=3)
-    assert settings != snb.ProjectionSettings("pca") and hash(settings) != hash(snb.ProjectionSettings("pca"))
-    p3 = snb.project_dataset(ds, r.vectors, settings=settings, cache=False)
+    settings = snb.plots.ProjectionSettings("pca", n_components=3)
+    assert settings != snb.plots.ProjectionSettings("pca") and hash(settings) != hash(snb.plots.ProjectionSettings("pca"))
+    p3 = snb.plots.project_dataset(ds, r.vectors, settings=settings, cache=False)
     assert p3.coords.shape == (len(r.proj), 3) and p3.params["n_components"] == 3 and p3.dims == 3
     for k in range(2):  # PCA: the same first two components (up to sign and the randomised solver's noise)
         assert abs(np.corrcoef(p3.coords[:, k], r.proj.coords[:, k])[0, 1]) > 0.99
     assert list(p3.to_frame().columns[:3]) == ["x", "y", "z"]
-    back = snb.Projection.from_dict(p3.to_dict())
+    back = snb.plots.Projection.from_dict(p3.to_dict())
     np.testing.assert_allclose(back.coords, p3.coords)
-    spec = charts.map_3d(p3, r.result, dataset=ds, selected_concepts=[charts.row_label(ds.rows[0])]).to_dict()
+    spec = maps.map_3d(p3, r.result, dataset=ds, selected_concepts=[maps.row_label(ds.rows[0])]).to_dict()
     xy, xz = spec["hconcat"]
     assert (_points(xy)["encoding"]["y"]["field"], _points(xz)["encoding"]["y"]["field"]) == ("y", "z")
     pick = _param(spec, _is_pick)
@@ -443,11 +443,11 @@ def test_three_components_give_two_linked_views(real):
     assert _param(spec, _is_search)
     assert _compiles(spec)
     with pytest.raises(ValueError, match="needs a 3-D projection"):
-        charts.map_3d(r.proj)
+        maps.map_3d(r.proj)
     with pytest.raises(ValueError, match="only 2-D maps come from params"):
         snb.project(np.eye(6), method="pca", n_components=3, cache=False)
     with pytest.raises(ValueError, match="2 or 3 components"):
-        snb.ProjectionSettings("pca", n_components=4)
+        snb.plots.ProjectionSettings("pca", n_components=4)
 
 
 def test_compare_maps_side_by_side_with_legends_shared_axes_and_the_difference(real):
@@ -456,21 +456,21 @@ def test_compare_maps_side_by_side_with_legends_shared_axes_and_the_difference(r
     diff = {"diff": a.result.cosine.sa - b.result.cosine.sa, "ci_low": 0.05, "ci_high": 0.12, "p_holm": 0.0004}
     spec = compare_maps({"USE": (a.proj, a.result), "random": (b.proj, b.result)}, dataset=ds, difference=diff).to_dict()
     row, text = spec["vconcat"]
-    maps = row["hconcat"]
-    assert len(maps) == 2 and [m["title"]["text"] for m in maps] == ["USE", "random"]
-    for m, res in zip(maps, (a.result, b.result)):
+    views = row["hconcat"]
+    assert len(views) == 2 and [m["title"]["text"] for m in views] == ["USE", "random"]
+    for m, res in zip(views, (a.result, b.result)):
         assert m["title"]["subtitle"][0] == f"SA cosine {res.cosine.sa:.3f} ± {res.cosine.sem:.3f}"
-    assert len(maps[0]["title"]["subtitle"]) == len(maps[1]["title"]["subtitle"])  # the maps line up
-    scales = [(_points(m)["encoding"]["x"]["scale"], _points(m)["encoding"]["y"]["scale"]) for m in maps]
+    assert len(views[0]["title"]["subtitle"]) == len(views[1]["title"]["subtitle"])  # the maps line up
+    scales = [(_points(m)["encoding"]["x"]["scale"], _points(m)["encoding"]["y"]["scale"]) for m in views]
     assert scales[0] == scales[1] and scales[0][0]["domain"] == [-1.08, 1.08]
-    assert {m["width"] for m in maps} == {maps[0]["width"]} and 2 * maps[0]["width"] + 20 <= 900
-    for m in maps:
+    assert {m["width"] for m in views} == {views[0]["width"]} and 2 * views[0]["width"] + 20 <= 900
+    for m in views:
         xs = [row["x"] for row in _rows(spec, _points(m), m)]
         assert max(map(abs, xs)) <= 1.0 + 1e-4
-    colours = [_points(m)["encoding"]["color"]["scale"] for m in maps]
+    colours = [_points(m)["encoding"]["color"]["scale"] for m in views]
     assert colours[0] == colours[1]
     pick = _param(spec, _is_pick)
-    assert sorted(pick["views"]) == sorted(_points(m)["name"] for m in maps)  # one concept selection across maps
+    assert sorted(pick["views"]) == sorted(_points(m)["name"] for m in views)  # one concept selection across maps
     line = _rows(spec, text)[0]["comparison"]
     ca = a.result.cosine
     assert f"USE: SA {ca.sa:.3f} [{ca.ci[0]:.3f}, {ca.ci[1]:.3f}]" in line
@@ -485,23 +485,23 @@ def test_compare_maps_side_by_side_with_legends_shared_axes_and_the_difference(r
 
 
 def test_csc_grid_wraps_to_stay_within_the_output_area():
-    corpora = [snb.SentenceCorpus.from_sentences(["The train leaves at noon.", "Water the plants every morning.",
+    corpora = [snb.data.SentenceCorpus.from_sentences(["The train leaves at noon.", "Water the plants every morning.",
                                                   "Plan the weekly budget.", "The cat sleeps on the sofa."],
                                                  language="en", name=f"c{i}") for i in range(5)]
     results = [snb.concept_separation(c, "random-null", n_boot=20, cache=False) for c in corpora]
-    spec = snb.csc_grid(results).to_dict()
+    spec = snb.plots.csc_grid(results).to_dict()
     assert spec["columns"] == 3 and spec["facet"]["field"] == "panel"
     assert 3 * spec["spec"]["width"] + 2 * 20 <= 900
     labels = {row["panel"] for row in spec["datasets"][spec["data"]["name"]]}
     assert labels == {f"random-null · c{i}" for i in range(5)}
     assert spec["spec"]["layer"][0]["transform"][1]["groupby"][-1] == "panel"  # the shaded overlap survives the wrap
-    two = snb.csc_grid(results, columns=2).to_dict()
+    two = snb.plots.csc_grid(results, columns=2).to_dict()
     assert two["columns"] == 2
-    few = snb.csc_grid(results[:3]).to_dict()
+    few = snb.plots.csc_grid(results[:3]).to_dict()
     assert few["facet"]["column"]["field"] == "corpus" and 3 * few["spec"]["width"] + 150 <= 900
     _compiles(spec)
     with pytest.raises(ValueError, match="columns must be a positive integer"):
-        snb.csc_grid(results, columns=0)
+        snb.plots.csc_grid(results, columns=0)
 
 
 # --------------------------------------------------------------------------- the projection disk cache, PHATE output
@@ -510,7 +510,7 @@ def test_csc_grid_wraps_to_stay_within_the_output_area():
 def test_default_projection_cache_lives_on_disk_beside_the_embedding_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("SEMANSCOPE_CACHE", str(tmp_path))
     cache = projection.default_projection_cache()
-    assert cache.folder == tmp_path / "projections" == snb.default_cache_dir() / "projections"
+    assert cache.folder == tmp_path / "projections" == snb.models.default_cache_dir() / "projections"
     assert projection.default_projection_cache() is cache  # one per folder per process
     x = np.random.default_rng(0).normal(size=(40, 8))
     first = snb.project(x, method="phate")  # cache=None: the default cache
@@ -529,13 +529,13 @@ def test_default_projection_cache_lives_on_disk_beside_the_embedding_cache(tmp_p
 def test_projection_cache_survives_a_new_instance_on_the_same_folder(real, tmp_path):
     r = real["use-multilingual"]
     a = projection.ProjectionCache(folder=tmp_path)
-    p1 = snb.project_dataset(real["ds"], r.vectors, settings=snb.ProjectionSettings("phate"), cache=a)
+    p1 = snb.plots.project_dataset(real["ds"], r.vectors, settings=snb.plots.ProjectionSettings("phate"), cache=a)
     b = projection.ProjectionCache(folder=tmp_path)
-    p2 = snb.project_dataset(real["ds"], r.vectors, settings=snb.ProjectionSettings("phate"), cache=b)
+    p2 = snb.plots.project_dataset(real["ds"], r.vectors, settings=snb.plots.ProjectionSettings("phate"), cache=b)
     assert (a.computed, b.computed, b.disk_hits) == (1, 0, 1) and p2.from_cache
     np.testing.assert_array_equal(p1.coords, p2.coords)
     # a 3-D projection is another entry, not the 2-D one
-    snb.project_dataset(real["ds"], r.vectors, settings=snb.ProjectionSettings("phate", n_components=3), cache=b)
+    snb.plots.project_dataset(real["ds"], r.vectors, settings=snb.plots.ProjectionSettings("phate", n_components=3), cache=b)
     assert b.computed == 1 and len(list(tmp_path.glob("*.npz"))) == 2
 
 
@@ -544,7 +544,7 @@ def test_phate_messages_are_summarised_once_not_printed(real, capsys):
     capsys.readouterr()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        p = snb.project_dataset(real["ds"], r.vectors, settings=snb.ProjectionSettings("phate"), cache=False)
+        p = snb.plots.project_dataset(real["ds"], r.vectors, settings=snb.plots.ProjectionSettings("phate"), cache=False)
     out = capsys.readouterr()
     assert out.out == "" and out.err == "" and caught == []  # nothing spilled
     assert len(p.notes) == 1 and "\n" not in p.notes[0]  # one line
@@ -563,7 +563,7 @@ def test_download_link_carries_the_navigable_map_offline(real):
     from semanscope_nb.plots import export
 
     r = real["use-multilingual"]
-    chart = charts.alignment_map(r.proj, r.result, dataset=real["ds"], navigate=True, worst_concepts=5)
+    chart = maps.alignment_map(r.proj, r.result, dataset=real["ds"], navigate=True, worst_concepts=5)
     link = export.download_link(chart, "html", filename="map")
     assert link.startswith('<a download="map.html" href="data:text/html;base64,')
     page = base64.b64decode(re.search(r'base64,([^"]+)"', link).group(1)).decode("utf-8")

@@ -377,7 +377,9 @@ def test_mteb_json_round_trip(tmp_path):
     assert set(on_disk) >= {"task_name", "dataset_revision", "scores", "evaluation_time", "mteb_version"}
     assert on_disk["scores"]["test"][1]["hf_subset"] == "fra-eng"
     back = read_mteb(folder)
-    assert back == [res] and back[0].main_score("test", "fra-eng") == 0.5
+    assert back[0].scores == res.scores and back[0].score("test", "fra-eng") == 0.5 and back[0].main_score == r.f1
+    # the partial model entry is completed with nulls (every field mteb's ModelMeta has); what was given is kept
+    assert back[0].model["languages"] == ["deu-Latn"] and back[0].model["n_parameters"] is None
     task_file.write_text('{"task_name": "X", "scores": {"test": [{"f1": 1}]}}', encoding="utf-8")
     with pytest.raises(Exception, match="main_score"):
         read_mteb(folder)

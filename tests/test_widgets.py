@@ -218,12 +218,12 @@ def test_panel_with_real_models(shared_cache_dir):
 
 
 def _slow_embedder(delay: float, started):
-    """embed_dataset, but slow: plumbing for the cancel test (the vectors are the real ones)."""
+    """snb.embed, but slow: plumbing for the cancel test (the vectors are the real ones)."""
 
     def embed(ds, model, **kw):
         started.set()
         time.sleep(delay)
-        return snb.embed_dataset(ds, model, **kw)
+        return snb.embed(ds, model, **kw)
 
     return embed
 

@@ -2,7 +2,10 @@
 
 Rooms:
 
-* :mod:`~semanscope_nb.data.words` -- word datasets (Semanscope CSVs, word lists), language codes, bundled data.
+* :mod:`~semanscope_nb.data.words` -- word datasets: :class:`WordDataset`, Semanscope CSVs, word lists, ``load_dataset``.
+* :mod:`~semanscope_nb.data.catalog` -- the data folders, the bundled datasets and dataset listings.
+* :mod:`~semanscope_nb.data.languages` -- language names and headers to ISO codes, codes to English names.
+* :mod:`~semanscope_nb.data.csv_reader` -- the delimited-text engine every reader uses (strict UTF-8, located errors).
 * :mod:`~semanscope_nb.data.sentences` -- sentence corpora (one sentence a line, ESS questions) for CSC.
 * :mod:`~semanscope_nb.data.bitext` -- parallel, labelled and code-switched corpora (Tatoeba, SIB-200, LinCE, PHINC).
 * :mod:`~semanscope_nb.data.dictionaries` -- bilingual dictionaries (MUSE, CC-CEDICT) and seeded splits.
@@ -22,6 +25,7 @@ Example
 
 from semanscope_nb._api import public_names as _public_names
 from semanscope_nb.data.bitext import (
+    LabelledSplits,
     LabelledTexts,
     ParallelCorpus,
     TaggedSentences,
@@ -31,6 +35,7 @@ from semanscope_nb.data.bitext import (
     read_tatoeba,
     sib200_parallel,
 )
+from semanscope_nb.data.catalog import bundled_data_dir, list_datasets, shared_data_dir
 from semanscope_nb.data.datasets import DATASET_TYPES, as_dataset
 from semanscope_nb.data.dictionaries import (
     BilingualDictionary,
@@ -39,7 +44,8 @@ from semanscope_nb.data.dictionaries import (
     read_muse_dictionary,
     split_dictionary,
 )
-from semanscope_nb.data.reference import paper_model_order, paper_tables
+from semanscope_nb.data.languages import LANGUAGE_NAMES, language_code, language_name
+from semanscope_nb.data.reference import paper_counts, paper_file, paper_model_order, paper_tables
 from semanscope_nb.data.sentences import (
     SentenceCorpus,
     list_sentence_corpora,
@@ -48,18 +54,6 @@ from semanscope_nb.data.sentences import (
     read_sentences,
 )
 from semanscope_nb.data.word_similarity import ContextPairs, read_bcws, read_scws
-from semanscope_nb.data.words import (
-    LANGUAGE_NAMES,
-    WordDataset,
-    bundled_data_dir,
-    dataset_from_frame,
-    language_code,
-    language_name,
-    list_datasets,
-    load_dataset,
-    read_semanscope_csv,
-    read_word_lists,
-    shared_data_dir,
-)
+from semanscope_nb.data.words import WordDataset, dataset_from_frame, load_dataset, read_semanscope_csv, read_word_lists
 
 __all__ = _public_names(globals())

@@ -32,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from semanscope_nb.data.words import _blank, _CsvRows, _physical_lines, _read_text, shared_data_dir
+from semanscope_nb.data.catalog import shared_data_dir
+from semanscope_nb.data.csv_reader import CsvRows, is_blank_record, physical_lines, read_text_file
 from semanscope_nb.errors import DatasetError
 
 #: Tatoeba three-letter codes <-> the ISO 639-1 codes the rest of the package uses
@@ -90,8 +91,8 @@ class ParallelCorpus:
 
 def _read_lines(path: Path) -> tuple[list[str], str]:
     """Physical lines of a UTF-8 text file (ends stripped; split only at ``\\r``/``\\n``) and the file's SHA-256."""
-    text, sha = _read_text(path)
-    return [ln.rstrip("\r\n") for ln in _physical_lines(text)], sha
+    text, sha = read_text_file(path)
+    return [ln.rstrip("\r\n") for ln in physical_lines(text)], sha
 
 
 def _tatoeba_code(language: str) -> str:
@@ -191,6 +192,53 @@ class LabelledTexts:
         return self._pick(keep.tolist())
 
 
+@dataclass(frozen=True)
+class LabelledSplits:
+    """A labelled train split and a test split (kNN classification: the train rows are the memory).
+
+    They may be in different languages (cross-lingual transfer: train en, test zh).
+
+    >>> tr = LabelledTexts("en", "train", ("1", "2"), ("a", "b"), ("x", "y"), "<memory>", "s1")
+    >>> te = LabelledTexts("zh", "test", ("3",), ("a",), ("z",), "<memory>", "s2")
+    >>> LabelledSplits(tr, te).texts_by_language()
+    {'en': ['x', 'y'], 'zh': ['z']}
+    """
+
+    train: LabelledTexts
+    test: LabelledTexts
+
+    @property
+    def name(self) -> str:
+        return self.test.name if self.train.language == self.test.language and self.train.split == "train" else \
+            f"{self.train.name}->{self.test.name}"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(f"{self.train.sha256}\0{self.test.sha256}".encode()).hexdigest()
+
+    @property
+    def source(self) -> str:
+        return f"{self.train.source} | {self.test.source}"
+
+    @property
+    def report(self) -> tuple[str, ...]:
+        return (*self.train.report, *self.test.report)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return (*self.train.labels, *self.test.labels)
+
+    def __len__(self) -> int:
+        return len(self.test)
+
+    def texts_by_language(self) -> dict[str, list[str]]:
+        """Train and test texts under their languages (one list when they share a language)."""
+        out: dict[str, list[str]] = {}
+        for part in (self.train, self.test):
+            out[part.language] = list(dict.fromkeys([*out.get(part.language, []), *part.texts]))
+        return out
+
+
 def _sib_folder(language: str) -> str:
     lang = language.strip()
     if lang in SIB200_CODES:
@@ -222,8 +270,8 @@ def read_sib200(language: str, split: str = "train", *, folder: str | os.PathLik
     if not path.exists():
         have = ", ".join(sib200_languages(folder)) or "none"
         raise DatasetError(f"{path}: file not found (SIB-200 languages present: {have}; set SEMANSCOPE_SHARED_DATA or pass folder=)")
-    text, sha = _read_text(path)
-    rows = iter(_CsvRows(path, text, delimiter="\t"))
+    text, sha = read_text_file(path)
+    rows = iter(CsvRows(path, text, delimiter="\t"))
     header = next(rows, None)
     want = ["index_id", "category", "text"]
     if header is None or [h.strip() for h in header.fields] != want:
@@ -234,7 +282,7 @@ def read_sib200(language: str, split: str = "train", *, folder: str | os.PathLik
     blank: list[int] = []
     report: list[str] = []
     for row in rows:
-        if _blank(row.fields):
+        if is_blank_record(row.fields):
             blank.append(row.line)
             continue
         if len(row.fields) != 3:
@@ -422,8 +470,8 @@ def read_phinc(
     ('haan, theek hai', 'yes, fine', 'hi-en')
     """
     p = Path(path)
-    text, sha = _read_text(p)
-    rows = list(_CsvRows(str(p), text, delimiter=","))
+    text, sha = read_text_file(p)
+    rows = list(CsvRows(str(p), text, delimiter=","))
     if not rows:
         raise DatasetError(f"{p}: empty file (expected a header row and sentence pairs)")
     header = [h.strip() for h in rows[0].fields]
@@ -442,7 +490,7 @@ def read_phinc(
     tgt: list[str] = []
     report: list[str] = []
     for r in rows[1:]:
-        if _blank(r.fields):
+        if is_blank_record(r.fields):
             continue
         if len(r.fields) <= max(si, ti):
             raise DatasetError(f"{p}, line {r.line}: {len(r.fields)} field(s), expected at least {max(si, ti) + 1}")

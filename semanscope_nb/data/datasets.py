@@ -4,8 +4,8 @@ A dataset is a value with ``name``, ``source``, ``sha256``, ``report`` and
 ``texts_by_language()`` (what must be embedded, per language): a
 :class:`~semanscope_nb.data.words.WordDataset`, a
 :class:`~semanscope_nb.data.sentences.SentenceCorpus`, a
-:class:`~semanscope_nb.data.bitext.ParallelCorpus` or a
-:class:`~semanscope_nb.data.bitext.LabelledTexts`.
+:class:`~semanscope_nb.data.bitext.ParallelCorpus` or
+:class:`~semanscope_nb.data.bitext.LabelledSplits` (a labelled train and test split).
 
 Example
 -------
@@ -18,25 +18,29 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-from semanscope_nb.data.bitext import LabelledTexts, ParallelCorpus
+from semanscope_nb.data.bitext import LabelledSplits, LabelledTexts, ParallelCorpus
 from semanscope_nb.data.sentences import SentenceCorpus
 from semanscope_nb.data.words import WordDataset, load_dataset
 from semanscope_nb.errors import ArgumentError
 
-DATASET_TYPES = (WordDataset, SentenceCorpus, ParallelCorpus, LabelledTexts)
+DATASET_TYPES = (WordDataset, SentenceCorpus, ParallelCorpus, LabelledSplits)
 
 
 def as_dataset(dataset: Any, *, languages: Sequence[str] | None = None) -> Any:
-    """``dataset`` as a dataset value: a bundled name or CSV path is read as a word dataset.
+    """``dataset`` as a dataset value: a bundled name or CSV path is read as a word dataset,
+    a (train, test) pair of labelled splits becomes :class:`LabelledSplits`.
 
     ``languages`` narrows a word dataset (codes or names, in that order); for
     other kinds it must be None.
     """
     if isinstance(dataset, (str, os.PathLike)):
         dataset = load_dataset(dataset)
+    if isinstance(dataset, (tuple, list)) and len(dataset) == 2 and all(isinstance(d, LabelledTexts) for d in dataset):
+        dataset = LabelledSplits(*dataset)
     if not isinstance(dataset, DATASET_TYPES):
         raise ArgumentError(
-            f"dataset must be a bundled name, a CSV path, a WordDataset, SentenceCorpus, ParallelCorpus or LabelledTexts, "
+            f"dataset must be a bundled name, a CSV path, a WordDataset, SentenceCorpus, ParallelCorpus, LabelledSplits or a "
+            f"(train, test) pair of LabelledTexts, "
             f"got {type(dataset).__name__}"
         )
     if languages is not None:

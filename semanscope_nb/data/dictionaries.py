@@ -22,7 +22,9 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.data.words import WordDataset, _physical_lines, _read_text, shared_data_dir
+from semanscope_nb.data.catalog import shared_data_dir
+from semanscope_nb.data.csv_reader import physical_lines, read_text_file
+from semanscope_nb.data.words import WordDataset
 from semanscope_nb.errors import DatasetError
 
 
@@ -110,7 +112,7 @@ def read_muse_dictionary(
     if not p.exists():
         have = ", ".join(sorted(x.name for x in muse_dir(folder).glob("*.dict.gz"))) if muse_dir(folder).is_dir() else "folder missing"
         raise DatasetError(f"{p}: file not found (MUSE files present: {have}; set SEMANSCOPE_SHARED_DATA or pass folder=)")
-    text, sha = _read_text(p)
+    text, sha = read_text_file(p)
     convert = None
     if simplified and tgt_lang.startswith("zh"):
         from opencc import (
@@ -122,7 +124,7 @@ def read_muse_dictionary(
     seen: dict[tuple[str, str], int] = {}
     n_lines = n_identical = n_script = n_converted = 0
     dupes: list[tuple[int, int]] = []
-    for line_no, line in enumerate(_physical_lines(text), start=1):
+    for line_no, line in enumerate(physical_lines(text), start=1):
         line = line.strip()
         if not line:
             continue

@@ -24,15 +24,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from semanscope_nb.data.words import (
-    _blank,
-    _CsvRows,
-    _physical_lines,
-    _read_text,
-    bundled_data_dir,
-    language_code,
-    shared_data_dir,
-)
+from semanscope_nb.data.catalog import bundled_data_dir, shared_data_dir
+from semanscope_nb.data.csv_reader import CsvRows, is_blank_record, physical_lines, read_text_file
+from semanscope_nb.data.languages import language_code
 from semanscope_nb.errors import DatasetError
 
 #: The bundled CSC corpora (``data/<name>.txt``; the language is the name's suffix).
@@ -173,8 +167,8 @@ def read_sentences(
     (('The train leaves at noon.', 'Run.'), True)
     """
     path = Path(path)
-    text, sha = _read_text(path)
-    lines = ((i + 1, ln.rstrip("\r\n")) for i, ln in enumerate(_physical_lines(text)))
+    text, sha = read_text_file(path)
+    lines = ((i + 1, ln.rstrip("\r\n")) for i, ln in enumerate(physical_lines(text)))
     kept, report = _clean(lines, str(path), "line", comment=comment)
     if not kept:
         raise DatasetError(f"{path}: no sentences (the file is empty or holds only blank/comment lines)")
@@ -207,8 +201,8 @@ def read_ess_questions(
     p = Path(path) if path is not None else Path(folder or ess_folder()) / f"ess_requests_unique_{code}.tsv"
     if not p.exists():
         raise DatasetError(f"{p}: ESS questions not found (set SEMANSCOPE_SHARED_DATA, or pass folder=/path=)")
-    text, sha = _read_text(p)
-    rows = iter(_CsvRows(p, text, delimiter="\t"))
+    text, sha = read_text_file(p)
+    rows = iter(CsvRows(p, text, delimiter="\t"))
     first = next(rows, None)
     if first is None:
         raise DatasetError(f"{p}: empty file (expected a header 'study, item_name, text')")
@@ -220,7 +214,7 @@ def read_ess_questions(
     lines, ids, spans = [], {}, []
     for row in rows:
         fields = row.fields
-        if _blank(fields):
+        if is_blank_record(fields):
             lines.append((row.line, ""))
             continue
         if len(fields) != len(header):

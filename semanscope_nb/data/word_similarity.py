@@ -38,7 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from semanscope_nb.data.words import _physical_lines, _read_text, shared_data_dir
+from semanscope_nb.data.catalog import shared_data_dir
+from semanscope_nb.data.csv_reader import physical_lines, read_text_file
 from semanscope_nb.errors import DatasetError
 
 __all__ = ["ContextPairs", "contextual_data_dir", "read_bcws", "read_scws"]
@@ -168,8 +169,8 @@ def _target(path: Path, line_no: int, text: str, what: str) -> tuple[str, Span]:
 
 
 def _lines(path: Path) -> tuple[list[str], str]:
-    text, sha = _read_text(path)
-    lines = [ln.rstrip("\r\n") for ln in _physical_lines(text)]
+    text, sha = read_text_file(path)
+    lines = [ln.rstrip("\r\n") for ln in physical_lines(text)]
     while lines and not lines[-1].strip():  # trailing blank lines at the end of the file
         lines.pop()
     if not lines:

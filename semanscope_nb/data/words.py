@@ -1,123 +1,60 @@
-"""Word datasets: the Semanscope CSV format, per-language word lists, bundled data.
+"""Word datasets: :class:`WordDataset` and its readers (the Semanscope CSV format, per-language word lists, frames).
 
 A dataset is a table of concept rows; each row holds, for every language, one or
 more alternative words (``bank|shore``).  The reader is strict about what would
 silently change a score (misaligned rows, empty cells, bad encodings) and
 reports what a user should know about (duplicates, ignored columns).
+:func:`load_dataset` reads a bundled dataset by name (see
+:mod:`semanscope_nb.data.catalog`) or any Semanscope CSV by path.
+
+Language codes live in :mod:`semanscope_nb.data.languages`, the delimited-text
+engine in :mod:`semanscope_nb.data.csv_reader`, the data folders and dataset
+listings in :mod:`semanscope_nb.data.catalog`; the names of those that used to
+be defined here are still importable from here.
+
+Layer: data.  Imports :mod:`semanscope_nb.errors` and the data rooms ``languages``, ``csv_reader`` and ``catalog``.
 
 Example
 -------
->>> import semanscope_nb as snb
->>> ds = snb.load_dataset("conceptual-space", languages=["en", "zh"])
+>>> ds = load_dataset("conceptual-space", languages=["en", "zh"])
 >>> ds.languages
 ('en', 'zh')
+>>> dataset_from_frame(ds.to_frame().head(3), name="three").rows == ds.rows[:3]
+True
 """
 
 from __future__ import annotations
 
-import csv
-import functools
-import gzip
 import hashlib
 import io
 import os
-import re
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Literal, Mapping, Sequence
+from typing import Iterable, Literal, Mapping, Sequence
 
-import langcodes
 import pandas as pd
 
+# the catalog's and the language names were defined here before; importers of this module still find them
+from semanscope_nb.data.catalog import (  # noqa: F401
+    BUNDLED_DATASETS,
+    DatasetInfo,
+    bundled_data_dir,
+    list_datasets,
+    shared_data_dir,
+)
+from semanscope_nb.data.csv_reader import CsvRows, is_blank_record, physical_lines, read_text_file
+from semanscope_nb.data.languages import (  # noqa: F401
+    GROUP_COLUMNS,
+    LANGUAGE_ALIASES,
+    LANGUAGE_NAMES,
+    language_code,
+    language_name,
+)
 from semanscope_nb.errors import DatasetError
 
-# Header names accepted for each language code (ISO 639-1).  The paper's files
-# use full English names ("english", "chinese"); its tool used "enu"/"chn".
-LANGUAGE_ALIASES: dict[str, tuple[str, ...]] = {
-    "en": ("english", "enu", "eng"),
-    "zh": ("chinese", "chn", "zho", "mandarin", "zh-cn", "zh_hans"),
-    "de": ("german", "deu", "ger"),
-    "fr": ("french", "fra", "fre"),
-    "es": ("spanish", "spa", "esp"),
-    "ja": ("japanese", "jpn", "jap"),
-    "ru": ("russian", "rus"),
-    "ko": ("korean", "kor"),
-    "ar": ("arabic", "ara"),
-    "it": ("italian", "ita"),
-    "pt": ("portuguese", "por"),
-    "nl": ("dutch", "nld"),
-    "pl": ("polish", "pol"),
-    "tr": ("turkish", "tur"),
-    "th": ("thai", "tha"),
-    "hi": ("hindi", "hin"),
-    "sv": ("swedish", "swe"),
-    "el": ("greek", "ell"),
-    "he": ("hebrew", "heb"),
-    "vi": ("vietnamese", "vie"),
-    "id": ("indonesian", "ind"),
-    "uk": ("ukrainian", "ukr"),
-    "fa": ("persian", "fas", "farsi"),
-}
-_HEADER_TO_CODE = {alias: code for code, names in LANGUAGE_ALIASES.items() for alias in (code, *names)}
-GROUP_COLUMNS = ("category", "group", "domain", "concept_group")
+
+#: separates the alternative words of a cell (``bank|shore``)
 ALTERNATIVE_SEPARATOR = "|"
-_TAG = re.compile(r"[a-z]{2,3}([-_][a-z0-9]{2,8})*")
-
-
-def language_name(code: str) -> str:
-    """The English name of a language code, from ``langcodes`` (any BCP 47 tag).
-
-    >>> language_name("ka"), language_name("zh-TW")
-    ('Georgian', 'Chinese (Taiwan)')
-    """
-    # langcodes (with language_data) carries the CLDR / IANA registry of every
-    # ISO 639 code and its names in many languages: a maintained source instead
-    # of a hand table, so Georgian, Armenian, ... need no edit here.
-    return langcodes.Language.get(code).display_name()
-
-
-#: English names of the codes above (more via :func:`language_name`)
-LANGUAGE_NAMES: dict[str, str] = {code: language_name(code) for code in LANGUAGE_ALIASES}
-
-
-@functools.lru_cache(maxsize=4096)
-def _code_from_langcodes(key: str) -> str | None:
-    if key in GROUP_COLUMNS:
-        return None
-    if _TAG.fullmatch(key):  # an ISO 639 code or a BCP 47 tag: ka, kat, geo, hy-AM, zh_hant
-        try:
-            lang = langcodes.Language.get(key.replace("_", "-"))
-        except (ValueError, LookupError):
-            lang = None
-        # three-letter words are accepted only when they are a code of a two-letter language (kat, hye),
-        # so that a column named "tag" or "row" is not read as some rare language
-        if lang is not None and lang.is_valid() and lang.language and (len(key) != 3 or len(lang.language) == 2):
-            return lang.to_tag() if "-" in key or "_" in key else lang.language
-    try:  # a language name in English or in the language itself: Georgian, armenian, ქართული
-        found = langcodes.find(key)
-    except LookupError:
-        return None
-    return found.to_tag()
-
-
-def language_code(name: str) -> str | None:
-    """Map a header or user-supplied language name to its ISO code, or None.
-
-    The project's own aliases (``enu``, ``chn``, ``mandarin`` ...) come first; any
-    other ISO 639 code, BCP 47 tag or language name is looked up in ``langcodes``.
-
-    >>> language_code("Chinese"), language_code("de"), language_code("human")
-    ('zh', 'de', None)
-    >>> language_code("Georgian"), language_code("hy"), language_code("kat")
-    ('ka', 'hy', 'ka')
-    """
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a string, got {type(name).__name__}")
-    key = name.strip().lower()
-    if not key:
-        return None
-    return _HEADER_TO_CODE.get(key) or _code_from_langcodes(key)
 
 
 @dataclass(frozen=True)
@@ -217,200 +154,6 @@ class WordDataset:
 
     def _index(self, language: str) -> int:
         return self.languages.index(self._resolve(language))
-
-
-# --------------------------------------------------------------------------- readers
-
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
-def _line_col(text: str, index: int, *, first_line: int = 1) -> tuple[int, int]:
-    """Physical line and 1-based column of ``text[index]`` (lines end at ``\\r\\n``, ``\\r`` or ``\\n`` only).
-
-    >>> _line_col("ab\\r\\ncd\\u2028e", 6)
-    (2, 3)
-    """
-    before = text[:index]
-    line = first_line + before.count("\n") + before.count("\r") - before.count("\r\n")
-    return line, index - max(before.rfind("\n"), before.rfind("\r"))
-
-
-def _physical_lines(text: str) -> list[str]:
-    """The lines of ``text`` with their ends, split only at ``\\r\\n``, ``\\r`` and ``\\n``.
-
-    ``str.splitlines`` also splits at U+2028, U+2029, U+0085, ``\\v``, ``\\f`` and
-    ``\\x1c``-``\\x1e``; a file's line numbers (and its rows) do not.
-
-    >>> _physical_lines("a\\u2028b\\x0cc\\r\\nd\\re")
-    ['a\\u2028b\\x0cc\\r\\n', 'd\\r', 'e']
-    """
-    return io.StringIO(text, newline="").readlines()
-
-
-def _read_text(path: Path) -> tuple[str, str]:
-    """Read a file as UTF-8 (BOM tolerated; ``.gz`` decompressed); return (text, sha256 of the file's bytes).
-
-    A ``.gz`` file that is not gzip, a gzip file not named ``.gz``, bytes that
-    are not UTF-8 and NUL characters are errors naming the file, line and column.
-    """
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise DatasetError(f"{path}: is a folder, not a file") from None
-    data = raw
-    if path.name.lower().endswith(".gz"):
-        if not raw.startswith(_GZIP_MAGIC):
-            raise DatasetError(
-                f"{path}: line 1, column 1: named .gz but not gzip-compressed (it starts with {raw[:8]!r}); "
-                "compress it (gzip) or drop the .gz suffix"
-            )
-        try:
-            data = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise DatasetError(f"{path}: damaged gzip file ({exc})") from None
-    elif raw.startswith(_GZIP_MAGIC):
-        raise DatasetError(
-            f"{path}: line 1, column 1: gzip-compressed data in a file not named .gz; "
-            f"rename it to {path.name}.gz or decompress it (gunzip)"
-        )
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line, col = _line_col(data[: exc.start].decode("utf-8", errors="replace"), exc.start)
-        raise DatasetError(
-            f"{path}: line {line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}, column {col}); "
-            "save the file as UTF-8"
-        ) from None
-    nul = text.find("\x00")
-    if nul >= 0:
-        line, col = _line_col(text, nul)
-        raise DatasetError(f"{path}: line {line}, column {col}: NUL character (a binary or UTF-16 file?); save it as UTF-8 text")
-    return text, hashlib.sha256(raw).hexdigest()
-
-
-@dataclass(frozen=True)
-class _Row:
-    """One record of a delimited file: its fields and the physical lines it spans (1-based)."""
-
-    line: int
-    end_line: int
-    fields: list[str]
-
-
-def _quote_problem(text: str, *, first_line: int, delimiter: str) -> tuple[str, tuple[int, int], tuple[int, int] | None] | None:
-    """Scan one record's raw text like the csv module (``"`` quoting, ``""`` escapes).
-
-    Returns ``("unclosed", opened_at, None)`` when a quoted cell is still open
-    at the end, ``("after", opened_at, bad_at)`` when text follows a closing
-    quote, else None; positions are (physical line, column).
-
-    >>> _quote_problem('a,"b\\nc', first_line=3, delimiter=",")
-    ('unclosed', (3, 3), None)
-    """
-    state, opened, i, n = "field", 0, 0, len(text)
-    while i < n:
-        ch = text[i]
-        end = ch == delimiter or ch in "\r\n"
-        if state == "field":
-            state, opened = ("quoted", i) if ch == '"' else ("field" if end else "plain", opened)
-        elif state == "plain":
-            state = "field" if end else "plain"
-        elif state == "quoted":
-            if ch == '"':
-                if i + 1 < n and text[i + 1] == '"':
-                    i += 1
-                else:
-                    state = "closed"
-        elif end:
-            state = "field"
-        else:
-            return "after", _line_col(text, opened, first_line=first_line), _line_col(text, i, first_line=first_line)
-        i += 1
-    if state == "quoted":
-        return "unclosed", _line_col(text, opened, first_line=first_line), None
-    return None
-
-
-class _CsvRows:
-    """Records of a delimited text with their physical line numbers.
-
-    Rows are split only at ``\\r``/``\\n`` (a U+2028 or form feed inside a cell
-    stays in the cell); a quoted cell may span lines, and every line counts.
-    With ``comment``, a line that starts a record and whose first non-blank
-    character is ``comment`` is skipped and its number kept in
-    ``comment_lines`` (a line inside a quoted cell is never a comment).  csv
-    errors become :class:`DatasetError` naming file, line and column.
-
-    >>> rows = _CsvRows("f.csv", '# c\\na,"b\\nc"\\nd,e\\n', delimiter=",", comment="#")
-    >>> [(r.line, r.end_line, r.fields) for r in rows], rows.comment_lines
-    ([(2, 3, ['a', 'b\\nc']), (4, 4, ['d', 'e'])], [1])
-    """
-
-    def __init__(self, path: str | os.PathLike, text: str, *, delimiter: str, comment: str | None = None) -> None:
-        self.path = path
-        self.lines = _physical_lines(text)
-        self.delimiter = delimiter
-        self.comment = comment
-        self.comment_lines: list[int] = []
-        self._next = 0  # lines consumed so far
-        self._start = 0  # first line of the record being read
-        self._at_start = True
-
-    def _source(self) -> Iterator[str]:
-        while self._next < len(self.lines):
-            line = self.lines[self._next]
-            self._next += 1
-            if self._at_start:
-                if self.comment and line.lstrip(" \t").startswith(self.comment):
-                    self.comment_lines.append(self._next)
-                    continue
-                self._at_start = False
-                self._start = self._next
-            yield line
-
-    def __iter__(self) -> Iterator[_Row]:
-        reader = csv.reader(self._source(), delimiter=self.delimiter, strict=True)
-        while True:
-            self._at_start = True
-            try:
-                fields = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
-                raise self._error(exc) from None
-            yield _Row(self._start, self._next, fields)
-
-    def _error(self, exc: csv.Error) -> DatasetError:
-        raw = "".join(self.lines[self._start - 1 : self._next])
-        problem = _quote_problem(raw, first_line=self._start, delimiter=self.delimiter)
-        if "field larger than field limit" in str(exc):
-            msg = (
-                f"{self.path}: line {self._start}: a cell is longer than the CSV field limit "
-                f"({csv.field_size_limit()} characters)"
-            )
-            if problem and problem[0] == "unclosed":
-                ql, qc = problem[1]
-                msg += f"; the quoted cell opened on line {ql}, column {qc} is still open on line {self._next}"
-            return DatasetError(msg)
-        if problem and problem[0] == "unclosed":
-            ql, qc = problem[1]
-            return DatasetError(
-                f"{self.path}: line {ql}, column {qc}: unterminated quote: the quoted cell opened here is never closed "
-                f"(it runs to the end of the file, line {self._next}); add the closing quote"
-            )
-        if problem and problem[0] == "after" and problem[2] is not None:
-            (ql, qc), (bl, bc) = problem[1], problem[2]
-            return DatasetError(
-                f"{self.path}: line {bl}, column {bc}: text after the closing quote of the cell opened on line {ql}, "
-                f"column {qc} (inside a quoted cell, write a quote character as two quotes)"
-            )
-        return DatasetError(f"{self.path}: line {self._next}: malformed delimited text ({exc})")
-
-
-def _blank(fields: Sequence[str]) -> bool:
-    return not fields or not any(f.strip() for f in fields)
 
 
 def _split_cell(cell: str) -> tuple[tuple[str, ...], list[str]]:
@@ -518,10 +261,10 @@ def read_semanscope_csv(
     True
     """
     path = Path(path)
-    text, sha = _read_text(path)
-    records = _CsvRows(path, text, delimiter=",", comment="#")
+    text, sha = read_text_file(path)
+    records = CsvRows(path, text, delimiter=",", comment="#")
     rows = iter(records)
-    header = next((r for r in rows if not _blank(r.fields)), None)
+    header = next((r for r in rows if not is_blank_record(r.fields)), None)
     if header is None:
         raise DatasetError(f"{path}: empty file (no header row of language names)")
     columns = [h.strip() for h in header.fields]
@@ -564,7 +307,7 @@ def read_semanscope_csv(
     unnamed_data: list[int] = []
     for row in rows:
         fields = row.fields
-        if _blank(fields):
+        if is_blank_record(fields):
             if fields and len(fields) > 1:
                 empty_rows.append(row.line)
             continue
@@ -647,12 +390,12 @@ def read_word_lists(files: Mapping[str, str | os.PathLike], *, name: str = "word
     digest = hashlib.sha256()
     for code, lang in keys.items():
         p = Path(files[lang])
-        text, sha = _read_text(p)
+        text, sha = read_text_file(p)
         digest.update(sha.encode())
         entries: list[tuple[int, tuple[str, ...]]] = []
         blank: list[int] = []
         comments: list[int] = []
-        for no, line in enumerate(_physical_lines(text), start=1):
+        for no, line in enumerate(physical_lines(text), start=1):
             stripped = line.rstrip("\r\n").strip()
             if not stripped:
                 blank.append(no)
@@ -726,58 +469,8 @@ def dataset_from_frame(frame: pd.DataFrame, *, name: str = "frame") -> WordDatas
     )
 
 
-# --------------------------------------------------------------------------- bundled data
-
-
 def _dataset_name(path: Path) -> str:
     return path.stem
-
-
-def bundled_data_dir() -> Path:
-    """Folder of the datasets this project wrote (``SEMANSCOPE_DATA`` overrides)."""
-    from semanscope_nb.settings import settings
-
-    return settings.data_dir
-
-
-def shared_data_dir() -> Path:
-    """Folder of the public evaluation data (``SEMANSCOPE_SHARED_DATA`` overrides).
-
-    Defaults to ``../shared/data`` next to the project checkout.
-    """
-    from semanscope_nb.settings import settings
-
-    return settings.shared_data_dir
-
-
-BUNDLED_DATASETS = ("conceptual-space", "cultural-nuance", "edge-cases", "oracle-primitives")
-
-
-@dataclass(frozen=True)
-class DatasetInfo:
-    """What a dataset file holds, read from its header without parsing every row."""
-
-    name: str
-    path: str
-    languages: tuple[str, ...]
-    card: str | None
-
-
-def list_datasets(folder: str | os.PathLike | None = None) -> list[DatasetInfo]:
-    """The bundled datasets (or every ``*.csv`` in ``folder``), without loading them."""
-    root = Path(folder) if folder is not None else bundled_data_dir()
-    if folder is None:
-        paths = [root / f"{n}.csv" for n in BUNDLED_DATASETS if (root / f"{n}.csv").exists()]
-    else:
-        paths = sorted(root.glob("*.csv"))
-    out = []
-    for p in paths:
-        with open(p, encoding="utf-8-sig", errors="replace") as fh:
-            header = next((ln for ln in fh if ln.strip() and not ln.lstrip(" \t").startswith("#")), "")
-        langs = tuple(c for c in (language_code(h) for h in next(csv.reader([header]), [])) if c)
-        card = p.with_suffix(".md")
-        out.append(DatasetInfo(p.stem, str(p), langs, str(card) if card.exists() else None))
-    return out
 
 
 def load_dataset(

@@ -67,7 +67,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from semanscope_nb.results import Result
+from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.errors import DatasetError, EmbeddingError
 from semanscope_nb.metrics.artefacts import find_artefacts, language_centred, subset_rows
 from semanscope_nb.metrics.chance import (
@@ -76,6 +76,7 @@ from semanscope_nb.metrics.chance import (
     NullAwareScores,
     null_aware_bootstrap,
     null_aware_tier,
+    percentile_intervals,
     straddle_note,
 )
 from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, _Spreads, _rows_to_counts and the SA formula are re-exported)
@@ -139,20 +140,28 @@ DEFAULT_TIERS = TierThresholds()
 
 @dataclass(frozen=True)
 class DistanceScores:
-    """SA and its parts under one distance (cosine or Euclidean)."""
+    """SA and its parts under one distance (cosine or Euclidean); a part of :class:`SAResult`, not a result itself."""
 
     sa: float
     intra: float
     inter: float
     sem: float  # std of the bootstrap distribution (the paper's "+-")
-    ci: tuple[float, float]
+    ci: Interval
     boot_mean: float
     note: str = ""  # why the SA is undefined, or why the interval is not in [0, 1] / misses the point estimate
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ci", Interval.of(self.ci))
 
     @property
     def inter_intra_ratio(self) -> float:
         """D_inter / D_intra: > 1 means translations are farther apart than random words."""
         return self.inter / self.intra if self.intra else math.inf
+
+    @property
+    def estimate(self) -> Estimate:
+        """The SA with its bootstrap standard error and interval."""
+        return Estimate(self.sa, self.sem, self.ci)
 
 
 @dataclass(frozen=True)
@@ -201,9 +210,17 @@ class SAResult(Result):
     language_centred_sa: float = math.nan
 
     @property
-    def main_score(self) -> float:
-        """The cosine SA (paper 000's headline number)."""
+    def sa_cosine(self) -> float:
+        """The cosine SA (paper 000's headline number, the main score)."""
         return self.cosine.sa
+
+    def estimates(self) -> dict[str, Estimate]:
+        """SA under both distances, then the chance level, gap and corrected score (all concepts, and without artefacts)."""
+        out = {"sa_cosine": self.cosine.estimate, "sa_euclidean": self.euclidean.estimate}
+        for prefix, scores in (("chance", self.chance), ("chance_excluding", self.chance_excluding)):
+            if scores is not None:
+                out.update({f"{prefix}.{k}": e for k, e in scores.estimates().items()})
+        return out
 
     @property
     def paper_tier(self) -> str:
@@ -253,10 +270,6 @@ class SAResult(Result):
     def with_thresholds(self, thresholds: TierThresholds) -> "SAResult":
         """The same scores classified with other tier thresholds (nothing is recomputed)."""
         return replace(self, thresholds=thresholds)
-
-    def with_provenance(self, **extra: Any) -> "SAResult":
-        """A copy whose provenance also holds ``extra``."""
-        return replace(self, provenance={**self.provenance, **extra})
 
     def concepts_frame(self) -> pd.DataFrame:
         """Per-concept inter distances, worst-aligned (largest cosine distance) first."""
@@ -341,7 +354,7 @@ class SAResult(Result):
         def scores(x: Mapping[str, Any]) -> DistanceScores:
             return DistanceScores(
                 sa=num(x["sa"]), intra=num(x["intra"]), inter=num(x["inter"]), sem=num(x["sem"]),
-                ci=(num(x["ci"][0]), num(x["ci"][1])), boot_mean=num(x["boot_mean"]), note=str(x.get("note") or ""),
+                ci=Interval.of(x["ci"]), boot_mean=num(x["boot_mean"]), note=str(x.get("note") or ""),
             )
 
         return cls(
@@ -415,7 +428,7 @@ def _diagnose(
     zero: dict[str, int],
     dropped: list[str],
     eu_intra: float,
-    cos_ci: tuple[float, float],
+    cos_ci: Interval,
     extra_notes: Sequence[str] = (),
 ) -> Diagnostics:
     r_max_scaled = 0.0
@@ -592,18 +605,21 @@ def _sa_or_nan(intra: np.ndarray, inter: np.ndarray, floor: float) -> np.ndarray
 
 
 def _interval(
-    dist: np.ndarray, point: float, res: Any, k: int, method: str, confidence: float, metric: str
-) -> tuple[float, float, tuple[float, float], list[str]]:
-    """(bootstrap mean, std, interval, notes) of statistic ``k``: in [0, 1], containing the point, or a note says why not."""
+    dist: np.ndarray, point: float, ci: Interval, method: str, confidence: float, metric: str
+) -> tuple[float, float, Interval, list[str]]:
+    """(bootstrap mean, std, interval, notes) of one statistic: in [0, 1], containing the point, or a note says why not.
+
+    ``dist``: its bootstrap distribution; ``ci``: the interval ``method`` gave for it.
+    """
     notes: list[str] = []
     finite = dist[np.isfinite(dist)]
     B = dist.size
     if finite.size < 2:
-        return (math.nan, math.nan, (math.nan, math.nan), [
+        return (math.nan, math.nan, Interval(math.nan, math.nan), [
             f"{metric}: only {finite.size} of {B} bootstrap resamples have a defined SA; no interval"
         ])
     mean, sd = float(finite.mean()), float(np.std(finite, ddof=1))
-    lo, hi = float(res.confidence_interval.low[k]), float(res.confidence_interval.high[k])
+    lo, hi = float(ci.low), float(ci.high)
     used = method
     if finite.size < B or not (math.isfinite(lo) and math.isfinite(hi)):
         if finite.size < B:
@@ -631,30 +647,11 @@ def _interval(
             f"estimate {point:.4g}: the bootstrap distribution is shifted (few concepts, or a skewed ratio)"
             + ("; method='BCa' corrects for this bias" if method != "BCa" else "")
         )
-    return mean, sd, (lo, hi), notes
+    return mean, sd, Interval(lo, hi), notes
 
 
 SMALL_SAMPLE = 50  # fewer concepts than this: intervals are rough (a note says so)
 LANGUAGE_CENTRED_AUTO_WORDS = 100_000  # language_centred=None computes the diagnostic up to this many words
-
-
-class _QuantileCI:
-    def __init__(self, low: np.ndarray, high: np.ndarray) -> None:
-        self.low, self.high = low, high
-
-
-class _QuantileResult:
-    def __init__(self, ci: _QuantileCI) -> None:
-        self.confidence_interval = ci
-
-
-def _quantile_result(dist: np.ndarray, confidence: float) -> _QuantileResult:
-    """Percentile intervals of each row of ``dist``, shaped like scipy's bootstrap result (for :func:`_interval`)."""
-    a = (1.0 - confidence) / 2.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        q = np.nanquantile(dist, [a, 1.0 - a], axis=1)
-    return _QuantileResult(_QuantileCI(q[0], q[1]))
 
 
 def language_centred_diagnostic(aw: AlignedWords, language_centred: bool | None) -> bool:
@@ -715,6 +712,7 @@ def affinity_of_words(
     block: int = 8192,
     max_tuples_per_row: int | None = MAX_TUPLES_PER_ROW,
     language_centred: bool | None = None,
+    sem: Literal["bootstrap", "delta"] = "bootstrap",
 ) -> SAResult:
     """SA of aligned word vectors with alternatives (see :class:`AlignedWords`), with its null-aware verdict.
 
@@ -729,7 +727,11 @@ def affinity_of_words(
     Cartesian product of alternatives (at most ``max_tuples_per_row``, default
     :data:`MAX_TUPLES_PER_ROW`; None = no limit).  ``n_boot=0``: no bootstrap;
     otherwise at least 2.  ``method``: 'percentile', 'basic' or 'BCa'.
+    ``sem="delta"``: ``.sem`` is the original tool's delta-method ± instead of
+    the bootstrap std (:mod:`semanscope_nb.metrics.paper_sem`; not a sampling error).
     """
+    if sem not in ("bootstrap", "delta"):
+        raise ValueError(f"sem must be 'bootstrap' (the bootstrap std) or 'delta' (the original tool's ±), got {sem!r}")
     n_boot, seed, confidence, method = _check_options(
         n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, batch=batch, method=method,
         on_zero=on_zero, block=block, max_tuples_per_row=max_tuples_per_row,
@@ -794,7 +796,7 @@ def affinity_of_words(
         ])
         return out[:, 0] if idx.ndim == 1 else out
 
-    nan_boot = (math.nan, math.nan, (math.nan, math.nan))
+    nan_boot = (math.nan, math.nan, Interval(math.nan, math.nan))
     boot = {"cos": nan_boot, "euc": nan_boot}
     defined = [key for key in ("cos", "euc") if not math.isnan(sa[key])]
     chance, dists = None, {}
@@ -804,10 +806,11 @@ def affinity_of_words(
     if n_boot and defined and method == "percentile" and chance is not None:
         # the same resamples give the SA intervals: no index arrays (B x R) are ever built
         dist = np.stack([dists["sa"], dists["sa_euclidean"]])
-        res = _quantile_result(dist, confidence)
+        cis = percentile_intervals(dist, confidence)
         for k, key in enumerate(("cos", "euc")):
             if key in defined:
-                mean, sd, ci, extra = _interval(dist[k], sa[key], res, k, method, confidence, names[key])
+                ci = Interval(cis.low[k], cis.high[k])
+                mean, sd, ci, extra = _interval(dist[k], sa[key], ci, method, confidence, names[key])
                 boot[key] = (mean, sd, ci)
                 notes[key].extend(extra)
     elif n_boot and defined:
@@ -831,7 +834,8 @@ def affinity_of_words(
         for k, key in enumerate(("cos", "euc")):
             if key not in defined:
                 continue
-            mean, sd, ci, extra = _interval(dist[k], sa[key], res, k, method, confidence, names[key])
+            ci = Interval(res.confidence_interval.low[k], res.confidence_interval.high[k])
+            mean, sd, ci, extra = _interval(dist[k], sa[key], ci, method, confidence, names[key])
             boot[key] = (mean, sd, ci)
             notes[key].extend(extra)
     elif n_boot:
@@ -860,7 +864,7 @@ def affinity_of_words(
     with np.errstate(over="ignore"):
         inter_euc_rows = spreads.row_euc / spreads.tuples
     diag = _diagnose(spreads, aw, zero, dropped, euc[0], boot["cos"][2], extra_notes=notes["cos"] + notes["euc"] + artefact_notes)
-    return SAResult(
+    result = SAResult(
         cosine=DistanceScores(sa["cos"], cos[0], cos[1], boot["cos"][1], boot["cos"][2], boot["cos"][0], "; ".join(notes["cos"])),
         euclidean=DistanceScores(sa["euc"], euc[0], euc[1], boot["euc"][1], boot["euc"][2], boot["euc"][0], "; ".join(notes["euc"])),
         thresholds=thresholds,
@@ -891,6 +895,11 @@ def affinity_of_words(
         excluded_concepts=excluded,
         language_centred_sa=centred_sa,
     )
+    if sem == "delta":  # the original tool's error propagation (its own module)
+        from semanscope_nb.metrics.paper_sem import with_delta_method_sem
+
+        result = with_delta_method_sem(result, aw)
+    return result
 
 
 def semantic_affinity(
@@ -904,6 +913,7 @@ def semantic_affinity(
     method: Literal["percentile", "basic", "BCa"] = "percentile",
     on_zero: Literal["error", "drop"] = "error",
     labels: Sequence[str] | None = None,
+    sem: Literal["bootstrap", "delta"] = "bootstrap",
 ) -> SAResult:
     """Semantic Affinity of ``embeddings``: language -> (concepts x dims) array, row i = concept i.
 
@@ -911,7 +921,10 @@ def semantic_affinity(
     for datasets with ``|`` alternatives).  The bootstrap resamples concept rows
     ``n_boot`` times with ``seed`` (``n_boot=0``: none); ``.cosine.sem`` is the
     bootstrap standard deviation and ``.cosine.ci`` the ``confidence`` interval
-    (``method``: 'percentile', 'basic' or 'BCa').  Any magnitude gives the same
+    (``method``: 'percentile', 'basic' or 'BCa'); ``sem="delta"`` puts the
+    original Semanscope tool's delta-method ± there instead (see
+    :mod:`~semanscope_nb.metrics.paper_sem`: it holds a between-language term
+    that is not sampling noise).  Any magnitude gives the same
     SA as the rescaled vectors; identical vectors give a NaN SA, flagged.
 
     >>> import numpy as np, semanscope_nb as snb
@@ -947,5 +960,6 @@ def semantic_affinity(
         labels=tuple(labels) if labels is not None else tuple(str(i) for i in range(R)),
     )
     return affinity_of_words(
-        aw, n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, batch=batch, method=method, on_zero=on_zero
+        aw, n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, batch=batch, method=method, on_zero=on_zero,
+        sem=sem,
     )

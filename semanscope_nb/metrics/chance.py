@@ -53,7 +53,7 @@ from typing import Any, Iterator
 import numpy as np
 import scipy.sparse as sp
 
-from semanscope_nb.results import Result
+from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.metrics.spreads import AlignedWords, _Spreads, _unit_rows, affinity_ratio
 
 #: resamples held in memory at once when ``batch`` is not given (counts are float64, B x R)
@@ -99,15 +99,40 @@ def _check_seed(seed: object) -> None:
         raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
 
 
-def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The equal-tailed percentile interval of finite ``values``."""
+def percentile_interval(values: np.ndarray, confidence: float) -> Interval:
+    """The equal-tailed percentile interval of finite ``values``.
+
+    >>> percentile_interval(np.arange(5.0), 0.5)
+    Interval(low=1.0, high=3.0)
+    """
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v)]
     if v.size == 0:
-        return (math.nan, math.nan)
+        return Interval(math.nan, math.nan)
     a = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(v, [a, 1.0 - a])
-    return (float(lo), float(hi))
+    return Interval(float(lo), float(hi))
+
+
+def percentile_intervals(dist: np.ndarray, confidence: float) -> Interval:
+    """The equal-tailed percentile interval of each row of ``dist`` (NaN ignored): an Interval of two arrays.
+
+    ``low[k]`` and ``high[k]`` are row k's quantiles ``(1 - confidence) / 2`` and
+    ``(1 + confidence) / 2`` (NumPy's default linear interpolation, as
+    :func:`percentile_interval` and scipy's percentile bootstrap use); a row with
+    no finite value gives NaN.
+
+    >>> ci = percentile_intervals(np.array([np.arange(5.0), np.full(5, np.nan)]), 0.5)
+    >>> ci.low.tolist(), ci.high.tolist()
+    ([1.0, nan], [3.0, nan])
+    """
+    import warnings
+
+    a = (1.0 - confidence) / 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN row: NaN, not a warning
+        q = np.nanquantile(np.asarray(dist, dtype=np.float64), [a, 1.0 - a], axis=1)
+    return Interval(q[0], q[1])
 
 
 # --------------------------------------------------------------------------- the null
@@ -164,13 +189,17 @@ class _NullParts:
 
 
 @dataclass(frozen=True)
-class ChanceLevel:
+class ChanceLevel(Result):
     """The closed-form chance level of one embedding space on one set of concepts."""
+
+    kind = "chance-level"
+    main_score_name = "sa_null_cosine"
 
     sa_null_cosine: float
     sa_null_euclidean: float  # lower bound (Jensen), see the module docstring
     inter_null_cosine: float
     inter_null_euclidean: float
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None) -> ChanceLevel:
@@ -204,7 +233,7 @@ class PermutationTest(Result):
     z: float
     n_perm: int
     seed: int | None
-    provenance: dict = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 def _row_means(aw: AlignedWords) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -269,30 +298,24 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
 # --------------------------------------------------------------------------- null-aware bootstrap
 
 
-@dataclass(frozen=True)
-class Estimate:
-    """A point estimate with its bootstrap standard error and interval."""
-
-    value: float
-    sem: float
-    ci: tuple[float, float]
-
-    def contains(self, x: float) -> bool:
-        return self.ci[0] <= x <= self.ci[1]
-
-
 def _estimate(point: float, dist: np.ndarray, confidence: float) -> Estimate:
     d = dist[np.isfinite(dist)]
     sem = float(np.std(d, ddof=1)) if d.size > 1 else math.nan
-    ci = percentile_interval(d, confidence) if d.size else (math.nan, math.nan)
+    ci = percentile_interval(d, confidence) if d.size else Interval(math.nan, math.nan)
     if d.size and sem == 0.0:
-        ci = (float(point), float(point))
+        ci = Interval(float(point), float(point))
     return Estimate(float(point), sem, ci)
 
 
 @dataclass(frozen=True)
-class NullAwareScores:
-    """Cosine SA beside its chance level, the gap and the chance-corrected score, each with an interval."""
+class NullAwareScores(Result):
+    """Cosine SA beside its chance level, the gap and the chance-corrected score, each an :class:`Estimate`.
+
+    The main score is the gap ``delta`` (SA minus its chance level), the number the verdict rests on.
+    """
+
+    kind = "null-aware"
+    main_score_name = "delta"
 
     sa: Estimate
     sa_null: Estimate
@@ -301,24 +324,7 @@ class NullAwareScores:
     sa_null_euclidean: float
     n_boot: int
     tier_flip_rate: float = float("nan")  # share of resamples whose paper tier differs from the point estimate's
-
-    def to_dict(self) -> dict:
-        """Plain numbers (JSON-ready; round-trips through :meth:`from_dict`)."""
-        out = {}
-        for k in ("sa", "sa_null", "delta", "corrected"):
-            e = getattr(self, k)
-            out[k] = {"value": e.value, "sem": e.sem, "ci": list(e.ci)}
-        return {**out, "sa_null_euclidean": self.sa_null_euclidean, "n_boot": self.n_boot, "tier_flip_rate": self.tier_flip_rate}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "NullAwareScores":
-        def num(v):
-            return math.nan if v is None else float(v)
-
-        est = {k: Estimate(num(d[k]["value"]), num(d[k]["sem"]), (num(d[k]["ci"][0]), num(d[k]["ci"][1])))
-               for k in ("sa", "sa_null", "delta", "corrected")}
-        return cls(**est, sa_null_euclidean=num(d["sa_null_euclidean"]), n_boot=int(d["n_boot"]),
-                   tier_flip_rate=num(d.get("tier_flip_rate")))
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 def null_aware_statistics(spreads: _Spreads, parts: _NullParts, counts: np.ndarray) -> dict[str, np.ndarray]:
@@ -377,7 +383,7 @@ def null_aware_bootstrap(
             base = thresholds.classify(float(point["sa"][0]))
             flip = float(np.mean([thresholds.classify(float(v)) != base for v in full["sa"]]))
     else:
-        est = {k: Estimate(float(point[k][0]), math.nan, (math.nan, math.nan)) for k in keys}
+        est = {k: Estimate(float(point[k][0]), math.nan, Interval(math.nan, math.nan)) for k in keys}
     return NullAwareScores(**est, sa_null_euclidean=float(point["sa_null_euclidean"][0]), n_boot=int(n_boot), tier_flip_rate=flip)
 
 

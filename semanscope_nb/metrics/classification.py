@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.results import Result
+from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.errors import DatasetError
 from semanscope_nb.metrics.retrieval import _num
 from semanscope_nb.metrics.search import (
@@ -122,7 +122,7 @@ class ClassificationResult(Result):
     baselines: dict[str, dict[str, float]]
     predictions: dict[str, np.ndarray]
     test_labels: np.ndarray
-    intervals: dict[str, tuple[float, float]]
+    intervals: dict[str, Interval]
     n_train: int
     n_test: int
     metric: str
@@ -134,6 +134,29 @@ class ClassificationResult(Result):
     macro_precision: dict[int, float] = field(default_factory=dict)
     macro_recall: dict[int, float] = field(default_factory=dict)
     random_baseline: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "intervals", {k: Interval.of(v) for k, v in self.intervals.items()})
+
+    def estimates(self) -> dict[str, Estimate]:
+        """Accuracy of kNN at each k (``"knn@k"``) and of each baseline, with its bootstrap percentile interval.
+
+        ``sem`` is NaN: the bootstrap keeps only the interval.
+        """
+        out = {f"knn@{k}": Estimate(self.accuracy[k], math.nan, self.intervals.get(f"knn@{k}", Interval.empty())) for k in self.ks}
+        for name, sc in self.baselines.items():
+            out[name] = Estimate(sc["accuracy"], math.nan, self.intervals.get(name, Interval.empty()))
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """The main score, the counts, and each method's accuracy with its interval (``knn@k``, ``knn@k_ci_low``, ...)."""
+        out = super().summary()
+        for name, e in self.estimates().items():
+            out[name] = e.value
+            out[f"{name}_ci_low"], out[f"{name}_ci_high"] = e.ci
+        for k in self.ks:
+            out[f"macro_f1@{k}"] = self.macro_f1[k]
+        return out
 
     def macro_frame(self) -> pd.DataFrame:
         """One row per method (kNN at each k, the baselines, the seeded random baseline): accuracy and macro P/R/F1.
@@ -194,7 +217,7 @@ class ClassificationResult(Result):
             baselines={k: {m: _num(x) for m, x in v.items()} for k, v in d["baselines"].items()},
             predictions={k: np.asarray(v, dtype=object) for k, v in d["predictions"].items()},
             test_labels=np.asarray(d["test_labels"], dtype=object),
-            intervals={k: (_num(v[0]), _num(v[1])) for k, v in d["intervals"].items()},
+            intervals={k: Interval.of(v) for k, v in d["intervals"].items()},
             n_train=int(d["n_train"]), n_test=int(d["n_test"]), metric=d["metric"], n_boot=int(d["n_boot"]),
             seed=int(d["seed"]), confidence=float(d["confidence"]), provenance=dict(d.get("provenance") or {}),
             notes=tuple(d.get("notes") or ()),
@@ -202,11 +225,6 @@ class ClassificationResult(Result):
             macro_recall={int(k): _num(v) for k, v in (d.get("macro_recall") or {}).items()},
             random_baseline={m: _num(x) for m, x in (d.get("random_baseline") or {}).items()},
         )
-
-    def save(self, path: str | os.PathLike) -> str:
-        from semanscope_nb.provenance import atomic_write_json
-
-        return str(atomic_write_json(path, self.to_dict()))
 
 
 def _accuracy_intervals(hits: dict[str, np.ndarray], *, n_boot: int, seed: int, confidence: float) -> dict[str, tuple[float, float]]:

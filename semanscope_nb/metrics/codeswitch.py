@@ -1,4 +1,10 @@
-"""Code-switched evaluation (MINERS's CS settings): synthetic code-switching at controlled rates.
+"""Synthetic dictionary code-switching at controlled rates, and retrieval / classification on it.
+
+This is not MINERS' code-switching data: real code-switched text (LinCE, PHINC;
+read them with :func:`semanscope_nb.data.bitext.read_lince` /
+:func:`~semanscope_nb.data.bitext.read_phinc`) mixes languages by grammar and
+habit, while this module switches words by dictionary lookup.  Its numbers are
+not comparable with MINERS' CS results.
 
 :func:`code_switch` rewrites sentences of the dictionary's source language by
 replacing words with their dictionary translation: every *switchable* word (a
@@ -27,7 +33,7 @@ Example
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 import numpy as np
@@ -35,6 +41,7 @@ import pandas as pd
 
 from semanscope_nb.errors import DatasetError
 from semanscope_nb.provenance import json_ready
+from semanscope_nb.results import Result
 
 if TYPE_CHECKING:  # pragma: no cover
     from semanscope_nb.data.bitext import ParallelCorpus
@@ -44,8 +51,14 @@ _WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
 
 
 @dataclass(frozen=True)
-class CodeSwitched:
-    """Code-switched sentences, the switch counts and the parameters that made them."""
+class CodeSwitched(Result):
+    """Code-switched sentences, the switch counts and the parameters that made them.
+
+    The main score is :attr:`switch_share`, the realised share of switched switchable words (~``rate``).
+    """
+
+    kind = "code-switched"
+    main_score_name = "switch_share"
 
     texts: tuple[str, ...]
     originals: tuple[str, ...]
@@ -73,11 +86,11 @@ class CodeSwitched:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (round-trips through :meth:`from_dict`)."""
-        return json_ready({f: getattr(self, f) for f in self.__dataclass_fields__})
+        return json_ready({f.name: getattr(self, f.name) for f in fields(self)})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "CodeSwitched":
-        kw = dict(d)
+        kw = {f.name: d[f.name] for f in fields(cls) if f.name in d}  # a saved file also names its kind and format
         for f in ("texts", "originals", "switched_per_text"):
             kw[f] = tuple(kw[f])
         kw["provenance"] = dict(kw.get("provenance") or {})

@@ -36,12 +36,13 @@ Example
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+import math
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.results import Result
+from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.metrics.chance import _check_count, _check_seed, percentile_interval, resample_counts
 from semanscope_nb.metrics.spreads import AlignedWords, _Spreads, affinity_ratio
 
@@ -87,8 +88,8 @@ class ModelComparison(Result):
     kind = "comparison"
     main_score_name = "best_sa"
 
-    scores: pd.DataFrame  # model, sa, ci_low, ci_high, band
-    pairs: pd.DataFrame  # model_a, model_b, sa_a, sa_b, diff, ci_low, ci_high, p_value, p_holm, significant
+    scores: pd.DataFrame  # model, sa, ci_low, ci_high, band, sem
+    pairs: pd.DataFrame  # model_a, model_b, sa_a, sa_b, diff, ci_low, ci_high, p_value, sem, p_holm, significant
     bands: list[list[str]]
     n_boot: int
     n_perm: int
@@ -96,12 +97,21 @@ class ModelComparison(Result):
     confidence: float
     alpha: float
     notes: list[str] = field(default_factory=list)
-    provenance: dict = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
     def best_sa(self) -> float:
         """The SA of the first model of the first band."""
         return float(self.scores["sa"].iloc[0]) if len(self.scores) else float("nan")
+
+    def estimates(self) -> dict[str, Estimate]:
+        """Each model's SA (by name) and each paired difference (``"a - b"``): value, bootstrap std, interval."""
+        out = {}
+        for r in self.scores.to_dict("records"):
+            out[r["model"]] = Estimate(r["sa"], r.get("sem", math.nan), Interval(r["ci_low"], r["ci_high"]))
+        for r in self.pairs.to_dict("records"):
+            out[f"{r['model_a']} - {r['model_b']}"] = Estimate(r["diff"], r.get("sem", math.nan), Interval(r["ci_low"], r["ci_high"]))
+        return out
 
     def band_of(self, model: str) -> int:
         """1-based rank band of ``model``."""
@@ -160,7 +170,7 @@ def compare_models(
             rows.append({
                 "model_a": a, "model_b": b, "sa_a": point[a], "sa_b": point[b], "diff": point[a] - point[b],
                 "ci_low": lo, "ci_high": hi,
-                "p_value": sign_flip_test(pseudo[a] - pseudo[b], n_perm=n_perm, seed=seed),
+                "p_value": sign_flip_test(pseudo[a] - pseudo[b], n_perm=n_perm, seed=seed), "sem": _bootstrap_sd(diff),
             })
     pairs = pd.DataFrame(rows)
     pairs["p_holm"] = multipletests(pairs["p_value"].to_numpy(), alpha=alpha, method="holm")[1]
@@ -169,7 +179,7 @@ def compare_models(
     band_index = {m: i for i, band in enumerate(bands, 1) for m in band}
     scores = pd.DataFrame([
         {"model": n, "sa": point[n], "ci_low": percentile_interval(boot[n], confidence)[0],
-         "ci_high": percentile_interval(boot[n], confidence)[1], "band": band_index[n]}
+         "ci_high": percentile_interval(boot[n], confidence)[1], "band": band_index[n], "sem": _bootstrap_sd(boot[n])}
         for n in order
     ])
     notes = []
@@ -182,6 +192,12 @@ def compare_models(
         elif not overlap and not r.significant:
             notes.append(f"{r.model_a} vs {r.model_b}: the intervals are apart, yet the paired test finds no significant difference")
     return ModelComparison(scores, pairs, bands, int(n_boot), int(n_perm), seed, confidence, alpha, notes)
+
+
+def _bootstrap_sd(values: np.ndarray) -> float:
+    """The std (ddof=1) of the finite bootstrap values: the paper's "+-"."""
+    v = values[np.isfinite(values)]
+    return float(np.std(v, ddof=1)) if v.size > 1 else math.nan
 
 
 def rank_bands(order: list[str], pairs: pd.DataFrame) -> list[list[str]]:

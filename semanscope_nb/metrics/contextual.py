@@ -28,14 +28,15 @@ Example
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from semanscope_nb.results import Result
+from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.errors import DatasetError, EmbeddingError
 from semanscope_nb.metrics.alignment import fit_alignment
 from semanscope_nb.models.aligned import Alignment
@@ -118,13 +119,25 @@ class RetrievalScore(Result):
         return self.accuracy[min(self.accuracy)]
 
     accuracy: dict[int, float]
-    interval: dict[int, tuple[float, float]]
+    interval: dict[int, Interval]
     n_queries: int
     pool_size: int
     provenance: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "interval", {k: Interval.of(v) for k, v in self.interval.items()})
+
+    def estimates(self) -> dict[str, Estimate]:
+        """``"p@K"`` -> P@K with its percentile interval (``sem``: NaN, the bootstrap keeps only the interval)."""
+        return {f"p@{k}": Estimate(v, math.nan, self.interval.get(k, Interval.empty())) for k, v in self.accuracy.items()}
+
+    def summary(self) -> dict[str, Any]:
+        """The main score, the counts, and P@K with its interval for every K (``p@K``, ``p@K_ci_low``, ``p@K_ci_high``)."""
+        out = super().summary()
+        for name, e in self.estimates().items():
+            out[name] = e.value
+            out[f"{name}_ci_low"], out[f"{name}_ci_high"] = e.ci
+        return out
 
 
 def precision_at_k(ranks: Any, *, ks: Sequence[int] = (1, 5), n_boot: int = 1000, seed: int = 0,
@@ -621,9 +634,13 @@ def sense_retrieval(pairs: TokenPairs, *, alignment: Alignment | None = None, po
 
 
 @dataclass(frozen=True)
-class SenseSeparation:
+class SenseSeparation(Result):
     """Mean cosine of same-sense/different-word pairs vs same-word/different-sense pairs, and their gap;
-    ``within_word_*`` compares same-word pairs of the same sense with same-word pairs of other senses."""
+    ``within_word_*`` compares same-word pairs of the same sense with same-word pairs of other senses.
+    The main score is ``auc`` (0.5: senses do not separate)."""
+
+    kind = "sense-separation"
+    main_score_name = "auc"
 
     same_sense: float
     same_word_other_sense: float
@@ -634,9 +651,7 @@ class SenseSeparation:
     same_word_same_sense: float = float("nan")
     within_word_gap: float = float("nan")
     within_word_auc: float = float("nan")
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 def sense_separation(vectors: Any, words: Sequence[str], senses: Sequence[str]) -> SenseSeparation:

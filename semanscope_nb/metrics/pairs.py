@@ -31,12 +31,17 @@ import pandas as pd
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, AlignedWords, TierThresholds
 from semanscope_nb.metrics.artefacts import subset_languages
 from semanscope_nb.metrics.chance import null_aware_bootstrap, null_aware_tier
-from semanscope_nb.results import Result
+from semanscope_nb.results import Estimate, Interval, Result
 
 
 @dataclass(frozen=True)
 class PairAffinity(Result):
-    """SA per language pair: ``table`` holds one row per pair (SA, interval, chance level, gap, verdict)."""
+    """SA per language pair: ``table`` holds one row per pair (SA, interval, chance level, gap, verdict).
+
+    Intervals sit in the table as ``ci_low`` / ``ci_high`` (SA) and ``delta_low`` /
+    ``delta_high`` (the gap), with their bootstrap std in ``sem`` / ``delta_sem``;
+    :meth:`estimates` gives them as :class:`~semanscope_nb.results.Estimate` values.
+    """
 
     kind = "pair-sa"
     main_score_name = "lowest_sa"
@@ -54,6 +59,16 @@ class PairAffinity(Result):
 
     def __len__(self) -> int:
         return len(self.table)
+
+    def estimates(self) -> dict[str, Estimate]:
+        """``"a-b"`` -> the pair's SA, ``"a-b.delta"`` -> its gap to chance (value, bootstrap std, interval)."""
+        out = {}
+        nan = math.nan
+        for r in self.table.to_dict("records"):
+            pair = f"{r['language_a']}-{r['language_b']}"
+            out[pair] = Estimate(r["sa"], r.get("sem", nan), Interval(r["ci_low"], r["ci_high"]))
+            out[f"{pair}.delta"] = Estimate(r["delta"], r.get("delta_sem", nan), Interval(r["delta_low"], r["delta_high"]))
+        return out
 
 
 def pair_affinity(
@@ -74,5 +89,6 @@ def pair_affinity(
             "sa": s.sa.value, "ci_low": s.sa.ci[0], "ci_high": s.sa.ci[1],
             "sa_null": s.sa_null.value, "delta": s.delta.value, "delta_low": s.delta.ci[0], "delta_high": s.delta.ci[1],
             "corrected": s.corrected.value, "paper_tier": paper, "verdict": null_aware_tier(paper, s.delta.ci),
+            "sem": s.sa.sem, "delta_sem": s.delta.sem,
         })
     return PairAffinity(pd.DataFrame(rows), n_boot=n_boot, seed=seed, confidence=confidence)

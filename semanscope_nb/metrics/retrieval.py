@@ -56,14 +56,14 @@ import json
 import math
 import os
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from semanscope_nb.results import Result
+from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.errors import EmbeddingError
 from semanscope_nb.metrics.search import (
     DEFAULT_MAX_BLOCK_BYTES,
@@ -330,7 +330,7 @@ class BitextResult(Result):
     f1: float | None
     ranks: np.ndarray
     predictions: np.ndarray
-    intervals: dict[str, tuple[float, float]]
+    intervals: dict[str, Interval]
     n_queries: int
     n_corpus: int
     n_boot: int
@@ -342,10 +342,27 @@ class BitextResult(Result):
     corpus_labels: tuple[str, ...] | None = None
     f1_at: dict[int, float] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "intervals", {k: Interval.of(v) for k, v in self.intervals.items()})
+
     @property
     def main_score(self) -> float:
         """MTEB's main score: F1 (accuracy@1 when F1 is undefined)."""
         return self.f1 if self.f1 is not None else self.accuracy[self.ks[0]]
+
+    def value(self, name: str) -> float | None:
+        """The point value of a statistic named as in :attr:`intervals` (``accuracy@5``, ``mrr``, ``f1``, ``f1@10``, ...)."""
+        if name.startswith("accuracy@"):
+            return self.accuracy[int(name.split("@")[1])]
+        if name.startswith("f1@"):
+            return self.f1_at[int(name.split("@")[1])]
+        return getattr(self, name)
+
+    def estimates(self) -> dict[str, Estimate]:
+        """Every statistic with its bootstrap percentile interval (``sem``: NaN, the bootstrap keeps only the interval)."""
+        names = [f"accuracy@{k}" for k in self.ks] + ["mrr"]
+        names += [n for n in ("precision", "recall", "f1") if getattr(self, n) is not None] + [f"f1@{k}" for k in self.f1_at]
+        return {n: Estimate(_num(self.value(n)), math.nan, self.intervals.get(n, Interval.empty())) for n in names}
 
     def summary(self) -> dict[str, Any]:
         """Flat numbers of this direction."""
@@ -410,7 +427,7 @@ class BitextResult(Result):
             accuracy={int(k): _num(v) for k, v in d["accuracy"].items()}, mrr=_num(d["mrr"]),
             precision=opt(d["precision"]), recall=opt(d["recall"]), f1=opt(d["f1"]),
             ranks=np.asarray(d["ranks"], dtype=np.int64), predictions=np.asarray(d["predictions"], dtype=np.int64),
-            intervals={k: (_num(v[0]), _num(v[1])) for k, v in d["intervals"].items()},
+            intervals={k: Interval.of(v) for k, v in d["intervals"].items()},
             n_queries=int(d["n_queries"]), n_corpus=int(d["n_corpus"]), n_boot=int(d["n_boot"]), seed=int(d["seed"]),
             confidence=float(d["confidence"]),
             reverse=cls.from_dict(d["reverse"]) if d.get("reverse") else None,
@@ -419,12 +436,6 @@ class BitextResult(Result):
             corpus_labels=tuple(d["corpus_labels"]) if d.get("corpus_labels") is not None else None,
             f1_at={int(k): _num(v) for k, v in (d.get("f1_at") or {}).items()},
         )
-
-    def save(self, path: str | os.PathLike) -> str:
-        """Write :meth:`to_dict` as JSON, atomically."""
-        from semanscope_nb.provenance import atomic_write_json
-
-        return str(atomic_write_json(path, self.to_dict()))
 
     def with_provenance(self, **extra: Any) -> "BitextResult":
         from dataclasses import replace
@@ -468,6 +479,10 @@ class RetrievalSet(Result):
             out["p_at_1_reverse"] = float(np.mean(rev))
         out["main_score"] = self.main_score
         return out
+
+    def estimates(self) -> dict[str, Estimate]:
+        """``"<pair>:<statistic>"`` -> each pair's estimates, forward direction (see :meth:`BitextResult.estimates`)."""
+        return {f"{pair}:{name}": e for pair, r in self.pairs.items() for name, e in r.estimates().items()}
 
     def to_dict(self) -> dict[str, Any]:
         return {"pairs": {k: r.to_dict() for k, r in self.pairs.items()}, "provenance": json_ready(self.provenance)}
@@ -859,13 +874,16 @@ def best_f1_threshold(scores: np.ndarray, correct: np.ndarray, n_gold: int) -> d
 
 
 @dataclass(frozen=True)
-class MiningResult:
+class MiningResult(Result):
     """Margin-mined bitext pairs scored against hidden gold pairs (BUCC style).
 
     ``pairs``: (n, 2) mined (source index, target index), ``scores`` their margins;
     ``threshold`` is chosen as in BUCC (best F1 on the gold) and reported, with the
-    precision / recall / F1 of the pairs scoring at or above it.
+    precision / recall / F1 of the pairs scoring at or above it (no bootstrap: no interval).
     """
+
+    kind = "mining"
+    main_score_name = "f1"
 
     pairs: np.ndarray
     scores: np.ndarray
@@ -883,7 +901,7 @@ class MiningResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (round-trips through :meth:`from_dict`)."""
-        return json_ready({f: getattr(self, f) for f in self.__dataclass_fields__})
+        return json_ready({f.name: getattr(self, f.name) for f in fields(self)})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "MiningResult":

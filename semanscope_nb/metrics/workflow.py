@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 import pandas as pd
 
 from semanscope_nb.metrics.affinity import SAResult
+from semanscope_nb.results import Estimate, Interval, Result
 
 
 def magnitude_band(value: float) -> str:
@@ -62,8 +63,14 @@ def variance_label(ratio: float) -> str:
 
 
 @dataclass(frozen=True)
-class DiagnosticReport:
-    """Stage 1 verdicts, Stage 2 magnitudes and cross-dataset variance, artefact notes, a recommendation."""
+class DiagnosticReport(Result):
+    """Stage 1 verdicts, Stage 2 magnitudes and cross-dataset variance, artefact notes, a recommendation.
+
+    The main score is the lowest cosine SA over the datasets (the weakest one decides the recommendation).
+    """
+
+    kind = "diagnostic-report"
+    main_score_name = "lowest_sa"
 
     stage1: pd.DataFrame
     stage2: pd.DataFrame
@@ -72,6 +79,18 @@ class DiagnosticReport:
     cross_dataset_variance: str
     notes: list[str] = field(default_factory=list)
     recommendation: str = ""
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def lowest_sa(self) -> float:
+        """The lowest cosine SA over the datasets (NaN when none is defined)."""
+        sa = self.stage1["sa"].dropna() if "sa" in self.stage1 else ()
+        return float(sa.min()) if len(sa) else math.nan
+
+    def estimates(self) -> dict[str, Estimate]:
+        """Each dataset's cosine SA with its bootstrap std and interval (Stage 1)."""
+        return {r["dataset"]: Estimate(r["sa"], r.get("sem", math.nan), Interval(r["ci_low"], r["ci_high"]))
+                for r in self.stage1.to_dict("records")}
 
     def to_text(self) -> str:
         """Plain text, as `semanscope sa --report` prints it."""
@@ -104,7 +123,7 @@ def diagnostic_report(results: Mapping[str, SAResult]) -> DiagnosticReport:
         tier = getattr(r, "tier", r.thresholds.classify(r.cosine.sa))
         verdict = getattr(r, "verdict", None) or f"{tier} (SA {r.cosine.sa:.3f})"
         stage1.append({"dataset": name, "sa": r.cosine.sa, "ci_low": r.cosine.ci[0], "ci_high": r.cosine.ci[1],
-                       "tier": tier, "paper_tier": getattr(r, "paper_tier", tier), "verdict": verdict})
+                       "tier": tier, "paper_tier": getattr(r, "paper_tier", tier), "verdict": verdict, "sem": r.cosine.sem})
         stage2.append({"dataset": name, "inter_euclidean": r.euclidean.inter, "intra_euclidean": r.euclidean.intra,
                        "magnitude_band": magnitude_band(max(r.euclidean.inter, r.euclidean.intra)),
                        "cosine_inter_intra": r.cosine.inter_intra_ratio})

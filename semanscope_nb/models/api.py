@@ -600,6 +600,7 @@ def register_api_model(
         id, display_name or f"{model} (API)", "API embedding", "unknown (hosted model)", languages, dims, "httpx",
         "see the provider's terms", False, translation_supervised, factory, ("httpx",),
         f"OpenAI-compatible endpoint {_endpoint_label(base_url)}, model '{model}'; key from ${api_key_env}{price}",
+        frameworks=("API",),
     )
     _PRICES[id] = price_per_million_tokens
     return register_model(info, replace=replace)
@@ -637,17 +638,14 @@ def estimate_api_cost(model: str | OpenAIEmbeddingEncoder, texts: Sequence[str],
 
     ``cache``: an :class:`~semanscope_nb.models.cache.EmbeddingCache` (None: the default one, False: none).
     """
-    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.cache import resolve_cache
 
     enc = load_model(model)
     if not isinstance(enc, OpenAIEmbeddingEncoder):
         raise ValueError(f"{enc.model_id} is not an API model")
     unique = list(dict.fromkeys(texts))
-    if cache is False:
-        cached: set[str] = set()
-    else:
-        store = cache if cache is not None else EmbeddingCache()
-        cached = set(store.get(enc.cache_key_for(language), unique)[0])
+    store = resolve_cache(cache)
+    cached: set[str] = set() if store is None else set(store.get(enc.cache_key_for(language), unique)[0])
     missing = [t for t in unique if t not in cached]
     price = _PRICES.get(enc.model_id)
     return ApiCostEstimate(enc.model_id, len(unique), len(cached), len(missing), len(enc.batches(missing)),

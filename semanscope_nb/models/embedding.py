@@ -23,9 +23,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from semanscope_nb.models.encoders import Encoder
 
 
-# --------------------------------------------------------------------------- texts and word datasets
-
-
 def load_encoder(model: "str | Encoder", fit_corpus: Sequence[str]) -> "Encoder":
     from semanscope_nb.models.registry import load_model
 
@@ -36,15 +33,15 @@ def embed_texts(
     encoder: "Encoder", texts: Sequence[str], *, language: str | None = None, cache: "EmbeddingCache | None | Literal[False]" = None
 ) -> np.ndarray:
     """Vectors of ``texts`` through the embedding cache (``cache=None``: the default cache; False: none)."""
-    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.cache import resolve_cache
 
     texts = list(texts)
     if not texts:
         raise EmbeddingError("no texts to embed (empty list)")
     if not encoder.language_dependent:
         language = None
-    if cache is False:
+    store = resolve_cache(cache)
+    if store is None:
         return encoder.encode(texts, language=language)
-    store = cache if cache is not None else EmbeddingCache()
     return store.embed(encoder, texts, language=language)
 

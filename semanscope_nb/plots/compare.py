@@ -15,16 +15,16 @@ The maps share one search box and one concept selection: a click on a concept
 in one map highlights and labels it in all of them (when they show the same
 concepts); each map zooms on its own.
 
-Layer: plots.  Imports :mod:`semanscope_nb.plots.charts`.
+Layer: plots.  Imports :mod:`semanscope_nb.plots.maps`, :mod:`semanscope_nb.plots.legend` and the chart kit.
 
 Example
 -------
 >>> import semanscope_nb as snb
 >>> from semanscope_nb.plots.compare import compare_maps
 >>> ds = snb.load_dataset("edge-cases", languages=["en", "de"]).subset(range(12))
->>> vecs, _, _ = snb.embed_dataset(ds, "random-null", cache=False)
->>> a = snb.project_dataset(ds, vecs, settings=snb.ProjectionSettings("pca"), cache=False)
->>> b = snb.project_dataset(ds, vecs, settings=snb.ProjectionSettings("tsne"), cache=False)
+>>> vecs = snb.embed(ds, "random-null", cache=False).vectors
+>>> a = snb.plots.project_dataset(ds, vecs, settings=snb.plots.ProjectionSettings("pca"), cache=False)
+>>> b = snb.plots.project_dataset(ds, vecs, settings=snb.plots.ProjectionSettings("tsne"), cache=False)
 >>> spec = compare_maps({"PCA": (a, None), "t-SNE": (b, None)}, dataset=ds).to_dict()
 >>> len(spec["vconcat"][0]["hconcat"])
 2
@@ -39,19 +39,9 @@ from typing import TYPE_CHECKING, Any, Collection, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.plots.charts import (
-    _alt,
-    _check_position,
-    _concept_pick,
-    _finite,
-    _lines_frame,
-    _map_view,
-    _MapParts,
-    _nav_features,
-    _titled,
-    _verdict_sentence,
-    sa_legend_text,
-)
+from semanscope_nb.plots.chart_kit import import_altair, is_finite
+from semanscope_nb.plots.legend import check_legend_position, sa_legend_text, title_with_legend, verdict_sentence
+from semanscope_nb.plots.maps import MapParts, concept_lines_frame, concept_pick, map_view, nav_features
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -93,7 +83,7 @@ def _sa_line(name: str, result: Any) -> str:
     if result is None:
         return f"{name}: no SA"
     c = result.cosine
-    ci = f" [{c.ci[0]:.3f}, {c.ci[1]:.3f}]" if _finite(c.ci[0]) and _finite(c.ci[1]) else ""
+    ci = f" [{c.ci[0]:.3f}, {c.ci[1]:.3f}]" if is_finite(c.ci[0]) and is_finite(c.ci[1]) else ""
     return f"{name}: SA {c.sa:.3f}{ci} ({getattr(result, 'tier', '?')})"
 
 
@@ -107,10 +97,10 @@ def difference_line(difference: Mapping[str, Any], names: Sequence[str] = ("A", 
     b = difference.get("model_b", names[1] if len(names) > 1 else "B")
     d = float(difference["diff"])
     lo, hi = difference.get("ci_low", math.nan), difference.get("ci_high", math.nan)
-    ci = f" [{float(lo):+.3f}, {float(hi):+.3f}]" if _finite(lo) and _finite(hi) else ""
+    ci = f" [{float(lo):+.3f}, {float(hi):+.3f}]" if is_finite(lo) and is_finite(hi) else ""
     text = f"{a} − {b}: {d:+.3f}{ci}"
     p = difference.get("p_holm", difference.get("p_value"))
-    if _finite(p):
+    if is_finite(p):
         p = float(p)
         kind = "Holm-adjusted p" if "p_holm" in difference else "p"
         text += f", {kind} = {p:.4f}" if p < 0.001 else f", {kind} = {p:.3f}"
@@ -144,15 +134,15 @@ def compare_maps(
     p_holm; e.g. a row of ``compare_models(...).pairs``), printed under the maps.
     ``columns`` defaults to 2 for two or four maps and 3 for three; the map
     width follows so a row stays within ~840 px.  ``navigate``: as in
-    :func:`semanscope_nb.plots.charts.alignment_map` (the brush is not used here);
+    :func:`semanscope_nb.plots.maps.alignment_map` (the brush is not used here);
     ``selected_concepts`` start selected on every map.
     """
-    alt = _alt()
+    alt = import_altair()
     entries = _items(items, dataset)
     if not 2 <= len(entries) <= 4:
         raise ValueError(f"compare_maps shows 2 to 4 maps, got {len(entries)}")
-    _check_position(legend_position)
-    features = _nav_features(navigate) - {"brush"}
+    check_legend_position(legend_position)
+    features = nav_features(navigate) - {"brush"}
     columns = columns or (3 if len(entries) == 3 else 2)
     if columns < 1:
         raise ValueError(f"columns must be >= 1, got {columns}")
@@ -165,9 +155,9 @@ def compare_maps(
     prepared = []
     for name, proj, result, ds in entries:
         shown = _unit_box(proj) if shared_axes else proj
-        prepared.append((name, shown, result, ds, _MapParts(shown, result, ds, shape_by="group", language_domain=languages)))
+        prepared.append((name, shown, result, ds, MapParts(shown, result, ds, shape_by="group", language_domain=languages)))
     concepts = set().union(*(set(parts.frame["concept"].dropna()) for *_, parts in prepared))
-    pick = _concept_pick(pd.DataFrame({"concept": sorted(concepts)}), selected_concepts)  # one selection, every map
+    pick = concept_pick(pd.DataFrame({"concept": sorted(concepts)}), selected_concepts)  # one selection, every map
     domains = {"x": (-1.08, 1.08), "y": (-1.08, 1.08)} if shared_axes else None
     legends = [sa_legend_text(result, verdict=verdict) if result is not None else None for _, _, result, _, _ in prepared]
     if legend_position == "outside":  # same number of subtitle lines under every title, so the maps line up
@@ -176,14 +166,14 @@ def compare_maps(
                    if depth else t for t in legends]
     maps = []
     for (name, shown, result, ds, parts), legend in zip(prepared, legends):
-        view = _map_view(
+        view = map_view(
             parts, width=width, height=height, point_size=point_size, pick=pick, features=features,
             search_name=search.name if search is not None else None, search_fields=("word", "concept"),
-            lines=_lines_frame(shown, ds) if lines and ds is not None else None,
-            legend_text=legend, legend_detail=_verdict_sentence(result) if verdict else None,
+            lines=concept_lines_frame(shown, ds) if lines and ds is not None else None,
+            legend_text=legend, legend_detail=verdict_sentence(result) if verdict else None,
             legend_position=legend_position, theme=theme, domains=domains, legend_orient="bottom",
         )
-        maps.append(_titled(view, name, legend, legend_position))
+        maps.append(title_with_legend(view, name, legend_text=legend, legend_position=legend_position))
     rows = [alt.hconcat(*maps[i: i + columns]) for i in range(0, len(maps), columns)]
     names = [e[0] for e in entries]
     sa_lines = [_sa_line(n, r) for n, _, r, _ in entries]

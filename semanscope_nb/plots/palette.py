@@ -7,7 +7,7 @@ its place in :data:`LANGUAGE_ORDER`, and that place picks its colour from
 order gets a colour from a hash of the code: stable across runs and machines
 (BLAKE2, not Python's salted ``hash``).  Beyond the first seven languages some
 colours are close relatives (two blues, two oranges); pass ``shape_by="language"``
-to :func:`semanscope_nb.plots.charts.alignment_map` when a map holds many languages.
+to :func:`semanscope_nb.plots.maps.alignment_map` when a map holds many languages.
 
 Tier colours (:data:`TIER_COLOURS`) avoid red/green pairs: blues for aligned
 tiers, orange for non-aligned, reddish purple for "below chance" and a neutral

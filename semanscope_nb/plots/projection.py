@@ -59,6 +59,7 @@ from typing import Any, Iterator, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from semanscope_nb.provenance import json_ready
 from semanscope_nb.results import Result
 from semanscope_nb.models.encoders import package_version
 
@@ -117,9 +118,11 @@ class Projection(Result):
     unique-vector matrix that was projected for it (duplicates share one).
     ``params`` are the *effective* parameters (after adapting knn to few points).
     ``notes`` summarise what the library warned about (one line each).
+    A map has no score: :attr:`main_score` is NaN.
     """
 
     kind = "projection"
+    main_score_name = ""  # a map, not a score
 
     coords: np.ndarray
     method: str
@@ -158,13 +161,13 @@ class Projection(Result):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (round-trips through :meth:`from_dict`)."""
-        return {
+        return json_ready({
             "coords": self.coords.tolist(), "method": self.method, "params": self.params, "random_state": self.random_state,
             "key": self.key, "n_unique": self.n_unique, "inverse": self.inverse.tolist(),
             "words": list(self.words) if self.words is not None else None,
             "languages": list(self.languages) if self.languages is not None else None,
-            "seconds": self.seconds, "provenance": self.provenance, "notes": list(self.notes),
-        }
+            "seconds": self.seconds, "from_cache": self.from_cache, "provenance": self.provenance, "notes": list(self.notes),
+        })
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Projection":
@@ -174,7 +177,8 @@ class Projection(Result):
             random_state=d["random_state"], key=d["key"], n_unique=d["n_unique"], inverse=np.asarray(d["inverse"], dtype=np.int64),
             words=tuple(d["words"]) if d.get("words") is not None else None,
             languages=tuple(d["languages"]) if d.get("languages") is not None else None,
-            seconds=d.get("seconds", 0.0), provenance=dict(d.get("provenance", {})), notes=tuple(d.get("notes", ())),
+            seconds=d.get("seconds", 0.0), from_cache=bool(d.get("from_cache", False)), provenance=dict(d.get("provenance", {})),
+            notes=tuple(d.get("notes", ())),
         )
 
 

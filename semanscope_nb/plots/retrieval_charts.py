@@ -6,7 +6,7 @@
 * :func:`sentence_map`: a projection of sentence embeddings coloured by class, language or sample id
   (MINERS figures 3 and 5).
 * :func:`alignment_pair`: the before / after alignment maps side by side, each with its SA legend
-  (:func:`semanscope_nb.plots.charts.alignment_map`, reused as is).
+  (:func:`semanscope_nb.plots.maps.alignment_map`, reused as is).
 
 Example
 -------
@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pandas as pd
 
-from semanscope_nb.plots.charts import alignment_map, inline, language_scale
+from semanscope_nb.plots.chart_kit import inline, language_scale
+from semanscope_nb.plots.maps import alignment_map
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
@@ -172,7 +173,7 @@ def alignment_pair(
 ) -> "alt.HConcatChart":
     """Two alignment maps side by side (before, after), each with its SA legend in the corner.
 
-    Each side is :func:`semanscope_nb.plots.charts.alignment_map` of (projection, SA result).
+    Each side is :func:`semanscope_nb.plots.maps.alignment_map` of (projection, SA result).
     """
     alt = _alt()
     maps = []

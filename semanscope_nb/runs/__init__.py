@@ -10,7 +10,8 @@ Rooms:
 * :mod:`~semanscope_nb.runs.contextual` -- paper 001's comparison of anchor kinds on one language pair.
 * :mod:`~semanscope_nb.runs.word_similarity` -- paper 001 on BCWS / SCWS: before and after every en->zh map, Figure 1's sweep.
 * :mod:`~semanscope_nb.runs.btsr` -- the sense-testing BTSR on the offline en-zh data.
-* :mod:`~semanscope_nb.runs.mteb` -- results in MTEB's JSON shape; language family / script breakdowns.
+* :mod:`~semanscope_nb.runs.mteb` -- results mteb validates, our models inside ``mteb.evaluate``; family / script breakdowns.
+* :mod:`~semanscope_nb.runs.paper` -- the papers' own numbers beside ours (paper 000 on its files, paper 002's TF-IDF on ESS).
 * :mod:`~semanscope_nb.runs.grid` -- models x datasets x metrics on joblib/Dask, resumable per job.
 * :mod:`~semanscope_nb.runs.cli` -- the ``semanscope`` command.
 
@@ -38,8 +39,22 @@ from semanscope_nb.runs.evaluate import (
     leaderboard,
     run_benchmark,
 )
-from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, run_grid
-from semanscope_nb.runs.mteb import MtebResult, bitext_entry, language_breakdown, read_mteb, write_mteb
+from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, resolve_models, run_grid
+from semanscope_nb.runs.mteb import (
+    MtebEncoder,
+    MtebResult,
+    bitext_entry,
+    language_breakdown,
+    mteb_language,
+    mteb_model,
+    mteb_model_meta,
+    mteb_subset,
+    mteb_version,
+    read_mteb,
+    tatoeba_task,
+    write_mteb,
+)
+from semanscope_nb.runs.paper import PaperRun, csc_sample_overlaps, csc_sample_summary, paper_comparison, run_paper_000
 from semanscope_nb.runs.task_library import aligned_words
 from semanscope_nb.runs.tasks import Task, get_task, list_tasks, prepare, register_task, run_task
 from semanscope_nb.runs.verdicts import (

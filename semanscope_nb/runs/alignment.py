@@ -12,20 +12,21 @@ Example
 
 from __future__ import annotations
 
-import json
+import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 import pandas as pd
 
 from semanscope_nb.data.dictionaries import BilingualDictionary, DictionarySplit
 from semanscope_nb.data.words import WordDataset
+from semanscope_nb.metrics.affinity import SAResult
+from semanscope_nb.metrics.retrieval import BitextResult
 from semanscope_nb.models.encoders import Encoder
+from semanscope_nb.results import Estimate, Interval, Result
 
 if TYPE_CHECKING:  # pragma: no cover
-    from semanscope_nb.metrics.affinity import SAResult
-    from semanscope_nb.metrics.retrieval import BitextResult
     from semanscope_nb.models.cache import EmbeddingCache
 
 
@@ -33,20 +34,46 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @dataclass(frozen=True)
-class AlignmentReport:
-    """Held-out P@K (both directions) and SA, before and after alignment."""
+class AlignmentReport(Result):
+    """Held-out P@K (both directions) and SA, before and after alignment (one table row per stage).
+
+    The table's ``*_ci`` cells are :class:`~semanscope_nb.results.Interval` values.  The main
+    score is the best stage's P at the first K asked for (P@1 by default).
+    """
+
+    kind = "alignment-report"
+    main_score_name = "best_p_at_k"
 
     table: pd.DataFrame
-    retrieval: dict[str, "BitextResult"]
-    affinity: dict[str, "SAResult"]
+    retrieval: dict[str, BitextResult]
+    affinity: dict[str, SAResult]
     test_dictionary: str
     n_test_pairs: int
+    provenance: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"table": json.loads(self.table.to_json(orient="records")),
-                "retrieval": {k: v.to_dict() for k, v in self.retrieval.items()},
-                "affinity": {k: v.to_dict() for k, v in self.affinity.items()},
-                "test_dictionary": self.test_dictionary, "n_test_pairs": self.n_test_pairs}
+    @property
+    def best_p_at_k(self) -> float:
+        """The highest P at the first K (forward direction) over the stages."""
+        values = [r.accuracy[r.ks[0]] for r in self.retrieval.values()]
+        return float(max(values)) if values else math.nan
+
+    def estimates(self) -> dict[str, Estimate]:
+        """``"<stage>:sa"`` and ``"<stage>:<statistic>"`` (forward retrieval) for every stage."""
+        out = {}
+        for stage, r in self.retrieval.items():
+            out.update({f"{stage}:{name}": e for name, e in r.estimates().items()})
+        for stage, sa in self.affinity.items():
+            out[f"{stage}:sa"] = sa.cosine.estimate
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "AlignmentReport":
+        report = super().from_dict(d)
+        table = report.table.copy()
+        for column in table.columns:
+            if str(column).endswith("_ci"):
+                table[column] = pd.Series([Interval.of(v) for v in table[column]], index=table.index, dtype=object)
+        return replace(report, table=table)
 
 
 def alignment_report(
@@ -81,7 +108,7 @@ def alignment_report(
         row: dict[str, Any] = {"stage": stage, "model": r.provenance.get("model")}
         for k in r.ks:
             row[f"P@{k}"] = r.accuracy[k]
-            row[f"P@{k}_ci"] = r.intervals.get(f"accuracy@{k}")
+            row[f"P@{k}_ci"] = Interval.of(r.intervals.get(f"accuracy@{k}"))
         for k in r.reverse.ks:
             row[f"reverse P@{k}"] = r.reverse.accuracy[k]
         row.update({"SA": sa.cosine.sa, "SA_ci": sa.cosine.ci, "SA_euclidean": sa.euclidean.sa, "tier": sa.tier,
@@ -97,22 +124,17 @@ def dataset_map(
     languages: Sequence[str] | None = None,
     method: str = "pca",
     random_state: int = 0,
-    n_boot: int = 200,
-    seed: int = 0,
+    n_boot: int | None = None,
+    seed: int | None = None,
     cache: "EmbeddingCache | None | Literal[False]" = None,
 ) -> tuple[Any, "SAResult"]:
     """(2-D projection, SA result) of ``model`` on ``dataset``: the inputs of one alignment map.
 
     Feed two of these (before / after) to :func:`semanscope_nb.plots.retrieval_charts.alignment_pair`.
     """
-    from semanscope_nb.data.words import load_dataset
-    from semanscope_nb.plots.projection import ProjectionSettings, project_dataset
-    from semanscope_nb.runs.evaluate import dataset_affinity, embed_dataset
+    from semanscope_nb.runs.tasks import prepare, run_task
 
-    ds = dataset if isinstance(dataset, WordDataset) else load_dataset(dataset)
-    if languages is not None:
-        ds = ds.select(languages)
-    vectors, _, _ = embed_dataset(ds, model, cache=cache)
-    sa = dataset_affinity(ds, model, cache=cache, n_boot=n_boot, seed=seed)
-    proj = project_dataset(ds, vectors, settings=ProjectionSettings(method, random_state=random_state), cache=False)
+    emb = prepare("sa", dataset, model, languages=languages, cache=cache)
+    sa = run_task("sa", emb, n_boot=n_boot, seed=seed)
+    proj = run_task("projection", emb, method=method, random_state=random_state, projection_cache=False)
     return proj, sa

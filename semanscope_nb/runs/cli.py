@@ -248,8 +248,8 @@ def _cmd_grid(args: argparse.Namespace) -> int:
         register_api_model,
     )
     from semanscope_nb.models.registry import list_models
-    from semanscope_nb.runs.evaluate import format_leaderboard, resolve_models
-    from semanscope_nb.runs.grid import _load_datasets, run_grid
+    from semanscope_nb.runs.evaluate import format_leaderboard
+    from semanscope_nb.runs.grid import load_word_datasets, resolve_models, run_grid
 
     api_ids = []
     for spec in args.api_model or []:
@@ -268,77 +268,109 @@ def _cmd_grid(args: argparse.Namespace) -> int:
     preset_skipped: dict[str, str] = {}
     if models is not None:
         models, preset_skipped = resolve_models(models)
-    metrics = args.metrics or ["sa"]
+    tasks = args.tasks or args.metrics or ["sa"]
     backend = args.backend or ("dask" if args.scheduler else ("loky" if args.n_jobs else "serial"))
     _check_dataset_paths(args.datasets, "--datasets")
     cache = _open_cache(args.cache_dir)
     languages = args.languages
     api_models = [m for m in (models or []) if is_api_model(m)]
     if api_models:
-        loaded = _load_datasets(args.datasets, languages, args.max_concepts)
+        loaded = load_word_datasets(args.datasets, languages, args.max_concepts)
         texts = list(dict.fromkeys(t for ds in loaded for t in ds.all_texts()))
         for m in api_models:
             print(f"cost estimate {estimate_api_cost(m, texts, cache=cache).describe()}", file=sys.stderr, flush=True)
     show_bar = sys.stderr.isatty()
 
-    def report(model: str, dataset: str, metric: str, status: str) -> None:
+    def report(model: str, dataset: str, task: str, status: str) -> None:
         if not show_bar:
-            print(f"  [{time.strftime('%H:%M:%S')}] {model} x {dataset} [{metric}]: {status}", file=sys.stderr, flush=True)
+            print(f"  [{time.strftime('%H:%M:%S')}] {model} x {dataset} [{task}]: {status}", file=sys.stderr, flush=True)
 
-    params = {"sa": {"n_boot": args.n_boot, "seed": args.seed}} if "sa" in metrics else None
-    g = run_grid(models, args.datasets, metrics, languages=languages, max_concepts=args.max_concepts,
+    params = {t: {"n_boot": args.n_boot, "seed": args.seed} for t in tasks if t in ("sa", "pair-sa", "retrieval", "csc", "bdi")}
+    if "sa" in params:
+        params["sa"]["thresholds"] = _thresholds(args)
+    g = run_grid(models, args.datasets, tasks, languages=languages, max_concepts=args.max_concepts,
                  params=params, backend=backend, n_jobs=args.n_jobs, scheduler=args.scheduler, cache=cache,
                  out_dir=args.out, force=args.force, progress=show_bar, on_job=report)
     _print_reader_reports(g.reader_reports)
-    if "sa" in metrics:
-        sa = g.leaderboard("sa")
-        if not sa.empty:
-            sa = sa.assign(tier=[_thresholds(args).classify(v) for v in sa.sa_cosine])
-        print(format_leaderboard(sa))
+    if "sa" in tasks:
+        print(format_leaderboard(g.leaderboard("sa")))
     wide = g.wide()
-    if not wide.empty and any(m != "sa" for m in metrics):
+    if not wide.empty and any(t != "sa" for t in tasks):
         print("\n" + wide.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    print(f"\n{len(g.records)} results in {g.seconds:.1f} s on {g.backend}; texts embedded: {g.n_encoded}"
+    print(f"\n{len(g.records)} results in {g.seconds:.1f} s on {g.backend}; encoder calls: {g.total_encoder_calls}; "
+          f"texts embedded: {g.n_encoded}"
           f"{f'; resumed {len(g.resumed)}' if g.resumed else ''}")
     for m, why in {**preset_skipped, **g.skipped}.items():
         print(f"skipped {m}: {why}")
     for f in g.failures.values():
-        print(f"FAILED {f['model']} x {f['dataset']} [{f['metric']}]: {f['error']}")
+        print(f"FAILED {f['model']} x {f['dataset']} [{f['task']}]: {f['error']}")
     for f in g.files:
         print("wrote", f)
     return 1 if g.failures else 0
 
 
 def _cmd_benchmark(args: argparse.Namespace) -> int:
-    if args.backend or args.n_jobs or args.scheduler or args.metrics or args.api_model:
-        return _cmd_grid(args)
-    from semanscope_nb.runs.evaluate import format_leaderboard, run_benchmark
+    """`benchmark`: every model x every dataset x every task on the one grid engine (serial unless asked)."""
+    return _cmd_grid(args)
 
-    def report(model: str, dataset: str, status: str) -> None:
-        print(f"  [{time.strftime('%H:%M:%S')}] {model} x {dataset}: {status}", file=sys.stderr, flush=True)
 
-    thresholds = _thresholds(args)
-    _check_model_args(args.models)
-    _check_dataset_paths(args.datasets, "--datasets")
+def _cmd_run(args: argparse.Namespace) -> int:
+    """`run TASK`: any registered task on one dataset with one model, through run_task (as the grid and panels do)."""
+    from semanscope_nb.models.registry import get_model_info
+    from semanscope_nb.runs.tasks import get_task, run_task
+
+    task = get_task(args.task)
+    models = args.models or [args.model or None]
+    for m in models:
+        if m is not None:
+            get_model_info(m)
+    _check_dataset_paths([args.dataset], "--dataset")
+    params = _task_params(task, args.param or [])
+    if "n_boot" in task.defaults and args.n_boot is not None:
+        params.setdefault("n_boot", args.n_boot)
+    if "seed" in task.defaults and args.seed is not None:
+        params.setdefault("seed", args.seed)
     cache = _open_cache(args.cache_dir)
-    t0 = time.perf_counter()
-    res = run_benchmark(
-        args.models, args.datasets, languages=args.languages,
-        n_boot=args.n_boot, seed=args.seed, thresholds=thresholds,
-        cache=cache, out_dir=args.out,
-        max_concepts=args.max_concepts, force=args.force, on_job=report,
-    )
-    _print_reader_reports(res.reader_reports)
-    print(format_leaderboard(res.table))
-    print(f"\n{len(res.results)} results in {time.perf_counter() - t0:.1f} s; encoder calls: {res.total_encoder_calls}"
-          f"{f'; resumed {len(res.resumed)}' if res.resumed else ''}")
-    for m, why in res.skipped.items():
-        print(f"skipped {m}: {why}")
-    for (m, d), err in res.failures.items():
-        print(f"FAILED {m} x {d}: {err}")
-    for f in res.files:
-        print("wrote", f)
-    return 1 if res.failures else 0
+    if "labelled" in task.data:
+        from semanscope_nb.data.bitext import LabelledSplits, read_sib200
+
+        data: Any = LabelledSplits(read_sib200(args.train or args.dataset, "train"), read_sib200(args.dataset, "test"))
+        languages = None
+    elif task.data == ("sentences",):
+        from semanscope_nb.data.sentences import load_sentence_corpus
+
+        data, languages = load_sentence_corpus(args.dataset), None
+    else:
+        data, languages = args.dataset, args.languages
+    model: Any = models if task.inputs == "models" else models[0]
+    r = run_task(task, data, model, languages=languages, cache=cache, **params)
+    if args.json:
+        print(json.dumps(r.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        print(f"task {task.name}  model {', '.join(str(m) for m in models)}  dataset {r.provenance.get('dataset')}")
+        print(f"{task.main_score}: {r.main_score:.4f}")
+        for k, v in r.summary().items():
+            if k != "main_score" and isinstance(v, (int, float, str)) and not isinstance(v, bool):
+                print(f"  {k}: {v:.4f}" if isinstance(v, float) else f"  {k}: {v}")
+    if args.out:
+        r.save(args.out)
+    return 0
+
+
+def _task_params(task: Any, pairs: Sequence[str]) -> dict[str, Any]:
+    """``--param name=value`` pairs: values read as JSON (numbers, lists, true/false), else as text."""
+    out: dict[str, Any] = {}
+    for item in pairs:
+        name, eq, raw = item.partition("=")
+        if not eq or not name:
+            raise ArgumentError(f"--param {item!r}: expected NAME=VALUE")
+        if name not in task.defaults:
+            raise ArgumentError(f"--param {name}: task '{task.name}' takes {', '.join(sorted(task.defaults))}")
+        try:
+            out[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[name] = raw
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -387,13 +419,42 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--backend", choices=["serial", "loky", "dask"], help="run the jobs through joblib: serial, loky processes, or Dask")
     b.add_argument("--n-jobs", type=_int_at_least(1), help="worker processes (loky, or a local Dask cluster)")
     b.add_argument("--scheduler", type=_non_empty, help="Dask scheduler address (tcp://host:8786) or 'local' for a LocalCluster")
-    b.add_argument("--metrics", type=_csv_list, help="comma-separated grid metrics: sa, retrieval, csc (default sa)")
+    b.add_argument("--tasks", type=_csv_list, help="comma-separated tasks: sa, pair-sa, retrieval, bdi, csc, projection (default sa)")
+    b.add_argument("--metrics", type=_csv_list, help="the old name of --tasks")
     b.add_argument("--api-model", action="append", metavar="ID=MODEL@BASE_URL",
                    help="register an OpenAI-compatible embedding endpoint as model ID (repeatable)")
     b.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key (default OPENAI_API_KEY)")
     common(b)
     b.set_defaults(func=_cmd_benchmark)
+
+    r = sub.add_parser("run", help="run any registered task (see `semanscope tasks`) on one dataset")
+    r.add_argument("task", help="task name: sa, pair-sa, permutation, comparison, retrieval, bdi, knn, csc, projection")
+    r.add_argument("--model", help="model id (default: settings.default_model)")
+    r.add_argument("--models", type=_csv_list, help="comma-separated model ids (the comparison task)")
+    r.add_argument("--dataset", type=_non_empty, default="conceptual-space",
+                   help="bundled dataset name or CSV path (knn: the SIB-200 language of the test split)")
+    r.add_argument("--train", help="knn: the SIB-200 language of the train split (default: the test language)")
+    r.add_argument("--param", action="append", metavar="NAME=VALUE", help="a task parameter (repeatable; JSON values)")
+    r.add_argument("--json", action="store_true", help="print the full result as JSON")
+    r.add_argument("--out", type=_non_empty, help="also write the result file here (Result.load reads it back)")
+    r.add_argument("--languages", type=_csv_list, help="comma-separated language codes, e.g. en,zh")
+    r.add_argument("--n-boot", type=_int_at_least(0), help="bootstrap resamples (default: settings.n_boot)")
+    r.add_argument("--seed", type=int)
+    r.add_argument("--cache-dir", type=_non_empty, help="embedding cache folder (default: $SEMANSCOPE_CACHE or the user cache)")
+    r.set_defaults(func=_cmd_run)
+
+    t = sub.add_parser("tasks", help="list the registered tasks (name, data, main score, parameters)")
+    t.set_defaults(func=_cmd_tasks)
     return p
+
+
+def _cmd_tasks(args: argparse.Namespace) -> int:
+    from semanscope_nb.runs.tasks import list_tasks
+
+    for t in list_tasks():
+        print(f"{t.name:<12} {'/'.join(t.data):<16} main score {t.main_score:<18} {t.description}")
+        print(f"{'':<12} parameters: {', '.join(f'{k}={v!r}' for k, v in t.defaults.items())}")
+    return 0
 
 
 def _one_line(exc: BaseException | str) -> str:

@@ -24,6 +24,7 @@ Example
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ from semanscope_nb.metrics.contextual import (
     token_anchors,
     token_pairs,
 )
+from semanscope_nb.results import Estimate, Interval, Result
 
 __all__ = ["ContextualReport", "contextual_comparison", "parallel_sample", "resolve_encoders"]
 
@@ -85,14 +87,41 @@ def parallel_sample(language: str, n: int, *, seed: int = 0):
     return [src[i] for i in pick], [eng[i] for i in pick], meta
 
 
-@dataclass
-class ContextualReport:
-    """The comparison table plus the anchors and what was dropped (per language)."""
+@dataclass(frozen=True)
+class ContextualReport(Result):
+    """The comparison table plus the anchors and what was dropped (per language).
+
+    One table row per (language, anchors, mapping, task) with ``P@K`` and its
+    interval as ``P@K lo`` / ``P@K hi``.  The main score is the best BDI P@1
+    (nearest neighbour or CSLS, any anchors and mapping).
+    """
+
+    kind = "contextual-report"
+    main_score_name = "best_bdi_p_at_1"
 
     table: pd.DataFrame
     anchors: dict[str, dict[str, Anchors]]
     notes: list[str] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def best_bdi_p_at_1(self) -> float:
+        """The highest P@1 over the BDI rows (NaN when there are none)."""
+        t = self.table
+        if t.empty or "task" not in t or "P@1" not in t:
+            return math.nan
+        bdi = t.loc[t["task"].astype(str).str.startswith("BDI"), "P@1"].dropna()
+        return float(bdi.max()) if len(bdi) else math.nan
+
+    def estimates(self) -> dict[str, Estimate]:
+        """``"en-de|avg|procrustes|BDI-csls|P@1"`` -> P@K with its interval, for every row (``sem``: NaN)."""
+        out = {}
+        for r in self.table.to_dict("records"):
+            row = "|".join(str(r[c]) for c in ("language", "anchors", "mapping", "task"))
+            for k in (1, 5):
+                if f"P@{k}" in r:
+                    out[f"{row}|P@{k}"] = Estimate(r[f"P@{k}"], math.nan, Interval(r[f"P@{k} lo"], r[f"P@{k} hi"]))
+        return out
 
 
 def _row(language, anchors, mapping, task, score) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Dataset-level Semantic Affinity through the cache, and the model x dataset benchmark grid.
+"""Dataset-level Semantic Affinity (the ``sa`` task), SA leaderboards, and the SA benchmark on the one grid engine.
 
 Example
 -------
@@ -10,90 +10,32 @@ Example
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import json
 import os
-import traceback
-import warnings
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from semanscope_nb.data.catalog import list_folder_datasets  # noqa: F401  (moved to the data layer; old imports still work)
 from semanscope_nb.data.words import (
-    BUNDLED_DATASETS,
-    DatasetInfo,
     WordDataset,
-    language_code,
-    list_datasets,
     load_dataset,
 )
-from semanscope_nb.errors import DatasetError, JobFileWarning
 from semanscope_nb.metrics.affinity import (
     DEFAULT_TIERS,
     AlignedWords,
     SAResult,
     TierThresholds,
-    affinity_of_words,
-    check_row_tuples,
 )
 from semanscope_nb.models.cache import EmbeddingCache
 from semanscope_nb.models.embedded import Embedded, embed
 from semanscope_nb.models.encoders import Encoder
 from semanscope_nb.models.registry import (
-    DEFAULT_MODEL,
     get_model_info,
-    list_models,
     load_model,
-    preset_names,
-    warn_unsupported,
 )
-from semanscope_nb.provenance import (
-    atomic_write_json,
-    atomic_write_text,
-    package_info,
-    utc_now,
-)
-
-
-def list_folder_datasets(folder: str | os.PathLike) -> tuple[list[DatasetInfo], list[str]]:
-    """The ``*.csv`` files of ``folder`` (as :func:`list_datasets` lists them) and a note per entry skipped.
-
-    An entry that is not a readable file (a sub-folder named ``x.csv``) is
-    skipped and named instead of failing the whole listing.
-
-    >>> import tempfile, pathlib
-    >>> d = pathlib.Path(tempfile.mkdtemp()); (d / "x.csv").mkdir()
-    >>> infos, notes = list_folder_datasets(d); infos, notes[0].endswith("a folder, not a CSV file; skipped")
-    ([], True)
-    """
-    root = Path(folder).expanduser()
-    entries = sorted(root.glob("*.csv"))
-    if all(p.is_file() for p in entries):
-        try:
-            return list_datasets(root), []
-        except OSError:
-            pass  # one of them cannot be read: list the others below
-    infos: list[DatasetInfo] = []
-    notes: list[str] = []
-    for p in entries:
-        if not p.is_file():
-            notes.append(f"{p}: a folder, not a CSV file; skipped")
-            continue
-        try:
-            with open(p, encoding="utf-8-sig", errors="replace") as fh:
-                header = next((ln for ln in fh if ln.strip() and not ln.lstrip(" \t").startswith("#")), "")
-        except OSError as exc:
-            notes.append(f"{p}: cannot be read ({exc.strerror or exc}); skipped")
-            continue
-        langs = tuple(c for c in (language_code(h) for h in next(csv.reader([header]), [])) if c)
-        card = p.with_suffix(".md")
-        infos.append(DatasetInfo(p.stem, str(p), langs, str(card) if card.exists() else None))
-    return infos, notes
+from semanscope_nb.runs.grid import GridResult, run_grid
 
 
 def _as_dataset(dataset: WordDataset | str | os.PathLike, languages: Sequence[str] | None) -> WordDataset:
@@ -163,46 +105,11 @@ def dataset_affinity(
                     confidence=confidence, thresholds=thresholds, on_zero=on_zero)
 
 
-# --------------------------------------------------------------------------- the grid
+# --------------------------------------------------------------------------- leaderboards and the benchmark
 
 
-@dataclass
-class BenchmarkResult:
-    """What :func:`run_benchmark` produced: the leaderboard, every SA result, and what it cost."""
-
-    table: pd.DataFrame
-    results: dict[tuple[str, str], SAResult]
-    encoder_calls: dict[str, int]
-    resumed: list[tuple[str, str]] = field(default_factory=list)
-    failures: dict[tuple[str, str], str] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
-    files: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # e.g. a damaged job file that was recomputed
-    reader_reports: dict[str, list[str]] = field(default_factory=dict)  # dataset name -> what its reader reported
-
-    @property
-    def total_encoder_calls(self) -> int:
-        return sum(self.encoder_calls.values())
-
-
-def _job_key(model_key: str, ds: WordDataset, params: dict[str, Any]) -> str:
-    blob = json.dumps({"model": model_key, "dataset": ds.sha256, "languages": ds.languages, "rows": len(ds), **params}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:12]
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-
-
-def _model_meta(model: str) -> dict[str, Any]:
-    try:
-        return get_model_info(model).to_dict()
-    except Exception as exc:
-        return {"error": str(exc)}
-
-
-def leaderboard(results: dict[tuple[str, str], SAResult]) -> pd.DataFrame:
-    """One row per (model, dataset), models ordered by their mean cosine SA."""
+def leaderboard(results: Mapping[tuple[str, str], SAResult]) -> pd.DataFrame:
+    """One row per (model, dataset) of SA results, models ordered by their mean cosine SA."""
     rows = []
     for (model, dataset), r in results.items():
         info = get_model_info(model)
@@ -211,9 +118,9 @@ def leaderboard(results: dict[tuple[str, str], SAResult]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if df.empty:
         return df
-    order = df.groupby("model")["sa_cosine"].mean().sort_values(ascending=False).index
+    order = df.groupby("model")["sa_cosine"].mean().sort_values(ascending=False, kind="stable").index
     df["model"] = pd.Categorical(df["model"], categories=list(order), ordered=True)
-    df = df.sort_values(["model", "dataset"]).reset_index(drop=True)
+    df = df.sort_values(["model", "dataset"], kind="stable").reset_index(drop=True)
     df["model"] = df["model"].astype(str)
     return df
 
@@ -235,183 +142,35 @@ def format_leaderboard(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-
-def resolve_models(models: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    """Expand preset names (``"paper"``) into model ids; models that cannot run here go into the second value.
-
-    Each skipped model gets one reason ("needs hub: ...", "needs key: set OPENROUTER_API_KEY ...");
-    a model given by its own id is never skipped here (it fails, or runs, as asked).
-
-    >>> ids, skipped = resolve_models(["paper", "random-null"])
-    >>> ids[0], "random-null" in ids, len(ids) + len(skipped)
-    ('use-multilingual', True, 14)
-    """
-    if isinstance(models, str):
-        raise TypeError("models must be a list of model ids or preset names, not one string")
-    presets = set(preset_names())
-    out: list[str] = []
-    skipped: dict[str, str] = {}
-    for name in models:
-        if name not in presets:
-            out.append(name)
-            continue
-        for info in list_models(preset=name):
-            why = info.missing_access()
-            if why is not None:
-                skipped[info.id] = f"{info.paper_name or info.id}: {why}"
-            elif info.id not in out:
-                out.append(info.id)
-    return list(dict.fromkeys(out)), skipped
-
-
-def _default_models(skipped: dict[str, str]) -> list[str]:
-    """Every offline model whose packages are installed; the others go into ``skipped`` with the reason."""
-    models = []
-    for m in list_models(offline=True):
-        (models.append(m.id) if m.available else skipped.__setitem__(m.id, f"needs {', '.join(m.requires)}"))
-    return models
-
-
-def _load_datasets(
-    datasets: Sequence[str | os.PathLike | WordDataset] | None, languages: Sequence[str] | None, max_concepts: int | None
-) -> list[WordDataset]:
-    """The grid's datasets (default: bundled), restricted to ``languages`` and the first ``max_concepts`` rows."""
-    if datasets is None:
-        datasets = [d.name for d in list_datasets()]
-        if not datasets:
-            raise FileNotFoundError(f"no bundled datasets found (expected {', '.join(BUNDLED_DATASETS)})")
-    if isinstance(datasets, (str, os.PathLike)):
-        datasets = [datasets]
-    full = [_as_dataset(d, None) for d in datasets]
-    wanted = None
-    if languages is not None:
-        if isinstance(languages, str):
-            languages = [t.strip() for t in languages.split(",") if t.strip()]
-        wanted = [language_code(str(lang)) or str(lang) for lang in languages]
-        if not wanted:
-            raise DatasetError("languages: no language given (pass None for every language of each dataset)")
-        known = {lang for ds in full for lang in ds.languages}
-        unknown = [lang for lang, code in zip(languages, wanted) if code not in known]
-        if unknown:
-            have = "; ".join(f"{ds.name}: {', '.join(ds.languages)}" for ds in full)
-            raise DatasetError(f"unknown language(s) {unknown}: in none of the datasets ({have})")
-    loaded = []
-    for ds in full:
-        if wanted is not None:
-            ds = ds.select([lang for lang in dict.fromkeys(wanted) if lang in ds.languages])
-        if max_concepts is not None:
-            ds = ds.subset(range(min(max_concepts, len(ds))))
-        loaded.append(ds)
-    names = [ds.name for ds in loaded]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise ValueError(f"datasets: several datasets are named {dupes}; give them distinct names")
-    return loaded
-
-
-def _read_job_file(path: Path) -> SAResult:
-    """A finished job's :class:`SAResult`; raises if the file is damaged, truncated or not a result."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or not isinstance(data.get("cosine"), dict) or not isinstance(data.get("provenance"), dict):
-        raise ValueError("not a Semantic Affinity result")
-    return SAResult.from_dict(data)
-
-
 def run_benchmark(
     models: Sequence[str] | None = None,
     datasets: Sequence[str | os.PathLike | WordDataset] | None = None,
     *,
     languages: Sequence[str] | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
+    n_boot: int | None = None,
+    seed: int | None = None,
     thresholds: TierThresholds = DEFAULT_TIERS,
     cache: EmbeddingCache | None = None,
     out_dir: str | os.PathLike | None = "results",
     max_concepts: int | None = None,
     force: bool = False,
     progress: bool | None = None,
-    on_job: Callable[[str, str, str], None] | None = None,
-) -> BenchmarkResult:
-    """Score every model on every dataset; write ``results/*.csv`` and ``results/*.json``.
+    on_job: Callable[[str, str, str, str], None] | None = None,
+) -> GridResult:
+    """Score every model's SA on every dataset: ``run_grid(tasks=["sa"], backend="serial")``.
 
     Defaults: every offline registry model whose packages are installed, every
-    bundled dataset.  Each (model, dataset, parameters) job is written to
-    ``out_dir/runs/`` as soon as it finishes, so an interrupted run resumes
-    where it stopped (``force=True`` recomputes).  A failing job is recorded
-    in ``failures`` and the rest of the grid still runs.  ``max_concepts``
-    takes the first N rows of each dataset (a quick look).  A preset name in
-    ``models`` (``"paper"``: paper 000's 13 models) expands to its models;
-    those that need hub weights or an API key this machine lacks are listed
-    in ``skipped`` with the reason, and the others run.
+    bundled dataset.  Each job is written to ``out_dir/runs/`` as soon as it
+    finishes, so an interrupted run resumes where it stopped (``force=True``
+    recomputes).  A failing job is recorded in ``failures`` and the rest of
+    the grid still runs.  A preset name in ``models`` (``"paper"``) expands to
+    its models; those that need hub weights or an API key this machine lacks
+    are listed in ``skipped`` with the reason.
     """
-    cache = cache if cache is not None else EmbeddingCache()
-    skipped: dict[str, str] = {}
-    if models is not None:
-        models, skipped = resolve_models(list(models))
-    else:
-        models = _default_models(skipped)
-    loaded = _load_datasets(datasets, languages, max_concepts)
-    params = {"n_boot": n_boot, "seed": seed}
-    results: dict[tuple[str, str], SAResult] = {}
-    calls: dict[str, int] = {}
-    resumed, failures = [], {}
-    warnings_: list[str] = []
-    out = Path(out_dir) if out_dir is not None else None
-    for model in models:
-        calls[model] = 0
-        for ds in loaded:
-            job = (model, ds.name)
-            try:
-                encoder = prepare_encoder(model, ds)
-                run_file = out / "runs" / f"{_safe(model)}__{_safe(ds.name)}__{_job_key(encoder.cache_key, ds, params)}.json" if out else None
-                if run_file is not None and run_file.exists() and not force:
-                    try:
-                        results[job] = _read_job_file(run_file).with_thresholds(thresholds)
-                    except Exception as exc:  # damaged or truncated: recompute it, as the grid does, and say so
-                        note = f"{run_file}: damaged job file ({type(exc).__name__}: {exc}); recomputing"
-                        warnings_.append(note)
-                        warnings.warn(note, JobFileWarning, stacklevel=2)
-                        on_job and on_job(model, ds.name, "damaged job file; recomputing")
-                    else:
-                        resumed.append(job)
-                        on_job and on_job(model, ds.name, "resumed")
-                        continue
-                on_job and on_job(model, ds.name, "running")
-                r = dataset_affinity(ds, encoder, cache=cache, n_boot=n_boot, seed=seed, thresholds=thresholds, progress=progress)
-                calls[model] += r.provenance["embedding"]["n_batches"]
-                results[job] = r
-                if run_file is not None:
-                    atomic_write_json(run_file, r.to_dict())
-                on_job and on_job(model, ds.name, "done")
-            except Exception as exc:  # one failing job must not sink the grid
-                failures[job] = f"{type(exc).__name__}: {exc}"
-                on_job and on_job(model, ds.name, f"failed: {exc}")
-                if os.environ.get("SEMANSCOPE_DEBUG"):
-                    traceback.print_exc()
-    table = leaderboard(results)
-    bench = BenchmarkResult(table, results, calls, resumed, failures, skipped, warnings=warnings_,
-                            reader_reports={ds.name: list(ds.report) for ds in loaded})
-    if out is not None:
-        meta = {
-            "created": utc_now(),
-            "packages": package_info(),
-            "parameters": {**params, "languages": list(languages) if languages else None,
-                           "max_concepts": max_concepts, "thresholds": asdict(thresholds)},
-            "datasets": {ds.name: {"source": ds.source, "sha256": ds.sha256, "rows": len(ds), "languages": list(ds.languages),
-                                   "reader_report": list(ds.report)} for ds in loaded},
-            "models": {m: _model_meta(m) for m in models},
-            "encoder_calls": calls,
-            "resumed": [list(j) for j in resumed],
-            "failures": {f"{m}|{d}": e for (m, d), e in failures.items()},
-            "skipped": skipped,
-            "warnings": warnings_,
-        }
-        records = json.loads(table.to_json(orient="records")) if not table.empty else []
-        for rec in records:
-            r = results[(rec["model"], rec["dataset"])]
-            rec["provenance"] = r.provenance
-        bench.files = [
-            str(atomic_write_text(out / "leaderboard.csv", table.to_csv(index=False))),
-            str(atomic_write_json(out / "leaderboard.json", {"meta": meta, "rows": records})),
-        ]
-    return bench
+    params = {"sa": {"n_boot": n_boot, "seed": seed, "thresholds": thresholds}}
+    return run_grid(models, datasets, ["sa"], languages=languages, max_concepts=max_concepts, params=params, backend="serial",
+                    cache=cache, out_dir=out_dir, force=force, progress=progress, on_job=on_job)
+
+
+#: the old name of the benchmark's result: the one grid engine's :class:`GridResult`
+BenchmarkResult = GridResult

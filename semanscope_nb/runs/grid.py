@@ -1,73 +1,63 @@
-"""The scale-out benchmark grid: models x datasets x metrics (x parameters) through joblib.
+"""The benchmark engine: models x datasets x tasks (x parameters) through joblib, resumable per job.
 
-Every job is one (model, dataset, metric, parameters) tuple, keyed by a hash
-of (the model's cache key, the dataset's rows and hash, the metric and its
-version, the parameters).  A finished job is written at once, atomically, to
-``<out_dir>/runs/<model>__<dataset>__<metric>__<key>.json`` by the process
-that ran it: workers write different files, so they never clobber each
-other; a rerun skips every job whose file exists; a killed run loses only
-the jobs in flight.  The driver combines the job files into
-``leaderboard.csv`` / ``leaderboard.json`` at the end.
+There is one engine.  :func:`run_grid` runs any registered task
+(:mod:`semanscope_nb.runs.tasks`) of any model on any dataset, on
+``backend="serial"`` (this process), ``"loky"`` (joblib's process pool) or
+``"dask"`` (a ``dask.distributed`` cluster through joblib); ``run_benchmark``
+is ``run_grid(tasks=["sa"], backend="serial")``.
 
-Execution goes through joblib (no scheduler or worker pool of our own):
-``backend="serial"`` (in this process), ``"loky"`` (joblib's default process
-pool) or ``"dask"`` (``joblib.parallel_config(backend="dask")`` on a
-``dask.distributed`` client: a scheduler address, or ``"local"`` for a
-LocalCluster of processes on this machine).
+Every job is one (model, dataset, task, parameters) tuple, keyed by a hash of
+(the model's cache key, the dataset's content, the task and its version, the
+parameters).  A finished job is written at once, atomically, to
+``<out_dir>/runs/<model>__<dataset>__<task>__<key>.json`` by the process that
+ran it (every part of the name is sanitised, and stays inside the folder):
+workers write different files, so they never clobber each other; a rerun
+skips every job whose file holds that job (checked against its key, model,
+dataset hash and parameters; anything else is recomputed and named); a
+killed run loses only the jobs in flight.  The driver combines the job files
+into ``leaderboard.csv`` / ``leaderboard.json`` at the end.
+
+The run goes in named steps: :func:`plan_jobs` (nothing is loaded: cache keys
+come from metadata), :func:`resume_jobs`, :func:`embed_phase` (each (model,
+text) embedded once, by one worker, into the shared cache), :func:`run_jobs`
+(each job reads its vectors from the cache and runs its task through
+:func:`~semanscope_nb.runs.tasks.run_task`, retrying jobs whose worker died)
+and :func:`write_leaderboard`.
 
 The per-word cache across workers
 ---------------------------------
-Every worker reads and writes the one shared SQLite cache
-(:class:`~semanscope_nb.models.cache.EmbeddingCache`: WAL journal, busy timeout,
-one transaction per batch), and the grid adds an *embedding phase*: before
-the metric jobs run, one task per model embeds the union of the texts its
-pending jobs need (only those the cache lacks): the word datasets' texts and
-the texts a metric declares (``register_metric(texts=...)``: CSC's original
-and perturbed sentences).  So each (model, text) is computed once for the
-whole grid, by one worker, and the metric jobs then read every vector from
-the cache (they load no model weights at all).  Without that phase, jobs
-that share words (SA and retrieval on one dataset, two datasets sharing
-words) race: both miss the cache and both embed the word (measured: 861
-encodes for 858 cache entries on a 2-worker LocalCluster; 858 with it).
-The one exception: retrieval fits TF-IDF per language pair, so that cheap
-baseline embeds inside its jobs.
-Why not ship the vectors from the driver instead: the driver would have to
-run every model itself (serialising the expensive part), and each job would
-receive megabytes of arrays through the scheduler; the shared cache also
-keeps what a killed run has already paid for.  The price: the cache folder
-and the results folder must be on a filesystem every worker sees (local
-disk for loky and a LocalCluster; for a multi-host cluster a shared POSIX
-filesystem with working file locks - SQLite over NFS without locking is not
-safe).  API keys are read by each worker from its own environment and are
-never shipped with a job.
+Every worker reads and writes the one shared SQLite cache (WAL journal, busy
+timeout, one transaction per batch).  Without the embedding phase, jobs that
+share words race: both miss the cache and both embed the word (measured: 861
+encodes for 858 cache entries on a 2-worker LocalCluster; 858 with it).  The
+cache folder and the results folder must be on a filesystem every worker sees.
+API keys are read by each worker from its own environment and are never
+shipped with a job.
 
 Faults
 ------
-A job that raises is reported (``result.failures``) with its error; the rest
-of the grid finishes.  A worker process that dies (killed, out of memory)
-leaves an in-flight marker; its jobs are retried, suspects one at a time,
-and a job that kills its worker more than ``max_retries`` times is reported
-as failed.  (Dask also reschedules the tasks of a lost worker by itself.)
-An unreachable scheduler fails fast with a suggestion to run locally.
-A damaged or truncated job file is recomputed, and named in ``result.warnings``.
-While the grid runs on loky or Dask, SIGTERM and SIGINT first shut the worker
-pool down (workers are killed, not left computing for minutes), then do what
-they did before (the default SIGTERM ends the process; SIGINT raises
-KeyboardInterrupt); the previous handlers are restored when the grid returns.
+A job that raises is reported (``result.failures``: job key -> model, dataset,
+task, params, error) and the rest of the grid finishes.  A worker process
+that dies leaves an in-flight marker; its jobs are retried, suspects one at a
+time, and a job that kills its worker more than ``max_retries`` times is
+reported as failed.  An unreachable scheduler fails fast with a suggestion to
+run locally.  While the grid runs on loky or Dask, SIGTERM and SIGINT first
+shut the worker pool down, then do what they did before.
 
 Example
 -------
 >>> import tempfile, semanscope_nb as snb
 >>> out = tempfile.mkdtemp()
->>> g = snb.run_grid(["random-null"], ["edge-cases"], metrics=["sa", "retrieval"], max_concepts=20,
-...                  params={"sa": {"n_boot": 50}}, out_dir=out, progress=False)
->>> sorted(g.table.metric), len(g.failures)
+>>> g = snb.run_grid(["random-null"], ["edge-cases"], tasks=["sa", "retrieval"], max_concepts=20,
+...                  params={"sa": {"n_boot": 50}, "retrieval": {"n_boot": 20}}, out_dir=out, progress=False)
+>>> sorted(g.table.task), len(g.failures)
 (['retrieval', 'sa'], 0)
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -85,280 +75,265 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
-from semanscope_nb.data.words import WordDataset
-from semanscope_nb.errors import GridBackendError, SemanscopeError
-from semanscope_nb.models.cache import EmbeddingCache
-from semanscope_nb.models.registry import (
-    ModelInfo,
-    get_model_info,
-    list_models,
-    load_model,
-    register_model,
-)
+from semanscope_nb.data.datasets import as_dataset
+from semanscope_nb.data.words import BUNDLED_DATASETS, WordDataset, language_code, list_datasets
+from semanscope_nb.errors import ArgumentError, DatasetError, GridBackendError, JobFileWarning, UnknownNameError
+from semanscope_nb.models.cache import EmbeddingCache, EmbedStats
+from semanscope_nb.models.registry import ModelInfo, get_model_info, list_models, load_model, preset_names, register_model
 from semanscope_nb.provenance import (
     atomic_write_json,
     atomic_write_text,
     json_ready,
     package_info,
+    path_inside,
+    safe_name,
+    shareable_source,
     utc_now,
 )
-from semanscope_nb.runs.evaluate import (
-    JobFileWarning,
-    _default_models,
-    _load_datasets,
-    _model_meta,
-    _safe,
-    prepare_encoder,
-)
+from semanscope_nb.results import Result, result_kinds
+from semanscope_nb.runs.tasks import Task, get_task, list_tasks, register_task, run_task
 
 BACKENDS = ("serial", "loky", "dask")
 #: models registered when the package was imported exist in every worker; others (API models, ...) are shipped with the jobs
 _STARTUP_MODELS = frozenset(m.id for m in list_models())
 
 
-# --------------------------------------------------------------------------- metrics
-
-MetricFn = Callable[[str, WordDataset, dict, EmbeddingCache], dict]
+# --------------------------------------------------------------------------- what runs: models, datasets, jobs
 
 
-@dataclass(frozen=True)
-class Metric:
-    """A grid metric: ``fn(model_id, dataset, params, cache) -> JSON-able dict``.
+def default_models(skipped: dict[str, str]) -> list[str]:
+    """Every offline model whose packages are installed; the others go into ``skipped`` with the reason."""
+    models = []
+    for m in list_models(offline=True):
+        (models.append(m.id) if m.available else skipped.__setitem__(m.id, f"needs {', '.join(m.requires)}"))
+    return models
 
-    The dict's ``"summary"`` entry (a flat dict of numbers/strings), or else its
-    top-level scalars, becomes the job's leaderboard row.  ``defaults`` lists
-    every parameter the metric accepts; ``headline`` is the summary column that
-    ranks models (``higher_is_better`` says which way); bump ``version`` when
-    the metric's numbers change (old job files are then not reused).
-    ``data``: ``"words"`` (the metric gets a :class:`WordDataset`) or
-    ``"sentences"`` (a :class:`~semanscope_nb.data.sentences.SentenceCorpus`).
-    ``embeds_dataset``: the grid pre-embeds the dataset's texts for it (so each
-    word is embedded once across workers); ``texts(dataset, params) -> {language:
-    [texts]}`` names other texts the metric will embed (e.g. CSC's perturbed
-    sentences), so they are pre-embedded too (a corpus-fitted model is fitted on
-    exactly those texts, as the metric will do).
+
+def resolve_models(models: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """Expand preset names (``"paper"``) into model ids; models that cannot run here go into the second value.
+
+    Each skipped model gets one reason ("needs hub: ...", "needs key: set OPENROUTER_API_KEY ...");
+    a model given by its own id is never skipped here (it fails, or runs, as asked).
+
+    >>> ids, skipped = resolve_models(["paper", "random-null"])
+    >>> ids[0], "random-null" in ids, len(ids) + len(skipped)
+    ('use-multilingual', True, 14)
     """
-
-    name: str
-    fn: MetricFn
-    defaults: Mapping[str, Any] = field(default_factory=dict)
-    headline: str | None = None
-    version: str = "1"
-    embeds_dataset: bool = True
-    description: str = ""
-    data: str = "words"
-    higher_is_better: bool = True
-    texts: Callable[[Any, dict], dict] | None = None
-
-
-_METRICS: dict[str, Metric] = {}
-
-
-def register_metric(
-    name: str,
-    fn: MetricFn,
-    *,
-    defaults: Mapping[str, Any] | None = None,
-    headline: str | None = None,
-    version: str = "1",
-    embeds_dataset: bool = True,
-    description: str = "",
-    data: str = "words",
-    higher_is_better: bool = True,
-    texts: Callable[[Any, dict], dict] | None = None,
-    replace: bool = False,
-) -> Metric:
-    """Make ``fn(model_id, dataset, params, cache) -> dict`` available to :func:`run_grid` as ``name``.
-
-    >>> import semanscope_nb as snb
-    >>> m = snb.register_metric("n-words", lambda model, ds, params, cache: {"n": len(ds.all_texts())},
-    ...                         headline="n", embeds_dataset=False, replace=True)
-    >>> m.name
-    'n-words'
-    """
-    if not name or not isinstance(name, str) or any(c in name for c in "/\\ "):
-        raise ValueError(f"metric name must be a non-empty string without spaces or slashes, got {name!r}")
-    if not callable(fn):
-        raise TypeError(f"metric '{name}': fn must be callable, got {type(fn).__name__}")
-    if data not in ("words", "sentences"):
-        raise ValueError(f"metric '{name}': data must be 'words' or 'sentences', got {data!r}")
-    if name in _METRICS and not replace:
-        raise ValueError(f"metric '{name}' is already registered (pass replace=True)")
-    metric = Metric(name, fn, dict(defaults or {}), headline, str(version), embeds_dataset and data == "words", description,
-                    data, higher_is_better, texts)
-    _METRICS[name] = metric
-    return metric
+    if isinstance(models, str):
+        raise ArgumentError("models must be a list of model ids or preset names, not one string")
+    presets = set(preset_names())
+    out: list[str] = []
+    skipped: dict[str, str] = {}
+    for name in models:
+        if name not in presets:
+            out.append(name)
+            continue
+        for info in list_models(preset=name):
+            why = info.missing_access()
+            if why is not None:
+                skipped[info.id] = f"{info.paper_name or info.id}: {why}"
+            elif info.id not in out:
+                out.append(info.id)
+    return list(dict.fromkeys(out)), skipped
 
 
-def list_metrics() -> list[Metric]:
-    """Every registered grid metric."""
-    return list(_METRICS.values())
+def load_word_datasets(
+    datasets: Sequence[Any] | None, languages: Sequence[str] | str | None, max_concepts: int | None
+) -> list[WordDataset]:
+    """The grid's word datasets (default: bundled), restricted to ``languages`` and the first ``max_concepts`` rows."""
+    if datasets is None:
+        datasets = [d.name for d in list_datasets()]
+        if not datasets:
+            raise FileNotFoundError(f"no bundled datasets found (expected {', '.join(BUNDLED_DATASETS)})")
+    if isinstance(datasets, (str, os.PathLike)):
+        datasets = [datasets]
+    full = [as_dataset(d) for d in datasets]
+    wanted = None
+    if languages is not None:
+        if isinstance(languages, str):
+            languages = [t.strip() for t in languages.split(",") if t.strip()]
+        wanted = [language_code(str(lang)) or str(lang) for lang in languages]
+        if not wanted:
+            raise DatasetError("languages: no language given (pass None for every language of each dataset)")
+        known = {lang for ds in full if isinstance(ds, WordDataset) for lang in ds.languages}
+        unknown = [lang for lang, code in zip(languages, wanted) if code not in known]
+        if unknown:
+            have = "; ".join(f"{ds.name}: {', '.join(ds.languages)}" for ds in full if isinstance(ds, WordDataset))
+            raise UnknownNameError(f"unknown language(s) {unknown}: in none of the datasets ({have})")
+    loaded = []
+    for ds in full:
+        if isinstance(ds, WordDataset):
+            if wanted is not None:
+                ds = ds.select([lang for lang in dict.fromkeys(wanted) if lang in ds.languages])
+            if max_concepts is not None:
+                ds = ds.subset(range(min(max_concepts, len(ds))))
+        loaded.append(ds)
+    names = [ds.name for ds in loaded]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ArgumentError(f"datasets: several datasets are named {dupes}; give them distinct names")
+    return loaded
 
 
-def get_metric(name: str) -> Metric:
-    if name not in _METRICS:
-        raise ValueError(f"unknown metric '{name}'; registered: {', '.join(sorted(_METRICS))}")
-    return _METRICS[name]
+def load_sentence_corpora(corpora: Sequence[Any] | None) -> list[Any]:
+    """The grid's sentence corpora (default: the bundled ones)."""
+    from semanscope_nb.data.sentences import SentenceCorpus, list_sentence_corpora, load_sentence_corpus
+
+    if corpora is None:
+        corpora = list_sentence_corpora()
+        if not corpora:
+            raise FileNotFoundError("no bundled sentence corpora found for the sentence tasks (pass corpora=)")
+    return [c if isinstance(c, SentenceCorpus) else load_sentence_corpus(c) for c in corpora]
 
 
-def _sa_metric(model: str, dataset: WordDataset, params: dict, cache: EmbeddingCache) -> dict:
-    from semanscope_nb.runs.evaluate import dataset_affinity
-
-    r = dataset_affinity(dataset, model, cache=cache, n_boot=params["n_boot"], seed=params["seed"],
-                         confidence=params["confidence"], progress=False)
-    return {**r.to_dict(), "summary": r.summary()}
-
-
-def _default_pairs(dataset: WordDataset, params: dict) -> list[tuple[str, str]]:
-    langs = list(dataset.languages)
-    source = params.get("source") or ("en" if "en" in langs else langs[0])
-    if source not in langs:
-        raise ValueError(f"retrieval: source language '{source}' is not in dataset '{dataset.name}' ({', '.join(langs)})")
-    targets = params.get("targets") or [lang for lang in langs if lang != source]
-    missing = [t for t in targets if t not in langs]
-    if missing:
-        raise ValueError(f"retrieval: target language(s) {missing} not in dataset '{dataset.name}' ({', '.join(langs)})")
-    return [(source, t) for t in targets if t != source]
+def model_metadata(model: str) -> dict[str, Any]:
+    """The registry's metadata of ``model`` (or the error that names why there is none)."""
+    try:
+        return get_model_info(model).to_dict()
+    except Exception as exc:
+        return {"error": str(exc)}
 
 
-def _retrieval_metric(model: str, dataset: WordDataset, params: dict, cache: EmbeddingCache) -> dict:
-    """Bilingual lexicon induction P@K (:func:`semanscope_nb.metrics.retrieval.lexicon_induction`), source -> each target.
-
-    Queries: every unique source word (each ``|`` alternative); candidates: every
-    unique target word; a hit at K if any gold translation is among the K nearest.
-    """
-    from semanscope_nb.metrics.retrieval import lexicon_induction
-
-    per_pair = {}
-    for src, tgt in _default_pairs(dataset, params):
-        r = lexicon_induction(dataset, model, source=src, target=tgt, ks=params["ks"], n_boot=params["n_boot"],
-                              seed=params["seed"], cache=cache)
-        per_pair[f"{src}->{tgt}"] = {"forward": r.summary(), "reverse": r.reverse.summary() if r.reverse else None}
-    ks = [int(k) for k in params["ks"]]
-    summary: dict[str, Any] = {"n_pairs": len(per_pair)}
-    for k in ks:
-        summary[f"p_at_{k}"] = float(np.mean([v["forward"][f"accuracy@{k}"] for v in per_pair.values()]))
-    summary["mrr"] = float(np.mean([v["forward"]["mrr"] for v in per_pair.values()]))
-    summary["p_at_1_reverse"] = float(np.mean([v["reverse"]["accuracy@1"] for v in per_pair.values() if v["reverse"]]))
-    return {"summary": summary, "per_pair": per_pair,
-            "implementation": "semanscope_nb.metrics.retrieval.lexicon_induction (cosine, MUSE convention)"}
+def content_digest(ds: Any) -> str:
+    """Hash of exactly what a job sees of a dataset (its languages and rows, or its texts and labels)."""
+    if isinstance(ds, WordDataset):
+        content: Any = [ds.languages, ds.rows]
+    else:
+        content = {lang: texts for lang, texts in ds.texts_by_language().items()}
+        labels = getattr(ds, "labels", None)
+        if labels is not None:
+            content = [content, list(labels)]
+    return hashlib.sha256(json.dumps(content, ensure_ascii=False).encode()).hexdigest()
 
 
-def _csc_metric(model: str, corpus: Any, params: dict, cache: EmbeddingCache) -> dict:
-    """Concept Separation Curves (:func:`semanscope_nb.metrics.csc.concept_separation`) on a sentence corpus."""
-    from semanscope_nb.metrics.csc.separation import concept_separation
+def params_json(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Task parameters as plain JSON (dataclasses such as TierThresholds become dicts)."""
+    def plain(v: Any) -> Any:
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return dataclasses.asdict(v)
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if isinstance(v, Mapping):
+            return {str(k): plain(x) for k, x in v.items()}
+        return v
 
-    r = concept_separation(_csc_sample(corpus, params), model, language=corpus.language, max_per_sentence=params["max_per_sentence"],
-                           negation=params["negation"], seed=params["seed"], n_boot=params["n_boot"],
-                           confidence=params["confidence"], cache=cache, progress=False)
-    summary = {k: v for k, v in r.summary().items() if k not in ("model", "corpus", "language")}
-    return {**r.to_dict(), "summary": summary}
-
-
-def _csc_sample(corpus: Any, params: dict) -> Any:
-    return corpus.sample(params["max_sentences"], seed=params["seed"]) if params["max_sentences"] else corpus
-
-
-def _csc_texts(corpus: Any, params: dict) -> dict:
-    """The originals and perturbed sentences :func:`_csc_metric` will embed (pre-embedded by the grid)."""
-    from semanscope_nb.metrics.csc.perturbation import perturb_corpus
-
-    texts = list(_csc_sample(corpus, params).sentences)
-    perts = perturb_corpus(texts, language=corpus.language, max_per_sentence=params["max_per_sentence"], seed=params["seed"],
-                           negation=params["negation"])
-    return {corpus.language: list(dict.fromkeys(texts + [p.text for p in perts]))}
-
-
-def _builtin_metrics() -> None:
-    register_metric("sa", _sa_metric, defaults={"n_boot": 1000, "seed": 0, "confidence": 0.95}, headline="sa_cosine",
-                    description="Semantic Affinity (cosine and Euclidean) with a bootstrap CI", replace=True)
-    register_metric("retrieval", _retrieval_metric, defaults={"source": None, "targets": None, "ks": [1, 5, 10], "n_boot": 200,
-                                                              "seed": 0},
-                    headline="p_at_1", version="lexicon-induction-1",
-                    description="bilingual lexicon induction P@K, source (default en) -> every other language", replace=True)
-    register_metric("csc", _csc_metric, defaults={"max_sentences": None, "max_per_sentence": 3, "negation": "particle",
-                                                  "seed": 0, "n_boot": 200, "confidence": 0.95},
-                    headline="overlap", higher_is_better=False, data="sentences", version="1", texts=_csc_texts,
-                    description="Concept Separation Curves: overlap of fuzz and negation similarity curves (lower = better)",
-                    replace=True)
-
-
-_builtin_metrics()
-
-
-# --------------------------------------------------------------------------- jobs
+    return json_ready({k: plain(v) for k, v in params.items()})
 
 
 @dataclass(frozen=True)
 class GridJob:
-    """One (model, dataset, metric, parameters) cell of the grid."""
+    """One (model, dataset, task, parameters) cell of the grid."""
 
     model: str
-    dataset: Any = field(repr=False)  # a WordDataset, or a SentenceCorpus for sentence metrics
-    metric: str
+    dataset: Any = field(repr=False)
+    task: str
     params: dict = field(hash=False)
     key: str
     model_key: str = field(repr=False)
+    members: tuple[str, ...] = ()  # the models a comparison job compares (its ``model`` is their names joined by '+')
 
     @property
-    def dataset_name(self) -> str:
-        return self.dataset.name
+    def models(self) -> tuple[str, ...]:
+        return self.members or (self.model,)
 
     @property
     def params_label(self) -> str:
-        return json.dumps(self.params, sort_keys=True, ensure_ascii=False)
+        return json.dumps(params_json(self.params), sort_keys=True, ensure_ascii=False)
 
     @property
     def file_name(self) -> str:
-        return f"{_safe(self.model)}__{_safe(self.dataset.name)}__{_safe(self.metric)}__{self.key}.json"
+        return f"{safe_name(self.model)}__{safe_name(self.dataset.name)}__{safe_name(self.task)}__{self.key}.json"
 
     def describe(self) -> dict[str, Any]:
-        return {"model": self.model, "dataset": self.dataset.name, "metric": self.metric, "params": self.params, "key": self.key}
+        return {"model": self.model, "dataset": self.dataset.name, "dataset_sha256": self.dataset.sha256, "task": self.task,
+                "params": params_json(self.params), "key": self.key}
 
 
-def _content_digest(ds: Any) -> str:
-    """Hash of exactly what a job sees: a word dataset's languages and rows, or a corpus's language and sentences."""
-    content = [ds.languages, ds.rows] if isinstance(ds, WordDataset) else [ds.language, ds.sentences]
-    return hashlib.sha256(json.dumps(content, ensure_ascii=False).encode()).hexdigest()
-
-
-def _languages_of(ds: Any) -> list[str]:
-    return list(ds.languages) if isinstance(ds, WordDataset) else [ds.language]
-
-
-def job_key(model_key: str, ds: Any, metric: Metric, params: Mapping[str, Any]) -> str:
-    """The identity of a job: hash of model cache key, dataset content, metric (+version) and parameters."""
-    blob = json.dumps({"model": model_key, "dataset_sha256": ds.sha256, "rows": _content_digest(ds),
-                       "metric": metric.name, "metric_version": metric.version, "params": dict(params)},
+def job_key(model_key: str, ds: Any, task: Task, params: Mapping[str, Any]) -> str:
+    """The identity of a job: hash of model cache key, dataset content, task (+version) and parameters."""
+    blob = json.dumps({"model": model_key, "dataset_sha256": ds.sha256, "rows": content_digest(ds),
+                       "task": task.name, "task_version": task.version, "params": params_json(params)},
                       sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def _param_variants(metric: Metric, params: Mapping[str, Any] | None, grid: Mapping[str, Sequence] | None) -> list[dict]:
-    base = dict(metric.defaults)
-    for source, given in (("params", params or {}), ("param_grid", grid or {})):
-        unknown = sorted(set(given) - set(base))
-        if unknown:
-            raise ValueError(f"{source} for metric '{metric.name}': unknown parameter(s) {unknown}; "
-                             f"it accepts: {', '.join(sorted(base)) or '(none)'}")
-    base.update(params or {})
+def param_variants(task: Task, params: Mapping[str, Any] | None, grid: Mapping[str, Sequence] | None) -> list[dict]:
+    """Every parameter set of ``task``: its defaults, ``params``, and one set per combination of ``grid``."""
+    base = task.params(params)
     if not grid:
         return [base]
+    task.params(dict.fromkeys(grid, None))  # names checked against the task's parameters
     names = list(grid)
     for n in names:
         if isinstance(grid[n], (str, bytes)) or not isinstance(grid[n], Sequence) or not grid[n]:
-            raise ValueError(f"param_grid['{metric.name}']['{n}'] must be a non-empty list of values, got {grid[n]!r}")
-    return [{**base, **dict(zip(names, combo))} for combo in itertools.product(*(grid[n] for n in names))]
+            raise ArgumentError(f"param_grid['{task.name}']['{n}'] must be a non-empty list of values, got {grid[n]!r}")
+    return [task.params({**base, **dict(zip(names, combo))}) for combo in itertools.product(*(grid[n] for n in names))]
 
 
+# --------------------------------------------------------------------------- functions registered the old way
 
 
-def _summary_of(result: Mapping[str, Any]) -> dict[str, Any]:
-    src = result.get("summary") if isinstance(result.get("summary"), Mapping) else result
-    return {k: v for k, v in src.items() if isinstance(v, (int, float, str, bool)) or v is None}
+@dataclass(frozen=True)
+class MetricRecord(Result):
+    """What a function registered with the deprecated :func:`register_metric` returned (its dict)."""
+
+    kind = "metric-record"
+    main_score_name = "headline"
+
+    values: dict
+    headline_name: str | None = None
+    provenance: dict = field(default_factory=dict)
+
+    @property
+    def headline(self) -> float:
+        v = self.summary().get(self.headline_name) if self.headline_name else None
+        return float(v) if isinstance(v, (int, float)) else float("nan")
+
+    def summary(self) -> dict[str, Any]:
+        src = self.values.get("summary") if isinstance(self.values.get("summary"), Mapping) else self.values
+        return {k: v for k, v in src.items() if isinstance(v, (int, float, str, bool)) or v is None}
+
+
+def register_metric(name: str, fn: Callable[[str, Any, dict, EmbeddingCache], dict], *, defaults: Mapping[str, Any] | None = None,
+                    headline: str | None = None, version: str = "1", embeds_dataset: bool = True, description: str = "",
+                    data: str = "words", higher_is_better: bool = True, texts: Callable | None = None,
+                    replace: bool = False) -> Task:
+    """Deprecated: register a :class:`~semanscope_nb.runs.tasks.Task` (``register_task``) instead.
+
+    ``fn(model_id, dataset, params, cache) -> dict`` becomes a task whose result
+    is a :class:`MetricRecord` holding that dict.
+    """
+    warnings.warn("register_metric is deprecated: register a semanscope_nb.runs.Task with register_task",
+                  DeprecationWarning, stacklevel=2)
+    if data not in ("words", "sentences"):
+        raise ArgumentError(f"metric '{name}': data must be 'words' or 'sentences', got {data!r}")
+    if not callable(fn):
+        raise ArgumentError(f"metric '{name}': fn must be callable, got {type(fn).__name__}")
+
+    def run(embedded: Any, **params: Any) -> MetricRecord:
+        out = fn(embedded.model_id, embedded.dataset, dict(params), embedded.cache)
+        if not isinstance(out, Mapping):
+            raise TypeError(f"metric '{name}' returned {type(out).__name__}, expected a dict")
+        return MetricRecord(json_ready(dict(out)), headline, dict(embedded.provenance))
+
+    task = Task(name, run, MetricRecord, (data,), (), dict(defaults or {}), higher_is_better, str(version), description,
+                texts=texts)
+    return register_task(task, replace=replace)
+
+
+def list_metrics() -> list[Task]:
+    """Deprecated alias of :func:`semanscope_nb.runs.tasks.list_tasks`."""
+    return list_tasks()
+
+
+def get_metric(name: str) -> Task:
+    """Deprecated alias of :func:`semanscope_nb.runs.tasks.get_task`."""
+    return get_task(name)
+
+
+Metric = Task  # the grid's old name for a task
 
 
 # --------------------------------------------------------------------------- worker side
@@ -371,12 +346,11 @@ class _CountingCache(EmbeddingCache):
         super().__init__(*args, **kwargs)
         self.totals = {"n_unique": 0, "n_cached": 0, "n_encoded": 0, "n_batches": 0}
 
-    def embed(self, encoder, texts, **kwargs):  # type: ignore[override]
-        out = super().embed(encoder, texts, **kwargs)
-        s = self.last_stats
+    def embed_with_stats(self, encoder, texts, **kwargs) -> tuple[Any, EmbedStats]:  # type: ignore[override]
+        out, s = super().embed_with_stats(encoder, texts, **kwargs)
         for k in self.totals:
             self.totals[k] += getattr(s, k)
-        return out
+        return out, s
 
 
 def _ensure_model(info: ModelInfo | None) -> None:
@@ -395,32 +369,21 @@ def _worker_id() -> dict[str, Any]:
     return {"pid": os.getpid(), "host": socket.gethostname()}
 
 
-def _warm_task(model: str, info: ModelInfo | None, items: list[tuple[Any, dict | None]], cache_folder: str) -> dict:
-    """Embed once every text the model's pending jobs need (only what the cache lacks).
+def warm_model(model: str, info: ModelInfo | None, jobs: list[tuple[Task, Any, dict]], cache_folder: str) -> dict:
+    """Embed once every text the model's pending jobs need (only what the cache lacks): the embedding phase.
 
-    ``items``: (dataset, None) for a word dataset's own texts, or (data, {language: texts}) for the
-    texts a metric declared; a corpus-fitted model is fitted as the metric will fit it.
+    Each job's dataset is prepared exactly as :func:`run_task` will prepare it
+    (same encoder preparation, same extra texts), so the jobs find every vector.
     """
+    from semanscope_nb.runs.tasks import prepare
+
     t0 = time.perf_counter()
     out = {"model": model, "n_texts": 0, "n_encoded": 0, "n_batches": 0, "error": None, "worker": _worker_id()}
     try:
         _ensure_model(info)
-        groups: dict[str, tuple[Any, str | None, dict[str, None]]] = {}
-        for data, declared in items:
-            if declared is None:
-                encoder = prepare_encoder(model, data)
-                parts = {lang: data.words(lang) for lang in data.languages} if encoder.language_dependent else {None: data.all_texts()}
-            else:
-                encoder = load_model(model)
-                if encoder.requires_fit:
-                    encoder = encoder.fit([t for texts in declared.values() for t in texts])  # type: ignore[attr-defined]
-                parts = declared if encoder.language_dependent else {None: [t for texts in declared.values() for t in texts]}
-            for lang, texts in parts.items():
-                key = encoder.cache_key_for(lang)
-                groups.setdefault(key, (encoder, lang, {}))[2].update(dict.fromkeys(texts))
         with _CountingCache(cache_folder) as cache:
-            for encoder, lang, texts in groups.values():
-                cache.embed(encoder, list(texts), language=lang, progress=False)
+            for task, dataset, params in jobs:
+                prepare(task, dataset, model, cache=cache, progress=False, params=params)
             out.update(n_texts=cache.totals["n_unique"], n_encoded=cache.totals["n_encoded"], n_batches=cache.totals["n_batches"])
     except Exception as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
@@ -428,47 +391,34 @@ def _warm_task(model: str, info: ModelInfo | None, items: list[tuple[Any, dict |
     return out
 
 
-def _run_job(job: GridJob, metric: Metric, info: ModelInfo | None, cache_folder: str, runs_dir: str, run_id: str) -> dict:
-    """Run one job in whatever process joblib chose; write its record atomically; never raise."""
+def run_job(job: GridJob, task: Task, infos: Sequence[ModelInfo | None], cache_folder: str, runs_dir: str, run_id: str) -> dict:
+    """Run one job through :func:`run_task` in whatever process joblib chose; write its record atomically; never raise."""
     runs = Path(runs_dir)
-    marker = runs / ".inflight" / f"{job.key}.json"
+    marker = path_inside(runs / ".inflight", f"{job.key}.json")
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps(_worker_id()))
     t0 = time.perf_counter()
     record: dict[str, Any] = {"job": job.describe(), "run_id": run_id, "worker": _worker_id()}
     cache = None
     try:
-        _ensure_model(info)
+        for info in infos:
+            _ensure_model(info)
         cache = _CountingCache(cache_folder)
-        result = json_ready(metric.fn(job.model, job.dataset, dict(job.params), cache))
-        if not isinstance(result, dict):
-            raise TypeError(f"metric '{metric.name}' returned {type(result).__name__}, expected a dict")
-        encoder = prepare_encoder(job.model, job.dataset) if isinstance(job.dataset, WordDataset) else load_model(job.model)
+        result = run_task(task, job.dataset, list(job.members) if job.members else job.model, cache=cache, progress=False,
+                          **job.params)
         record.update(
             status="done",
-            summary=_summary_of(result),
-            result=result,
+            kind=result.kind,
+            summary=json_ready({**{k: v for k, v in result.summary().items() if isinstance(v, (int, float, str, bool)) or v is None},
+                                "main_score": result.main_score}),
+            result=result.to_dict(),
             embedding=dict(cache.totals),
             seconds=time.perf_counter() - t0,
-            provenance=json_ready({
-                "model": job.model,
-                "model_version": encoder.version if encoder else None,
-                "model_options": encoder.options if encoder else None,
-                "model_cache_key": job.model_key,
-                "dataset": job.dataset.name,
-                "dataset_source": job.dataset.source,
-                "dataset_sha256": job.dataset.sha256,
-                "languages": _languages_of(job.dataset),
-                "reader_report": list(getattr(job.dataset, "report", ())),
-                "n_rows": len(job.dataset),
-                "metric": metric.name,
-                "metric_version": metric.version,
-                "parameters": job.params,
-                "packages": package_info(),
-                "created": utc_now(),
-            }),
+            provenance=json_ready({**dict(getattr(result, "provenance", {})), "model_cache_key": job.model_key,
+                                   "n_rows": len(job.dataset), "task": task.name, "task_version": task.version,
+                                   "job_parameters": params_json(job.params)}),
         )
-        atomic_write_json(runs / job.file_name, record)
+        atomic_write_json(path_inside(runs, job.file_name), record)
     except Exception as exc:  # reported per job; the grid goes on
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8),
                       seconds=time.perf_counter() - t0)
@@ -628,16 +578,17 @@ def _parallel_map(fn: Callable, args_list: list[tuple], n_jobs: int) -> Iterator
     return Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1)(delayed(fn)(*a) for a in args_list)
 
 
-# --------------------------------------------------------------------------- the driver
+# --------------------------------------------------------------------------- the driver, in named steps
 
 
 @dataclass
 class GridResult:
     """What :func:`run_grid` produced.
 
-    ``table``: one row per finished job (model, dataset, metric, params + the
-    metric's summary columns); ``records``: job key -> full job record;
-    ``failures``: job key -> {model, dataset, metric, params, error}.
+    ``table``: one row per finished job (model, dataset, task, params + the
+    result's summary columns); ``records``: job key -> full job record (its
+    ``result`` holds the result as a dict; :attr:`results` gives them back as
+    result objects); ``failures``: job key -> {model, dataset, task, params, error}.
     """
 
     table: pd.DataFrame
@@ -651,30 +602,57 @@ class GridResult:
     backend: str = ""
     seconds: float = 0.0
     run_id: str = ""
-    phase_seconds: dict[str, float] = field(default_factory=dict)  # backend start-up, embedding phase, metric jobs
+    phase_seconds: dict[str, float] = field(default_factory=dict)  # backend start-up, embedding phase, jobs
     warnings: list[str] = field(default_factory=list)  # e.g. a damaged job file that was recomputed
     reader_reports: dict[str, list[str]] = field(default_factory=dict)  # dataset name -> what its reader reported
 
-    def leaderboard(self, metric: str = "sa") -> pd.DataFrame:
-        """The rows of one metric (for ``sa``: the same columns as :func:`semanscope_nb.leaderboard`)."""
+    def leaderboard(self, task: str = "sa") -> pd.DataFrame:
+        """The rows of one task (for ``sa``: the leaderboard columns of :func:`semanscope_nb.runs.evaluate.leaderboard`)."""
         if self.table.empty:
             return self.table
-        sub = self.table[self.table.metric == metric].dropna(axis=1, how="all").reset_index(drop=True)
-        return sub
+        return self.table[self.table.task == task].dropna(axis=1, how="all").reset_index(drop=True)
+
+    @property
+    def results(self) -> dict[tuple[str, str, str], Result]:
+        """(model, dataset, task) -> the result object (the last parameter set when a task ran with several)."""
+        kinds = result_kinds()
+        out = {}
+        for rec in self.records.values():
+            j = rec["job"]
+            cls = kinds.get(rec.get("kind", ""))
+            if cls is not None and isinstance(rec.get("result"), dict):
+                out[(j["model"], j["dataset"], j["task"])] = cls.from_dict(rec["result"])
+        return out
 
     def wide(self) -> pd.DataFrame:
-        """One row per (model, dataset): each metric's headline number (several parameter sets -> their mean)."""
+        """One row per (model, dataset): each task's main score (several parameter sets -> their mean)."""
         if self.table.empty:
             return self.table
         rows = []
         for (model, dataset), grp in self.table.groupby(["model", "dataset"], sort=False):
             row = {"model": model, "dataset": dataset}
-            for metric, sub in grp.groupby("metric", sort=False):
-                head = _METRICS[metric].headline if metric in _METRICS else None
-                if head and head in sub:
-                    row[f"{metric}:{head}"] = pd.to_numeric(sub[head], errors="coerce").mean()
+            for task, sub in grp.groupby("task", sort=False):
+                if "main_score" in sub:
+                    row[f"{task}:{_main_score_name(task)}"] = pd.to_numeric(sub["main_score"], errors="coerce").mean()
             rows.append(row)
         return pd.DataFrame(rows)
+
+    @property
+    def encoder_calls(self) -> dict[str, int]:
+        """Batches each model's encoder ran in this run (embedding phase + jobs; cache hits cost none)."""
+        calls: dict[str, int] = {}
+        for w in self.warm:
+            if w.get("model") not in (None, "*"):
+                calls[w["model"]] = calls.get(w["model"], 0) + int(w.get("n_batches", 0))
+        for k, rec in self.records.items():
+            if k not in self.resumed:
+                m = rec["job"]["model"]
+                calls[m] = calls.get(m, 0) + int(rec.get("embedding", {}).get("n_batches", 0))
+        return calls
+
+    @property
+    def total_encoder_calls(self) -> int:
+        return sum(self.encoder_calls.values())
 
     @property
     def n_encoded(self) -> int:
@@ -684,24 +662,224 @@ class GridResult:
         return warm + jobs
 
 
-def _load_corpora(corpora) -> list[Any]:
-    from semanscope_nb.data.sentences import (
-        SentenceCorpus,
-        list_sentence_corpora,
-        load_sentence_corpus,
-    )
-
-    if corpora is None:
-        corpora = list_sentence_corpora()
-        if not corpora:
-            raise FileNotFoundError("no bundled sentence corpora found for the sentence metrics (pass corpora=)")
-    return [c if isinstance(c, SentenceCorpus) else load_sentence_corpus(c) for c in corpora]
+def _main_score_name(task: str) -> str:
+    try:
+        return get_task(task).main_score
+    except UnknownNameError:
+        return "main_score"
 
 
-_FIXED_COLUMNS = ("model", "display_name", "dataset", "languages", "metric", "params")
+def plan_jobs(
+    models: Sequence[str], tasks: Sequence[Task], data_of: Mapping[str, list[Any]], variants: Mapping[str, list[dict]]
+) -> tuple[list[GridJob], dict[str, dict], dict[str, ModelInfo | None]]:
+    """Every (model, dataset, task, parameters) job; jobs whose model cannot even be described are failures.
+
+    Nothing is loaded: cache keys come from package metadata (TF-IDF fits on the dataset, cheaply).
+    """
+    jobs: list[GridJob] = []
+    failures: dict[str, dict] = {}
+    infos: dict[str, ModelInfo | None] = {}
+
+    def fail(model: str, ds: Any, task: Task, p: dict, err: str) -> None:
+        k = f"{safe_name(model)}|{ds.name}|{task.name}|{json.dumps(params_json(p), sort_keys=True)}"
+        failures[k] = {"model": model, "dataset": ds.name, "task": task.name, "params": params_json(p), "error": err}
+
+    keys: dict[tuple[str, str], str | None] = {}
+    for model in models:
+        try:
+            infos[model] = get_model_info(model)
+        except Exception as exc:
+            for t in tasks:
+                for ds in _datasets_for(t, data_of):
+                    for p in variants[t.name]:
+                        fail(model, ds, t, p, f"{type(exc).__name__}: {exc}")
+            continue
+        for t in tasks:
+            for ds in _datasets_for(t, data_of):
+                try:
+                    keys[(model, ds.name)] = load_model(model).prepare(
+                        [x for texts in ds.texts_by_language().values() for x in texts]).cache_key
+                except Exception as exc:
+                    keys[(model, ds.name)] = None
+                    for p in variants[t.name]:
+                        fail(model, ds, t, p, f"{type(exc).__name__}: {exc}")
+                    continue
+                if t.inputs == "models":
+                    continue
+                for p in variants[t.name]:
+                    jobs.append(GridJob(model, ds, t.name, dict(p), job_key(keys[(model, ds.name)], ds, t, p), keys[(model, ds.name)]))
+    for t in tasks:  # a comparison is one job per dataset over every model that could be described
+        if t.inputs != "models":
+            continue
+        for ds in _datasets_for(t, data_of):
+            members = tuple(m for m in models if keys.get((m, ds.name)))
+            if len(members) < 2:
+                continue
+            model_key = json.dumps([keys[(m, ds.name)] for m in members])
+            for p in variants[t.name]:
+                jobs.append(GridJob("+".join(members), ds, t.name, dict(p), job_key(model_key, ds, t, p), model_key, members))
+    infos = {k: (v if k not in _STARTUP_MODELS else None) for k, v in infos.items()}  # ship only run-time registrations
+    return jobs, failures, infos
 
 
-def _ordered_table(records: list[dict], metrics: Sequence[str]) -> pd.DataFrame:
+def _datasets_for(task: Task, data_of: Mapping[str, list[Any]]) -> list[Any]:
+    from semanscope_nb.runs.tasks import data_kind
+
+    seen = []
+    for kind in task.data:
+        seen += [d for d in data_of.get(kind, []) if data_kind(d) == kind]
+    return seen
+
+
+def read_job_file(path: Path) -> dict:
+    """A job file's record; raises if it is damaged, truncated or not a job record."""
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(rec, dict) or not isinstance(rec.get("job"), dict):
+        raise ValueError("not a job record")
+    if rec.get("status") == "done":
+        prov = rec.get("provenance")
+        if not isinstance(rec.get("summary"), dict) or not isinstance(prov, dict) or "languages" not in prov:
+            raise ValueError("a finished job without its summary or provenance")
+    return rec
+
+
+def _holds_job(rec: Mapping[str, Any], job: GridJob) -> str | None:
+    """None when ``rec`` is a finished record of ``job``; else why not (a copied or stale file)."""
+    j = rec.get("job", {})
+    if rec.get("status") != "done":
+        return "not a finished job"
+    want = job.describe()
+    for key in ("key", "model", "dataset", "task", "dataset_sha256", "params"):
+        if j.get(key) != want[key]:
+            return f"holds another job ({key} {j.get(key)!r}, expected {want[key]!r})"
+    if rec.get("provenance", {}).get("dataset_sha256") not in (None, job.dataset.sha256):
+        return "holds results of another dataset"
+    return None
+
+
+def resume_jobs(jobs: Sequence[GridJob], runs: Path, *, force: bool) -> tuple[dict[str, dict], list[str], list[GridJob], list[str]]:
+    """Records of the jobs whose file holds exactly that job; the rest are pending (damaged or foreign files named)."""
+    records: dict[str, dict] = {}
+    resumed: list[str] = []
+    pending: list[GridJob] = []
+    notes: list[str] = []
+    for job in jobs:
+        f = path_inside(runs, job.file_name)
+        if f.exists() and not force:
+            try:
+                rec = read_job_file(f)
+            except Exception as exc:  # damaged or truncated: recompute, and say which file
+                notes.append(f"runs/{f.name}: damaged job file ({type(exc).__name__}: {exc}); recomputing")
+                warnings.warn(notes[-1], JobFileWarning, stacklevel=3)
+            else:
+                why = _holds_job(rec, job)
+                if why is None:
+                    records[job.key] = rec
+                    resumed.append(job.key)
+                    continue
+                notes.append(f"runs/{f.name}: {why}; recomputing")
+                warnings.warn(notes[-1], JobFileWarning, stacklevel=3)
+        pending.append(job)
+    return records, resumed, pending, notes
+
+
+def embed_phase(pending: Sequence[GridJob], tasks: Mapping[str, Task], infos: Mapping[str, ModelInfo | None],
+                cache_folder: str, n_workers: int) -> list[dict]:
+    """Each (model, text) of the pending jobs embedded once, one worker per model, into the shared cache."""
+    by_model: dict[str, dict[str, tuple[Task, Any, dict]]] = {}
+    for j in pending:
+        t = tasks[j.task]
+        prep = (t.name if (t.texts or t.check or t.select) else "", j.dataset.name,
+                json.dumps(params_json(j.params), sort_keys=True) if (t.texts or t.select) else "")
+        for m in j.models:
+            by_model.setdefault(m, {})[json.dumps(prep)] = (t, j.dataset, j.params)
+    args = [(m, infos.get(m), list(d.values()), cache_folder) for m, d in by_model.items()]
+    warm: list[dict] = []
+    try:
+        for w in _parallel_map(warm_model, args, n_workers):
+            warm.append(w)
+    except Exception as exc:  # best effort: the jobs embed what is still missing
+        warm.append({"model": "*", "error": f"embedding phase interrupted: {type(exc).__name__}: {exc}"})
+    return warm
+
+
+def run_jobs(pending: Sequence[GridJob], tasks: Mapping[str, Task], infos: Mapping[str, ModelInfo | None], cache_folder: str,
+             runs: Path, run_id: str, n_workers: int, max_retries: int, finish: Callable[[dict], None],
+             report: Callable[[Mapping[str, Any], str], None]) -> dict[str, int]:
+    """Run the pending jobs, retrying those whose worker died (suspects one at a time); returns the retry counts."""
+    by_key = {j.key: j for j in pending}
+    attempts: dict[str, int] = {}
+
+    def done(rec: dict) -> None:
+        by_key.pop(rec["job"]["key"], None)
+        finish(rec)
+
+    def run_round(batch: list[GridJob]) -> Exception | None:
+        args = [(j, tasks[j.task], [infos.get(m) for m in j.models], cache_folder, str(runs), run_id) for j in batch]
+        try:
+            for rec in _parallel_map(run_job, args, n_workers):
+                done(rec)
+        except Exception as exc:  # a worker died (or the cluster went away)
+            return exc
+        return None
+
+    def adopt_finished() -> None:  # finished on a worker, but the driver never heard of it
+        for k, j in list(by_key.items()):
+            f = path_inside(runs, j.file_name)
+            if f.exists():
+                try:
+                    rec = read_job_file(f)
+                except Exception:  # being written, or damaged: the job runs again
+                    continue
+                if _holds_job(rec, j) is None and rec.get("run_id") == run_id:
+                    done(rec)
+
+    for j in pending:
+        path_inside(runs / ".inflight", f"{j.key}.json").unlink(missing_ok=True)
+    suspects: list[str] = []
+    crashes_without_suspect = 0
+    while by_key:
+        adopt_finished()
+        if not by_key:
+            break
+        if suspects:  # one at a time, so a crash names its job
+            key = suspects.pop(0)
+            if key not in by_key:
+                continue
+            batch = [by_key[key]]
+        else:
+            batch = list(by_key.values())
+        exc = run_round(batch)
+        if exc is None:
+            continue
+        died = [j.key for j in batch if j.key in by_key and path_inside(runs / ".inflight", f"{j.key}.json").exists()]
+        for k in died:
+            path_inside(runs / ".inflight", f"{k}.json").unlink(missing_ok=True)
+        if not died:
+            crashes_without_suspect += 1
+            if crashes_without_suspect > max_retries:
+                for k in list(by_key):
+                    done({"job": by_key[k].describe(), "status": "failed", "error": f"backend failure: {type(exc).__name__}: {exc}"})
+            continue
+        for k in died:
+            attempts[k] = attempts.get(k, 0) + 1
+            job = by_key[k]
+            if attempts[k] > max_retries:
+                done({"job": job.describe(), "status": "failed",
+                      "error": f"worker process died during this job {attempts[k]} times "
+                               f"(killed or out of memory?); last error: {type(exc).__name__}: {exc}"})
+            else:
+                report(job.describe(), f"retrying (worker died: {type(exc).__name__}), attempt {attempts[k] + 1}")
+                if k not in suspects:
+                    suspects.append(k)
+    return attempts
+
+
+_FIXED_COLUMNS = ("model", "display_name", "dataset", "languages", "task", "params")
+
+
+def grid_table(records: Sequence[dict], task_order: Sequence[str]) -> pd.DataFrame:
+    """One row per finished job; within a task, models ordered by their mean main score (best first)."""
     rows = []
     for rec in records:
         j = rec["job"]
@@ -710,33 +888,49 @@ def _ordered_table(records: list[dict], metrics: Sequence[str]) -> pd.DataFrame:
         except Exception:
             display = j["model"]
         rows.append({"model": j["model"], "display_name": display, "dataset": j["dataset"],
-                     "languages": ",".join(rec["provenance"]["languages"]), "metric": j["metric"],
+                     "languages": ",".join(rec["provenance"]["languages"]), "task": j["task"],
                      "params": json.dumps(j["params"], sort_keys=True, ensure_ascii=False),
                      **{k: v for k, v in rec["summary"].items() if k not in _FIXED_COLUMNS}})
     df = pd.DataFrame(rows)
     if df.empty:
         return df
     parts = []
-    for metric in metrics:
-        sub = df[df.metric == metric]
+    for name in task_order:
+        sub = df[df.task == name]
         if sub.empty:
             continue
-        m = _METRICS.get(metric)
-        head = m.headline if m else None
-        if head and head in sub:
-            means = pd.to_numeric(sub[head], errors="coerce").groupby(sub["model"]).mean()
-            order = means.sort_values(ascending=not m.higher_is_better).index
+        if "main_score" in sub:
+            better = get_task(name).higher_is_better if name in {t.name for t in list_tasks()} else True
+            means = pd.to_numeric(sub["main_score"], errors="coerce").groupby(sub["model"]).mean()
+            order = means.sort_values(ascending=not better, kind="stable").index
             rank = {m: i for i, m in enumerate(order)}
-            sub = sub.assign(_r=sub["model"].map(rank)).sort_values(["_r", "dataset", "params"]).drop(columns="_r")
+            sub = sub.assign(_r=sub["model"].map(rank)).sort_values(["_r", "dataset", "params"], kind="stable").drop(columns="_r")
         parts.append(sub)
     return pd.concat(parts, ignore_index=True)
 
 
+def write_leaderboard(out: Path, table: pd.DataFrame, done: Sequence[dict], jobs: Sequence[GridJob], meta: dict) -> list[str]:
+    """``leaderboard.csv`` and ``leaderboard.json`` (rows + provenance + the relative job file); shareable: no home paths."""
+    file_of = {j.key: j.file_name for j in jobs}
+    by_row = {(r["job"]["model"], r["job"]["dataset"], r["job"]["task"], json.dumps(r["job"]["params"], sort_keys=True, ensure_ascii=False)): r
+              for r in done}
+    rows = json.loads(table.to_json(orient="records")) if not table.empty else []
+    for row in rows:
+        rec = by_row[(row["model"], row["dataset"], row["task"], row["params"])]
+        row["provenance"] = rec["provenance"]
+        row["run_file"] = f"runs/{file_of[rec['job']['key']]}"
+    return [
+        str(atomic_write_text(path_inside(out, "leaderboard.csv"), table.to_csv(index=False))),
+        str(atomic_write_json(path_inside(out, "leaderboard.json"), json_ready({"meta": meta, "rows": rows}))),
+    ]
+
+
 def run_grid(
     models: Sequence[str] | None = None,
-    datasets: Sequence[str | os.PathLike | WordDataset] | None = None,
-    metrics: Sequence[str] = ("sa",),
+    datasets: Sequence[Any] | None = None,
+    tasks: Sequence[str] = ("sa",),
     *,
+    metrics: Sequence[str] | None = None,
     corpora: Sequence[Any] | None = None,
     languages: Sequence[str] | None = None,
     max_concepts: int | None = None,
@@ -754,111 +948,73 @@ def run_grid(
     progress: bool | None = None,
     on_job: Callable[[str, str, str, str], None] | None = None,
 ) -> GridResult:
-    """Run every (model, dataset, metric, parameter set) job through joblib; resumable.
+    """Run every (model, dataset, task, parameter set) job through joblib; resumable.
 
-    ``params={"sa": {"n_boot": 200}}`` sets a metric's parameters;
-    ``param_grid={"sa": {"seed": [0, 1]}}`` adds one job per combination.
-    Word metrics (sa, retrieval) run on ``datasets`` (default: the bundled
-    word datasets); sentence metrics (csc) on ``corpora`` (default: the
-    bundled sentence corpora).
-    ``backend``: ``"serial"``, ``"loky"`` (``n_jobs`` processes) or ``"dask"``
-    (``scheduler``: an address such as ``tcp://host:8786``, or ``"local"``/None
-    for a LocalCluster of ``n_jobs`` processes).  Jobs whose file exists in
-    ``out_dir/runs`` are reused (``force=True`` recomputes).  ``on_job(model,
-    dataset, metric, status)`` is called in the driver as jobs finish.
+    ``models``: ids or preset names (default: every offline model installed).
+    ``datasets``: word datasets or parallel corpora (default: the bundled word
+    datasets); ``corpora``: sentence corpora for sentence tasks (default: the
+    bundled ones).  ``params={"sa": {"n_boot": 200}}`` sets a task's
+    parameters; ``param_grid={"sa": {"seed": [0, 1]}}`` adds one job per
+    combination.  ``backend``: ``"serial"``, ``"loky"`` (``n_jobs`` processes,
+    default ``settings.n_jobs``) or ``"dask"`` (``scheduler``: an address such
+    as ``tcp://host:8786``, or ``"local"``/None for a LocalCluster).  Jobs
+    whose file holds that job are reused (``force=True`` recomputes).
+    ``on_job(model, dataset, task, status)`` is called in the driver as jobs
+    finish.  ``metrics`` is the old name of ``tasks``.
     """
     t_start = time.perf_counter()
     run_id = uuid.uuid4().hex[:12]  # tells this run's job files from older ones (force=True must not adopt those)
+    if metrics is not None:
+        tasks = metrics
+    if isinstance(tasks, str):
+        tasks = [tasks]
     if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if n_jobs is not None and (not isinstance(n_jobs, int) or n_jobs < 1):
-        raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+        raise ArgumentError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1):
+        raise ArgumentError(f"n_jobs must be a positive integer, got {n_jobs!r}")
     if scheduler is not None and backend != "dask":
-        raise ValueError(f"scheduler={scheduler!r} needs backend='dask' (got backend={backend!r})")
+        raise ArgumentError(f"scheduler={scheduler!r} needs backend='dask' (got backend={backend!r})")
     if max_retries < 0:
-        raise ValueError(f"max_retries must be >= 0, got {max_retries}")
-    metric_objs = [get_metric(m) for m in dict.fromkeys(metrics)]
-    if not metric_objs:
-        raise ValueError("metrics: give at least one metric name")
+        raise ArgumentError(f"max_retries must be >= 0, got {max_retries}")
+    task_objs = [get_task(t) for t in dict.fromkeys(tasks)]
+    if not task_objs:
+        raise ArgumentError("tasks: give at least one task name")
     for source, given in (("params", params or {}), ("param_grid", param_grid or {})):
-        extra = sorted(set(given) - set(_METRICS))  # registered metrics that are not in this run are ignored
+        extra = sorted(set(given) - {t.name for t in list_tasks()})  # registered tasks not in this run are ignored
         if extra:
-            raise ValueError(f"{source} names unknown metric(s) {extra}; registered: {', '.join(sorted(_METRICS))}")
-    variants = {m.name: _param_variants(m, (params or {}).get(m.name), (param_grid or {}).get(m.name)) for m in metric_objs}
-
+            raise UnknownNameError(f"{source} names unknown task(s) {extra}; registered: {', '.join(sorted(t.name for t in list_tasks()))}")
+    variants = {t.name: param_variants(t, (params or {}).get(t.name), (param_grid or {}).get(t.name)) for t in task_objs}
     if isinstance(cache, EmbeddingCache):
         cache_folder = str(cache.folder)
     else:
         with EmbeddingCache(cache) as probe:  # creates the folder, or fails with a clear CacheError
             cache_folder = str(probe.folder)
     skipped: dict[str, str] = {}
-    models = list(models) if models is not None else _default_models(skipped)
-    kinds = {m.data for m in metric_objs}
-    data_of: dict[str, list[Any]] = {
-        "words": _load_datasets(datasets, languages, max_concepts) if "words" in kinds else [],
-        "sentences": _load_corpora(corpora) if "sentences" in kinds else [],
-    }
-    loaded = data_of["words"] + data_of["sentences"]
+    if models is None:
+        models = default_models(skipped)
+    else:
+        models, skipped = resolve_models(list(models))
+    kinds = {k for t in task_objs for k in t.data}
+    data_of: dict[str, list[Any]] = {"words": [], "parallel": [], "sentences": [], "labelled": []}
+    if kinds & {"words", "parallel", "labelled"}:
+        for ds in load_word_datasets(datasets, languages, max_concepts):
+            from semanscope_nb.runs.tasks import data_kind
+
+            data_of[data_kind(ds)].append(ds)
+    if "sentences" in kinds:
+        data_of["sentences"] = load_sentence_corpora(corpora)
+    loaded = [d for kind in data_of.values() for d in kind]
     names = [d.name for d in loaded]
     if len(set(names)) < len(names):
-        raise ValueError(f"datasets and corpora need distinct names, got {names}")
-    tmp_out = None
-    if out_dir is None:
-        tmp_out = tempfile.TemporaryDirectory(prefix="semanscope-grid-")
-        out_dir = tmp_out.name
-    out = Path(out_dir)
+        raise ArgumentError(f"datasets and corpora need distinct names, got {names}")
+    tmp_out = tempfile.TemporaryDirectory(prefix="semanscope-grid-") if out_dir is None else None
+    out = Path(tmp_out.name if tmp_out is not None else out_dir)
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)
 
-    # -- build the jobs (nothing is loaded: cache keys come from metadata) ----------------------
-    jobs: list[GridJob] = []
-    infos: dict[str, ModelInfo | None] = {}
-    failures: dict[str, dict] = {}
-    for model in models:
-        try:
-            infos[model] = get_model_info(model)
-        except Exception as exc:
-            for m in metric_objs:
-                for ds in data_of[m.data]:
-                    for p in variants[m.name]:
-                        k = f"{_safe(model)}|{ds.name}|{m.name}|{json.dumps(p, sort_keys=True)}"
-                        failures[k] = {"model": model, "dataset": ds.name, "metric": m.name, "params": p,
-                                       "error": f"{type(exc).__name__}: {exc}"}
-            continue
-        for m in metric_objs:
-            for ds in data_of[m.data]:
-                try:  # nothing loads: cache keys come from package metadata (TF-IDF fits on the dataset, cheaply)
-                    model_key = (prepare_encoder(model, ds) if isinstance(ds, WordDataset) else load_model(model)).cache_key
-                except Exception as exc:
-                    model_key, err = None, f"{type(exc).__name__}: {exc}"
-                for p in variants[m.name]:
-                    if model_key is None:
-                        k = f"{_safe(model)}|{ds.name}|{m.name}|{json.dumps(p, sort_keys=True)}"
-                        failures[k] = {"model": model, "dataset": ds.name, "metric": m.name, "params": p, "error": err}
-                        continue
-                    jobs.append(GridJob(model, ds, m.name, dict(p), job_key(model_key, ds, m, p), model_key))
-    infos = {k: (v if k not in _STARTUP_MODELS else None) for k, v in infos.items()}  # ship only run-time registrations
-    metric_of = {m.name: m for m in metric_objs}
-
-    # -- resume -------------------------------------------------------------------------------
-    records: dict[str, dict] = {}
-    resumed: list[str] = []
-    pending: list[GridJob] = []
-    grid_warnings: list[str] = []
-    for job in jobs:
-        f = runs / job.file_name
-        if f.exists() and not force:
-            try:
-                rec = _read_record(f)
-            except Exception as exc:  # damaged or truncated: recompute, and say which file
-                grid_warnings.append(f"{f}: damaged job file ({type(exc).__name__}: {exc}); recomputing")
-                warnings.warn(grid_warnings[-1], JobFileWarning, stacklevel=2)
-            else:
-                if rec.get("status") == "done" and rec.get("job", {}).get("key") == job.key:
-                    records[job.key] = rec
-                    resumed.append(job.key)
-                    continue
-        pending.append(job)
+    jobs, failures, infos = plan_jobs(models, task_objs, data_of, variants)
+    task_of = {t.name: t for t in task_objs}
+    records, resumed, pending, grid_warnings = resume_jobs(jobs, runs, force=force)
 
     show = progress if progress is not None else len(jobs) > 1
     bar = None
@@ -869,11 +1025,21 @@ def run_grid(
 
     def report(job_like: Mapping[str, Any], status: str) -> None:
         if bar is not None:
-            bar.set_postfix_str(f"{job_like['model']} x {job_like['dataset']} [{job_like['metric']}]: {status}"[:120])
+            bar.set_postfix_str(f"{job_like['model']} x {job_like['dataset']} [{job_like['task']}]: {status}"[:120])
             if status.startswith("failed") or status.startswith("retry"):
-                bar.write(f"{job_like['model']} x {job_like['dataset']} [{job_like['metric']}]: {status}")
+                bar.write(f"{job_like['model']} x {job_like['dataset']} [{job_like['task']}]: {status}")
         if on_job is not None:
-            on_job(job_like["model"], job_like["dataset"], job_like["metric"], status)
+            on_job(job_like["model"], job_like["dataset"], job_like["task"], status)
+
+    def finish(rec: dict) -> None:
+        if rec["status"] == "done":
+            records[rec["job"]["key"]] = rec
+            report(rec["job"], "done")
+        else:
+            failures[rec["job"]["key"]] = {**{k: rec["job"][k] for k in ("model", "dataset", "task", "params")}, "error": rec["error"]}
+            report(rec["job"], f"failed: {rec['error']}")
+        if bar is not None:
+            bar.update(1)
 
     for key in resumed:
         report(records[key]["job"], "resumed")
@@ -881,123 +1047,26 @@ def run_grid(
         report(f, f"failed: {f['error']}")
 
     warm: list[dict] = []
-    by_key = {j.key: j for j in pending}
     attempts: dict[str, int] = {}
-    desc = ""
     phases: dict[str, float] = {}
+    desc = ""
     t_phase = time.perf_counter()
     try:
         with _backend(backend, n_jobs, scheduler, connect_timeout) as (_, n_workers, desc, stop), _stop_pool_on_signals(stop):
-            # -- phase 1: each (model, text) embedded once, by one worker --------------------------
             phases["startup"] = time.perf_counter() - t_phase
             t_phase = time.perf_counter()
-            if prefetch:
-                need: dict[str, dict[str, tuple[Any, dict | None]]] = {}
-                declared: dict[tuple[str, str], dict | None] = {}  # (metric + params, dataset) -> texts, computed once
-                for j in pending:
-                    metric = metric_of[j.metric]
-                    if metric.embeds_dataset:
-                        need.setdefault(j.model, {})[f"dataset:{j.dataset.name}"] = (j.dataset, None)
-                    if metric.texts is not None:
-                        dk = (f"{metric.name}:{j.params_label}", j.dataset.name)
-                        if dk not in declared:
-                            try:
-                                declared[dk] = metric.texts(j.dataset, dict(j.params))
-                            except Exception:  # the job itself will report the problem
-                                declared[dk] = None
-                        if declared[dk]:
-                            need.setdefault(j.model, {})[f"{dk[0]}|{dk[1]}"] = (j.dataset, declared[dk])
-                tasks = [(m, infos[m], list(d.values()), cache_folder) for m, d in need.items()]
-                try:
-                    for w in _parallel_map(_warm_task, tasks, n_workers):
-                        warm.append(w)
-                        if bar is not None:
-                            bar.set_postfix_str(f"embedded {w['model']}: {w['n_encoded']} new texts"[:120])
-                except Exception as exc:  # best effort: the jobs embed what is still missing
-                    warm.append({"model": "*", "error": f"embedding phase interrupted: {type(exc).__name__}: {exc}"})
-
-            # -- phase 2: the metric jobs, retrying those whose worker died ----------------------
+            if prefetch and pending:
+                warm = embed_phase(pending, task_of, infos, cache_folder, n_workers)
             phases["embedding"] = time.perf_counter() - t_phase
             t_phase = time.perf_counter()
-            def finish(rec: dict) -> None:
-                key = rec["job"]["key"]
-                by_key.pop(key, None)
-                if rec["status"] == "done":
-                    records[key] = rec
-                    report(rec["job"], "done")
-                else:
-                    failures[key] = {**rec["job"], "error": rec["error"]}
-                    report(rec["job"], f"failed: {rec['error']}")
-                if bar is not None:
-                    bar.update(1)
-
-            def run_round(batch: list[GridJob]) -> Exception | None:
-                args = [(j, metric_of[j.metric], infos[j.model], cache_folder, str(runs), run_id) for j in batch]
-                try:
-                    for rec in _parallel_map(_run_job, args, n_workers):
-                        finish(rec)
-                except Exception as exc:  # a worker died (or the cluster went away)
-                    return exc
-                return None
-
-            for j in pending:
-                (runs / ".inflight" / f"{j.key}.json").unlink(missing_ok=True)
-            suspects: list[str] = []
-            crashes_without_suspect = 0
-            def adopt_finished() -> None:  # finished on a worker, but the driver never heard of it
-                for k, j in list(by_key.items()):
-                    f = runs / j.file_name
-                    if f.exists():
-                        try:
-                            rec = _read_record(f)
-                        except Exception:  # being written, or damaged: the job runs again
-                            continue
-                        if rec.get("status") == "done" and rec.get("job", {}).get("key") == k and rec.get("run_id") == run_id:
-                            finish(rec)
-
-            while by_key:
-                adopt_finished()
-                if not by_key:
-                    break
-                if suspects:  # one at a time, so a crash names its job
-                    key = suspects.pop(0)
-                    if key not in by_key:
-                        continue
-                    batch = [by_key[key]]
-                else:
-                    batch = list(by_key.values())
-                exc = run_round(batch)
-                if exc is None:
-                    continue
-                died = [j.key for j in batch if j.key in by_key and (runs / ".inflight" / f"{j.key}.json").exists()]
-                for k in died:
-                    (runs / ".inflight" / f"{k}.json").unlink(missing_ok=True)
-                if not died:
-                    crashes_without_suspect += 1
-                    if crashes_without_suspect > max_retries:
-                        for k in list(by_key):
-                            finish({"job": by_key[k].describe(), "status": "failed",
-                                    "error": f"backend failure: {type(exc).__name__}: {exc}"})
-                    continue
-                for k in died:
-                    attempts[k] = attempts.get(k, 0) + 1
-                    job = by_key[k]
-                    if attempts[k] > max_retries:
-                        finish({"job": job.describe(), "status": "failed",
-                                "error": f"worker process died during this job {attempts[k]} times "
-                                         f"(killed or out of memory?); last error: {type(exc).__name__}: {exc}"})
-                    else:
-                        report(job.describe(), f"retrying (worker died: {type(exc).__name__}), attempt {attempts[k] + 1}")
-                        if k not in suspects:
-                            suspects.append(k)
+            attempts = run_jobs(pending, task_of, infos, cache_folder, runs, run_id, n_workers, max_retries, finish, report)
             phases["jobs"] = time.perf_counter() - t_phase
     finally:
         if bar is not None:
             bar.close()
 
-    # -- combine the store into the leaderboard --------------------------------------------------
     done = [records[j.key] for j in jobs if j.key in records]
-    table = _ordered_table(done, [m.name for m in metric_objs])
+    table = grid_table(done, [t.name for t in task_objs])
     result = GridResult(table, {j.key: records[j.key] for j in jobs if j.key in records}, jobs, resumed, failures, warm,
                         skipped, [], desc, 0.0, warnings=grid_warnings,
                         reader_reports={d.name: list(getattr(d, "report", ())) for d in loaded})
@@ -1006,47 +1075,22 @@ def run_grid(
             "created": utc_now(),
             "packages": package_info(),
             "backend": desc,
-            "metrics": {m.name: {"version": m.version, "variants": variants[m.name]} for m in metric_objs},
+            "tasks": {t.name: {"version": t.version, "variants": [params_json(p) for p in variants[t.name]]} for t in task_objs},
             "parameters": {"languages": list(languages) if languages else None, "max_concepts": max_concepts},
-            "datasets": {ds.name: {"source": ds.source, "sha256": ds.sha256, "rows": len(ds), "languages": _languages_of(ds),
-                                   "reader_report": list(getattr(ds, "report", ()))}
+            "datasets": {ds.name: {"source": shareable_source(ds.source), "sha256": ds.sha256, "rows": len(ds),
+                                   "languages": list(ds.texts_by_language()), "reader_report": list(getattr(ds, "report", ()))}
                          for ds in loaded},
-            "models": {m: _model_meta(m) for m in models},
+            "models": {m: model_metadata(m) for m in models},
             "n_jobs": len(jobs), "resumed": len(resumed), "retried": attempts,
             "failures": list(failures.values()),
             "embedding_phase": warm,
             "skipped": skipped,
             "warnings": grid_warnings,
         }
-        rows = json.loads(table.to_json(orient="records")) if not table.empty else []
-        for row, rec in zip(rows, done if table.empty else _records_in_table_order(table, done)):
-            row["provenance"] = rec["provenance"]
-            row["run_file"] = str(runs / next(j.file_name for j in jobs if j.key == rec["job"]["key"]))
-        result.files = [
-            str(atomic_write_text(out / "leaderboard.csv", table.to_csv(index=False))),
-            str(atomic_write_json(out / "leaderboard.json", json_ready({"meta": meta, "rows": rows}))),
-        ]
+        result.files = write_leaderboard(out, table, done, jobs, meta)
     else:
         tmp_out.cleanup()
     result.seconds = time.perf_counter() - t_start
     result.run_id = run_id
     result.phase_seconds = phases
     return result
-
-
-def _read_record(path: Path) -> dict:
-    """A job file's record; raises if it is damaged, truncated or not a job record."""
-    rec = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(rec, dict) or not isinstance(rec.get("job"), dict):
-        raise ValueError("not a job record")
-    if rec.get("status") == "done":
-        prov = rec.get("provenance")
-        if not isinstance(rec.get("summary"), dict) or not isinstance(prov, dict) or "languages" not in prov:
-            raise ValueError("a finished job without its summary or provenance")
-    return rec
-
-
-def _records_in_table_order(table: pd.DataFrame, done: list[dict]) -> list[dict]:
-    index = {(r["job"]["model"], r["job"]["dataset"], r["job"]["metric"], json.dumps(r["job"]["params"], sort_keys=True, ensure_ascii=False)): r
-             for r in done}
-    return [index[(t.model, t.dataset, t.metric, t.params)] for t in table[["model", "dataset", "metric", "params"]].itertuples()]

@@ -161,19 +161,17 @@ def bdi_task(embedded: Embedded, *, source: str | None = None, target: str | Non
     return _stamp(result, embedded)
 
 
-def knn_task(train: Embedded, test: Embedded, *, ks: Sequence[int] = (1, 5, 10), metric: str = "cosine", logistic: bool = True,
+def knn_task(embedded: Embedded, *, ks: Sequence[int] = (1, 5, 10), metric: str = "cosine", logistic: bool = True,
              n_boot: int, seed: int, confidence: float = 0.95) -> Any:
     """kNN classification of the test split from the labelled train split (MINERS), with baselines."""
     from semanscope_nb.metrics.classification import knn_classification
 
-    if train.model_id != test.model_id:
-        raise ArgumentError(f"knn: train was embedded by '{train.model_id}', test by '{test.model_id}'")
-    tr, te = train.dataset, test.dataset
-    result = knn_classification(train.matrix(tr.language, list(tr.texts)), list(tr.labels), test.matrix(te.language, list(te.texts)),
-                                list(te.labels), ks=ks, metric=metric, logistic=logistic, n_boot=n_boot, seed=seed,
-                                confidence=confidence, train_language=tr.language, test_language=te.language)
-    prov = {**dict(test.provenance), "train_dataset": tr.name, "train_sha256": tr.sha256}
-    return result.with_provenance(**prov)
+    tr, te = embedded.dataset.train, embedded.dataset.test
+    result = knn_classification(embedded.matrix(tr.language, list(tr.texts)), list(tr.labels),
+                                embedded.matrix(te.language, list(te.texts)), list(te.labels), ks=ks, metric=metric,
+                                logistic=logistic, n_boot=n_boot, seed=seed, confidence=confidence,
+                                train_language=tr.language, test_language=te.language)
+    return _stamp(result, embedded, train_dataset=tr.name, test_dataset=te.name)
 
 
 # --------------------------------------------------------------------------- CSC and projections
@@ -186,31 +184,42 @@ def csc_sample(corpus: Any, params: dict) -> Any:
 
 
 def csc_texts(corpus: Any, params: dict) -> dict[str, list[str]]:
-    """The originals and perturbed sentences the CSC task embeds (so a grid embeds them ahead)."""
+    """The originals and perturbed sentences the CSC task embeds (so a grid or a panel embeds them ahead)."""
     from semanscope_nb.metrics.csc.perturbation import perturb_corpus
+    from semanscope_nb.metrics.csc.separation import rules_for
 
+    language = params.get("language") or corpus.language
+    rules = rules_for(language, fuzz_terms=params.get("fuzz_terms"), negation_terms=params.get("negation_terms"))
     texts = list(csc_sample(corpus, params).sentences)
-    perts = perturb_corpus(texts, language=corpus.language, max_per_sentence=params["max_per_sentence"], seed=params["seed"],
-                           negation=params["negation"])
+    perts = perturb_corpus(texts, language=language, max_per_sentence=params["max_per_sentence"], seed=params["seed"],
+                           negation=params["negation"], rules=rules)
     return {corpus.language: list(dict.fromkeys(texts + [p.text for p in perts]))}
 
 
 def csc_task(embedded: Embedded, *, max_sentences: int | None = None, max_per_sentence: int = 3, negation: str = "particle",
-             n_boot: int, seed: int, confidence: float = 0.95) -> Any:
+             n_boot: int, seed: int, confidence: float = 0.95, language: str | None = None,
+             bandwidth: float | str | None = None, min_words: int | None = None, max_words: int | None = None,
+             fuzz_terms: str | None = None, negation_terms: str | None = None) -> Any:
     """Concept Separation Curves (paper 002): overlap of fuzz and negation similarity curves (lower = better)."""
     from semanscope_nb.metrics.csc.separation import concept_separation
 
     corpus = embedded.dataset
     sample = csc_sample(corpus, {"max_sentences": max_sentences, "seed": seed})
-    result = concept_separation(sample, embedded.encoder, language=corpus.language, max_per_sentence=max_per_sentence,
-                                negation=negation, seed=seed, n_boot=n_boot, confidence=confidence,
+    result = concept_separation(sample, embedded.encoder, language=language or corpus.language, max_per_sentence=max_per_sentence,
+                                negation=negation, seed=seed, n_boot=n_boot, confidence=confidence, bandwidth=bandwidth,
+                                min_words=min_words, max_words=max_words, fuzz_terms=fuzz_terms, negation_terms=negation_terms,
                                 cache=embedded.cache if embedded.cache is not None else False, progress=False)
     return _stamp(result, embedded)
 
 
-def projection_task(embedded: Embedded, *, method: str = "phate", random_state: int = 0, n_components: int = 2) -> Any:
-    """A 2-D (or 3-D) map of every unique (language, word), the paper's PHATE by default."""
+def projection_task(embedded: Embedded, *, method: str = "phate", random_state: int = 0, n_components: int = 2,
+                    options: dict | None = None, projection_cache: Any = None) -> Any:
+    """A 2-D (or 3-D) map of every unique (language, word), the paper's PHATE by default.
+
+    ``options``: the method's own parameters (e.g. ``{"knn": 15}``); ``projection_cache``: a
+    :class:`~semanscope_nb.plots.projection.ProjectionCache` (None: the process-wide one, on disk).
+    """
     from semanscope_nb.plots.projection import ProjectionSettings, project_dataset
 
-    settings = ProjectionSettings(method=method, random_state=random_state, n_components=n_components)
-    return _stamp(project_dataset(embedded.dataset, embedded.vectors, settings=settings), embedded)
+    settings = ProjectionSettings(method=method, random_state=random_state, n_components=n_components, params=dict(options or {}))
+    return _stamp(project_dataset(embedded.dataset, embedded.vectors, settings=settings, cache=projection_cache), embedded)

@@ -21,8 +21,8 @@ task                    data        result (main score)
 ``retrieval``           words,      RetrievalSet (mean P@1): every language pair of a
                         parallel    word dataset, or a parallel corpus row by row
 ``bdi``                 words       BDIResult (P@1, nearest neighbour or CSLS)
-``knn``                 labelled    ClassificationResult (kNN accuracy); a train and a
-                                    test split
+``knn``                 labelled    ClassificationResult (kNN accuracy); a labelled
+                                    train and test split (``LabelledSplits``)
 ``csc``                 sentences   CSCResult (overlap, lower is better)
 ``projection``          words       Projection (PHATE / UMAP / t-SNE / PCA map)
 ======================  ==========  ==================================================
@@ -57,13 +57,15 @@ DATA_KINDS = ("words", "sentences", "parallel", "labelled")
 class Task:
     """A registered score: metadata plus ``run(embedded, **params) -> Result``.
 
-    ``inputs``: 1 (one :class:`Embedded`), 2 (a train and a test set) or
-    ``"models"`` (one dataset under several models).  ``defaults`` lists every
+    ``inputs``: 1 (one :class:`Embedded`) or ``"models"`` (one dataset under
+    several models: a list of :class:`Embedded`).  ``defaults`` lists every
     parameter the task accepts; a default of None for ``n_boot`` or ``seed``
     means ``settings.n_boot`` / ``settings.seed``.  ``check(dataset, params)``
     refuses, before anything is embedded, what the task cannot score;
     ``texts(dataset, params)`` names further texts the task embeds (CSC's
-    perturbed sentences), so a grid can embed them ahead.  Bump ``version``
+    perturbed sentences), so a grid can embed them ahead; ``select(dataset,
+    params)`` narrows the dataset before anything is embedded (CSC's seeded
+    sample of ``max_sentences``).  Bump ``version``
     when the task's numbers change (stored job results are then not reused).
     """
 
@@ -79,6 +81,7 @@ class Task:
     inputs: int | str = 1
     check: Callable[[Any, dict], None] | None = field(default=None, repr=False)
     texts: Callable[[Any, dict], dict[str, list[str]]] | None = field(default=None, repr=False)
+    select: Callable[[Any, dict], Any] | None = field(default=None, repr=False)
 
     @property
     def main_score(self) -> str:
@@ -89,7 +92,7 @@ class Task:
         given = dict(given or {})
         unknown = sorted(set(given) - set(self.defaults))
         if unknown:
-            raise ArgumentError(f"task '{self.name}': unknown parameter(s) {unknown}; it takes {sorted(self.defaults)}")
+            raise ArgumentError(f"task '{self.name}': unknown parameter(s) {unknown}; it takes {', '.join(sorted(self.defaults))}")
         out = {**self.defaults, **given}
         for name in ("n_boot", "seed"):
             if name in out and out[name] is None:
@@ -139,13 +142,13 @@ def list_tasks() -> list[Task]:
 
 def data_kind(dataset: Any) -> str:
     """'words', 'sentences', 'parallel' or 'labelled' for a dataset value."""
-    from semanscope_nb.data.bitext import LabelledTexts, ParallelCorpus
+    from semanscope_nb.data.bitext import LabelledSplits, ParallelCorpus
     from semanscope_nb.data.sentences import SentenceCorpus
     from semanscope_nb.data.words import WordDataset
 
     if isinstance(dataset, Embedded):
         dataset = dataset.dataset
-    for kind, cls in (("words", WordDataset), ("sentences", SentenceCorpus), ("parallel", ParallelCorpus), ("labelled", LabelledTexts)):
+    for kind, cls in (("words", WordDataset), ("sentences", SentenceCorpus), ("parallel", ParallelCorpus), ("labelled", LabelledSplits)):
         if isinstance(dataset, cls):
             return kind
     raise ArgumentError(f"not a dataset: {type(dataset).__name__}")
@@ -170,6 +173,8 @@ def prepare(
     ds = as_dataset(dataset, languages=languages)
     if not t.accepts(ds):
         raise ArgumentError(f"task '{t.name}' reads {' or '.join(t.data)} data; '{ds.name}' is {data_kind(ds)}")
+    if t.select is not None:
+        ds = t.select(ds, p)
     if t.check is not None:
         t.check(ds, p)
     emb = embed(ds, model, cache=cache, progress=progress)
@@ -192,23 +197,21 @@ def run_task(
 
     ``data``: an :class:`Embedded` (``model`` must then be None), or anything
     :func:`semanscope_nb.embed` reads (a bundled name, a CSV path, a dataset
-    value), embedded here through the cache.  A task with two inputs (``knn``)
-    takes a (train, test) pair; ``comparison`` takes a dataset and a list of
-    models, or a list of :class:`Embedded`.  ``params`` are the task's
+    value, a (train, test) pair of labelled splits), embedded here through the
+    cache.  ``comparison`` takes a dataset and a list of models, or a list of
+    :class:`Embedded`.  ``params`` are the task's
     parameters (:attr:`Task.defaults`).
     """
     t = get_task(task)
     p = t.params(params)
     if t.inputs == "models":
         inputs = _model_inputs(t, data, model, languages, cache, progress, p)
-    elif t.inputs == 2:
-        if not (isinstance(data, (tuple, list)) and len(data) == 2):
-            raise ArgumentError(f"task '{t.name}' takes a (train, test) pair of datasets, got {type(data).__name__}")
-        inputs = [_one_input(t, d, model, languages, cache, progress, p) for d in data]
     else:
         inputs = [_one_input(t, data, model, languages, cache, progress, p)]
     result = t.run(*inputs, **p) if t.inputs != "models" else t.run(inputs, **p)
-    return result.with_provenance(task=t.name, task_version=t.version)
+    own = dict(getattr(result, "provenance", {}) or {})
+    base = dict(inputs[0].provenance) if t.inputs == 1 else {}  # every single-input result carries its embedding's provenance
+    return result.with_provenance(**{k: v for k, v in base.items() if k not in own}, task=t.name, task_version=t.version)
 
 
 def _one_input(t: Task, data: Any, model: Any, languages, cache, progress, p: dict) -> Embedded:
@@ -270,13 +273,15 @@ def builtin_tasks() -> list[Task]:
              description="bilingual lexicon induction against the full target vocabulary (NN or CSLS)"),
         Task("knn", lib.knn_task, ClassificationResult, ("labelled",), ("labels",),
              {"ks": [1, 5, 10], "metric": "cosine", "logistic": True, "n_boot": None, "seed": None, "confidence": 0.95},
-             inputs=2, description="kNN classification of a test split from a labelled train split, with baselines"),
+             description="kNN classification of a test split from a labelled train split, with baselines"),
         Task("csc", lib.csc_task, CSCResult, ("sentences",), (),
-             {"max_sentences": None, "max_per_sentence": 3, "negation": "particle", "n_boot": None, "seed": None, "confidence": 0.95},
-             higher_is_better=False, texts=lib.csc_texts,
+             {"max_sentences": None, "max_per_sentence": 3, "negation": "particle", "n_boot": None, "seed": None, "confidence": 0.95,
+              "language": None, "bandwidth": None, "min_words": None, "max_words": None, "fuzz_terms": None,
+              "negation_terms": None},
+             higher_is_better=False, texts=lib.csc_texts, select=lib.csc_sample,
              description="Concept Separation Curves: overlap of fuzz and negation similarity curves (lower = better)"),
         Task("projection", lib.projection_task, Projection, ("words",), (),
-             {"method": "phate", "random_state": 0, "n_components": 2},
+             {"method": "phate", "random_state": 0, "n_components": 2, "options": None, "projection_cache": None},
              description="a 2-D or 3-D map of every word (PHATE with the paper's settings, UMAP, t-SNE, PCA)"),
     ]
 

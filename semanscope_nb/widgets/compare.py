@@ -1,9 +1,10 @@
 """ComparePanel: 2-4 (model, dataset, languages, projection) slots side by side, each with its SA legend and verdict.
 
 The panel is thin: each slot gathers a :class:`SlotState`; *Compare* calls
-:func:`compare_slots` (pure: embed -> SA -> projection per slot, memoised on the
-slot, plus the paired difference from :func:`semanscope_nb.compare_on_dataset`
-when two slots share dataset, languages and concepts but not the model) and
+:func:`compare_slots` (each slot keeps one :class:`~semanscope_nb.models.embedded.Embedded`
+and runs the ``sa`` and ``projection`` tasks on it, memoised on the slot, plus the
+``comparison`` task on the two embeddings when two slots share dataset, languages
+and concepts but not the model; all through :func:`~semanscope_nb.runs.tasks.run_task`) and
 draws :func:`semanscope_nb.plots.compare.compare_maps`.  Building the panel loads
 no model; nothing is computed before *Compare* is pressed (or ``auto=True``).
 
@@ -27,18 +28,17 @@ from typing import Any, Mapping, Sequence
 import ipywidgets as W
 
 from semanscope_nb.data.words import WordDataset, load_dataset
-from semanscope_nb.metrics.affinity import SAResult, affinity_of_words
+from semanscope_nb.metrics.affinity import SAResult
 from semanscope_nb.models.cache import EmbeddingCache
+from semanscope_nb.models.embedded import Embedded
 from semanscope_nb.plots.compare import compare_maps, difference_line
 from semanscope_nb.plots.projection import (
     Projection,
     ProjectionCache,
     ProjectionSettings,
     default_projection_cache,
-    project_dataset,
 )
-from semanscope_nb.runs.evaluate import aligned_words, embed_dataset
-from semanscope_nb.runs.verdicts import compare_on_dataset
+from semanscope_nb.runs.tasks import prepare, run_task
 from semanscope_nb.widgets.pickers import DatasetChoice, DatasetPicker, ModelPicker, ProjectionPicker, _error_html
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
@@ -62,12 +62,16 @@ class SlotState:
 
 @dataclass
 class SlotResult:
-    """A slot's computed pieces."""
+    """A slot's computed pieces: its embedded dataset, SA and projection."""
 
     state: SlotState
-    dataset: WordDataset
+    embedded: Embedded
     result: SAResult
     projection: Projection
+
+    @property
+    def dataset(self) -> WordDataset:
+        return self.embedded.dataset
 
 
 @dataclass
@@ -120,13 +124,13 @@ def compare_slots(
             raise ValueError(f"slot {i + 1}: pick a model, a dataset and at least two languages")
         key = (s, n_boot, seed, max_concepts)
         if key not in memo:
-            ds = _slot_dataset(s, max_concepts)
-            vectors, encoder, stats = embed_dataset(ds, s.model, cache=cache, progress=False)
-            r = affinity_of_words(aligned_words(ds, vectors), n_boot=n_boot, seed=seed, on_zero="drop")
-            r = r.with_provenance(model=encoder.model_id, dataset=ds.name, languages=list(ds.languages))
-            proj = project_dataset(ds, vectors, settings=s.projection,
-                                   cache=projection_cache if projection_cache is not None else default_projection_cache())
-            memo[key] = SlotResult(s, ds, r, proj)
+            emb = prepare("sa", _slot_dataset(s, max_concepts), s.model, cache=cache, progress=False)
+            r = run_task("sa", emb, n_boot=n_boot, seed=seed)
+            p = s.projection
+            proj = run_task("projection", emb, method=p.method, random_state=p.random_state, n_components=p.n_components,
+                            options=dict(p.params),
+                            projection_cache=projection_cache if projection_cache is not None else default_projection_cache())
+            memo[key] = SlotResult(s, emb, r, proj)
         out.append(memo[key])
     difference, which = None, None
     for i in range(len(slots)):
@@ -138,8 +142,8 @@ def compare_slots(
         a, b = slots[which[0]], slots[which[1]]
         key = ("diff", a.model, b.model, a.dataset, n_boot, n_perm, seed, max_concepts)
         if key not in memo:
-            cmp = compare_on_dataset(out[which[0]].dataset, [a.model, b.model], n_boot=n_boot, n_perm=n_perm, seed=seed,
-                                     cache=cache)
+            cmp = run_task("comparison", [out[which[0]].embedded, out[which[1]].embedded], n_boot=n_boot, n_perm=n_perm,
+                           seed=seed)
             row = cmp.pairs.iloc[0].to_dict()
             if row["model_a"] != a.model:  # orient as slot A − slot B
                 row = {**row, "model_a": a.model, "model_b": b.model, "diff": -row["diff"],

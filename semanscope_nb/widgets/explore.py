@@ -8,9 +8,11 @@ a download row (PNG/SVG/PDF/HTML) using the publication settings
 (:data:`PUBLICATION`, kept while the kernel runs), and the panel state saved to /
 restored from a small JSON file (``save_state`` / ``load_state`` / ``from_state``).
 
-The panel is thin: it gathers an :class:`ExploreState` and calls the pure
-functions (``embed_dataset`` -> ``affinity_of_words`` -> ``project_dataset`` ->
-``alignment_map``).  Each stage is memoised on exactly the inputs it depends on,
+The panel is thin: it gathers an :class:`ExploreState`, keeps one
+:class:`~semanscope_nb.models.embedded.Embedded` per (model, dataset) and runs the
+registered tasks on it through :func:`~semanscope_nb.runs.tasks.run_task` (``sa``,
+``projection``, ``pair-sa``: the same function the CLI and the grid call, so the
+same checks and the same provenance), then draws ``alignment_map``.  Each stage is memoised on exactly the inputs it depends on,
 so a change recomputes only what it affects:
 
 ====================  =====  ===  ==========  =====
@@ -58,21 +60,19 @@ from semanscope_nb.metrics.affinity import (
     DEFAULT_TIERS,
     SAResult,
     TierThresholds,
-    affinity_of_words,
 )
 from semanscope_nb.models.cache import EmbeddingCache
-from semanscope_nb.plots import charts
+from semanscope_nb.models.embedded import Embedded
+from semanscope_nb.plots import maps, palette, sa_figures
 from semanscope_nb.plots.export import chart_bytes, download_link
 from semanscope_nb.plots.projection import (
     Projection,
     ProjectionCache,
     ProjectionSettings,
     default_projection_cache,
-    project_dataset,
 )
-from semanscope_nb.provenance import atomic_write_text, package_info, utc_now
-from semanscope_nb.runs.evaluate import aligned_words, embed_dataset
-from semanscope_nb.runs.verdicts import language_pairs
+from semanscope_nb.provenance import atomic_write_text
+from semanscope_nb.runs.tasks import prepare, run_task
 from semanscope_nb.widgets.pickers import (
     DatasetChoice,
     DatasetPicker,
@@ -84,6 +84,11 @@ from semanscope_nb.widgets.pickers import (
 )
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
+
+
+def _prepare_sa(dataset: WordDataset, model: str, *, cache: Any = None, progress: bool | None = False) -> Embedded:
+    """The panel's embedding step: the ``sa`` task's checks, then :func:`semanscope_nb.embed` (one Embedded for every view)."""
+    return prepare("sa", dataset, model, cache=cache, progress=progress)
 SVG_MAX_POINTS = 3000
 
 
@@ -191,14 +196,14 @@ def publication_chart(projection: Projection, result: SAResult, *, dataset: Word
 
     >>> import semanscope_nb as snb
     >>> ds = snb.load_dataset("edge-cases", languages=["en", "de"]).subset(range(12))
-    >>> vecs, _, _ = snb.embed_dataset(ds, "random-null", cache=False)
-    >>> p = snb.project_dataset(ds, vecs, settings=snb.ProjectionSettings("pca"), cache=False)
-    >>> r = affinity_of_words(aligned_words(ds, vecs), n_boot=20)
+    >>> emb = snb.embed(ds, "random-null", cache=False)
+    >>> p = snb.run_task("projection", emb, method="pca")
+    >>> r = snb.run_task("sa", emb, n_boot=20)
     >>> publication_chart(p, r, dataset=ds, settings=PublicationSettings(width=300)).to_dict()["width"]
     300
     """
     st = settings or PUBLICATION
-    chart = charts.alignment_map(projection, result, dataset=dataset, lines=lines, width=st.width, height=st.height,
+    chart = maps.alignment_map(projection, result, dataset=dataset, lines=lines, width=st.width, height=st.height,
                                  point_size=st.point_size, title=None if st.title else "",
                                  selected_concepts=list(selected_concepts) if selected_concepts else None)
     f = st.font_size
@@ -216,8 +221,8 @@ class ExplorePanel(W.VBox):
     Path; default cache if None), ``projection_cache`` (default: the process-wide
     one), ``thresholds`` (a :class:`TierThresholds`, ``{"great", "good"}`` or a
     ``(great, good)`` pair), ``worst_concepts`` (bars linked to the map; 0: none),
-    ``navigate`` (as in :func:`~semanscope_nb.plots.charts.alignment_map`),
-    ``embedder`` (a replacement for :func:`embed_dataset`, same signature; plumbing).
+    ``navigate`` (as in :func:`~semanscope_nb.plots.maps.alignment_map`),
+    ``embedder`` (a replacement for the embedding step, ``(dataset, model, cache=, progress=) -> Embedded``; plumbing).
     """
 
     def __init__(
@@ -280,7 +285,7 @@ class ExplorePanel(W.VBox):
         self.width, self.height = width, height
         self.worst_concepts, self.navigate = int(worst_concepts), navigate
         self.selection: tuple[str, ...] = tuple(selection)
-        self._embedder = embedder or embed_dataset
+        self._embedder = embedder or _prepare_sa
         self._cache_arg = cache
         self._cache: EmbeddingCache | None = None
         self.projection_cache = projection_cache if projection_cache is not None else default_projection_cache()
@@ -474,7 +479,7 @@ class ExplorePanel(W.VBox):
             self._datasets.remember(key, ds)
         return self._datasets[key]
 
-    def _embed(self, s: ExploreState, ds: WordDataset) -> tuple[dict, Any, dict]:
+    def _embed(self, s: ExploreState, ds: WordDataset) -> Embedded:
         if s.embed_key not in self._vectors:
             self._step(1, f"embedding {len(ds.all_texts())} texts with {html.escape(str(s.model))} "
                           f"(cached texts are read, not re-encoded)…")
@@ -482,31 +487,28 @@ class ExplorePanel(W.VBox):
             self._vectors.remember(s.embed_key, self._embedder(ds, s.model, cache=self.cache, progress=False))
         return self._vectors[s.embed_key]
 
-    def _sa(self, s: ExploreState, ds: WordDataset, vectors: dict, encoder: Any, stats: dict) -> SAResult:
+    def _sa(self, s: ExploreState, emb: Embedded) -> SAResult:
         if s.sa_key not in self._results:
             self._step(2, f"Semantic Affinity with {s.n_boot} bootstrap resamples…")
             self.counts["sa"] += 1
-            r = affinity_of_words(aligned_words(ds, vectors), n_boot=s.n_boot, seed=s.seed, on_zero="drop")
-            r = r.with_provenance(model=encoder.model_id, model_version=encoder.version, dataset=ds.name,
-                                  dataset_sha256=ds.sha256, languages=list(ds.languages), embedding=stats,
-                                  packages=package_info(), created=utc_now())
-            self._results.remember(s.sa_key, r)
+            self._results.remember(s.sa_key, run_task("sa", emb, n_boot=s.n_boot, seed=s.seed))
         return self._results[s.sa_key]
 
-    def _project(self, s: ExploreState, ds: WordDataset, vectors: dict) -> Projection:
+    def _project(self, s: ExploreState, emb: Embedded) -> Projection:
         if s.projection_key not in self._projections:
             self._step(3, f"{s.projection.method.upper()} projection…")
             self.counts["projection"] += 1
-            self._projections.remember(s.projection_key,
-                                       project_dataset(ds, vectors, settings=s.projection, cache=self.projection_cache))
+            p = s.projection
+            self._projections.remember(s.projection_key, run_task(
+                "projection", emb, method=p.method, random_state=p.random_state, n_components=p.n_components,
+                options=dict(p.params), projection_cache=self.projection_cache))
         return self._projections[s.projection_key]
 
-    def _pair_frame(self, s: ExploreState, ds: WordDataset) -> Any:
+    def _pair_frame(self, s: ExploreState, emb: Embedded) -> Any:
         key = (*s.sa_key, s.thresholds)
         if key not in self._pairs:
             self._step(3, "SA per language pair…")
-            self._pairs.remember(key, language_pairs(ds, s.model, n_boot=s.n_boot, seed=s.seed, thresholds=s.thresholds,
-                                                     cache=self.cache).table)
+            self._pairs.remember(key, run_task("pair-sa", emb, n_boot=s.n_boot, seed=s.seed, thresholds=s.thresholds).table)
         return self._pairs[key]
 
     # -- refresh -----------------------------------------------------------------
@@ -550,23 +552,23 @@ class ExplorePanel(W.VBox):
             self._step(0, f"reading {html.escape(s.dataset.name)}…")
             ds = self._dataset(s)
             t1 = time.perf_counter()
-            vectors, encoder, stats = self._embed(s, ds)
+            emb = self._embed(s, ds)
             self._check(generation)
             t2 = time.perf_counter()
-            result = self._sa(s, ds, vectors, encoder, stats).with_thresholds(s.thresholds)
+            result = self._sa(s, emb).with_thresholds(s.thresholds)
             self._check(generation)
             t3 = time.perf_counter()
-            proj = self._project(s, ds, vectors)
+            proj = self._project(s, emb)
             self._check(generation)
             t4 = time.perf_counter()
-            chart = charts.alignment_map(proj, result, dataset=ds, lines=s.lines, width=self.width, height=self.height,
+            chart = maps.alignment_map(proj, result, dataset=ds, lines=s.lines, width=self.width, height=self.height,
                                          navigate=self.navigate, search=s.search,
                                          selected_concepts=list(s.selection) or None,
                                          worst_concepts=self.worst_concepts or None)
             spec = chart.to_dict()
             self.counts["chart"] += 1
             t5 = time.perf_counter()
-            pairs = self._pair_frame(s, ds) if s.view == "pairs" else None
+            pairs = self._pair_frame(s, emb) if s.view == "pairs" else None
             self._check(generation)
             t6 = time.perf_counter()
             self.timings = {"dataset": t1 - t0, "embed": t2 - t1, "sa": t3 - t2, "projection": t4 - t3, "chart": t5 - t4,
@@ -604,7 +606,7 @@ class ExplorePanel(W.VBox):
 
     def _show_view(self, view: str, pairs: Any) -> None:
         if view == "pairs" and pairs is not None:
-            spec = charts.pair_heatmap(pairs).to_dict()
+            spec = sa_figures.pair_heatmap(pairs).to_dict()
             self.pairs_out.outputs = ({
                 "output_type": "display_data",
                 "data": {VEGALITE_MIME: spec, "text/plain": "<language pairs>"},
@@ -617,7 +619,7 @@ class ExplorePanel(W.VBox):
 
     def _show(self, result: SAResult, spec: dict) -> None:
         c, e = result.cosine, result.euclidean
-        colour = charts.TIER_COLOURS.get(result.tier, "#999")
+        colour = palette.TIER_COLOURS.get(result.tier, "#999")
         prov = result.provenance
         self.sa_label.value = (
             f"<div style='font-size:120%'><b>{html.escape(str(prov.get('model')))}</b> on "

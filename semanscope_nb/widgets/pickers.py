@@ -28,12 +28,12 @@ from typing import Any, Sequence
 import ipywidgets as W
 import traitlets
 
-from semanscope_nb.data.words import DatasetInfo, language_code, list_datasets
+from semanscope_nb.data.catalog import DatasetInfo, list_datasets, list_folder_datasets
+from semanscope_nb.data.languages import language_code
 from semanscope_nb.errors import DatasetError
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, TierThresholds
 from semanscope_nb.models.registry import DEFAULT_MODEL, get_model_info, list_models
 from semanscope_nb.plots.projection import PROJECTION_METHODS, ProjectionSettings
-from semanscope_nb.runs.evaluate import list_folder_datasets
 
 _WIDE = W.Layout(width="420px")
 _DESC = {"description_width": "110px"}

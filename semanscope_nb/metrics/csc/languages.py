@@ -12,7 +12,7 @@ import json
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal, Sequence
 
-from semanscope_nb.data.words import language_code
+from semanscope_nb.data.languages import language_code
 from semanscope_nb.errors import UnsupportedLanguageError
 
 Kind = Literal["fuzz", "negation"]

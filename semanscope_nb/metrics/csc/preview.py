@@ -22,11 +22,18 @@ import pandas as pd
 from semanscope_nb.metrics.csc.languages import LanguageRules, NegationMode
 from semanscope_nb.metrics.csc.perturbation import perturb_sentence
 from semanscope_nb.models.encoders import Encoder
+from semanscope_nb.results import Result
 
 
 @dataclass(frozen=True)
-class PerturbationPreview:
-    """The variants of one sentence and their cosine similarity to it (NaN where a vector is zero)."""
+class PerturbationPreview(Result):
+    """The variants of one sentence and their cosine similarity to it (NaN where a vector is zero).
+
+    The main score is the mean cosine of the negated variants (lower: the model hears the negation).
+    """
+
+    kind = "csc-preview"
+    main_score_name = "mean_negation"
 
     sentence: str
     model: str
@@ -37,6 +44,12 @@ class PerturbationPreview:
     texts: tuple[str, ...]
     cosines: tuple[float, ...]
     rules: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def mean_negation(self) -> float:
+        """Mean cosine of the negated variants to the sentence (NaN if there are none)."""
+        return self.mean_cosine("negation")
 
     def frame(self) -> pd.DataFrame:
         """One row per variant: kind, position, term, text, cosine."""

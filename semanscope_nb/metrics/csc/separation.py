@@ -5,7 +5,6 @@ Layer: metrics.  Imports the CSC rooms beside it, the models layer and the data 
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import asdict, dataclass, field
@@ -14,7 +13,7 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.results import Result
+from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.data.sentences import SentenceCorpus
 from semanscope_nb.errors import EmbeddingError
 from semanscope_nb.metrics.csc.bootstrap import resampled_csc_stats
@@ -23,6 +22,7 @@ from semanscope_nb.metrics.csc.kde import (
     KDEMethod,
     _validate_grid,
     csc_curves,
+    resolve_bandwidth,
 )
 from semanscope_nb.metrics.csc.languages import (
     Kind,
@@ -48,11 +48,11 @@ class CSCResult(Result):
     language: str
     negation_mode: str
     overlap: float
-    ci: tuple[float, float]
+    ci: Interval
     median_fuzz: float
     median_negation: float
     separation: float  # median fuzz - median negation (> 0: negation moves the vector more)
-    separation_ci: tuple[float, float]
+    separation_ci: Interval
     n_boot: int
     confidence: float
     seed: int
@@ -66,7 +66,16 @@ class CSCResult(Result):
     notes: list[str] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ci", Interval.of(self.ci))
+        object.__setattr__(self, "separation_ci", Interval.of(self.separation_ci))
+
     # -- views ----------------------------------------------------------------
+    def estimates(self) -> dict[str, Estimate]:
+        """The overlap and the separation with their bootstrap intervals (``sem``: NaN, only the interval is kept)."""
+        return {"overlap": Estimate(self.overlap, math.nan, self.ci),
+                "separation": Estimate(self.separation, math.nan, self.separation_ci)}
+
     @property
     def n_sentences(self) -> int:
         return len(self.sentences)
@@ -123,18 +132,7 @@ class CSCResult(Result):
             "n_zero_originals": int(self.n_dropped.get("original_zero_vectors", 0)),
         }
 
-    # -- serialisation -------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> str:
-        """Write :meth:`to_dict` as JSON, atomically (readers never see half a file)."""
-        from semanscope_nb.provenance import atomic_write_json
-
-        return str(atomic_write_json(path, self.to_dict()))
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> "CSCResult":
-        with open(path, encoding="utf-8") as fh:
-            return cls.from_dict(json.load(fh))
-
+    # -- serialisation (save / load: see Result) ---------------------------------
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (NaN -> None); round-trips through :meth:`from_dict`."""
         p = self.perturbations
@@ -168,9 +166,9 @@ class CSCResult(Result):
         pert["similarity"] = pert["similarity"].map(num).astype(float)
         return cls(
             model=d["model"], corpus=d["corpus"], language=d["language"], negation_mode=d["negation_mode"],
-            overlap=num(d["overlap"]), ci=(num(d["ci"][0]), num(d["ci"][1])), median_fuzz=num(d["median_fuzz"]),
+            overlap=num(d["overlap"]), ci=Interval.of(d["ci"]), median_fuzz=num(d["median_fuzz"]),
             median_negation=num(d["median_negation"]), separation=num(d["separation"]),
-            separation_ci=(num(d["separation_ci"][0]), num(d["separation_ci"][1])), n_boot=int(d["n_boot"]),
+            separation_ci=Interval.of(d["separation_ci"]), n_boot=int(d["n_boot"]),
             confidence=float(d["confidence"]), seed=int(d["seed"]), curves=curves, sentences=list(d["sentences"]),
             perturbations=pert, n_dropped={k: int(v) for k, v in d["n_dropped"].items()},
             n_without_negation=int(d["n_without_negation"]), n_without_fuzz=int(d["n_without_fuzz"]),
@@ -342,7 +340,7 @@ def concept_separation(
     max_words: int | None = None,
     length_buckets: Sequence[int] | None = None,
     kde_method: KDEMethod = "auto",
-    tfidf_fit: Literal["all", "originals"] = "all",
+    tfidf_fit: Literal["originals", "all"] = "originals",
     cache: Any = None,
     name: str | None = None,
     progress: bool | None = None,
@@ -364,14 +362,20 @@ def concept_separation(
     make any whitespace-separated language usable without registering rules:
     ``language="sv", fuzz_terms="en | ett", negation_terms="inte"``.  Give both
     for a language without built-in rules; for a built-in one, either (the
-    other keeps its table entry).  ``bandwidth="paper"`` is the authors' fixed
-    kernel factor 0.2 (see :func:`csc_curves` for how it differs from Scott's rule).
+    other keeps its table entry).  ``bandwidth="authors-demo"`` is the fixed
+    kernel factor 0.2 of the authors' demo app (paper 002 states no bandwidth;
+    ``"paper"`` is a deprecated alias; see :func:`csc_curves` for how it
+    differs from Scott's rule).
 
     A zero vector (e.g. TF-IDF of a text with no known term) has no cosine:
     its similarity is NaN, it is left out of the curves, and ``n_dropped``
-    counts it.  A corpus-fitted model (TF-IDF) is fitted on the originals and
-    all variants (``tfidf_fit="all"``, so inserted terms are in its vocabulary)
-    or on the originals only (``"originals"``: unseen terms are then invisible).
+    counts it.  A corpus-fitted model (TF-IDF) is fitted on the original
+    sentences only (``tfidf_fit="originals"``, the default: a normal
+    fit/transform split, as the paper runs its baseline; an inserted term the
+    originals never use is then invisible).  ``tfidf_fit="all"`` fits on the
+    originals and every variant: the inserted "not" and articles become
+    frequent, their IDF drops, and the baseline can no longer separate
+    negation (on ESS-en the overlap rises from about 0.35 to 0.95).
 
     >>> r = concept_separation(["Manage a team of engineers.", "The shop is open."], "random-null",
     ...                        language="en", n_boot=20, cache=False)
@@ -382,6 +386,7 @@ def concept_separation(
     from semanscope_nb.models.registry import load_model
 
     _validate_grid(resolution, bandwidth)
+    bandwidth = resolve_bandwidth(bandwidth)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
@@ -512,16 +517,52 @@ def csc_table(results: Mapping[tuple[str, str], CSCResult] | Sequence[CSCResult]
     return df.sort_values(["model", "corpus"], kind="stable").reset_index(drop=True) if not df.empty else df
 
 
-@dataclass
-class CSCGrid:
-    """Every (model, corpus) result of :func:`concept_separation_grid`, and what failed."""
+@dataclass(frozen=True)
+class CSCGrid(Result):
+    """Every (model, corpus) result of :func:`concept_separation_grid`, and what failed.
+
+    The main score is the mean overlap over the results (lower = better separation).
+    """
+
+    kind = "csc-grid"
+    main_score_name = "mean_overlap"
 
     results: dict[tuple[str, str], CSCResult]
     failures: dict[tuple[str, str], str] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
     def table(self) -> pd.DataFrame:
         return csc_table(self.results)
+
+    @property
+    def mean_overlap(self) -> float:
+        """Mean overlap over the (model, corpus) results that ran (NaN when none did)."""
+        values = [r.overlap for r in self.results.values() if math.isfinite(r.overlap)]
+        return float(np.mean(values)) if values else math.nan
+
+    def summary(self) -> dict[str, Any]:
+        return {"main_score": self.main_score, "n_results": len(self.results), "n_failures": len(self.failures)}
+
+    def estimates(self) -> dict[str, Estimate]:
+        """``"model | corpus"`` -> that result's overlap estimate."""
+        return {f"{m} | {c}": r.estimates()["overlap"] for (m, c), r in self.results.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the (model, corpus) keys become ``model`` / ``corpus`` entries of two lists."""
+        return json_ready({
+            "results": [{"model": m, "corpus": c, "result": r.to_dict()} for (m, c), r in self.results.items()],
+            "failures": [{"model": m, "corpus": c, "error": e} for (m, c), e in self.failures.items()],
+            "provenance": self.provenance,
+        })
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "CSCGrid":
+        return cls(
+            results={(e["model"], e["corpus"]): CSCResult.from_dict(e["result"]) for e in d["results"]},
+            failures={(e["model"], e["corpus"]): str(e["error"]) for e in d.get("failures", [])},
+            provenance=dict(d.get("provenance") or {}),
+        )
 
 
 def concept_separation_grid(

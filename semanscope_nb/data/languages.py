@@ -1,0 +1,109 @@
+"""Language codes: a header or a user's language name to its ISO 639 code, and a code to its English name.
+
+The project's own aliases (:data:`LANGUAGE_ALIASES`: the paper's ``english``,
+its tool's ``enu`` / ``chn``, ``mandarin`` ...) come first; any other ISO 639
+code, BCP 47 tag or language name is looked up in ``langcodes``.
+
+Layer: data.  Imports nothing of the package (``langcodes`` only).
+
+Example
+-------
+>>> language_code("Chinese"), language_code("enu"), language_code("Georgian"), language_code("category")
+('zh', 'en', 'ka', None)
+>>> language_name("de"), LANGUAGE_NAMES["zh"]
+('German', 'Chinese')
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import langcodes
+
+# Header names accepted for each language code (ISO 639-1).  The paper's files
+# use full English names ("english", "chinese"); its tool used "enu"/"chn".
+LANGUAGE_ALIASES: dict[str, tuple[str, ...]] = {
+    "en": ("english", "enu", "eng"),
+    "zh": ("chinese", "chn", "zho", "mandarin", "zh-cn", "zh_hans"),
+    "de": ("german", "deu", "ger"),
+    "fr": ("french", "fra", "fre"),
+    "es": ("spanish", "spa", "esp"),
+    "ja": ("japanese", "jpn", "jap"),
+    "ru": ("russian", "rus"),
+    "ko": ("korean", "kor"),
+    "ar": ("arabic", "ara"),
+    "it": ("italian", "ita"),
+    "pt": ("portuguese", "por"),
+    "nl": ("dutch", "nld"),
+    "pl": ("polish", "pol"),
+    "tr": ("turkish", "tur"),
+    "th": ("thai", "tha"),
+    "hi": ("hindi", "hin"),
+    "sv": ("swedish", "swe"),
+    "el": ("greek", "ell"),
+    "he": ("hebrew", "heb"),
+    "vi": ("vietnamese", "vie"),
+    "id": ("indonesian", "ind"),
+    "uk": ("ukrainian", "ukr"),
+    "fa": ("persian", "fas", "farsi"),
+}
+_HEADER_TO_CODE = {alias: code for code, names in LANGUAGE_ALIASES.items() for alias in (code, *names)}
+#: header names of a concept-group column (never read as a language)
+GROUP_COLUMNS = ("category", "group", "domain", "concept_group")
+_TAG = re.compile(r"[a-z]{2,3}([-_][a-z0-9]{2,8})*")
+
+
+def language_name(code: str) -> str:
+    """The English name of a language code, from ``langcodes`` (any BCP 47 tag).
+
+    >>> language_name("ka"), language_name("zh-TW")
+    ('Georgian', 'Chinese (Taiwan)')
+    """
+    # langcodes (with language_data) carries the CLDR / IANA registry of every
+    # ISO 639 code and its names in many languages: a maintained source instead
+    # of a hand table, so Georgian, Armenian, ... need no edit here.
+    return langcodes.Language.get(code).display_name()
+
+
+#: English names of the codes above (more via :func:`language_name`)
+LANGUAGE_NAMES: dict[str, str] = {code: language_name(code) for code in LANGUAGE_ALIASES}
+
+
+@functools.lru_cache(maxsize=4096)
+def _code_from_langcodes(key: str) -> str | None:
+    if key in GROUP_COLUMNS:
+        return None
+    if _TAG.fullmatch(key):  # an ISO 639 code or a BCP 47 tag: ka, kat, geo, hy-AM, zh_hant
+        try:
+            lang = langcodes.Language.get(key.replace("_", "-"))
+        except (ValueError, LookupError):
+            lang = None
+        # three-letter words are accepted only when they are a code of a two-letter language (kat, hye),
+        # so that a column named "tag" or "row" is not read as some rare language
+        if lang is not None and lang.is_valid() and lang.language and (len(key) != 3 or len(lang.language) == 2):
+            return lang.to_tag() if "-" in key or "_" in key else lang.language
+    try:  # a language name in English or in the language itself: Georgian, armenian, ქართული
+        found = langcodes.find(key)
+    except LookupError:
+        return None
+    return found.to_tag()
+
+
+def language_code(name: str) -> str | None:
+    """Map a header or user-supplied language name to its ISO code, or None.
+
+    The project's own aliases (``enu``, ``chn``, ``mandarin`` ...) come first; any
+    other ISO 639 code, BCP 47 tag or language name is looked up in ``langcodes``.
+
+    >>> language_code("Chinese"), language_code("de"), language_code("human")
+    ('zh', 'de', None)
+    >>> language_code("Georgian"), language_code("hy"), language_code("kat")
+    ('ka', 'hy', 'ka')
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string, got {type(name).__name__}")
+    key = name.strip().lower()
+    if not key:
+        return None
+    return _HEADER_TO_CODE.get(key) or _code_from_langcodes(key)

@@ -1,0 +1,102 @@
+"""The small kit the Semantic Affinity chart modules share: lazy Altair, inline data, finite test, language colours.
+
+Large maps: every chart embeds its rows as ``alt.InlineData`` values (:func:`inline`),
+not as a DataFrame.  Altair's 5,000-row guard (``MaxRowsError``) checks DataFrames
+handed to the data transformer; inline values pass through untouched and are
+written once into the spec's top-level ``datasets``.  So a 20,000-point map
+renders without touching the user's global ``alt.data_transformers`` setting and
+without VegaFusion (whose pre-evaluation buys nothing here: a map has no
+transforms to pre-evaluate, only points to draw).  Only the columns a chart
+encodes are embedded, rounded to 4 decimals, which keeps the spec ~100 bytes a point.
+
+Layer: plots.  Imports :mod:`semanscope_nb.plots.palette` only (Altair lazily).
+
+Example
+-------
+>>> import pandas as pd
+>>> inline(pd.DataFrame({"x": [0.123456, float("nan")], "word": ["水", "fire"]})).to_dict()
+{'values': [{'x': 0.1235, 'word': '水'}, {'x': None, 'word': 'fire'}]}
+>>> is_finite("0.5"), is_finite(None), is_finite(float("inf"))
+(True, False, False)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from semanscope_nb.plots.palette import language_colour
+
+if TYPE_CHECKING:  # pragma: no cover
+    import altair as alt
+
+
+def import_altair() -> Any:
+    """The ``altair`` module, imported on first use (so that ``import semanscope_nb`` stays light).
+
+    >>> import_altair().__name__
+    'altair'
+    """
+    import altair as alt  # lazy: keeps `import semanscope_nb` light
+
+    return alt
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        return round(f, 4) if math.isfinite(f) else None
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    return v
+
+
+def inline(frame: pd.DataFrame) -> "alt.InlineData":
+    """A DataFrame as ``alt.InlineData`` (JSON-safe values; bypasses the 5,000-row guard, see module doc)."""
+    alt = import_altair()
+    cols = list(frame.columns)
+    values = [{c: _clean(v) for c, v in zip(cols, row)} for row in frame.itertuples(index=False, name=None)]
+    return alt.InlineData(values=values)
+
+
+def is_finite(x: Any) -> bool:
+    """True when ``x`` converts to a finite float (None, NaN, infinities and text that is no number give False).
+
+    >>> is_finite(3), is_finite(float("nan")), is_finite("n/a")
+    (True, False, False)
+    """
+    try:
+        return x is not None and math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def language_scale(languages: Iterable[str]) -> "alt.Scale":
+    """A colour scale with an explicit domain and the fixed colour of every language code.
+
+    >>> language_scale(["en", "zh"]).to_dict()
+    {'domain': ['en', 'zh'], 'range': ['#0072B2', '#D55E00']}
+    """
+    alt = import_altair()
+    domain = [str(code) for code in dict.fromkeys(languages)]
+    return alt.Scale(domain=domain, range=[language_colour(code) for code in domain])
+
+
+def require_columns(table: pd.DataFrame, cols: Iterable[str], *, what: str) -> None:
+    """Raise a ValueError naming ``what`` and the missing columns when a benchmark table lacks one of ``cols``.
+
+    >>> require_columns(pd.DataFrame({"model": []}), ["model", "dataset"], what="sa_heatmap")
+    Traceback (most recent call last):
+    ...
+    ValueError: sa_heatmap: the table lacks column(s) ['dataset']; pass BenchmarkResult.table (see run_benchmark)
+    """
+    missing = [c for c in cols if c not in table.columns]
+    if missing:
+        raise ValueError(f"{what}: the table lacks column(s) {missing}; pass BenchmarkResult.table (see run_benchmark)")

@@ -1,0 +1,90 @@
+"""The leaderboard as the paper prints it (Tables D.1 cosine / D.2 Euclidean): a wide table and its Styler.
+
+:func:`leaderboard_wide` lays a benchmark table (``BenchmarkResult.table``) out
+as one row per model and one ``SA ± SEM`` column per dataset, plus ``Avg SA``;
+:func:`leaderboard_table` styles it (a pandas ``Styler``, ``Avg SA`` shaded by tier).
+
+Layer: plots.  Imports :mod:`semanscope_nb.plots.chart_kit`, the palette and the metrics layer's tiers.
+
+Example
+-------
+>>> import pandas as pd
+>>> table = pd.DataFrame({"model": ["m1", "m2"], "dataset": ["d1", "d1"], "sa_cosine": [0.8, 0.6],
+...                       "sem_cosine": [0.005, 0.01]})
+>>> leaderboard_wide(table).reset_index().values.tolist()
+[['m1', '0.800 ± 0.005', 0.8], ['m2', '0.600 ± 0.010', 0.6]]
+>>> "Cosine Distance - PRIMARY" in leaderboard_table(table).to_html()
+True
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from semanscope_nb.metrics.affinity import DEFAULT_TIERS, TierThresholds
+from semanscope_nb.plots.chart_kit import require_columns
+from semanscope_nb.plots.palette import TIER_COLOURS
+
+
+def leaderboard_wide(table: pd.DataFrame, *, distance: str = "cosine", datasets: Sequence[str] | None = None) -> pd.DataFrame:
+    """Tables D.1/D.2 layout: one row per model, ``SA ± SEM`` per dataset, ``Avg SA``; best model first.
+
+    The dataset columns hold strings ("0.807 ± 0.005"); ``Avg SA`` is a number
+    (the mean over the datasets shown), so a Styler can colour it.
+    """
+    col, sem = f"sa_{distance}", f"sem_{distance}"
+    require_columns(table, ["model", "dataset", col], what="leaderboard_wide")
+    df = table.copy()
+    if sem not in df:
+        df[sem] = np.nan
+    df["name"] = df["display_name"] if "display_name" in df else df["model"]
+    datasets = list(datasets) if datasets is not None else list(dict.fromkeys(df["dataset"]))
+
+    def cell(v: float, s: float) -> str:
+        return f"{v:.3f} ± {s:.3f}" if math.isfinite(s) else f"{v:.3f}"
+
+    out = df.pivot_table(index="name", columns="dataset", values=col, aggfunc="first")
+    errs = df.pivot_table(index="name", columns="dataset", values=sem, aggfunc="first", dropna=False)
+    wide = pd.DataFrame(index=out.index)
+    for d in datasets:
+        wide[d] = [cell(v, errs.loc[m, d] if d in errs and m in errs.index else math.nan) if pd.notna(v) else ""
+                   for m, v in zip(out.index, out[d] if d in out else [np.nan] * len(out))]
+    wide["Avg SA"] = out[[d for d in datasets if d in out]].mean(axis=1)
+    wide = wide.sort_values("Avg SA", ascending=False, kind="stable")
+    wide.index.name = "Model"
+    return wide
+
+
+def leaderboard_table(
+    table: pd.DataFrame, *, distance: str = "cosine", thresholds: TierThresholds = DEFAULT_TIERS,
+    datasets: Sequence[str] | None = None, caption: str | None = None,
+) -> "pd.io.formats.style.Styler":
+    """The leaderboard styled like the paper's Tables D.1 (cosine) / D.2 (Euclidean): a pandas ``Styler``.
+
+    A Styler (not an Altair text table) because it renders as an HTML table in
+    notebooks, copies into papers (``.to_latex()``, ``.to_html()``) and keeps the
+    "0.807 ± 0.005" cells as text.  ``Avg SA`` is shaded by tier.
+    """
+    wide = leaderboard_wide(table, distance=distance, datasets=datasets)
+    default = ("Semantic Affinity Scores (Cosine Distance - PRIMARY)" if distance == "cosine"
+               else "Semantic Affinity Scores (Euclidean Distance - SUPPLEMENTARY)")
+
+    def shade(v: float) -> str:
+        if not isinstance(v, (int, float)) or not math.isfinite(v):
+            return ""
+        return f"background-color: {TIER_COLOURS[thresholds.classify(float(v))]}33"
+
+    styler = (
+        wide.style.format({"Avg SA": "{:.3f}"}).map(shade, subset=["Avg SA"])
+        .set_caption(caption or default)
+        .set_table_styles([
+            {"selector": "caption", "props": "caption-side: bottom; font-style: italic; padding-top: 6px;"},
+            {"selector": "th", "props": "text-align: left; border-bottom: 1px solid #444;"},
+            {"selector": "td", "props": "padding: 2px 10px; font-family: monospace;"},
+        ])
+    )
+    return styler

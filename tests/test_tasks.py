@@ -1,0 +1,119 @@
+"""One path from a dataset to every score: the task registry, run by the grid, the CLI and the panels alike."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+
+import pytest
+
+import semanscope_nb as snb
+from semanscope_nb.data import LabelledSplits, load_sentence_corpus, read_sib200
+from semanscope_nb.plots.projection import ProjectionCache, ProjectionSettings
+from semanscope_nb.runs import cli, tasks
+from semanscope_nb.runs.tasks import get_task, list_tasks, register_task
+
+BUILTIN = ("sa", "pair-sa", "permutation", "comparison", "retrieval", "bdi", "knn", "csc", "projection")
+#: small parameters per task, so that every task runs in a second or two
+SMALL = {"sa": {"n_boot": 30}, "pair-sa": {"n_boot": 30}, "permutation": {"n_perm": 30}, "comparison": {"n_boot": 30, "n_perm": 50},
+         "retrieval": {"n_boot": 10, "ks": [1, 5]}, "bdi": {"n_boot": 10}, "knn": {"n_boot": 10, "ks": [1, 3]},
+         "csc": {"max_sentences": 12, "n_boot": 20}, "projection": {"method": "pca"}}
+
+
+@pytest.fixture
+def spy():
+    """Wrap every built-in task's ``run`` so each call records the task name and whether run_task made it."""
+    calls: list[tuple[str, bool]] = []
+    originals = {t.name: t for t in list_tasks() if t.name in BUILTIN}
+
+    def wrap(task):
+        def run(*args, **kw):
+            via = any(f.function == "run_task" and f.filename == tasks.__file__ for f in inspect.stack())
+            calls.append((task.name, via))
+            return task.run(*args, **kw)
+
+        return dataclasses.replace(task, run=run)
+
+    for t in originals.values():
+        register_task(wrap(t), replace=True)
+    yield calls
+    for t in originals.values():
+        register_task(t, replace=True)
+
+
+def test_the_registry_describes_every_task():
+    names = [t.name for t in list_tasks()]
+    assert set(BUILTIN) <= set(names)
+    for name in BUILTIN:
+        t = get_task(name)
+        assert t.description and t.data and isinstance(t.defaults, dict)
+        assert issubclass(t.result_type, snb.Result) and t.result_type.kind
+        assert name == "projection" or t.main_score  # a projection has no score
+    with pytest.raises(snb.errors.UnknownNameError, match="unknown task 'sa2'.*Did you mean 'sa'"):
+        get_task("sa2")
+    with pytest.raises(snb.errors.ArgumentError, match=r"task 'sa': unknown parameter\(s\) \['nboot'\]"):
+        snb.run_task("sa", "edge-cases", "random-null", nboot=3)
+
+
+def test_every_task_runs_through_run_task_from_the_grid(spy, tmp_path):
+    splits = LabelledSplits(read_sib200("eng_Latn", "train").head(40), read_sib200("eng_Latn", "test").head(15))
+    g = snb.run_grid(["random-null", "tfidf-char"], ["edge-cases", splits], tasks=list(BUILTIN),
+                     corpora=[load_sentence_corpus("csc-everyday-en")], languages=["en", "de", "zh"], max_concepts=20,
+                     params=SMALL, cache=tmp_path / "c", out_dir=tmp_path / "r", progress=False)
+    assert not g.failures, g.failures
+    assert set(g.table.task) == set(BUILTIN)
+    assert {name for name, _ in spy} == set(BUILTIN) and all(via for _, via in spy)
+    for (model, dataset, task), result in g.results.items():  # what the job files hold comes back as the task's result type
+        assert isinstance(result, get_task(task).result_type)
+
+
+@pytest.mark.parametrize("task", BUILTIN)
+def test_every_task_runs_through_run_task_from_the_cli(spy, task, tmp_path, capsys):
+    args = ["run", task, "--cache-dir", str(tmp_path / "c"), "--out", str(tmp_path / "r.json")]
+    args += ["--models", "random-null,tfidf-char"] if task == "comparison" else ["--model", "random-null"]
+    if task == "knn":
+        args += ["--dataset", "en"]
+    elif task == "csc":
+        args += ["--dataset", "csc-everyday-en"]
+    else:
+        args += ["--dataset", "edge-cases", "--languages", "en,de"]
+    for k, v in SMALL[task].items():
+        args += ["--param", f"{k}={json.dumps(v)}"]
+    assert cli.main(args) == 0, capsys.readouterr().err
+    assert spy == [(task, True)]
+    back = snb.Result.load(tmp_path / "r.json")
+    assert isinstance(back, get_task(task).result_type) and back.provenance["task"] == task
+
+
+def test_the_panels_run_their_tasks_through_run_task(spy, tmp_path):
+    from semanscope_nb.widgets import ComparePanel, CSCPanel, CSCPanelState, ExplorePanel
+
+    cache = snb.EmbeddingCache(tmp_path / "c")
+    panel = ExplorePanel(model="random-null", dataset="edge-cases", languages=["en", "de"], max_concepts=20, n_boot=30,
+                         projection=ProjectionSettings("pca"), projection_cache=ProjectionCache(), cache=cache)
+    panel.view_toggle.value = "pairs"
+    assert panel.error is None
+    ComparePanel(slots=[{"model": "random-null", "dataset": "edge-cases", "languages": ["en", "de"]},
+                        {"model": "tfidf-char", "dataset": "edge-cases", "languages": ["en", "de"]}],
+                 n_boot=30, n_perm=50, max_concepts=20, cache=cache, auto=True)
+    csc = CSCPanel(model="random-null", corpus="csc-everyday-en", cache=cache)
+    assert csc.run(CSCPanelState(model="random-null", corpus="csc-everyday-en", max_sentences=12, n_boot=20)) is not None
+    assert {"sa", "projection", "pair-sa", "comparison", "csc"} <= {name for name, _ in spy}
+    assert all(via for _, via in spy)
+
+
+def test_the_panel_and_the_function_give_the_same_result_and_provenance(tmp_path):
+    from semanscope_nb.widgets import ExplorePanel
+
+    cache = snb.EmbeddingCache(tmp_path / "c")
+    panel = ExplorePanel(model="tfidf-char", dataset="edge-cases", languages=["en", "zh", "de"], n_boot=40, seed=3,
+                         projection=ProjectionSettings("pca"), projection_cache=ProjectionCache(), cache=cache)
+    direct = snb.dataset_affinity("edge-cases", "tfidf-char", languages=["en", "zh", "de"], n_boot=40, seed=3, cache=cache)
+
+    def comparable(prov):  # the time stamp and what the cache did differ between two calls; nothing else may
+        return {k: v for k, v in prov.items() if k not in ("created", "embedding")}
+
+    assert comparable(panel.result.provenance) == comparable(direct.provenance)
+    assert panel.result.to_dict()["cosine"] == direct.to_dict()["cosine"]
+    assert panel.result.verdict == direct.verdict
