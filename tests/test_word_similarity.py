@@ -294,6 +294,7 @@ def test_context_pairs_sample_rejects_bad_n():
 # --------------------------------------------------------------------------- presets, chart
 
 
+@pytest.mark.slow  # tries to load the hub models (torch + transformers), which fails offline as it should
 def test_paper_settings_need_a_hub_and_download_nothing(monkeypatch):
     from semanscope_nb.errors import ModelLoadError
     from semanscope_nb.runs.word_similarity import PAPER_001_SETTINGS, paper_001_encoders
