@@ -67,8 +67,14 @@ def main(argv: list[str] | None = None) -> int:
             w = run_once(cache, tmp / f"warm{i}", extra, env)
             warm.append(w)
             print(f"warm {i + 1}: {w[0]:.1f} s wall, {w[1]:.1f} s CPU   {w[2]}", flush=True)
+            record(cold, warm, args, argv, threads)  # after every pair: an interrupted run keeps what it measured
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def record(cold: list, warm: list, args: argparse.Namespace, argv: list[str] | None, threads: object) -> None:
+    """Write the minimum of the runs so far as bench/results/benchmark(-quick).json."""
     cw, cc = min(c[0] for c in cold), min(c[1] for c in cold)
     ww, wc = min(w[0] for w in warm), min(w[1] for w in warm)
     size = "first 40 concepts of each dataset" if args.quick else "every concept"
@@ -82,7 +88,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"cold/warm: {cw / ww:.2f}x wall, {cc / wc:.2f}x CPU")
     write_results("benchmark-quick" if args.quick else "benchmark", rows, script="bench/bench_benchmark.py",
                   args=argv if argv is not None else sys.argv[1:])
-    return 0
 
 
 if __name__ == "__main__":

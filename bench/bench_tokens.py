@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this tree's semanscope_nb, not an installed one
 from _results import interleaved_min, row, write_results  # noqa: E402
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

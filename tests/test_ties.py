@@ -371,6 +371,7 @@ def test_vectors_do_not_move_with_batch_or_threads_beyond_the_documented_toleran
                                    err_msg=f"{model}, {name}: beyond its vector_tolerance {tol} (0 = bit-identical)")
 
 
+@pytest.mark.slow
 def test_the_numpy_token_port_runs_each_text_alone_and_pins_its_threads():
     enc = snb.load_token_encoder("multilingual-e5-small")
     texts = TEXTS[12:16]
@@ -390,6 +391,7 @@ def _port_vectors(texts):
     return [t.vectors for t in enc.encode_tokens(texts, "en", cache=False)]
 
 
+@pytest.mark.slow
 def test_the_token_port_gives_the_same_bits_in_a_loky_worker():
     import joblib
 
