@@ -67,6 +67,8 @@ def run(method: str, n: int, k: int, dims: int, out: str, threads: int | None = 
     import os
 
     env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[1])  # the children import this tree's semanscope_nb
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     if threads:
         env.update({v: str(threads) for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
     p = subprocess.run([sys.executable, "-c", CHILD, method, str(n), str(k), str(dims), out], capture_output=True, text=True,

@@ -22,7 +22,10 @@ import argparse
 import sys
 import time
 
-from _results import interleaved_min, row, write_results
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this tree's semanscope_nb, not an installed one
+from _results import interleaved_min, row, write_results  # noqa: E402
 from _timing import best_of
 
 import semanscope_nb as snb
