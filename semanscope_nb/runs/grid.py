@@ -91,6 +91,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from semanscope_nb.data.datasets import as_dataset
@@ -356,13 +357,25 @@ Metric = Task  # the grid's old name for a task
 
 
 class _CountingCache(EmbeddingCache):
-    """The shared cache, counting what this job embedded and read (for the job record)."""
+    """The shared cache, counting what this job embedded and read (for the job record).
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    ``presence_only`` (the embedding phase, which keeps no vector): texts already cached are only looked up by
+    key, not read and checked -- the job reads them (and re-encodes any entry it finds damaged).
+    """
+
+    def __init__(self, *args: Any, presence_only: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.presence_only = presence_only
         self.totals = {"n_unique": 0, "n_cached": 0, "n_encoded": 0, "n_batches": 0}
 
     def embed_with_stats(self, encoder, texts, **kwargs) -> tuple[Any, EmbedStats]:  # type: ignore[override]
+        texts = list(texts)
+        if self.presence_only and texts:
+            unique = list(dict.fromkeys(texts))
+            if len(self.present(encoder.cache_key_for(kwargs.get("language")), unique)) == len(unique):
+                self.totals["n_unique"] += len(unique)
+                self.totals["n_cached"] += len(unique)
+                return np.zeros((len(texts), 0), dtype=np.float32), EmbedStats(len(texts), len(unique), len(unique), 0, 0, 0)
         out, s = super().embed_with_stats(encoder, texts, **kwargs)
         for k in self.totals:
             self.totals[k] += getattr(s, k)
@@ -397,7 +410,7 @@ def warm_model(model: str, info: ModelInfo | None, jobs: list[tuple[Task, Any, d
     out = {"model": model, "n_texts": 0, "n_encoded": 0, "n_batches": 0, "error": None, "worker": _worker_id()}
     try:
         _ensure_model(info)
-        with _CountingCache(cache_folder) as cache:
+        with _CountingCache(cache_folder, presence_only=True) as cache:
             for task, dataset, params in jobs:
                 prepare(task, dataset, model, cache=cache, progress=False, params=params)
             out.update(n_texts=cache.totals["n_unique"], n_encoded=cache.totals["n_encoded"], n_batches=cache.totals["n_batches"])
