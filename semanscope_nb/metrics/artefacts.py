@@ -165,7 +165,7 @@ def _hash_salt(dims: int) -> np.ndarray:
     return np.random.default_rng(0x5EED).integers(1, 2**62, size=dims, dtype=np.int64) | 1
 
 
-_ROW_BLOCK = 8192  # rows converted at a time (int64 hash words, float64 projections): temporaries of a few MB
+_ROW_BLOCK = 2048  # rows converted at a time (int64 hash words, float64 projections): temporaries of about 1 MB at 512 dims
 
 
 def _bits(unit: np.ndarray) -> np.ndarray:
@@ -203,7 +203,7 @@ def _unit_rows_native(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(v)
     if x.dtype not in (np.float32, np.float64):
         x = x.astype(np.float64)
-    peak = np.abs(x).max(axis=1)
+    peak = np.maximum(x.max(axis=1), -x.min(axis=1))  # the largest |coordinate| without an |x| temporary
     zero = ~(peak > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         unit = x / np.where(zero, 1, peak)[:, None].astype(x.dtype)

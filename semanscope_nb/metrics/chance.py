@@ -196,23 +196,85 @@ class ChanceLevel(Result):
     main_score_name = "sa_null_cosine"
 
     sa_null_cosine: float
-    sa_null_euclidean: float  # lower bound (Jensen), see the module docstring
+    sa_null_euclidean: float  # closed-form lower bound (Jensen) for unit vectors, else by permutation
     inter_null_cosine: float
     inter_null_euclidean: float
     provenance: dict[str, Any] = field(default_factory=dict)
 
 
-def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None) -> ChanceLevel:
-    """Expected SA when translation pairings are shuffled independently per language (closed form)."""
+#: vectors whose norms all lie within this of 1 are unit vectors: the Euclidean chance level keeps its closed form there
+UNIT_NORM_TOL = 1e-3
+#: permutations of the Euclidean chance level for vectors that are not unit norm
+EUCLIDEAN_CHANCE_PERMUTATIONS = 100
+
+
+def is_unit_norm(aw: AlignedWords, *, tol: float = UNIT_NORM_TOL) -> bool:
+    """Whether every word vector has norm 1 to ``tol`` (then the closed-form Euclidean chance bound is tight).
+
+    >>> import scipy.sparse as sp
+    >>> eye = sp.identity(2, format="csr")
+    >>> is_unit_norm(AlignedWords(("en", "de"), (np.eye(2), 2 * np.eye(2)), (eye, eye), ("a", "b")))
+    False
+    """
+    return all(bool(np.all(np.abs(_unit_rows(np.asarray(v))[1] - 1.0) <= tol)) for v in aw.vectors)
+
+
+def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,
+                                    seed: int | None = 0) -> tuple[float, float]:
+    """(expected Euclidean SA, expected Euclidean inter spread) over ``n_perm`` shuffles of the translation pairing.
+
+    The permutation estimate of the Euclidean chance level, for vectors that are not
+    unit norm: there the closed-form ``sqrt(E[Q])`` (a Jensen bound) is loose
+    (wordllama's off by up to 0.015).  Each permutation keeps the first language in
+    place and re-pairs every other language's rows by ``rng.permutation(R)`` (drawn
+    in language order from ``default_rng(seed)``); the paper's Euclidean spreads of
+    the re-paired concepts are computed exactly (alternatives expand to their tuples).
+
+    >>> import scipy.sparse as sp
+    >>> rng = np.random.default_rng(0); eye = sp.identity(60, format="csr")
+    >>> aw = AlignedWords(("en", "de"), (3 * rng.normal(size=(60, 8)), rng.normal(size=(60, 8))), (eye, eye), tuple(map(str, range(60))))
+    >>> sa, inter = euclidean_chance_by_permutation(aw, n_perm=20, seed=0)
+    >>> 0.0 < sa < 1.0 and inter > 0
+    True
+    """
+    _check_count("n_perm", n_perm, minimum=1)
+    _check_seed(seed)
+    rng = np.random.default_rng(seed)
+    R = aw.n_rows
+    sas = np.empty(n_perm)
+    inters = np.empty(n_perm)
+    incidence = [sp.csr_matrix(inc) for inc in aw.incidence]
+    for p in range(n_perm):
+        perms = [np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)]
+        shuffled = AlignedWords(aw.languages, aw.vectors, tuple(inc[perm] for inc, perm in zip(incidence, perms)), aw.labels)
+        spreads = _Spreads(shuffled)
+        s = spreads.spreads(np.ones((1, R)), scaled=True)
+        sas[p] = affinity_ratio(s["intra_euc"][0], s["inter_euc"][0])
+        inters[p] = np.ldexp(s["inter_euc"][0], spreads.exponent)
+    return float(sas.mean()), float(inters.mean())
+
+
+def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,
+                 seed: int | None = 0) -> ChanceLevel:
+    """Expected SA when translation pairings are shuffled independently per language.
+
+    Cosine: the closed form of the module docstring.  Euclidean: the closed-form
+    bound for unit vectors (:func:`is_unit_norm`, where it is tight), else the mean
+    over ``n_perm`` seeded shuffles (:func:`euclidean_chance_by_permutation`).
+    """
     spreads = spreads if spreads is not None else _Spreads(aw)
     ones = np.ones((1, aw.n_rows))
     point = spreads.spreads(ones, scaled=True)
     inter_cos, inter_euc = _NullParts(aw, spreads).inter(ones)
+    sa_euc = float(affinity_ratio(point["intra_euc"][0], inter_euc[0]))
+    inter_euc_units = float(np.ldexp(inter_euc[0], spreads.exponent))
+    if not is_unit_norm(aw):
+        sa_euc, inter_euc_units = euclidean_chance_by_permutation(aw, n_perm=n_perm, seed=seed)
     return ChanceLevel(
         sa_null_cosine=float(affinity_ratio(point["intra_cos"][0], inter_cos[0])),
-        sa_null_euclidean=float(affinity_ratio(point["intra_euc"][0], inter_euc[0])),
+        sa_null_euclidean=sa_euc,
         inter_null_cosine=float(inter_cos[0]),
-        inter_null_euclidean=float(np.ldexp(inter_euc[0], spreads.exponent)),
+        inter_null_euclidean=inter_euc_units,
     )
 
 
@@ -423,7 +485,10 @@ def null_aware_bootstrap(
             flip = float(np.mean([thresholds.classify(float(v)) != base for v in full["sa"]]))
     else:
         est = {k: Estimate(float(point[k][0]), math.nan, Interval(math.nan, math.nan)) for k in keys}
-    return NullAwareScores(**est, sa_null_euclidean=float(point["sa_null_euclidean"][0]), n_boot=int(n_boot), tier_flip_rate=flip)
+    sa_null_euc = float(point["sa_null_euclidean"][0])
+    if not is_unit_norm(aw):  # the closed form is a loose bound off the unit sphere: by permutation
+        sa_null_euc = euclidean_chance_by_permutation(aw, seed=seed)[0]
+    return NullAwareScores(**est, sa_null_euclidean=sa_null_euc, n_boot=int(n_boot), tier_flip_rate=flip)
 
 
 # --------------------------------------------------------------------------- verdict
