@@ -81,6 +81,8 @@ def surface_key(word: str, language: str | None = None) -> str:
     >>> surface_key("電話", "zh-TW") == surface_key("电话", "zh")
     True
     """
+    if word.isascii():  # NFKC and accents change nothing in ASCII: case folding is all (the common case, fast)
+        return word.strip().lower()
     text = unicodedata.normalize("NFKC", word).strip().casefold()
     decomposed = unicodedata.normalize("NFD", text)
     out = []
@@ -109,19 +111,36 @@ def _row_keys(aw: AlignedWords) -> list[list[set[str]]]:
 
 
 def identical_string_rows(aw: AlignedWords) -> np.ndarray:
-    """Boolean per concept row: some alternative is the same surface string in two of the languages (:func:`surface_key`)."""
-    if aw.words is None:
-        return np.zeros(aw.n_rows, dtype=bool)
-    per_lang = _row_keys(aw)
+    """Boolean per concept row: some alternative is the same surface string in two of the languages (:func:`surface_key`).
+
+    Vectorised: every (row, key) occurrence of every language, deduplicated within
+    the language, and a row is marked when one (row, key) pair occurs in two languages.
+    """
     out = np.zeros(aw.n_rows, dtype=bool)
-    for r in range(aw.n_rows):
-        seen: set[str] = set()
-        for sets in per_lang:
-            if seen & sets[r]:
-                out[r] = True
-                break
-            seen |= sets[r]
+    if aw.words is None:
+        return out
+    import pandas as pd  # hashing of (row, key) pairs: pandas' duplicated() instead of a Python loop over rows
+
+    frames = []
+    for lang, words, inc in zip(aw.languages, aw.words, aw.incidence):
+        A = sp.coo_matrix(inc)
+        keys = np.array([surface_key(w, lang) for w in words], dtype=object)
+        f = pd.DataFrame({"row": A.row.astype(np.int64), "key": keys[A.col]}).drop_duplicates()
+        frames.append(f)
+    both = pd.concat(frames, ignore_index=True)
+    dup = both.duplicated(["row", "key"], keep=False).to_numpy()
+    out[both["row"].to_numpy()[dup]] = True
     return out
+
+
+def _row_keys(aw: AlignedWords) -> list[list[set[str]]]:
+    """Per language, per row: the surface keys of the row's alternatives."""
+    per_lang = []
+    for lang, words, inc in zip(aw.languages, aw.words, aw.incidence):
+        A = sp.csr_matrix(inc)
+        keys = [surface_key(w, lang) for w in words]
+        per_lang.append([{keys[k] for k in A.indices[A.indptr[r]:A.indptr[r + 1]]} for r in range(aw.n_rows)])
+    return per_lang
 
 
 def _han(text: str) -> set[str]:
@@ -214,6 +233,77 @@ def _unit_rows_native(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return unit, zero
 
 
+def _unit_projections(v: np.ndarray, directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(projections of the unit rows on ``directions``, row norms), streaming the rows in float64 blocks.
+
+    Each block of :data:`_ROW_BLOCK` rows is widened to float64 (a float32 square never
+    overflows there; float64 rows are first divided by their largest coordinate), its
+    norms and its projections taken, and dropped: the vectors are read once and never
+    copied whole.  Zero rows get norm 0 and projections 0.
+    """
+    n = v.shape[0]
+    proj = np.empty((n, directions.shape[1]))
+    norms = np.empty(n)
+    for a in range(0, n, _ROW_BLOCK):
+        x = np.asarray(v[a:a + _ROW_BLOCK], dtype=np.float64)
+        if v.dtype != np.float32:  # float64 (or wider) input: scale first, no square leaves the normal range
+            peak = np.maximum(x.max(axis=1), -x.min(axis=1))
+            x = x / np.where(peak > 0, peak, 1.0)[:, None]
+        else:
+            peak = np.ones(x.shape[0])
+        nrm = np.sqrt(np.einsum("ij,ij->i", x, x))
+        safe = np.where(nrm > 0, nrm, 1.0)
+        proj[a:a + _ROW_BLOCK] = (x @ directions) / safe[:, None]
+        norms[a:a + _ROW_BLOCK] = nrm * peak
+    return proj, norms
+
+
+def _unit_of(v: np.ndarray, norms: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The unit vectors of some rows, in float64 (zero rows stay zero)."""
+    x = np.asarray(v[rows], dtype=np.float64)
+    if v.dtype != np.float32:
+        peak = np.maximum(x.max(axis=1), -x.min(axis=1))
+        x = x / np.where(peak > 0, peak, 1.0)[:, None]
+    nrm = np.sqrt(np.einsum("ij,ij->i", x, x))
+    return x / np.where(nrm > 0, nrm, 1.0)[:, None]
+
+
+def _unit_max_diff(v: np.ndarray, norms: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """max |unit(v[a]) - unit(v[b])| per pair, in blocks of pairs."""
+    out = np.empty(a.size)
+    for k in range(0, a.size, _ROW_BLOCK):
+        out[k:k + _ROW_BLOCK] = np.abs(_unit_of(v, norms, a[k:k + _ROW_BLOCK]) - _unit_of(v, norms, b[k:k + _ROW_BLOCK])).max(axis=1)
+    return out
+
+
+def _exact_groups_by_projection(v: np.ndarray, proj: np.ndarray, zero: np.ndarray) -> np.ndarray:
+    """Label rows whose unit vectors are bit-identical (and all zero rows together) by their lowest row index.
+
+    Rows with equal bits have equal projections, so only rows sharing all their
+    projections are candidates; their bits are then compared row by row (a shared
+    projection is not a group).  The near-pair pass catches the rest.
+    """
+    n = v.shape[0]
+    labels = np.arange(n)
+    key = np.where(zero[:, None], 0.0, proj)
+    order = np.lexsort(key.T[::-1])
+    ks = key[order]
+    same = np.all(ks[1:] == ks[:-1], axis=1)
+    if not same.any():
+        return labels
+    starts = np.flatnonzero(np.r_[True, ~same])
+    sizes = np.diff(np.r_[starts, n])
+    for a, size in zip(starts[sizes > 1], sizes[sizes > 1]):
+        members = np.sort(order[a:a + size])
+        if zero[members[0]]:
+            labels[members] = members[0]
+            continue
+        unit = _unit_of(v, None, members) + 0.0  # -0.0 -> 0.0
+        _, first, inverse = np.unique(unit.view(np.int64), axis=0, return_index=True, return_inverse=True)
+        labels[members] = members[first[inverse.ravel()]]
+    return labels
+
+
 def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str, list[tuple[str, ...]]]:
     """Per language, groups of >= 2 distinct words whose unit vectors agree to ``tol`` (max abs difference).
 
@@ -223,12 +313,13 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str
     that differ in the last bit (an encoder moves a vector by a few float32 ulps with the
     batch it was encoded in; the default ``tol`` is well above that).  Any number of
     groups is found (a tokenizer maps ``<unk>``, ``<unk><unk>`` ... to different vectors).
-    All-zero vectors form their own group.  Bit-identical rows are merged first (an
-    exact-bits hash); the remaining rows are projected on four fixed random directions
-    ``r`` -- two rows that agree to ``tol`` lie within ``tol * |r|_1`` on each -- sorted
-    along the first, and only rows that close on all four are compared coordinate by
-    coordinate.  float32 vectors are worked on as float32 (only blocks of
-    :data:`_ROW_BLOCK` rows are widened, for the hash and the projections).
+    All-zero vectors form their own group.  The unit rows are projected on four fixed
+    random directions ``r`` in one streamed pass (blocks of :data:`_ROW_BLOCK` rows
+    widened to float64 and dropped: no float64 copy of float32 vectors, no unit copy
+    at all); rows with identical projections whose unit vectors are bit-identical are
+    merged first; the remaining rows -- two rows that agree to ``tol`` lie within
+    ``tol * |r|_1`` on each direction -- are sorted along the first, and only rows that
+    close on all four are compared coordinate by coordinate.
 
     >>> eye = sp.identity(4, format="csr")
     >>> v = np.array([[1, 0], [1, 0], [0, 1], [0.6, 0.8]], dtype=np.float32)
@@ -246,16 +337,15 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str
         n = v.shape[0]
         if n < 2:
             continue
-        unit, _ = _unit_rows_native(v)
-        labels = _exact_groups(unit)
-        reps = np.flatnonzero(labels == np.arange(n))
-        R = np.random.default_rng(0x5EED).standard_normal((unit.shape[1], 4))
+        R = np.random.default_rng(0x5EED).standard_normal((v.shape[1], 4))
         R /= np.linalg.norm(R, axis=0)
-        proj = np.empty((reps.size, 4))
-        for a in range(0, reps.size, _ROW_BLOCK):  # float64 projections of a block of rows at a time
-            proj[a:a + _ROW_BLOCK] = unit[reps[a:a + _ROW_BLOCK]].astype(np.float64) @ R
-        # + the projection's rounding, and the float32 rounding of the unit rows themselves
-        width = (tol + np.finfo(unit.dtype).eps) * np.abs(R).sum(axis=0) + 8 * np.finfo(np.float64).eps * unit.shape[1]
+        proj, norms = _unit_projections(v, R)  # one streamed pass: no unit copy of the vectors is kept
+        zero = norms == 0
+        labels = _exact_groups_by_projection(v, proj, zero)
+        reps = np.flatnonzero(labels == np.arange(n))
+        proj = proj[reps]
+        # two unit rows within tol differ by <= tol * |r|_1 on each direction, + the projections' float64 rounding
+        width = tol * np.abs(R).sum(axis=0) + 16 * np.finfo(np.float64).eps * v.shape[1]
         order = np.argsort(proj[:, 0])  # any order of equal projections: the window test below is symmetric
         ps = proj[order, 0]
         rest = proj[order, 1:]
@@ -274,7 +364,7 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str
                 near = (np.abs(rest[i] - rest[j]) <= width[1:]).all(axis=1)  # cheap: 3 numbers per pair
                 i, j = i[near], j[near]
                 a_rows, b_rows = reps[order[i]], reps[order[j]]
-                close = np.abs(unit[a_rows] - unit[b_rows]).max(axis=1) <= tol
+                close = _unit_max_diff(v, norms, a_rows, b_rows) <= tol
                 pairs_a.append(a_rows[close])
                 pairs_b.append(b_rows[close])
             start = stop
