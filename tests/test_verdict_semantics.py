@@ -522,3 +522,20 @@ def test_minilm_on_en_zh_is_never_promoted_above_non_aligned(dataset):
     assert r.tier not in ("good", "great"), r.verdict
     assert RANK.get(r.tier, -1) <= RANK.get(r.paper_tier, -1) or r.tier in ("insufficient", "chance", "below chance",
                                                                            "not above surface form")
+
+
+def test_the_verdicts_surface_comparison_reuses_the_model_resamples_without_changing_them():
+    rng = np.random.default_rng(16)
+    R = 90
+    en = rng.normal(size=(R, 12))
+    de = en + 0.8 * rng.normal(size=en.shape)
+    words = {"en": [f"w{r}" for r in range(R)], "de": [f"w{r}" if r < 10 else f"d{r}" for r in range(R)]}  # 10 identical
+    model = words_aw({"en": en, "de": de}, words)
+    spelling = dataclasses.replace(model, vectors=tuple(v + 2.0 * rng.normal(size=v.shape) for v in model.vectors))
+    r = affinity_of_words(model, n_boot=200, seed=3, surface=spelling)
+    keep = np.arange(R) >= 10
+    alone = surface_null(model, spelling, keep=keep, n_boot=200, seed=3)
+    assert r.surface.n_concepts == alone.n_concepts == 80
+    for got, want in ((r.surface.difference, alone.difference), (r.surface.model_corrected, alone.model_corrected)):
+        np.testing.assert_allclose([got.value, got.sem, *got.ci], [want.value, want.sem, *want.ci], rtol=1e-12,
+                                   err_msg="reused model resamples = recomputed ones")

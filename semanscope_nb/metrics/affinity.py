@@ -807,6 +807,7 @@ def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
 def _verdict_without_artefacts(
     aw: AlignedWords, chance: NullAwareScores | None, *, n_boot: int, seed: int, confidence: float, batch: int | None,
     thresholds: TierThresholds, unknown_words: Mapping[str, Any] | None = None,
+    distributions: dict[str, np.ndarray] | None = None,
 ) -> tuple[NullAwareScores | None, dict[str, int], list[str], np.ndarray]:
     """The null-aware scores without the concepts that fake alignment, how many were left out (by reason), notes, kept rows.
 
@@ -838,7 +839,8 @@ def _verdict_without_artefacts(
     if keep.sum() < 3 or any(v.shape[0] < 2 for v in sub.vectors):
         notes.append(f"only {int(keep.sum())} concept(s) remain without the artefacts, too few to score: no tier")
         return None, excluded, notes, keep
-    without = null_aware_bootstrap(sub, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds)
+    without = null_aware_bootstrap(sub, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
+                                   distributions=distributions)
     notes.append(
         f"the verdict uses the {int(keep.sum())} concepts without artefacts: SA {without.sa.value:.3f} "
         f"(all concepts: {chance.sa.value:.3f}), chance level {without.sa_null.value:.3f}"
@@ -1013,15 +1015,18 @@ def affinity_of_words(
             notes[key].extend(extra)
     elif n_boot:
         notes["cos"].append("no bootstrap: both SAs are undefined")
+    dists_free: dict[str, np.ndarray] = {}
     chance_excluding, excluded, artefact_notes, kept = _verdict_without_artefacts(
         aw, chance, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
-        unknown_words=unknown_words,
+        unknown_words=unknown_words, distributions=dists_free,
     )
     surface_result = None
     if surface is not None and (chance_excluding is not None or (chance is not None and not excluded)):
         from semanscope_nb.metrics.chance import surface_null
 
-        surface_result = surface_null(aw, surface, keep=kept, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch)
+        judged_dists = dists_free if excluded else dists  # the model's corrected score on the verdict's resamples
+        surface_result = surface_null(aw, surface, keep=kept, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch,
+                                      model_distribution=judged_dists.get("corrected"))
     if chance is not None and R < SMALL_SAMPLE:
         flip = (chance_excluding or chance).tier_flip_rate  # noqa: the scores the verdict rests on
         notes["cos"].append(

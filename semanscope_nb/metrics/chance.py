@@ -25,8 +25,15 @@ Closed form (Euclidean).  The tuple spread is ``sqrt(Q)`` with ``Q`` the mean
 squared distance over language pairs; ``E[Q] = mean_{l<m} (s_l + s_m - 2 mu_l .
 mu_m)`` with ``s_l`` the occurrence-mean squared norm and ``mu_l`` the occurrence
 mean (both after removing a common centre).  ``sqrt(E[Q])`` is an upper bound of
-``E[sqrt(Q)]`` (Jensen), so the Euclidean null SA it gives is a lower bound; the
-verdict uses the cosine SA.
+``E[sqrt(Q)]`` (Jensen), so the Euclidean null SA it gives is a lower bound, tight
+for unit vectors; for vectors that are not unit norm (wordllama) it is loose, and
+the Euclidean chance level is the mean over seeded shuffles instead
+(:func:`euclidean_chance_by_permutation`).  The verdict uses the cosine SA.
+
+Intervals (:func:`point_holding_interval`) are bias-corrected percentile intervals
+that always hold their point estimate.  The verdict's tier labels, its effect-size
+floor :data:`MIN_CORRECTED` and the surface-form null (:func:`surface_null`) live
+here too.
 
 Layer: metrics.  Imports numpy, scipy and :mod:`semanscope_nb.metrics.affinity`.
 
@@ -614,6 +621,7 @@ def surface_null(
     confidence: float = 0.95,
     batch: int | None = None,
     baseline: str = "tfidf-char",
+    model_distribution: np.ndarray | None = None,
 ) -> SurfaceComparison:
     """The model's chance-corrected score against the surface-form baseline's on the same concepts (paired bootstrap).
 
@@ -623,6 +631,9 @@ def surface_null(
     passes the artefact-free ones); rows where the baseline has a zero vector (no
     n-gram) are left out of both.  Both scores are computed on the same ``n_boot``
     multinomial resamples drawn from ``seed`` (so the difference's interval is paired).
+    ``model_distribution``: the model's corrected score on those very resamples (the
+    ``"corrected"`` distribution of :func:`null_aware_bootstrap` on the same rows, seed
+    and ``n_boot``), which spares recomputing it; ignored when rows had to be dropped.
 
     >>> import numpy as np, scipy.sparse as sp
     >>> rng = np.random.default_rng(0)
@@ -650,6 +661,9 @@ def surface_null(
         raise ValueError(f"surface_null: {int(rows.sum())} concepts to compare, need at least 3")
     m_aw = subset_rows(model, rows) if not rows.all() else model
     s_aw = subset_rows(surface, rows) if not rows.all() else surface
+    reuse = (model_distribution is not None and n_boot and bool(np.all(rows == (np.ones(model.n_rows, bool) if keep is None
+                                                                                 else np.asarray(keep, bool))))
+             and np.asarray(model_distribution).shape == (n_boot,))
     sides = []
     for aw in (m_aw, s_aw):
         spreads = _Spreads(aw)
@@ -663,8 +677,11 @@ def surface_null(
         dists: list[list[np.ndarray]] = [[], []]
         for counts in resample_counts(R, n_boot, seed=seed, batch=batch):
             for k, (sp_, parts) in enumerate(sides):
+                if k == 0 and reuse:
+                    continue  # the model's side on these resamples is already known
                 dists[k].append(null_aware_statistics(sp_, parts, counts)["corrected"])
-        dm, ds = np.concatenate(dists[0]), np.concatenate(dists[1])
+        dm = np.asarray(model_distribution, dtype=np.float64) if reuse else np.concatenate(dists[0])
+        ds = np.concatenate(dists[1])
         est = [_estimate(point[0], dm, confidence), _estimate(point[1], ds, confidence),
                _estimate(point[0] - point[1], dm - ds, confidence)]
     else:
