@@ -18,7 +18,7 @@ def test_committed_notebooks_have_no_outputs_and_a_parameters_cell():
     import nbformat
 
     names = sorted(p.stem for p in NOTEBOOKS.glob("*.ipynb"))
-    assert names[0] == "00-quickstart" and names[-1] == "07-contextual-alignment" and len(names) == 8
+    assert names[0] == "00-quickstart" and names[-1] == "08-choose-a-model" and len(names) == 9
     for name in names:
         nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
