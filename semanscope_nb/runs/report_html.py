@@ -240,7 +240,7 @@ def report_html(report: Any, *, title: str | None = None, numbers_file: str = "n
             ("gap", "gap (judged SA - chance)", "num"), ("paper_tier", "paper tier", "text")]))
         for r in vt.to_dict("records"):
             h.append(f"<p><b>{_e(r['model'])}</b> on {_e(r['dataset'])}: {_e(r['verdict'])}"
-                     + (f"<br><span class='muted'>Artefacts: {_e(r['artefacts'])}</span>" if r["artefacts"] else "") + "</p>")
+                     + (f"<br><span class='muted'>Notes (artefacts, diagnostics): {_e(r['artefacts'])}</span>" if r["artefacts"] else "") + "</p>")
         if "verdict" in charts:
             h.append(_chart_html(f"{sid}-chart-verdict", charts["verdict"]))
         h.append(f"<h3 id='{sid}-pairs'>Pair matrix (which language pairs fail)</h3>")
