@@ -341,3 +341,28 @@ def test_notebook_08_runs_top_to_bottom(tmp_path, shared_cache_dir):
     text = cell_outputs_text(nb)
     assert "For en, zh:" in text and "written:" in text
     assert out.exists() and (tmp_path / "nb-report-numbers.csv").exists()
+
+
+def test_an_interrupted_report_resumes_from_its_job_files(tmp_path, monkeypatch):
+    import semanscope_nb.runs.tasks as tasks
+
+    kw = {"languages": LANGS, "datasets": ["edge-cases"], "n_boot": 10, "seed": 0, "tatoeba": False, "sib200": False, "csc": False,
+          "work_dir": tmp_path / "work", "cache": snb.EmbeddingCache(tmp_path / "cache"), "progress": False, "n_perm": 200}
+    real = tasks.run_task
+
+    def stop_at_comparison(task, *a, **k):
+        if task == "comparison":
+            raise KeyboardInterrupt  # the user pressed Ctrl-C here
+        return real(task, *a, **k)
+
+    monkeypatch.setattr(tasks, "run_task", stop_at_comparison)
+    with pytest.raises(KeyboardInterrupt):
+        model_report(MODELS, **kw)
+    done = sorted(p.name for p in (tmp_path / "work" / "jobs").iterdir())
+    assert len(done) == 4 and all(n.startswith(("sa__", "pair-sa__")) for n in done), done  # SA and pairs of both models, written
+    monkeypatch.setattr(tasks, "run_task", real)
+    r = model_report(MODELS, **kw)
+    assert r.provenance["jobs_reused"] == 4 and r.provenance["jobs_computed"] == 1  # only the comparison was left
+    fresh = model_report(MODELS, **{**kw, "work_dir": tmp_path / "fresh"})
+    pd.testing.assert_frame_equal(r.verdicts, fresh.verdicts, obj="resumed vs fresh verdicts")
+    pd.testing.assert_frame_equal(r.comparisons, fresh.comparisons, obj="resumed vs fresh comparison")
