@@ -366,3 +366,20 @@ def test_an_interrupted_report_resumes_from_its_job_files(tmp_path, monkeypatch)
     fresh = model_report(MODELS, **{**kw, "work_dir": tmp_path / "fresh"})
     pd.testing.assert_frame_equal(r.verdicts, fresh.verdicts, obj="resumed vs fresh verdicts")
     pd.testing.assert_frame_equal(r.comparisons, fresh.comparisons, obj="resumed vs fresh comparison")
+
+
+def test_a_model_this_machine_cannot_run_is_skipped_with_its_reason(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    from semanscope_nb.models.registry import get_model_info
+
+    why = get_model_info("labse").missing_access()
+    if why is None:
+        pytest.skip("LaBSE is in this machine's Hugging Face cache")
+    r = model_report([*MODELS, "labse"], languages=LANGS, datasets=["edge-cases"], n_boot=10, tatoeba=False, sib200=False, csc=False,
+                     work_dir=tmp_path, cache=snb.EmbeddingCache(tmp_path / "cache"), progress=False, n_perm=100)
+    assert r.models == tuple(MODELS)
+    row = r.skipped[r.skipped.what == "model labse"]
+    assert len(row) == 1 and row.reason.iloc[0] == why and "needs hub" in why
+    html = Path(r.to_html(tmp_path / "out" / "r.html")["html"]).read_text(encoding="utf-8")
+    assert "model labse" in html and html_lib.escape(why, quote=True) in html
+    assert set(r.skipped.what) >= {"Tatoeba", "SIB-200", "CSC"}  # switched off by the caller, and said so
