@@ -383,3 +383,24 @@ def test_a_model_this_machine_cannot_run_is_skipped_with_its_reason(tmp_path, mo
     html = Path(r.to_html(tmp_path / "out" / "r.html")["html"]).read_text(encoding="utf-8")
     assert "model labse" in html and html_lib.escape(why, quote=True) in html
     assert set(r.skipped.what) >= {"Tatoeba", "SIB-200", "CSC"}  # switched off by the caller, and said so
+
+
+def test_macro_f1_interval_equals_sklearn_on_each_resample():
+    from sklearn.metrics import f1_score
+
+    from semanscope_nb.runs.model_report import _macro_f1_interval
+
+    rng = np.random.default_rng(5)
+    classes = ("a", "b", "c", "d")
+    y = rng.choice(classes, size=60)
+    p = np.where(rng.random(60) < 0.6, y, rng.choice(classes, size=60))
+
+    class KR:  # the three fields the interval reads
+        test_labels, predictions = y, {"knn@1": p}
+
+    KR.classes = classes
+    lo, hi = _macro_f1_interval(KR, "knn@1", n_boot=200, seed=9, confidence=0.9)
+    idx = np.random.default_rng(9).integers(0, 60, size=(200, 60))
+    vals = [f1_score(y[i], p[i], labels=sorted(classes), average="macro", zero_division=0) for i in idx]
+    np.testing.assert_allclose([lo, hi], np.quantile(vals, [0.05, 0.95]), rtol=0, atol=1e-12,
+                               err_msg="the vectorised macro F1 equals sklearn's per resample (sums of 0/1 counts: exact to rounding)")

@@ -528,15 +528,48 @@ def _check_models(models: Any) -> tuple[list[str], dict[str, str]]:
     return ok, skipped
 
 
-def _encode_seconds(model: str, texts: Sequence[str], language: str) -> float:
-    """Seconds per 1000 texts to encode ``texts`` (the model loaded and warmed first; the cache is not used)."""
+def _encode_seconds(model: str, texts: Sequence[str], language: str) -> tuple[float, int]:
+    """Seconds per 1000 texts to encode ``texts`` (the model loaded and warmed first; the cache is not used), and the dimensions."""
     from semanscope_nb.models.registry import load_model
 
     enc = load_model(model).prepare(list(texts))  # a corpus-fitted baseline (TF-IDF) fits on the probe
     enc.encode(list(texts[:2]), language=language)  # load weights outside the timing
     t = time.perf_counter()
-    enc.encode(list(texts), language=language)
-    return (time.perf_counter() - t) * 1000.0 / max(1, len(texts))
+    vecs = enc.encode(list(texts), language=language)
+    return (time.perf_counter() - t) * 1000.0 / max(1, len(texts)), int(vecs.shape[1])
+
+
+def _model_key(model: str, ds: Any) -> tuple[str, str]:
+    """(cache key, version) of ``model`` prepared for ``ds``'s texts: what a job is keyed by, with no weights loaded."""
+    from semanscope_nb.models.registry import load_model
+
+    enc = load_model(model).prepare([x for texts in ds.texts_by_language().values() for x in texts])
+    return enc.cache_key, enc.version
+
+
+def _signal_and_misses(emb: Any, corpus: Any, fwd: Any, labels: Sequence[str] | None, *, n_boot: int, seed: int,
+                       confidence: float) -> dict[str, Any]:
+    """The signal-vs-noise numbers (and a seeded sample of 300 cosines per kind for the chart) and the miss taxonomy."""
+    src = emb.matrix(corpus.source_language, list(corpus.source_texts))
+    tgt = emb.matrix(corpus.target_language, list(corpus.target_texts))
+    sig = signal_vs_noise(src, tgt, n_boot=n_boot, seed=seed, confidence=confidence)
+    pick = np.sort(np.random.default_rng(seed).choice(len(sig["true"]), size=min(300, len(sig["true"])), replace=False))
+    cosines = [{"pairs": kind, "cosine": float(c)} for kind in ("true", "random") for c in sig[kind][pick]]
+    thr = near_threshold_of(tgt, seed=seed)
+    mis = classify_misses(list(corpus.source_texts), list(corpus.target_texts), fwd.predictions, tgt, near_threshold=thr, labels=labels)
+    n_q = len(corpus)
+    counts, examples = [], []
+    for cls in MISS_CLASSES:
+        part = mis[mis["class"] == cls]
+        if cls == "topic" and labels is None:
+            counts.append({"class": "topic (no labels)", "n": None, "share": None, "share_low": None, "share_high": None,
+                           "near_threshold": thr})
+            continue
+        lo, hi = _wilson(len(part), n_q, confidence)
+        counts.append({"class": cls, "n": len(part), "share": len(part) / n_q, "share_low": lo, "share_high": hi, "near_threshold": thr})
+        examples.extend(part.head(5).to_dict("records"))
+    return {"signal": {k: v for k, v in sig.items() if k not in ("true", "random")}, "cosines": cosines, "counts": counts,
+            "examples": examples}
 
 
 def model_report(
@@ -717,7 +750,7 @@ def model_report(
                             "read its numbers there as out-of-domain"})
 
     n_steps = len(model_ids)  # cost probes
-    for s, p in plan.items():
+    for p in plan.values():
         n_steps += len(words) * (2 * len(model_ids) + (1 if len(model_ids) > 1 else 0))
         n_steps += len(p["corpora"]) * len(model_ids) + len(p["knn"]) * len(model_ids) + len(p["csc"]) * len(model_ids)
     bar = None
@@ -745,15 +778,25 @@ def model_report(
 
     try:
         # ---- cost: dimensions, encode time measured now, size on disk
+        from semanscope_nb.models.registry import get_model_info
+
         probe = list(words[0].words(words[0].languages[0]))[:200]
         for m in model_ids:
-            from semanscope_nb.models.registry import get_model_info
-
-            secs = _encode_seconds(m, probe, words[0].languages[0])
-            cost_rows.append({"model": m, "dims": math.nan, "encode_seconds": secs, "size_mb": package_size_mb(m),
+            secs, dims = _encode_seconds(m, probe, words[0].languages[0])
+            cost_rows.append({"model": m, "dims": dims, "encode_seconds": secs, "size_mb": package_size_mb(m),
                               "display_name": get_model_info(m).display_name})
             tick(f"{m}: encode time")
         costs = pd.DataFrame(cost_rows)
+
+        def embedder(ds: Any) -> Any:
+            """Embed ``ds`` under a model once, only when a step has to be computed (a resumed step needs no vectors)."""
+            box: dict[str, Any] = {}
+
+            def get(m: str) -> Any:
+                if m not in box:
+                    box[m] = embed(ds, m, cache=cache_arg, progress=False)
+                return box[m]
+            return get
 
         for s in sets:
             label = _set_label(s)
@@ -764,17 +807,17 @@ def model_report(
                     continue
                 sub = ds.select(list(s))
                 ds_note(sub.name, sub.sha256, sub.source, "words")
-                embs = []
+                emb_of = embedder(sub)
+                keys = {}
                 for m in model_ids:
-                    emb = embed(sub, m, cache=cache_arg, progress=False)
-                    versions[m] = emb.model_version
-                    costs.loc[costs.model == m, "dims"] = emb.dim
-                    embs.append(emb)
-                    keyp = {"model": emb.model_key, "dataset": sub.sha256, "languages": list(s), "n_boot": n_boot, "seed": seed,
+                    mk, versions[m] = _model_key(m, sub)
+                    keys[m] = mk
+                    keyp = {"model": mk, "dataset": sub.sha256, "languages": list(s), "n_boot": n_boot, "seed": seed,
                             "confidence": confidence}
-                    sa = jobs.result("sa", keyp, lambda emb=emb: run_task("sa", emb, n_boot=n_boot, seed=seed, confidence=confidence))
+                    sa = jobs.result("sa", keyp, lambda m=m: run_task("sa", emb_of(m), n_boot=n_boot, seed=seed, confidence=confidence))
                     tick(f"{m} {label} {sub.name}: SA")
-                    pa = jobs.result("pair-sa", keyp, lambda emb=emb: run_task("pair-sa", emb, n_boot=n_boot, seed=seed, confidence=confidence))
+                    pa = jobs.result("pair-sa", keyp, lambda m=m: run_task("pair-sa", emb_of(m), n_boot=n_boot, seed=seed,
+                                                                           confidence=confidence))
                     tick(f"{m} {label} {sub.name}: pairs")
                     v = sa.verdict_scores
                     notes = list(sa.diagnostics.notes)
@@ -797,11 +840,11 @@ def model_report(
                                           "language_a": r["language_a"], "language_b": r["language_b"], "sa": r["sa"],
                                           "sa_low": r["ci_low"], "sa_high": r["ci_high"], "chance": r["sa_null"], "gap": r["delta"],
                                           "gap_low": r["delta_low"], "gap_high": r["delta_high"], "verdict": r["verdict"]})
-                if len(embs) > 1:
-                    keyc = {"models": [e.model_key for e in embs], "dataset": sub.sha256, "languages": list(s), "n_boot": n_boot,
+                if len(model_ids) > 1:
+                    keyc = {"models": [keys[m] for m in model_ids], "dataset": sub.sha256, "languages": list(s), "n_boot": n_boot,
                             "seed": seed, "n_perm": n_perm, "confidence": confidence}
-                    cmp = jobs.result("comparison", keyc, lambda embs=embs: run_task(
-                        "comparison", embs, n_boot=n_boot, seed=seed, n_perm=n_perm, confidence=confidence))
+                    cmp = jobs.result("comparison", keyc, lambda: run_task(
+                        "comparison", [emb_of(m) for m in model_ids], n_boot=n_boot, seed=seed, n_perm=n_perm, confidence=confidence))
                     tick(f"{label} {sub.name}: comparison")
                     if ds is words[0]:
                         first_cmp = cmp
@@ -824,15 +867,15 @@ def model_report(
                 corpus = load()
                 ds_note(corpus.name, corpus.sha256, corpus.source, "parallel")
                 labels = list(labels_of()) if labels_of is not None else None
+                emb_of = embedder(corpus)
                 per_query: dict[str, np.ndarray] = {}
                 ks_here = [k for k in ks if k <= len(corpus)] or [1]  # a small corpus of the user's: only the k it allows
                 for m in model_ids:
-                    emb = embed(corpus, m, cache=cache_arg, progress=False)
-                    versions[m] = emb.model_version
-                    keyp = {"model": emb.model_key, "dataset": corpus.sha256, "n": len(corpus), "n_boot": n_boot, "seed": seed,
+                    mk, versions[m] = _model_key(m, corpus)
+                    keyp = {"model": mk, "dataset": corpus.sha256, "n": len(corpus), "n_boot": n_boot, "seed": seed,
                             "ks": ks_here, "confidence": confidence}
-                    ret = jobs.result("retrieval", keyp, lambda emb=emb: run_task(
-                        "retrieval", emb, n_boot=n_boot, seed=seed, ks=ks_here, confidence=confidence))
+                    ret = jobs.result("retrieval", keyp, lambda m=m: run_task(
+                        "retrieval", emb_of(m), n_boot=n_boot, seed=seed, ks=ks_here, confidence=confidence))
                     (direction, fwd), = ret.pairs.items()
                     for r in (fwd, fwd.reverse):
                         if r is None:
@@ -844,30 +887,15 @@ def model_report(
                                              "measure": name, "value": e.value, "value_low": e.ci[0], "value_high": e.ci[1],
                                              "n_queries": r.n_queries})
                     per_query[m] = 1.0 / np.asarray(fwd.ranks, dtype=np.float64)
-                    src = emb.matrix(corpus.source_language, list(corpus.source_texts))
-                    tgt = emb.matrix(corpus.target_language, list(corpus.target_texts))
-                    sig = signal_vs_noise(src, tgt, n_boot=n_boot, seed=seed, confidence=confidence)
-                    sig_rows.append({"language_set": label, "corpus": corpus.name, "model": m,
-                                     **{k: v for k, v in sig.items() if k not in ("true", "random")}})
-                    pick = np.random.default_rng(seed).choice(len(sig["true"]), size=min(300, len(sig["true"])), replace=False)
-                    for kind_name in ("true", "random"):
-                        for c in sig[kind_name][np.sort(pick)]:
-                            cos_rows.append({"language_set": label, "corpus": corpus.name, "model": m, "pairs": kind_name, "cosine": float(c)})
-                    thr = near_threshold_of(tgt, seed=seed)
-                    mis = classify_misses(list(corpus.source_texts), list(corpus.target_texts), fwd.predictions, tgt,
-                                          near_threshold=thr, labels=labels)
-                    n_q = len(corpus)
-                    for cls in MISS_CLASSES:
-                        part = mis[mis["class"] == cls]
-                        available = not (cls == "topic" and labels is None)
-                        k_ = len(part)
-                        lo, hi = _wilson(k_, n_q, confidence)
+                    post = jobs.record("signal-misses", {**keyp, "labels": labels is not None}, lambda m=m, fwd=fwd: _signal_and_misses(
+                        emb_of(m), corpus, fwd, labels, n_boot=n_boot, seed=seed, confidence=confidence))
+                    sig_rows.append({"language_set": label, "corpus": corpus.name, "model": m, **post["signal"]})
+                    cos_rows.extend({"language_set": label, "corpus": corpus.name, "model": m, **c} for c in post["cosines"])
+                    for c in post["counts"]:
                         count_rows.append({"language_set": label, "corpus": corpus.name, "model": m, "direction": fwd.direction,
-                                           "class": cls if available else "topic (no labels)", "n": k_ if available else math.nan,
-                                           "share": k_ / n_q if available else math.nan, "share_low": lo if available else math.nan,
-                                           "share_high": hi if available else math.nan, "near_threshold": thr})
-                        for r in part.head(5).to_dict("records"):
-                            miss_rows.append({"language_set": label, "corpus": corpus.name, "model": m, "direction": fwd.direction, **r})
+                                           **{k: (math.nan if v is None else v) for k, v in c.items()}})
+                    miss_rows.extend({"language_set": label, "corpus": corpus.name, "model": m, "direction": fwd.direction, **r}
+                                     for r in post["examples"])
                     tick(f"{m} {corpus.name}: retrieval")
                 if len(per_query) > 1:
                     pairs_t, bands_t = paired_model_test(per_query, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence)
@@ -879,18 +907,20 @@ def model_report(
 
                 splits = LabelledSplits(bt.read_sib200(x, "train"), bt.read_sib200(x, "test"))
                 ds_note(splits.name, splits.sha256, splits.source, "labelled")
+                emb_of = embedder(splits)
                 correct: dict[str, np.ndarray] = {}
                 for m in model_ids:
-                    emb = embed(splits, m, cache=cache_arg, progress=False)
-                    keyp = {"model": emb.model_key, "dataset": splits.sha256, "n_boot": n_boot, "seed": seed, "ks": list(ks),
+                    mk, versions[m] = _model_key(m, splits)
+                    keyp = {"model": mk, "dataset": splits.sha256, "n_boot": n_boot, "seed": seed, "ks": list(ks),
                             "confidence": confidence}
-                    kr = jobs.result("knn", keyp, lambda emb=emb: run_task("knn", emb, n_boot=n_boot, seed=seed, ks=list(ks),
-                                                                           confidence=confidence, logistic=False))
+                    kr = jobs.result("knn", keyp, lambda m=m: run_task("knn", emb_of(m), n_boot=n_boot, seed=seed, ks=list(ks),
+                                                                       confidence=confidence, logistic=False))
                     k0 = kr.ks[0]
-                    lo, hi = _macro_f1_interval(kr, f"knn@{k0}", n_boot=n_boot, seed=seed, confidence=confidence)
+                    lo, hi = jobs.record("knn-macro-f1", keyp, lambda kr=kr, k0=k0: _macro_f1_interval(
+                        kr, f"knn@{k0}", n_boot=n_boot, seed=seed, confidence=confidence))
                     maj = kr.baselines.get("majority", {})
                     knn_rows.append({"language_set": label, "language": x, "dataset": splits.name, "model": m, "k": k0,
-                                     "macro_f1": kr.macro_f1[k0], "macro_f1_low": lo, "macro_f1_high": hi,
+                                     "macro_f1": kr.macro_f1[k0], "macro_f1_low": _f(lo), "macro_f1_high": _f(hi),
                                      "accuracy": kr.accuracy[k0], "accuracy_low": kr.intervals[f"knn@{k0}"][0],
                                      "accuracy_high": kr.intervals[f"knn@{k0}"][1],
                                      "majority_macro_f1": maj.get("macro_f1", math.nan),
@@ -906,13 +936,14 @@ def model_report(
                 from semanscope_nb.data.sentences import load_sentence_corpus
 
                 corpus = load_sentence_corpus(name)
+                ds_note(name, corpus.sha256, corpus.source, "sentences")
                 for m in model_ids:
-                    emb_key = {"model": m, "dataset": corpus.sha256, "n_boot": n_boot, "seed": seed, "n": csc_sentences,
-                               "confidence": confidence}
-                    cr = jobs.result("csc", emb_key, lambda m=m: run_task("csc", corpus, m, cache=cache_arg, progress=False,
-                                                                         max_sentences=csc_sentences, n_boot=n_boot, seed=seed,
-                                                                         confidence=confidence))
-                    ds_note(name, corpus.sha256, corpus.source, "sentences")
+                    mk, versions[m] = _model_key(m, corpus)
+                    keyp = {"model": mk, "dataset": corpus.sha256, "n_boot": n_boot, "seed": seed, "n": csc_sentences,
+                            "confidence": confidence}
+                    cr = jobs.result("csc", keyp, lambda m=m: run_task("csc", corpus, m, cache=cache_arg, progress=False,
+                                                                     max_sentences=csc_sentences, n_boot=n_boot, seed=seed,
+                                                                     confidence=confidence))
                     est = cr.estimates().get("overlap")
                     csc_rows.append({"language_set": label, "language": corpus.language, "corpus": name, "model": m,
                                      "overlap": cr.overlap, "overlap_low": est.ci[0] if est else math.nan,
@@ -967,6 +998,14 @@ def model_report(
     )
 
 
+def _f(x: Any) -> float:
+    """A float, NaN for None / NaN read back from a JSON job file."""
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
@@ -982,19 +1021,28 @@ def _wilson(k: int, n: int, confidence: float) -> tuple[float, float]:
 
 
 def _macro_f1_interval(kr: Any, method: str, *, n_boot: int, seed: int, confidence: float) -> tuple[float, float]:
-    """Percentile bootstrap interval of the macro F1 of ``method``'s predictions (test items resampled)."""
+    """Percentile bootstrap interval of the macro F1 of ``method``'s predictions (test items resampled).
+
+    Vectorised over resamples: per class, true positives, predicted and gold counts are weighted sums
+    of the resample counts; F1 = 2 TP / (pred + gold), 0 when both are 0 (sklearn's ``zero_division=0``),
+    averaged over ``kr.classes`` as ``f1_score(..., labels=classes, average="macro")`` does.
+    """
     if not n_boot:
         return math.nan, math.nan
-    from sklearn.metrics import f1_score
-
     y = np.asarray(kr.test_labels).astype(str)
     p = np.asarray(kr.predictions[method]).astype(str)
-    labels = sorted(set(kr.classes))
+    n = len(y)
     rng = np.random.default_rng(seed)
-    vals = []
-    for _ in range(int(n_boot)):
-        i = rng.integers(0, len(y), len(y))
-        vals.append(f1_score(y[i], p[i], labels=labels, average="macro", zero_division=0))
+    counts = np.zeros((int(n_boot), n))
+    idx = rng.integers(0, n, size=(int(n_boot), n))
+    np.add.at(counts, (np.repeat(np.arange(int(n_boot)), n), idx.ravel()), 1.0)
+    f1s = []
+    for c in sorted(set(kr.classes)):
+        gold, pred = (y == c).astype(float), (p == c).astype(float)
+        tp, g, q = counts @ (gold * pred), counts @ gold, counts @ pred
+        with np.errstate(invalid="ignore", divide="ignore"):
+            f1s.append(np.where(g + q > 0, 2 * tp / (g + q), 0.0))
+    vals = np.mean(f1s, axis=0)
     lo, hi = np.quantile(vals, [(1 - confidence) / 2, (1 + confidence) / 2])
     return float(lo), float(hi)
 
