@@ -13,9 +13,10 @@ Four runs, each in a fresh Python process (so each pays imports and model loadin
   ``--shared`` retrieval on Tatoeba / SIB-200 and kNN on SIB-200), empty cache;
 * ``one at a time warm``: the same again on the filled cache (notebooks keep no job files).
 
-Ratios are report / one-at-a-time for the same state (cold vs cold, warm vs warm).  The machine
-load (1-minute load average) is printed beside each time: on a shared 2-core machine it moves
-every number.
+Ratios are report / one-at-a-time for the same state (cold vs cold, warm vs warm), in wall time
+and in CPU time (user + system of the child process).  The machine load (1-minute load average)
+is printed beside each time: on a shared 2-core machine it moves every wall-clock number, so the
+CPU time is the steadier one.
 """
 
 from __future__ import annotations
@@ -55,8 +56,10 @@ def _one_at_a_time(args: argparse.Namespace) -> None:
             snb.run_task("sa", ds, m, languages=LANGUAGES, **kw)
             snb.run_task("pair-sa", ds, m, languages=LANGUAGES, **kw)
         snb.run_task("comparison", ds, MODELS, languages=LANGUAGES, n_perm=2000, **kw)
+    from semanscope_nb.data.sentences import load_sentence_corpus
+
     for m in MODELS:
-        snb.run_task("csc", "csc-everyday-en", m, max_sentences=40, **kw)
+        snb.run_task("csc", load_sentence_corpus("csc-everyday-en"), m, max_sentences=40, **kw)
     if args.shared:
         corpora = [read_tatoeba("zh", limit=1000)]
         from semanscope_nb.data.bitext import sib200_parallel
@@ -77,19 +80,25 @@ def _timed(phase: str, args: argparse.Namespace, env: dict) -> dict:
     if args.shared:
         cmd.append("--shared")
     load0 = os.getloadavg()[0]
+    import resource
+
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - t
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     if out.returncode != 0:
         raise SystemExit(f"{phase} failed:\n{out.stderr[-3000:]}")
     last = out.stdout.strip().splitlines()[-1]
-    return {"seconds": seconds, "load_before": load0, "load_after": os.getloadavg()[0], **json.loads(last)}
+    return {"seconds": seconds, "cpu_seconds": cpu, "load_before": load0, "load_after": os.getloadavg()[0], **json.loads(last)}
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n-boot", type=int, default=1000)
     p.add_argument("--shared", action="store_true", help="also Tatoeba and SIB-200 (shared data)")
+    p.add_argument("--only", choices=["report", "one-at-a-time"], help="run one side only (cold and warm)")
     p.add_argument("--phase", choices=["report", "one-at-a-time"], help=argparse.SUPPRESS)
     p.add_argument("--work", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -99,19 +108,26 @@ def main() -> None:
         return _one_at_a_time(args)
     root = Path(tempfile.mkdtemp(prefix="bench-model-report-"))
     results = {}
-    for name, phase in (("report", "report"), ("one at a time", "one-at-a-time")):
+    sides = [("report", "report"), ("one at a time", "one-at-a-time")]
+    for name, phase in [x for x in sides if args.only in (None, x[1])]:
         env = {**os.environ, "SEMANSCOPE_CACHE": str(root / f"cache-{phase}"), "HF_HUB_OFFLINE": "1"}
         args.work = root / f"work-{phase}"
         results[f"{name} cold"] = _timed(phase, args, env)
-        print(f"{name} cold: {results[f'{name} cold']['seconds']:.1f} s (load {results[f'{name} cold']['load_before']:.1f})", flush=True)
+        print(f"{name} cold: {results[f'{name} cold']['seconds']:.1f} s wall, {results[f'{name} cold']['cpu_seconds']:.1f} s CPU "
+              f"(load {results[f'{name} cold']['load_before']:.1f})", flush=True)
         results[f"{name} warm"] = _timed(phase, args, env)
-        print(f"{name} warm: {results[f'{name} warm']['seconds']:.1f} s (load {results[f'{name} warm']['load_before']:.1f})", flush=True)
+        print(f"{name} warm: {results[f'{name} warm']['seconds']:.1f} s wall, {results[f'{name} warm']['cpu_seconds']:.1f} s CPU "
+              f"(load {results[f'{name} warm']['load_before']:.1f})", flush=True)
     print()
     print(f"offline models {MODELS} x {LANGUAGES} x {DATASETS}" + (" + Tatoeba/SIB-200" if args.shared else "")
           + f", n_boot={args.n_boot}")
+    if args.only is not None:
+        return None
     for state in ("cold", "warm"):
         a, b = results[f"report {state}"]["seconds"], results[f"one at a time {state}"]["seconds"]
         print(f"{state}: report {a:7.1f} s   one at a time {b:7.1f} s   ratio {a / b:.2f}")
+        a, b = results[f"report {state}"]["cpu_seconds"], results[f"one at a time {state}"]["cpu_seconds"]
+        print(f"{state} (CPU): report {a:7.1f} s   one at a time {b:7.1f} s   ratio {a / b:.2f}")
     w = results["report warm"]
     print(f"warm report reused {w['reused']} job files, computed {w['computed']}")
     print("recommendation:", *w["recommendation"])
