@@ -76,10 +76,25 @@ def path_inside(folder: str | os.PathLike, *parts: object, what: str = "path") -
     '/tmp/results/runs/_.._.._x.json'
     """
     root = Path(folder)
-    target = root.joinpath(*(safe_name(p, what=what) for p in parts))
+    return ensure_inside(root, root.joinpath(*(safe_name(p, what=what) for p in parts)), what=what)
+
+
+def ensure_inside(folder: str | os.PathLike, target: str | os.PathLike, *, what: str = "path") -> Path:
+    """``target`` itself, after checking that it lies inside ``folder`` once symlinks and ``..`` are resolved.
+
+    Raises ``ValueError`` naming both otherwise (a file a writer would put outside its folder).
+
+    >>> ensure_inside("/tmp/results", "/tmp/results/a/b.json").as_posix()
+    '/tmp/results/a/b.json'
+    >>> ensure_inside("/tmp/results", "/tmp/results/../x.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: path: '/tmp/results/../x.json' would leave the folder '/tmp/results'
+    """
+    root, target = Path(folder), Path(target)
     base = os.path.realpath(root)
     real = os.path.realpath(target)
-    if os.path.commonpath([base, real]) != base:
+    if real == base or os.path.commonpath([base, real]) != base:
         raise ValueError(f"{what}: '{target}' would leave the folder '{root}'")
     return target
 
