@@ -77,7 +77,7 @@ def test_mteb_names_that_would_share_a_file_are_refused(tmp_path):
     assert [(r.task_name, r.first_main_score) for r in read_mteb(tmp_path)] == [("a/b", 0.1)]
 
 
-@pytest.mark.parametrize("name", ["../../../escaped", "<absolute>", "..", "sub/dir/fig", ".hidden"])
+@pytest.mark.parametrize("name", ["../../../escaped", "<absolute>", "..", "sub/dir/fig", ".hidden", "x" * 300])
 def test_save_figures_keeps_every_file_inside_the_folder(tmp_path, name):
     import altair as alt
 
@@ -90,6 +90,7 @@ def test_save_figures_keeps_every_file_inside_the_folder(tmp_path, name):
     paths = save_figures({name: chart}, folder, formats=["svg", "html"])
     assert [p.parent for p in paths] == [folder, folder]
     assert all(not p.name.startswith(".") for p in paths)
+    assert [p.suffix for p in paths] == [".svg", ".html"]  # a long name is shortened, its extension kept
     assert _files(tmp_path) == sorted(f"x/y/figures/{p.name}" for p in paths)
 
 
@@ -110,9 +111,10 @@ def test_download_link_file_name_is_one_safe_component():
     from semanscope_nb.plots.export import download_link
 
     chart = alt.Chart(alt.InlineData(values=[{"v": 1}])).mark_bar().encode(y="v:Q")
-    link = download_link(chart, "svg", filename="../../../home/x/.bashrc")
-    name = link.split('download="', 1)[1].split('"', 1)[0]
-    assert "/" not in name and not name.startswith(".") and name.endswith(".svg"), name
+    for filename in ("../../../home/x/.bashrc", "y" * 300):
+        link = download_link(chart, "svg", filename=filename)
+        name = link.split('download="', 1)[1].split('"', 1)[0]
+        assert "/" not in name and not name.startswith(".") and name.endswith(".svg"), name
 
 
 def test_grid_job_files_and_leaderboard_stay_inside_the_results_folder(tmp_path):

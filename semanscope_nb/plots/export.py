@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
-from semanscope_nb.provenance import atomic_write_text, path_inside, safe_name
+from semanscope_nb.provenance import atomic_write_text, ensure_inside, safe_name
 
 FORMATS = ("png", "svg", "pdf", "html")
 _DEBIAN_CJK = ("/usr/share/fonts/opentype/noto", "/usr/share/fonts/truetype/noto")
@@ -394,7 +394,7 @@ def download_link(chart: Any, format: Literal["png", "svg", "pdf", "html"] = "pn
 
     fmt = format.lower()
     data = base64.b64encode(chart_bytes(chart, fmt, svg_fonts=svg_fonts)).decode("ascii")  # type: ignore[arg-type]
-    name = html.escape(safe_name(f"{filename}.{fmt}", what="filename"), quote=True)  # a file name, never a path
+    name = html.escape(f"{safe_name(filename, what='filename')}.{fmt}", quote=True)  # a file name, never a path
     text = html.escape(label or f"download {fmt.upper()}")
     return f'<a download="{name}" href="data:{_MIME[fmt]};base64,{data}">{text}</a>'
 
@@ -420,7 +420,8 @@ def save_figures(
     targets: dict[Path, str] = {}
     for name in charts:
         for fmt in formats:
-            path = path_inside(folder, f"{name}.{str(fmt).lower()}", what=f"figure name {name!r}")
+            what = f"figure name {name!r}"
+            path = ensure_inside(folder, Path(folder) / f"{safe_name(name, what=what)}.{str(fmt).lower()}", what=what)
             if path in targets and targets[path] != name:
                 raise ValueError(f"figure names {targets[path]!r} and {name!r} would both be saved as '{path.name}'; rename one")
             targets[path] = name
