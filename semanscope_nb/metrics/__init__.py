@@ -18,6 +18,9 @@ Rooms:
 * :mod:`~semanscope_nb.metrics.codeswitch` -- synthetic dictionary code-switching at a controlled switch rate (not MINERS' CS data).
 * :mod:`~semanscope_nb.metrics.contextual` -- contextual (token-level) alignment of paper 001: anchors,
   word alignment, BDI with CSLS, sense retrieval (BTSR).
+* :mod:`~semanscope_nb.metrics.word_similarity` -- word similarity in context (paper 001: BCWS, SCWS): Spearman's
+  rho with a pair bootstrap, the leave-one-out human upper bound.
+* :mod:`~semanscope_nb.metrics.btsr` -- a BTSR whose gold is a sense: tie-aware P@K beside the no-context baseline.
 * :mod:`~semanscope_nb.metrics.fusion` -- DistFuse: several models' distances fused into one.
 * :mod:`~semanscope_nb.metrics.alignment` -- Procrustes, Meeting-in-the-Middle, fitting an aligned model (paper 001).
 
@@ -46,6 +49,7 @@ from semanscope_nb.metrics.affinity import (
 )
 from semanscope_nb.metrics.alignment import align_model, fit_alignment, meeting_in_the_middle, procrustes
 from semanscope_nb.metrics.artefacts import Artefacts, find_artefacts, language_centred
+from semanscope_nb.metrics.btsr import SenseRetrievalScore, expected_hits, sense_retrieval_scores
 from semanscope_nb.metrics.chance import (
     ChanceLevel,
     NullAwareScores,
@@ -131,6 +135,13 @@ from semanscope_nb.metrics.retrieval import (
     text_retrieval,
 )
 from semanscope_nb.metrics.search import DistanceProvider, EmbeddingDistances, TopK, topk_search
+from semanscope_nb.metrics.word_similarity import (
+    AnnotatorAgreement,
+    WordSimilarityScore,
+    annotator_agreement,
+    contextual_word_similarity,
+    spearman_rho,
+)
 from semanscope_nb.metrics.workflow import DiagnosticReport, diagnostic_report
 
 __all__ = _public_names(globals(), modules=('csc',))
