@@ -59,7 +59,6 @@ from typing import Any, Iterator, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.errors import CacheWarning
 from semanscope_nb.provenance import json_ready
 from semanscope_nb.results import Result
 from semanscope_nb.models.encoders import package_version
@@ -242,6 +241,8 @@ class ProjectionCache:
 
     def _read(self, key: str, path: Path, shape: tuple[int, int] | None) -> CacheEntry | None:
         """The entry in ``path`` if it is what it claims to be; else None and one :class:`CacheWarning` saying why."""
+        from semanscope_nb.errors import CacheWarning
+
         why = None
         try:
             with np.load(path, allow_pickle=False) as z:

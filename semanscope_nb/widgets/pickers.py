@@ -46,6 +46,12 @@ def _languages_text(languages: Any) -> str:
     return ", ".join(langs) if len(langs) <= 8 else ", ".join(langs[:8]) + f", ... ({len(langs)})"
 
 
+class _AnyButNone(traitlets.Any):
+    """``traitlets.Any`` that sends ``None`` through the ``validate`` hooks too (``Any`` lets ``None`` past them)."""
+
+    allow_none = False
+
+
 class ModelPicker(W.VBox):
     """Dropdown of registered models with family / objective / languages shown; loads no model.
 
@@ -289,7 +295,7 @@ class TierThresholdsPicker(W.VBox):
     (0.4, 0.4)
     """
 
-    value = traitlets.Any()
+    value = _AnyButNone()
 
     def __init__(self, *, value: TierThresholds | dict | tuple = DEFAULT_TIERS, step: float = 0.01) -> None:
         kw = dict(min=0.0, max=1.0, step=step, readout_format=".2f", continuous_update=False, layout=_WIDE, style=_DESC)
@@ -343,11 +349,17 @@ class TierThresholdsPicker(W.VBox):
         if (great, good) != (self.value.great, self.value.good):
             self.value = new
 
+    @traitlets.validate("value")
+    def _valid_value(self, proposal: Any) -> TierThresholds:
+        """Only a valid pair is stored: a TierThresholds, ``{"great", "good"}`` or ``(great, good)`` with great >= good."""
+        try:
+            return as_thresholds(proposal["value"])
+        except (ValueError, TypeError) as exc:
+            raise traitlets.TraitError(f"TierThresholdsPicker.value: {exc}") from None
+
     @traitlets.observe("value")
-    def _value_set(self, change: Any) -> None:  # setting .value moves the sliders
+    def _value_set(self, change: Any) -> None:  # setting .value moves the sliders and the fields
         v = change["new"]
-        if not isinstance(v, TierThresholds):
-            raise traitlets.TraitError(f"TierThresholdsPicker.value must be a TierThresholds, got {type(v).__name__}")
         if (self.great_slider.value, self.good_slider.value) != (v.great, v.good):
             # one value change, not one per slider: the slider observers stand by while both move
             self._syncing = True
