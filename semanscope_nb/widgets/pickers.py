@@ -215,14 +215,19 @@ class DatasetPicker(W.VBox):
         infos = {d.name: d for d in list_datasets()}
         sources = {name: "bundled" for name in infos}
         self.message.value = ""
-        if folder:
+        if folder:  # whatever happens, the options below are rebuilt: never the previous folder's list
             root = Path(folder).expanduser()
-            if not root.is_dir():
+            try:
+                is_dir = root.is_dir()
+                found, skipped = list_folder_datasets(root) if is_dir else ([], [])
+            except Exception as exc:  # noqa: BLE001 - an unreadable folder: a message, the bundled datasets stay
+                self.message.value = _error_html(f"folder '{root}' cannot be listed: {type(exc).__name__}: {exc}")
+                is_dir, found, skipped = None, [], []
+            if is_dir is False:
                 self.message.value = _error_html(f"folder '{root}' does not exist")
-            else:
-                found, skipped = list_folder_datasets(root)
+            elif is_dir:
                 if not found:
-                    self.message.value = _error_html(f"folder '{root}' holds no *.csv file")
+                    self.message.value = _error_html(f"folder '{root}' holds no {'usable ' if skipped else ''}*.csv file")
                 if skipped:
                     self.message.value += "".join(_error_html(note) for note in skipped)
                 for d in found:
