@@ -105,6 +105,7 @@ from semanscope_nb.provenance import (
     package_info,
     path_inside,
     safe_name,
+    shareable_report,
     shareable_source,
     utc_now,
 )
@@ -1085,7 +1086,7 @@ def run_grid(
     table = grid_table(done, [t.name for t in task_objs])
     result = GridResult(table, {j.key: records[j.key] for j in jobs if j.key in records}, jobs, resumed, failures, warm,
                         skipped, [], desc, 0.0, warnings=grid_warnings,
-                        reader_reports={d.name: list(getattr(d, "report", ())) for d in loaded})
+                        reader_reports={d.name: shareable_report(getattr(d, "report", ()), d.source) for d in loaded})
     if tmp_out is None:
         meta = {
             "created": utc_now(),
@@ -1094,7 +1095,8 @@ def run_grid(
             "tasks": {t.name: {"version": t.version, "variants": [params_json(p) for p in variants[t.name]]} for t in task_objs},
             "parameters": {"languages": list(languages) if languages else None, "max_concepts": max_concepts},
             "datasets": {ds.name: {"source": shareable_source(ds.source), "sha256": ds.sha256, "rows": len(ds),
-                                   "languages": list(ds.texts_by_language()), "reader_report": list(getattr(ds, "report", ()))}
+                                   "languages": list(ds.texts_by_language()),
+                                   "reader_report": shareable_report(getattr(ds, "report", ()), ds.source)}
                          for ds in loaded},
             "models": {m: model_metadata(m) for m in models},
             "n_jobs": len(jobs), "resumed": len(resumed), "retried": attempts,
