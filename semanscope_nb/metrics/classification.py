@@ -53,6 +53,7 @@ from semanscope_nb.metrics.search import (
 )
 from semanscope_nb.metrics.spreads import _rows_to_counts
 from semanscope_nb.provenance import json_ready, shareable_report, shareable_source
+from semanscope_nb.settings import resolve
 
 if TYPE_CHECKING:  # pragma: no cover
     from semanscope_nb.metrics.fusion import DistFuse
@@ -270,7 +271,7 @@ def knn_classification(
     ks: Sequence[int] = (1, 5, 10),
     metric: Metric = "cosine",
     logistic: bool = True,
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     seed: int = 0,
     confidence: float = 0.95,
     block: int | None = None,
@@ -284,6 +285,7 @@ def knn_classification(
     of test x train distances (e.g. a DistFuse ensemble's), with ``test=None``;
     then the logistic-regression baseline is skipped (it needs embeddings).
     """
+    n_boot = resolve(n_boot, "n_boot")
     y_train = _check_labels(train_labels, "train_labels")
     y_test = _check_labels(test_labels, "test_labels")
     if isinstance(train, DistanceProvider):
@@ -379,7 +381,7 @@ def text_classification(
     train_labels: Sequence[str],
     test_texts: Sequence[str],
     test_labels: Sequence[str],
-    model: "str | Encoder | DistFuse" = "use-multilingual",
+    model: "str | Encoder | DistFuse | None" = None,
     *,
     train_language: str | None = None,
     test_language: str | None = None,
@@ -412,7 +414,7 @@ def text_classification(
 
 
 def sib200_classification(
-    model: "str | Encoder | DistFuse" = "use-multilingual",
+    model: "str | Encoder | DistFuse | None" = None,
     *,
     train_language: str = "en",
     test_language: str | None = None,

@@ -86,6 +86,7 @@ from semanscope_nb.metrics.spreads import _rows_to_counts
 from semanscope_nb.metrics.ties import ColumnBest, ceil_to, count_true, first_best, floor_to, margin_tolerance, tie_groups
 from semanscope_nb.models.embedding import embed_texts, load_encoder
 from semanscope_nb.provenance import json_ready, shareable_report, shareable_source
+from semanscope_nb.settings import resolve
 
 if TYPE_CHECKING:  # pragma: no cover
     from semanscope_nb.data.words import WordDataset
@@ -588,7 +589,7 @@ def bitext_retrieval(
     *,
     ks: Sequence[int] = (1, 5, 10),
     metric: Metric = "cosine",
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     seed: int = 0,
     confidence: float = 0.95,
     both_directions: bool = True,
@@ -614,6 +615,7 @@ def bitext_retrieval(
     >>> r.accuracy[1], r.f1, r.reverse.mrr
     (1.0, 1.0, 1.0)
     """
+    n_boot = resolve(n_boot, "n_boot")
     _check_boot(n_boot, confidence)
     provider = _provider(source, target, metric=metric, names=names, dtype=dtype)
     if provider.n_queries != provider.n_corpus:
@@ -642,9 +644,9 @@ def bitext_retrieval(
 
 
 def text_distances(
-    model: "str | Encoder | DistFuse",
     query_texts: Sequence[str],
     corpus_texts: Sequence[str],
+    model: "str | Encoder | DistFuse | None" = None,
     *,
     query_language: str | None = None,
     corpus_language: str | None = None,
@@ -691,13 +693,13 @@ def _check_texts(texts: Sequence[str], name: str) -> list[str]:
 def text_retrieval(
     source_texts: Sequence[str],
     target_texts: Sequence[str],
-    model: "str | Encoder | DistFuse" = "use-multilingual",
+    model: "str | Encoder | DistFuse | None" = None,
     *,
     source_language: str | None = None,
     target_language: str | None = None,
     ks: Sequence[int] = (1, 5, 10),
     metric: Metric = "cosine",
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     seed: int = 0,
     confidence: float = 0.95,
     cache: "EmbeddingCache | None | Literal[False]" = None,
@@ -714,12 +716,13 @@ def text_retrieval(
     >>> r.n_queries, sorted(r.accuracy)
     (3, [1, 3])
     """
+    n_boot = resolve(n_boot, "n_boot")
     src = _check_texts(source_texts, "source_texts")
     tgt = _check_texts(target_texts, "target_texts")
     if len(src) != len(tgt):
         raise EmbeddingError(f"source_texts has {len(src)} texts but target_texts has {len(tgt)}: row i must translate row i")
     provider, model_info = text_distances(
-        model, src, tgt, query_language=source_language, corpus_language=target_language, metric=metric, cache=cache
+        src, tgt, model, query_language=source_language, corpus_language=target_language, metric=metric, cache=cache
     )
     names = (source_language or "source", target_language or "target")
     if names[0] == names[1]:
@@ -769,13 +772,13 @@ def _gold_from_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[
 
 def lexicon_induction(
     data: "WordDataset | str | os.PathLike | Sequence[tuple[str, str]]",
-    model: "str | Encoder | DistFuse" = "use-multilingual",
+    model: "str | Encoder | DistFuse | None" = None,
     *,
     source: str | None = None,
     target: str | None = None,
     ks: Sequence[int] = (1, 5, 10),
     metric: Metric = "cosine",
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     seed: int = 0,
     confidence: float = 0.95,
     cache: "EmbeddingCache | None | Literal[False]" = None,
@@ -795,11 +798,12 @@ def lexicon_induction(
     >>> r.n_queries, r.n_corpus, r.reverse.n_queries
     (2, 3, 3)
     """
+    n_boot = resolve(n_boot, "n_boot")
     _check_boot(n_boot, confidence)
     pairs, name, src_lang, tgt_lang, sha = _word_pairs(data, source, target)
     src_words, tgt_words, gold_f, gold_r = _gold_from_pairs(pairs)
     provider, model_info = text_distances(
-        model, src_words, tgt_words, query_language=src_lang, corpus_language=tgt_lang, metric=metric, cache=cache
+        src_words, tgt_words, model, query_language=src_lang, corpus_language=tgt_lang, metric=metric, cache=cache
     )
     names = (src_lang or "source", tgt_lang or "target")
     metric_name = getattr(provider, "metric", metric)
@@ -819,7 +823,7 @@ def lexicon_induction(
 
 def tatoeba_retrieval(
     language: str,
-    model: "str | Encoder | DistFuse" = "use-multilingual",
+    model: "str | Encoder | DistFuse | None" = None,
     *,
     folder: str | os.PathLike | None = None,
     limit: int | None = None,

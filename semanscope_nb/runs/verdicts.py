@@ -93,15 +93,15 @@ def with_rank_bands(table: pd.DataFrame, comparisons: Mapping[str, ModelComparis
 
 
 def two_stage_report(
-    model: str | Encoder | None,
     datasets: Sequence[WordDataset | str | os.PathLike],
+    model: str | Encoder | None = None,
     *,
     languages: Sequence[str] | None = None,
     n_boot: int | None = None,
     seed: int | None = None,
     cache: Cache = None,
 ) -> DiagnosticReport:
-    """The paper's App. A.6 workflow for one model over several datasets."""
+    """The paper's App. A.6 workflow for one model (``None``: ``settings.default_model``) over several datasets."""
     results = {}
     for d in datasets:
         ds = _as_dataset(d, languages)

@@ -34,6 +34,7 @@ from semanscope_nb.metrics.csc.languages import (
 from semanscope_nb.metrics.csc.perturbation import perturb_corpus
 from semanscope_nb.models.encoders import Encoder
 from semanscope_nb.provenance import json_ready, package_info, shareable_report, shareable_source, utc_now
+from semanscope_nb.settings import resolve
 
 
 @dataclass(frozen=True)
@@ -333,7 +334,7 @@ def concept_separation(
     seed: int = 0,
     resolution: int = 2001,
     bandwidth: float | str | None = None,
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     confidence: float = 0.95,
     ci_method: Literal["BCa", "percentile", "basic"] = "BCa",
     min_words: int | None = None,
@@ -382,6 +383,7 @@ def concept_separation(
     >>> r.n_fuzz, r.n_negation
     (6, 6)
     """
+    n_boot = resolve(n_boot, "n_boot")
     from semanscope_nb.models.cache import EmbeddingCache
     from semanscope_nb.models.registry import load_model
 
