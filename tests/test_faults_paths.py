@@ -121,16 +121,20 @@ def test_grid_job_files_and_leaderboard_stay_inside_the_results_folder(tmp_path)
     from semanscope_nb.data.words import dataset_from_frame
     from semanscope_nb.runs.grid import run_grid
 
-    frame = pd.DataFrame({"english": ["water", "fire", "sun", "moon", "tree", "house"],
-                          "german": ["Wasser", "Feuer", "Sonne", "Mond", "Baum", "Haus"]})
-    hostile = [dataset_from_frame(frame.iloc[i:], name=n) for i, n in enumerate(("../../../escaped", "/tmp/absolute-dataset"))]
+    frame = pd.DataFrame({"english": ["water", "fire", "sun", "moon", "tree", "house", "dog", "cat"],
+                          "german": ["Wasser", "Feuer", "Sonne", "Mond", "Baum", "Haus", "Hund", "Katze"]})
+    names = ("../../../escaped", "/tmp/absolute-dataset", "..", ".hidden", "leaderboard", "runs")  # traversal, absolute, reserved
+    hostile = [dataset_from_frame(frame.drop(index=i), name=n) for i, n in enumerate(names)]
     out = tmp_path / "a" / "results"
     run_grid(["random-null"], hostile, ["sa"], params={"sa": {"n_boot": 20}}, out_dir=out, cache=tmp_path / "cache",
              progress=False)
     written = [f for f in _files(tmp_path) if not f.startswith("cache/")]
     assert written and all(f.startswith("a/results/") for f in written), written
     runs = sorted(f for f in written if f.startswith("a/results/runs/"))
-    assert len(runs) == 2 and all(Path(f).parent.as_posix() == "a/results/runs" for f in runs), runs
+    assert len(runs) == len(names) and all(Path(f).parent.as_posix() == "a/results/runs" for f in runs), runs
+    assert not any(Path(f).name.startswith(".") for f in runs), runs
+    assert sorted(f for f in written if not f.startswith("a/results/runs/")) == ["a/results/leaderboard.csv",
+                                                                                  "a/results/leaderboard.json"]
     board = json.loads((out / "leaderboard.json").read_text())
     assert {r["run_file"] for r in board["rows"]} == {f"runs/{Path(f).name}" for f in runs}
 

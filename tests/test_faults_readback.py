@@ -159,3 +159,16 @@ def test_job_file_copied_over_another_is_recomputed_on_every_backend(tmp_path, b
     board = g.leaderboard().set_index("dataset")
     assert int(board.loc["big", "n_concepts"]) == 12 and int(board.loc["small", "n_concepts"]) == 5, board
     assert '"name": "big"' in big_file.read_text() or '"dataset": "big"' in big_file.read_text()
+
+
+@pytest.mark.parametrize("key", ["../../../escaped", "/tmp/absolute-key", "..", ".hidden", "a/b"])
+def test_projection_cache_entries_stay_inside_the_folder_whatever_the_key(tmp_path, key):
+    folder = tmp_path / "x" / "projections"
+    cache = _fresh(folder)
+    coords = np.arange(6, dtype=np.float64).reshape(3, 2)
+    cache.put(key, coords, {"n_components": 2}, 0.1)
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    assert len(written) == 1 and written[0].startswith("x/projections/") and "/." not in written[0], written
+    entry = _fresh(folder).get(key, shape=(3, 2))  # read back by a new cache object: from disk
+    assert entry is not None
+    np.testing.assert_array_equal(entry[0], coords)

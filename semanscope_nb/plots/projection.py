@@ -229,6 +229,12 @@ class ProjectionCache:
     def __len__(self) -> int:
         return len(self._store)
 
+    def _path(self, key: str) -> Path:
+        """The entry file of ``key``: one sanitised name inside the cache folder, whatever the key holds."""
+        from semanscope_nb.provenance import path_inside
+
+        return path_inside(self.folder, f"{key}.npz", what="projection cache key")  # type: ignore[arg-type]
+
     @staticmethod
     def entry_digest(key: str, coords: np.ndarray, params_json: str, notes_json: str) -> str:
         """SHA-256 of what a disk entry claims: its key, its coordinates (dtype, shape, bytes), parameters and notes."""
@@ -279,7 +285,7 @@ class ProjectionCache:
                 self.hits += 1
                 return self._store[key]
         if self.folder is not None:
-            path = self.folder / f"{key}.npz"
+            path = self._path(key)
             if path.exists():
                 entry = self._read(key, path, shape)
                 if entry is not None:
@@ -314,13 +320,14 @@ class ProjectionCache:
         params_json, notes_json = json.dumps(params, default=str), json.dumps(list(notes))
         np.savez(buf, coords=coords, params=np.array(params_json), seconds=np.array(seconds), notes=np.array(notes_json),
                  key=np.array(key), digest=np.array(self.entry_digest(key, coords, params_json, notes_json)))
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{key}.", suffix=".tmp")
+        path = self._path(key)
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(buf.getvalue())
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(tmp, self.folder / f"{key}.npz")  # type: ignore[operator]
+            os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
