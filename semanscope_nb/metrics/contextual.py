@@ -211,11 +211,11 @@ def csls_scores_topk(queries: Any, corpus: Any, *, k: int = 10, knn: int = 10, m
     >>> idx, _ = csls_scores_topk(np.eye(3), np.eye(3), k=1, knn=1); idx.ravel().tolist()
     [0, 1, 2]
     """
-    from semanscope_nb.metrics.search import _as_matrix, _topk_rows
+    from semanscope_nb.metrics.search import as_matrix, topk_rows
 
     # float32 blocks: half the memory and twice the BLAS speed of float64; cosines keep ~1e-7 precision
-    Q = _unit(_as_matrix(queries, "queries")).astype(np.float32)
-    C = _unit(_as_matrix(corpus, "corpus")).astype(np.float32)
+    Q = _unit(as_matrix(queries, "queries")).astype(np.float32)
+    C = _unit(as_matrix(corpus, "corpus")).astype(np.float32)
     if Q.shape[1] != C.shape[1]:
         raise EmbeddingError(f"queries have {Q.shape[1]} dimensions but corpus has {C.shape[1]}")
     if method not in ("csls", "nn"):
@@ -242,7 +242,7 @@ def csls_scores_topk(queries: Any, corpus: Any, *, k: int = 10, knn: int = 10, m
             S -= r_q[a:a + block, None]
             S -= r_c[None, :]
         np.negative(S, out=S)
-        i, d = _topk_rows(S, k, tol)
+        i, d = topk_rows(S, k, tol)
         idx[a:a + block], val[a:a + block] = i, -d
         del S
     return idx, val
