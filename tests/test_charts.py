@@ -167,7 +167,9 @@ def test_worst_concepts_ranking(small):
     data = _rows(spec, spec)
     ranked = sorted(zip(r.concept_inter_cosine, r.concept_labels), reverse=True)[:5]
     assert [d["concept"] for d in data] == [label for _, label in ranked]
-    assert spec["encoding"]["y"]["sort"] == [label for _, label in ranked]
+    # drawn worst on top through a rank field (a sort list would become a Vega expression holding the words)
+    assert spec["encoding"]["y"]["sort"] == {"field": "worst_rank", "op": "min", "order": "ascending"}
+    assert [d["worst_rank"] for d in data] == [1, 2, 3, 4, 5]
 
 
 def test_leaderboard_table_like_d1_and_d2():

@@ -89,8 +89,16 @@ def test_tier_sliders_keep_great_at_least_good():
     assert (t.great_slider.value, t.good_slider.value) == (0.2, 0.1)
     import traitlets
 
-    with pytest.raises(traitlets.TraitError, match="must be a TierThresholds"):
-        t.value = (0.5, 0.4)
+    t.value = (0.5, 0.4)  # a (great, good) pair is read as TierThresholds
+    assert t.value == snb.metrics.TierThresholds(0.5, 0.4)
+    # an invalid assignment is rejected before it is stored: the previous value stays
+    with pytest.raises(traitlets.TraitError, match=r"great \(0.4\) must be >= good \(0.6\)"):
+        t.value = (0.4, 0.6)
+    with pytest.raises(traitlets.TraitError, match="thresholds must be"):
+        t.value = "strict"
+    with pytest.raises(traitlets.TraitError, match=r"TierThresholds.great must be a number in \[0, 1\]"):
+        t.value = {"great": 1.5, "good": 0.5}
+    assert t.value == snb.metrics.TierThresholds(0.5, 0.4) and (t.great_slider.value, t.good_slider.value) == (0.5, 0.4)
 
 
 def test_projection_picker_params_follow_the_method():

@@ -499,7 +499,11 @@ class EmbeddingCache:
 
     # -- reads and writes ---------------------------------------------------------
     def get(self, model_key: str, texts: Iterable[str]) -> tuple[dict[str, np.ndarray], int]:
-        """Cached vectors for ``texts`` (missing ones absent) and the count of damaged rows dropped."""
+        """Cached vectors for ``texts`` (missing ones absent) and the count of damaged rows dropped.
+
+        A row is damaged when its length, its digest or a non-finite value gives it away; damaged rows
+        are deleted and named in one :class:`CacheWarning`, and the caller re-encodes them.
+        """
         texts = list(dict.fromkeys(texts))
 
         def read(con: sqlite3.Connection) -> tuple[dict[str, np.ndarray], list[str]]:
@@ -512,7 +516,11 @@ class EmbeddingCache:
                     if len(blob) != 4 * dim or _digest(blob) != digest:
                         damaged.append(text)
                         continue
-                    found[text] = np.frombuffer(blob, dtype=np.float32)
+                    vec = np.frombuffer(blob, dtype=np.float32)
+                    if not np.isfinite(vec).all():  # never stored by put (vectors are validated): damage, digest or not
+                        damaged.append(text)
+                        continue
+                    found[text] = vec
             return found, damaged
 
         found, damaged = self._read(read, what="read cached vectors")

@@ -36,7 +36,7 @@ import numpy as np
 from semanscope_nb.errors import ArgumentError, EmbeddingError
 from semanscope_nb.models.cache import EmbeddingCache, resolve_cache
 from semanscope_nb.models.encoders import Encoder
-from semanscope_nb.provenance import package_info, shareable_source, utc_now
+from semanscope_nb.provenance import package_info, shareable_report, shareable_source, utc_now
 from semanscope_nb.settings import settings
 
 @dataclass(frozen=True, eq=False)
@@ -181,7 +181,7 @@ def embed(
         "dataset_source": shareable_source(getattr(ds, "source", "<memory>")),
         "dataset_sha256": ds.sha256,
         "languages": list(by_language),
-        "reader_report": list(getattr(ds, "report", ())),
+        "reader_report": shareable_report(getattr(ds, "report", ()), getattr(ds, "source", None)),
         "embedding": dict(stats),
         "packages": package_info(),
         "created": utc_now(),

@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
-from semanscope_nb.provenance import atomic_write_text
+from semanscope_nb.provenance import atomic_write_text, ensure_inside, safe_name
 
 FORMATS = ("png", "svg", "pdf", "html")
 _DEBIAN_CJK = ("/usr/share/fonts/opentype/noto", "/usr/share/fonts/truetype/noto")
@@ -231,14 +231,78 @@ def _vl_version() -> str:
     return alt.SCHEMA_VERSION.lstrip("v").rsplit(".", 1)[0]  # e.g. "5.20"
 
 
-def chart_to_html(chart: Any, *, title: str = "semanscope chart") -> str:
-    """A self-contained HTML page: Vega, Vega-Lite and vega-embed inlined (no CDN, no network)."""
+#: what may not appear raw inside a ``<script>`` element: ``</script`` ends it, ``<!--`` switches the HTML
+#: tokenizer into its escaped state, U+2028/2029 end a line in older JavaScript; ``&`` and ``>`` for symmetry
+_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def script_json(obj: Any) -> str:
+    """``obj`` as JSON that is inert inside an HTML ``<script>`` element, whatever its strings hold.
+
+    Every ``<``, ``>``, ``&``, U+2028 and U+2029 becomes its ``\\uXXXX`` escape, which
+    JSON and JavaScript read back as the same character: a label
+    ``</script><script>alert(1)</script>`` stays a string of the chart (the
+    escaping happens here, at the boundary; the words themselves are not changed).
+
+    >>> script_json({"w": "</script><!--"})
+    '{"w": "\\\\u003c/script\\\\u003e\\\\u003c!--"}'
+    >>> import json; json.loads(script_json({"w": "</script>"}))["w"]
+    '</script>'
+    """
+    import json
+
+    from semanscope_nb.provenance import json_ready
+
+    text = json.dumps(json_ready(obj), ensure_ascii=False, allow_nan=False)  # NaN -> null: JSON.parse reads it
+    return "".join(_SCRIPT_ESCAPES.get(c, c) for c in text)
+
+
+_BUNDLES: dict[str, str] = {}
+
+
+def _javascript_bundle(vl_version: str) -> str:
+    """Vega, Vega-Lite and vega-embed as one inline script (vl-convert builds it; kept per version)."""
     import vl_convert as vlc
 
-    html = vlc.vegalite_to_html(_spec(chart), vl_version=_vl_version(), bundle=True)
-    if "<title>" not in html:
-        html = html.replace("<head>", f"<head><title>{title}</title>", 1)
-    return html
+    with _lock:
+        if vl_version not in _BUNDLES:
+            bundle = vlc.javascript_bundle(vl_version=vl_version)
+            if "</script" in bundle.lower():  # would end the element early: refuse rather than write a broken page
+                raise RuntimeError("vl-convert's JavaScript bundle holds '</script': it cannot be inlined")
+            _BUNDLES[vl_version] = bundle
+        return _BUNDLES[vl_version]
+
+
+def chart_to_html(chart: Any, *, title: str = "semanscope chart") -> str:
+    """A self-contained HTML page: Vega, Vega-Lite and vega-embed inlined (no CDN, no network).
+
+    The page is inert whatever the chart's strings hold: the spec sits in a
+    ``<script type="application/json">`` element through :func:`script_json`, and
+    the title is HTML-escaped, so a dataset word such as
+    ``</script><script>alert(1)</script>`` is drawn as a label and never runs.
+
+    >>> import altair as alt
+    >>> c = alt.Chart(alt.InlineData(values=[{"w": "</script><script>alert(1)</script>"}])).mark_text().encode(text="w:N")
+    >>> page = chart_to_html(c, title="<b>x</b>")
+    >>> "<script>alert(1)" in page, "<title>&lt;b&gt;x&lt;/b&gt;</title>" in page
+    (False, True)
+    """
+    import html as _html
+
+    spec = script_json(_spec(chart))
+    bundle = _javascript_bundle(_vl_version())
+    return (
+        "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n"
+        f"<title>{_html.escape(str(title))}</title>\n"
+        "<style>#vega-chart.vega-embed { width: 100%; display: flex; }</style>\n"
+        f'<script type="text/javascript">{bundle}</script>\n'
+        "</head>\n<body>\n<div id=\"vega-chart\"></div>\n"
+        f'<script type="application/json" id="vega-spec">{spec}</script>\n'
+        '<script type="text/javascript">\n'
+        "vegaEmbed('#vega-chart', JSON.parse(document.getElementById('vega-spec').textContent), "
+        '{"renderer": "svg"}).catch(console.error);\n'
+        "</script>\n</body>\n</html>\n"
+    )
 
 
 def script_json(obj: Any) -> str:
@@ -362,7 +426,7 @@ def download_link(chart: Any, format: Literal["png", "svg", "pdf", "html"] = "pn
 
     fmt = format.lower()
     data = base64.b64encode(chart_bytes(chart, fmt, svg_fonts=svg_fonts)).decode("ascii")  # type: ignore[arg-type]
-    name = html.escape(f"{filename}.{fmt}", quote=True)
+    name = html.escape(f"{safe_name(filename, what='filename')}.{fmt}", quote=True)  # a file name, never a path
     text = html.escape(label or f"download {fmt.upper()}")
     return f'<a download="{name}" href="data:{_MIME[fmt]};base64,{data}">{text}</a>'
 
@@ -370,11 +434,32 @@ def download_link(chart: Any, format: Literal["png", "svg", "pdf", "html"] = "pn
 def save_figures(
     charts: dict[str, Any], folder: str | os.PathLike, *, formats: Sequence[str] = ("png", "svg", "pdf", "html")
 ) -> list[Path]:
-    """Save each named chart in every format into ``folder`` (``<name>.<format>``); returns the paths."""
-    out = []
-    for name, chart in charts.items():
+    """Save each named chart in every format into ``folder`` (``<name>.<format>``); returns the paths.
+
+    Each file name is built from the chart's name by
+    :func:`semanscope_nb.provenance.safe_name` and stays inside ``folder``
+    (``"../x"`` becomes ``_.._x.png`` there); two names that would give the same
+    file are refused before anything is written.
+
+    >>> import altair as alt, tempfile
+    >>> c = alt.Chart(alt.InlineData(values=[{"v": 1}])).mark_bar().encode(y="v:Q")
+    >>> [p.name for p in save_figures({"../../escape": c}, tempfile.mkdtemp(), formats=["svg"])]
+    ['_.._.._escape.svg']
+    """
+    bad = [f for f in formats if str(f).lower() not in FORMATS]
+    if bad:
+        raise ValueError(f"formats: {bad} are not among {FORMATS}")
+    targets: dict[Path, str] = {}
+    for name in charts:
         for fmt in formats:
-            out.append(save_chart(chart, Path(folder) / f"{name}.{fmt}", format=fmt))  # type: ignore[arg-type]
+            what = f"figure name {name!r}"
+            path = ensure_inside(folder, Path(folder) / f"{safe_name(name, what=what)}.{str(fmt).lower()}", what=what)
+            if path in targets and targets[path] != name:
+                raise ValueError(f"figure names {targets[path]!r} and {name!r} would both be saved as '{path.name}'; rename one")
+            targets[path] = name
+    out = []
+    for path, name in targets.items():
+        out.append(save_chart(charts[name], path, format=path.suffix.lstrip(".")))  # type: ignore[arg-type]
     return out
 
 

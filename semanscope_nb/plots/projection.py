@@ -194,8 +194,10 @@ class ProjectionCache:
     Counters: ``hits`` (memory or disk), ``disk_hits``, ``misses``, ``computed``
     (projections actually run).  Disk entries are ``<key>.npz`` files written
     atomically (a temporary file in the same folder, flushed, then renamed), so
-    a reader sees the old entry or the new one, never half of one; a damaged
-    file is recomputed and overwritten.  A folder that cannot be written to
+    a reader sees the old entry or the new one, never half of one.  Each entry
+    carries its key and a SHA-256 digest of its content (:meth:`entry_digest`):
+    a file copied over another key's, changed, unreadable or holding non-finite
+    coordinates is recomputed and overwritten, with a :class:`CacheWarning`.  A folder that cannot be written to
     leaves the cache working in memory (``disk_errors`` counts the failures,
     and one :class:`RuntimeWarning` says so).
     """
@@ -227,22 +229,65 @@ class ProjectionCache:
     def __len__(self) -> int:
         return len(self._store)
 
-    def get(self, key: str) -> CacheEntry | None:
-        """(coords, params, seconds, notes) of ``key``, from memory or disk; None on a miss."""
+    def _path(self, key: str) -> Path:
+        """The entry file of ``key``: one sanitised name inside the cache folder, whatever the key holds."""
+        from semanscope_nb.provenance import path_inside
+
+        return path_inside(self.folder, f"{key}.npz", what="projection cache key")  # type: ignore[arg-type]
+
+    @staticmethod
+    def entry_digest(key: str, coords: np.ndarray, params_json: str, notes_json: str) -> str:
+        """SHA-256 of what a disk entry claims: its key, its coordinates (dtype, shape, bytes), parameters and notes."""
+        c = np.ascontiguousarray(coords)
+        h = hashlib.sha256()
+        for part in (key, c.dtype.str, repr(c.shape), params_json, notes_json):
+            h.update(part.encode("utf-8") + b"\0")
+        h.update(c.tobytes())
+        return h.hexdigest()
+
+    def _read(self, key: str, path: Path, shape: tuple[int, int] | None) -> CacheEntry | None:
+        """The entry in ``path`` if it is what it claims to be; else None and one :class:`CacheWarning` saying why."""
+        from semanscope_nb.errors import CacheWarning
+
+        why = None
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if "key" not in z.files or "digest" not in z.files:
+                    why = "carries no key or digest (written by an older version)"
+                else:
+                    coords, params_json = z["coords"], str(z["params"])
+                    notes_json = str(z["notes"]) if "notes" in z.files else "[]"
+                    if str(z["key"]) != key:
+                        why = f"holds another key ({str(z['key'])[:32]!r})"
+                    elif not np.issubdtype(coords.dtype, np.number) or not np.isfinite(coords).all():
+                        why = "holds coordinates that are not finite numbers"
+                    elif shape is not None and coords.shape != shape:
+                        why = f"holds {coords.shape} coordinates where {shape} were projected"
+                    elif self.entry_digest(key, coords, params_json, notes_json) != str(z["digest"]):
+                        why = "does not match its digest (changed after it was written)"
+                    else:
+                        return coords, json.loads(params_json), float(z["seconds"]), tuple(json.loads(notes_json))
+        except Exception as exc:  # noqa: BLE001 - unreadable, truncated or not an .npz: recomputed (and overwritten)
+            why = f"cannot be read ({type(exc).__name__})"
+        warnings.warn(f"projection cache: '{path.name}' {why}; recomputing the projection", CacheWarning, stacklevel=4)
+        return None
+
+    def get(self, key: str, *, shape: tuple[int, int] | None = None) -> CacheEntry | None:
+        """(coords, params, seconds, notes) of ``key``, from memory or disk; None on a miss.
+
+        A disk entry is served only if it carries ``key`` and a digest that matches its content, its
+        coordinates are finite and (given ``shape``) of that shape; otherwise a :class:`CacheWarning`
+        names the file and the caller recomputes (the entry is overwritten).
+        """
         with self._lock:
             if key in self._store:
                 self._store.move_to_end(key)
                 self.hits += 1
                 return self._store[key]
         if self.folder is not None:
-            path = self.folder / f"{key}.npz"
+            path = self._path(key)
             if path.exists():
-                try:
-                    with np.load(path, allow_pickle=False) as z:
-                        notes = tuple(json.loads(str(z["notes"]))) if "notes" in z.files else ()
-                        entry = (z["coords"], json.loads(str(z["params"])), float(z["seconds"]), notes)
-                except Exception:  # a damaged file is recomputed (and overwritten)
-                    entry = None
+                entry = self._read(key, path, shape)
                 if entry is not None:
                     self._remember(key, entry)
                     with self._lock:
@@ -271,15 +316,18 @@ class ProjectionCache:
         coords, params, seconds, notes = entry
         self.folder.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
         buf = io.BytesIO()
-        np.savez(buf, coords=coords, params=np.array(json.dumps(params, default=str)), seconds=np.array(seconds),
-                 notes=np.array(json.dumps(list(notes))))
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{key}.", suffix=".tmp")
+        coords = np.asarray(coords)
+        params_json, notes_json = json.dumps(params, default=str), json.dumps(list(notes))
+        np.savez(buf, coords=coords, params=np.array(params_json), seconds=np.array(seconds), notes=np.array(notes_json),
+                 key=np.array(key), digest=np.array(self.entry_digest(key, coords, params_json, notes_json)))
+        path = self._path(key)
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(buf.getvalue())
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(tmp, self.folder / f"{key}.npz")  # type: ignore[operator]
+            os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
@@ -574,7 +622,7 @@ def project(
                            "library": f"{lib}=={package_version(lib)}"}, sort_keys=True, default=str)
     key = hashlib.sha256(key_blob.encode()).hexdigest()[:32]
     store = None if cache is False else (cache if cache is not None else default_projection_cache())
-    hit = store.get(key) if store is not None else None
+    hit = store.get(key, shape=(uniq.shape[0], int(p.get("n_components", dims)))) if store is not None else None
     if hit is not None:
         coords_u, _, seconds, notes = hit
         from_cache = True

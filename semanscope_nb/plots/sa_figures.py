@@ -325,8 +325,12 @@ def worst_concepts_chart(
     alt = import_altair()
     df = result.concepts_frame().head(n)
     order = list(df["concept"])
+    # sorted by a rank column, not by a list of the concepts: Vega-Lite turns a sort list into an expression,
+    # and a word holding U+2028/U+2029 (kept in its cell by the reader) makes that expression unparsable
+    df = df.assign(worst_rank=range(1, len(df) + 1))
     chart = alt.Chart(inline(df)).mark_bar(color=TIER_COLOURS["non-aligned"]).encode(
-        y=alt.Y("concept:N", sort=order, title=None, axis=alt.Axis(labelLimit=160)),
+        y=alt.Y("concept:N", sort=alt.EncodingSortField(field="worst_rank", op="min", order="ascending"), title=None,
+                axis=alt.Axis(labelLimit=160)),
         x=alt.X("inter_cosine:Q", title="inter distance between translations (cosine)"),
         tooltip=[alt.Tooltip("concept:N"), alt.Tooltip("group:N"), alt.Tooltip("inter_cosine:Q", format=".3f"),
                  alt.Tooltip("inter_euclidean:Q", format=".3f")],

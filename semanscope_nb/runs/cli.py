@@ -400,6 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--great", type=float, default=0.60, help="tier threshold for 'great' (default 0.60)")
         q.add_argument("--good", type=float, default=0.50, help="tier threshold for 'good' (default 0.50)")
         q.add_argument("--cache-dir", type=_non_empty, help="embedding cache folder (default: $SEMANSCOPE_CACHE or the user cache)")
+        q.add_argument("--absolute-paths", action="store_true",
+                       help="keep absolute data paths in results (they then reveal your folders; default: "
+                       "relative to the data folder, else the file name, beside its sha256)")
 
     s = sub.add_parser("sa", help="Semantic Affinity of one model on one dataset")
     s.add_argument("--model", help="model id (default: settings.default_model, $SEMANSCOPE_MODEL)")
@@ -444,6 +447,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--n-boot", type=_int_at_least(0), help="bootstrap resamples (default: settings.n_boot)")
     r.add_argument("--seed", type=int)
     r.add_argument("--cache-dir", type=_non_empty, help="embedding cache folder (default: $SEMANSCOPE_CACHE or the user cache)")
+    r.add_argument("--absolute-paths", action="store_true",
+                   help="keep absolute data paths in results (they then reveal your folders; default: "
+                   "relative to the data folder, else the file name, beside its sha256)")
     r.set_defaults(func=_cmd_run)
 
     rp = sub.add_parser("report", help="which model for my languages: every measurement side by side -> one HTML file + CSV/JSON")
@@ -529,11 +535,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     on_main = threading.current_thread() is threading.main_thread()
     old_term = signal.signal(signal.SIGTERM, _raise_terminated) if on_main else None
+    # --absolute-paths: through the environment, so that worker processes (loky, Dask) see it too
+    old_abs = os.environ.get("SEMANSCOPE_ABSOLUTE_PATHS")
+    if getattr(args, "absolute_paths", False):
+        os.environ["SEMANSCOPE_ABSOLUTE_PATHS"] = "1"
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return _run(args)
     finally:
+        if getattr(args, "absolute_paths", False):
+            if old_abs is None:
+                os.environ.pop("SEMANSCOPE_ABSOLUTE_PATHS", None)
+            else:
+                os.environ["SEMANSCOPE_ABSOLUTE_PATHS"] = old_abs
         if on_main:
             signal.signal(signal.SIGTERM, old_term if old_term is not None else signal.SIG_DFL)
 

@@ -71,7 +71,7 @@ from semanscope_nb.plots.projection import (
     ProjectionSettings,
     default_projection_cache,
 )
-from semanscope_nb.provenance import atomic_write_text
+from semanscope_nb.provenance import atomic_write_text, safe_name
 from semanscope_nb.runs.tasks import prepare, run_task
 from semanscope_nb.widgets.pickers import (
     DatasetChoice,
@@ -360,7 +360,7 @@ class ExplorePanel(W.VBox):
         try:
             chart = self.publication_chart()
             r = self.result
-            name = f"alignment-map-{r.provenance.get('model', 'model')}-{r.provenance.get('dataset', 'data')}".replace("/", "_")
+            name = safe_name(f"alignment-map-{r.provenance.get('model', 'model')}-{r.provenance.get('dataset', 'data')}")
             links = []
             for fmt in formats:
                 if fmt == "png":

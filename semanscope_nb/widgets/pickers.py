@@ -46,6 +46,12 @@ def _languages_text(languages: Any) -> str:
     return ", ".join(langs) if len(langs) <= 8 else ", ".join(langs[:8]) + f", ... ({len(langs)})"
 
 
+class _AnyButNone(traitlets.Any):
+    """``traitlets.Any`` that sends ``None`` through the ``validate`` hooks too (``Any`` lets ``None`` past them)."""
+
+    allow_none = False
+
+
 class ModelPicker(W.VBox):
     """Dropdown of registered models with family / objective / languages shown; loads no model.
 
@@ -209,14 +215,19 @@ class DatasetPicker(W.VBox):
         infos = {d.name: d for d in list_datasets()}
         sources = {name: "bundled" for name in infos}
         self.message.value = ""
-        if folder:
+        if folder:  # whatever happens, the options below are rebuilt: never the previous folder's list
             root = Path(folder).expanduser()
-            if not root.is_dir():
+            try:
+                is_dir = root.is_dir()
+                found, skipped = list_folder_datasets(root) if is_dir else ([], [])
+            except Exception as exc:  # noqa: BLE001 - an unreadable folder: a message, the bundled datasets stay
+                self.message.value = _error_html(f"folder '{root}' cannot be listed: {type(exc).__name__}: {exc}")
+                is_dir, found, skipped = None, [], []
+            if is_dir is False:
                 self.message.value = _error_html(f"folder '{root}' does not exist")
-            else:
-                found, skipped = list_folder_datasets(root)
+            elif is_dir:
                 if not found:
-                    self.message.value = _error_html(f"folder '{root}' holds no *.csv file")
+                    self.message.value = _error_html(f"folder '{root}' holds no {'usable ' if skipped else ''}*.csv file")
                 if skipped:
                     self.message.value += "".join(_error_html(note) for note in skipped)
                 for d in found:
@@ -289,7 +300,7 @@ class TierThresholdsPicker(W.VBox):
     (0.4, 0.4)
     """
 
-    value = traitlets.Any()
+    value = _AnyButNone()
 
     def __init__(self, *, value: TierThresholds | dict | tuple = DEFAULT_TIERS, step: float = 0.01) -> None:
         kw = dict(min=0.0, max=1.0, step=step, readout_format=".2f", continuous_update=False, layout=_WIDE, style=_DESC)
@@ -343,11 +354,17 @@ class TierThresholdsPicker(W.VBox):
         if (great, good) != (self.value.great, self.value.good):
             self.value = new
 
+    @traitlets.validate("value")
+    def _valid_value(self, proposal: Any) -> TierThresholds:
+        """Only a valid pair is stored: a TierThresholds, ``{"great", "good"}`` or ``(great, good)`` with great >= good."""
+        try:
+            return as_thresholds(proposal["value"])
+        except (ValueError, TypeError) as exc:
+            raise traitlets.TraitError(f"TierThresholdsPicker.value: {exc}") from None
+
     @traitlets.observe("value")
-    def _value_set(self, change: Any) -> None:  # setting .value moves the sliders
+    def _value_set(self, change: Any) -> None:  # setting .value moves the sliders and the fields
         v = change["new"]
-        if not isinstance(v, TierThresholds):
-            raise traitlets.TraitError(f"TierThresholdsPicker.value must be a TierThresholds, got {type(v).__name__}")
         if (self.great_slider.value, self.good_slider.value) != (v.great, v.good):
             # one value change, not one per slider: the slider observers stand by while both move
             self._syncing = True

@@ -33,7 +33,7 @@ from semanscope_nb.metrics.csc.languages import (
 )
 from semanscope_nb.metrics.csc.perturbation import perturb_corpus
 from semanscope_nb.models.encoders import Encoder
-from semanscope_nb.provenance import json_ready, package_info, utc_now
+from semanscope_nb.provenance import json_ready, package_info, shareable_report, shareable_source, utc_now
 from semanscope_nb.settings import resolve
 
 
@@ -398,6 +398,7 @@ def concept_separation(
     if tfidf_fit not in ("all", "originals"):
         raise ValueError(f"tfidf_fit must be 'all' or 'originals', got {tfidf_fit!r}")
     texts, lang, corpus_name, source, sha, notes = _prepare_sentences(sentences, language)
+    notes = shareable_report(notes, source)  # the reader's lines name the file as results may show it
     rules = rules_for(lang, fuzz_terms=fuzz_terms, negation_terms=negation_terms)
     lang = rules.code
     n_before = len(texts)
@@ -496,7 +497,7 @@ def concept_separation(
     }
     provenance = {
         "model": encoder.model_id, "model_version": encoder.version, "model_options": encoder.options,
-        "corpus": name or corpus_name, "corpus_source": source, "corpus_sha256": sha, "language": lang,
+        "corpus": name or corpus_name, "corpus_source": shareable_source(source), "corpus_sha256": sha, "language": lang,
         "language_rules": rules.to_dict(), "parameters": params, "embedding": emb_stats,
         "packages": package_info(), "created": utc_now(),
     }
