@@ -305,36 +305,12 @@ def chart_to_html(chart: Any, *, title: str = "semanscope chart") -> str:
     )
 
 
-def script_json(obj: Any) -> str:
-    r"""JSON that is inert inside an HTML ``<script>`` element: ``<``, ``>``, ``&``, U+2028 and U+2029 escaped.
-
-    >>> script_json({"t": "</script><b>&"})
-    '{"t": "\\u003c/script\\u003e\\u003cb\\u003e\\u0026"}'
-    """
-    import json
-
-    from semanscope_nb.provenance import json_ready
-
-    text = json.dumps(json_ready(obj), ensure_ascii=False, allow_nan=False)
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
-        text = text.replace(ch, esc)
-    return text
-
-
-_bundle: list[str] = []
-
-
 def vega_bundle() -> str:
     """Vega, Vega-Lite and vega-embed as one inline script (from the installed vl-convert, as :func:`chart_to_html`; no CDN).
 
-    Sets ``window.vegaEmbed``; ``</script`` inside it is escaped so it can sit in a ``<script>`` element.
+    Sets ``window.vegaEmbed``; it holds no ``</script`` (refused otherwise), so it can sit in a ``<script>`` element.
     """
-    with _lock:
-        if not _bundle:
-            import vl_convert as vlc
-
-            _bundle.append(vlc.javascript_bundle(vl_version=_vl_version()).replace("</script", "<\\/script"))
-        return _bundle[0]
+    return _javascript_bundle(_vl_version())
 
 
 def save_chart(
