@@ -70,6 +70,7 @@ import scipy.sparse as sp
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.errors import DatasetError, EmbeddingError
 from semanscope_nb.metrics.artefacts import find_artefacts, language_centred, subset_rows
+from semanscope_nb.models.cancel import check_stop
 from semanscope_nb.metrics.chance import (
     BELOW_CHANCE_TIER,
     CHANCE_TIER,
@@ -229,8 +230,22 @@ class SAResult(Result):
 
     @property
     def verdict_scores(self) -> NullAwareScores | None:
-        """The scores the verdict rests on: without the artefact concepts when there are any."""
+        """The scores the verdict rests on: without the artefact concepts when there are any.
+
+        The one accessor every place that shows the chance level, the gap or the
+        corrected score reads (the verdict, the map legend, the panel's table, the
+        exports), so they always show the same numbers.
+        """
         return self.chance_excluding if self.chance_excluding is not None else self.chance
+
+    @property
+    def verdict_basis(self) -> str:
+        """Which concepts :attr:`verdict_scores` are computed on, in words (legends and tables label their numbers with it)."""
+        if self.chance_excluding is None:
+            return f"all {self.n_concepts} concepts"
+        left_out = " and ".join(f"{n} {reason}" for reason, n in self.excluded_concepts.items())
+        judged = self.n_concepts - sum(self.excluded_concepts.values())
+        return f"{judged} of {self.n_concepts} concepts, without {left_out}"
 
     @property
     def tier(self) -> str:
@@ -672,7 +687,7 @@ def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
 
 def _verdict_without_artefacts(
     aw: AlignedWords, chance: NullAwareScores | None, *, n_boot: int, seed: int, confidence: float, batch: int | None,
-    thresholds: TierThresholds,
+    thresholds: TierThresholds, should_stop: Any = None,
 ) -> tuple[NullAwareScores | None, dict[str, int], list[str]]:
     """The null-aware scores without the concepts that fake alignment, how many were left out, and the notes."""
     if chance is None:
@@ -691,7 +706,8 @@ def _verdict_without_artefacts(
         excluded["identical-string"] = int(art.identical_rows.sum())
     if (art.degenerate_rows & ~art.identical_rows).any():
         excluded["degenerate-vector"] = int((art.degenerate_rows & ~art.identical_rows).sum())
-    without = null_aware_bootstrap(sub, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds)
+    without = null_aware_bootstrap(sub, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
+                                   should_stop=should_stop)
     notes.append(
         f"the verdict uses the {int(keep.sum())} concepts without artefacts: SA {without.sa.value:.3f} "
         f"(all concepts: {chance.sa.value:.3f}), chance level {without.sa_null.value:.3f}"
@@ -712,6 +728,7 @@ def affinity_of_words(
     block: int = 8192,
     max_tuples_per_row: int | None = MAX_TUPLES_PER_ROW,
     language_centred: bool | None = None,
+    should_stop: Any = None,
 ) -> SAResult:
     """SA of aligned word vectors with alternatives (see :class:`AlignedWords`), with its null-aware verdict.
 
@@ -726,6 +743,8 @@ def affinity_of_words(
     Cartesian product of alternatives (at most ``max_tuples_per_row``, default
     :data:`MAX_TUPLES_PER_ROW`; None = no limit).  ``n_boot=0``: no bootstrap;
     otherwise at least 2.  ``method``: 'percentile', 'basic' or 'BCa'.
+    ``should_stop`` (a callable, see :mod:`semanscope_nb.models.cancel`) is asked
+    between bootstrap batches; when it says stop, :class:`~semanscope_nb.errors.Cancelled` is raised.
     """
     n_boot, seed, confidence, method = _check_options(
         n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, batch=batch, method=method,
@@ -797,7 +816,7 @@ def affinity_of_words(
     chance, dists = None, {}
     if "cos" in defined:  # the chance level and the gap, on multinomial resamples of the concepts
         chance = null_aware_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
-                                      thresholds=thresholds, distributions=dists)
+                                      thresholds=thresholds, distributions=dists, should_stop=should_stop)
     if n_boot and defined and method == "percentile" and chance is not None:
         # the same resamples give the SA intervals: no index arrays (B x R) are ever built
         dist = np.stack([dists["sa"], dists["sa_euclidean"]])
@@ -809,6 +828,7 @@ def affinity_of_words(
                 boot[key] = (mean, sd, ci)
                 notes[key].extend(extra)
     elif n_boot and defined:
+        check_stop(should_stop, "bootstrap")  # scipy's bootstrap runs as one call: asked before it starts
         if batch is None:
             batch = int(max(1, min(n_boot, 32_000_000 // (R + 2 * spreads.centre.size))))
         import scipy.stats  # here, not at import time: it costs ~0.6 s of package start-up
@@ -836,7 +856,8 @@ def affinity_of_words(
     elif n_boot:
         notes["cos"].append("no bootstrap: both SAs are undefined")
     chance_excluding, excluded, artefact_notes = _verdict_without_artefacts(
-        aw, chance, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds
+        aw, chance, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
+        should_stop=should_stop,
     )
     if chance is not None and R < SMALL_SAMPLE:
         flip = (chance_excluding or chance).tier_flip_rate

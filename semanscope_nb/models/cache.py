@@ -56,6 +56,7 @@ from typing import Any, Self, TypeVar
 import numpy as np
 
 from semanscope_nb.errors import ArgumentError, CacheError, CacheWarning, EmbeddingError
+from semanscope_nb.models.cancel import ShouldStop, check_stop
 from semanscope_nb.models.encoders import Encoder
 
 _SCHEMA = """
@@ -601,9 +602,11 @@ class EmbeddingCache:
         batch_size: int = 128,
         progress: bool | None = None,
         language: str | None = None,
+        should_stop: ShouldStop | None = None,
     ) -> np.ndarray:
         """Vectors for ``texts`` (float32, in order), encoding only what is missing (see :meth:`embed_with_stats`)."""
-        matrix, stats = self.embed_with_stats(encoder, texts, batch_size=batch_size, progress=progress, language=language)
+        matrix, stats = self.embed_with_stats(encoder, texts, batch_size=batch_size, progress=progress, language=language,
+                                              should_stop=should_stop)
         self.last_stats = stats
         return matrix
 
@@ -615,6 +618,7 @@ class EmbeddingCache:
         batch_size: int = 128,
         progress: bool | None = None,
         language: str | None = None,
+        should_stop: ShouldStop | None = None,
     ) -> tuple[np.ndarray, EmbedStats]:
         """Vectors for ``texts`` (float32, in order) and what this call did, encoding only what is missing.
 
@@ -622,6 +626,9 @@ class EmbeddingCache:
         they are stored, one transaction per batch, so an interrupted run keeps
         every finished batch.  ``progress=None`` shows a bar for > 500 missing texts.
         ``language`` is passed to language-dependent encoders (and keys their entries).
+        ``should_stop`` (see :mod:`semanscope_nb.models.cancel`) is asked before each
+        batch is encoded: when it says stop, :class:`~semanscope_nb.errors.Cancelled` is
+        raised and the batches stored so far stay in the cache.
         """
         texts = list(texts)
         for i, t in enumerate(texts):
@@ -639,21 +646,18 @@ class EmbeddingCache:
                 from tqdm.auto import tqdm
 
                 bar = tqdm(total=len(missing), desc=f"embedding with {encoder.model_id}", unit="text")
-            for a in range(0, len(missing), batch_size):
-                part = missing[a : a + batch_size]
-                vecs = encoder.encode(part, language=language)
-                bad = np.flatnonzero(~np.isfinite(vecs).all(axis=1))
-                if bad.size:
-                    raise EmbeddingError(
-                        f"{encoder.model_id} returned NaN/inf vectors for {[part[i] for i in bad[:5]]}; not cached"
-                    )
-                self.put(key, part, vecs)
-                found.update(zip(part, vecs))
-                n_batches += 1
+            try:
+                for a in range(0, len(missing), batch_size):
+                    check_stop(should_stop, f"embedding with {encoder.model_id} ({a} of {len(missing)} new texts done)")
+                    part = missing[a : a + batch_size]
+                    vecs = self._encode_batch(encoder, part, key, language)
+                    found.update(zip(part, vecs))
+                    n_batches += 1
+                    if bar is not None:
+                        bar.update(len(part))
+            finally:
                 if bar is not None:
-                    bar.update(len(part))
-            if bar is not None:
-                bar.close()
+                    bar.close()
         dims = {v.shape[0] for v in found.values()}
         if len(dims) > 1:
             raise EmbeddingError(f"cache holds mixed dimensions {sorted(dims)} for {key}; clear it for this model")
@@ -661,3 +665,12 @@ class EmbeddingCache:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32), stats
         return np.stack([found[t] for t in texts]), stats
+
+    def _encode_batch(self, encoder: Encoder, part: list[str], key: str, language: str | None) -> np.ndarray:
+        """Encode one batch, check every vector is finite, store it (one transaction)."""
+        vecs = encoder.encode(part, language=language)
+        bad = np.flatnonzero(~np.isfinite(vecs).all(axis=1))
+        if bad.size:
+            raise EmbeddingError(f"{encoder.model_id} returned NaN/inf vectors for {[part[i] for i in bad[:5]]}; not cached")
+        self.put(key, part, vecs)
+        return vecs
