@@ -467,6 +467,7 @@ def alignment_map(
     language_domain: Sequence[str] | None = None,
     list_width: int = 220,
     verdict: bool = True,
+    brush: Mapping[str, Sequence[float]] | None = None,
 ) -> "alt.LayerChart | alt.HConcatChart | alt.VConcatChart":
     """The alignment map: points coloured by language (fixed colour per code), with the SA legend.
 
@@ -496,7 +497,9 @@ def alignment_map(
     them).  ``worst_concepts=n`` puts the n worst-aligned concepts
     beside the map, linked to it: click a bar, see the concept on the map.
     With a side panel the chart is an ``hconcat`` and the map is 440 px wide
-    unless ``width`` says otherwise (the whole stays under ~900 px).
+    unless ``width`` says otherwise (the whole stays under ~900 px).  ``brush``
+    (``{"x": [x0, x1], "y": [y0, y1]}`` in data units) starts with that box brushed.
+    The x and y scales get the points' padded extent as their domain.
 
     >>> import semanscope_nb as snb
     >>> ds = snb.load_dataset("edge-cases", languages=["en", "de"]).subset(range(12))
@@ -511,7 +514,7 @@ def alignment_map(
         point_size=point_size, shape_by=shape_by if shape_by_group else None, navigate=navigate,
         selected_concepts=selected_concepts, search=search, search_fields=search_fields, worst_concepts=worst_concepts,
         legend_position=legend_position, theme=theme, language_domain=language_domain, list_width=list_width,
-        verdict=verdict, named=False)
+        verdict=verdict, named=False, brush=brush)
     return chart
 
 
@@ -534,22 +537,29 @@ def _auto_corner(f: pd.DataFrame, legend_text: str, *, width: int, height: int, 
 
 
 def _legend_place(frame: pd.DataFrame, legend_text: str | None, position: str, *, width: int, height: int,
-                  point_size: int, labels: bool, labelled: Sequence[str]) -> tuple[str, dict | None]:
-    """Where the legend goes and the scale domains that placement assumes ("auto": fixed domains, else None)."""
-    if not legend_text or position != "auto":
-        return position, None
+                  point_size: int, labels: bool, labelled: Sequence[str]) -> tuple[str, dict]:
+    """Where the legend goes, and the scale domains of the map (its points' extent, padded).
+
+    The domains are written into the spec: Vega then computes no extent from the data, so a
+    layer that happens to be empty (no search match, no click yet) logs no "Infinite extent"
+    warning, and an "auto" legend knows where every point lands.
+    """
     domains = _padded_domains(frame)
+    if not legend_text or position != "auto":
+        return position, domains
     corner = _auto_corner(frame, legend_text, width=width, height=height, point_size=point_size, labels=labels,
                           labelled=labelled, domains=domains)
-    return (corner, domains) if corner else ("header", None)
+    return (corner or "header"), domains
 
 
 def _padded_domains(frame: pd.DataFrame, pad: float = 0.05) -> dict[str, tuple[float, float]]:
     out = {}
-    for axis in ("x", "y"):
-        lo, hi = float(frame[axis].min()), float(frame[axis].max())
+    for axis in [a for a in ("x", "y", "z") if a in frame]:
+        values = frame[axis].to_numpy(float)
+        values = values[np.isfinite(values)]
+        lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
         span = (hi - lo) or 1.0
-        out[axis] = (lo - pad * span, hi + pad * span)
+        out[axis] = (round(lo - pad * span, 4), round(hi + pad * span, 4))
     return out
 
 
@@ -577,6 +587,8 @@ def _build_map(
     verdict: bool,
     named: bool,
     table: MapTable | None = None,
+    domains: Mapping[str, Sequence[float]] | None = None,
+    brush: Mapping[str, Sequence[float]] | None = None,
 ) -> tuple[Any, MapParts]:
     """The map (see :func:`alignment_map`) and its parts; ``named``: rows and parameters by name (a panel's map)."""
     alt = import_altair()
@@ -593,14 +605,18 @@ def _build_map(
     search_param = (alt.param(value=str(search), bind=alt.binding(input="search", placeholder="word or concept", name="search "),
                               **({"name": names["search"]} if named else {}))
                     if "search" in features else None)
+    brush_value = ({"x": [float(v) for v in brush["x"]], "y": [float(v) for v in brush["y"]]}
+                   if brush and "x" in brush and "y" in brush else None)
     brush = (alt.selection_interval(encodings=["x", "y"], on=_SHIFT_DRAG, translate=_SHIFT_DRAG, zoom=False, empty=False,
-                                    clear="dblclick", **({"name": names["brush"]} if named else {}))
+                                    clear="dblclick", **({"name": names["brush"]} if named else {}),
+                                    **({"value": brush_value} if brush_value else {}))
              if "brush" in features else None)
     legend_text = sa_legend_text(result, verdict=verdict) if result is not None else None
     detail = verdict_sentence(result) if verdict else None
     static = [] if "labels" in features else list(selected_concepts or ())
-    position, domains = _legend_place(parts.frame, legend_text, legend_position, width=width, height=height,
-                                      point_size=point_size, labels=labels, labelled=static)
+    position, own = _legend_place(parts.frame, legend_text, legend_position, width=width, height=height,
+                                  point_size=point_size, labels=labels, labelled=static)
+    domains = domains or own
     view = map_view(
         parts, width=width, height=height, point_size=point_size, pick=pick, features=features,
         search_name=search_param.name if search_param is not None else None, search_fields=search_fields, brush=brush,
@@ -644,6 +660,7 @@ _MAP_OPTIONS: dict[str, Any] = {
     "lines": False, "labels": False, "title": None, "width": None, "height": 420, "point_size": 60, "shape_by": "group",
     "navigate": False, "selected_concepts": None, "search": "", "search_fields": ("word", "concept"), "worst_concepts": None,
     "legend_position": "header", "theme": "light", "language_domain": None, "list_width": 220, "verdict": True,
+    "brush": None,
 }
 
 
@@ -774,6 +791,10 @@ def alignment_map_spec(
     static = [] if "labels" in features else selected
     position, domains = _legend_place(table.frame, legend_text, o["legend_position"], width=width, height=o["height"],
                                       point_size=o["point_size"], labels=o["labels"], labelled=static)
+    if o["legend_position"] == "auto":  # the corner was chosen from these very domains: part of the structure
+        structure_domains: Any = domains
+    else:
+        structure_domains = None
     lines = concept_lines_frame(projection, dataset) if o["lines"] and dataset is not None else None
     worst = result.concepts_frame().head(int(o["worst_concepts"])) if o["worst_concepts"] else None
     rows = {DATA_NAMES["points"]: json_rows(table.frame)}
@@ -783,9 +804,9 @@ def alignment_map_spec(
         rows[DATA_NAMES["legend"]] = [{"legend": legend_text, **({"verdict": detail} if detail else {})}]
     if worst is not None:
         rows[DATA_NAMES["worst"]] = json_rows(worst)
-    structure = {k: v for k, v in o.items() if k not in ("title", "selected_concepts", "search")}
+    structure = {k: v for k, v in o.items() if k not in ("title", "selected_concepts", "search", "brush")}
     structure.update(
-        template=TEMPLATE_VERSION, altair=_altair_version(), width=width, position=position, domains=domains,
+        template=TEMPLATE_VERSION, code=_code_fingerprint(), altair=_altair_version(), width=width, position=position, domains=structure_domains,
         languages=table.languages, shape=table.shape, axis=table.axis_name, columns=list(table.frame.columns),
         groups=bool(table.frame["group"].notna().any()), legend_lines=len(legend_text.split("\n")) if legend_text else 0,
         legend_text=legend_text if position in CORNER_POSITIONS else None, detail=bool(detail),
@@ -807,16 +828,18 @@ def alignment_map_spec(
                 selected_concepts=static, search="", search_fields=o["search_fields"],
                 worst_concepts=o["worst_concepts"], legend_position=position, theme=o["theme"],
                 language_domain=o["language_domain"], list_width=o["list_width"], verdict=o["verdict"], named=True,
-                table=table)
+                table=table, domains=structure_domains or _SENTINEL_DOMAINS)
             spec = fast_spec(chart)
         spec.pop("datasets", None)
         spec.pop("title", None)
         spec = _stable_view_names(spec)
         for prm in spec.get("params", []):
-            if prm.get("name") == PARAM_NAMES["pick"]:
+            if prm.get("name") in (PARAM_NAMES["pick"], PARAM_NAMES["brush"]):
                 prm.pop("value", None)
         if store is not None:
             store.put(key, spec)
+    if structure_domains is None:
+        spec = _fill_domains(spec, domains)
     spec["datasets"] = rows
     title = _title_value(o["title"] if o["title"] is not None else _default_title(result), legend_text, position)
     if title is not None:
@@ -829,7 +852,27 @@ def alignment_map_spec(
                 prm["value"] = value
         elif prm.get("name") == PARAM_NAMES["search"]:
             prm["value"] = str(o["search"])
+        elif prm.get("name") == PARAM_NAMES["brush"] and o["brush"]:
+            prm["value"] = {"x": [float(v) for v in o["brush"]["x"]], "y": [float(v) for v in o["brush"]["y"]]}
     return spec
+
+
+#: placeholders a template holds where a map's scale domains go (filled in by :func:`_fill_domains`)
+_SENTINEL_DOMAINS = {"x": (-7.77e300, 7.77e300), "y": (-8.88e300, 8.88e300)}
+
+
+def _fill_domains(spec: Any, domains: Mapping[str, Sequence[float]]) -> Any:
+    """The spec with each placeholder domain of :data:`_SENTINEL_DOMAINS` replaced by the map's own."""
+    lookup = {tuple(v): [float(a) for a in domains[k]] for k, v in _SENTINEL_DOMAINS.items() if k in domains}
+
+    def walk(obj: Any) -> Any:
+        if isinstance(obj, dict):
+            return {k: walk(v) for k, v in obj.items()}
+        if isinstance(obj, list):
+            return lookup.get(tuple(obj), obj) if len(obj) == 2 and all(isinstance(v, float) for v in obj) else [walk(v) for v in obj]
+        return obj
+
+    return walk(spec)
 
 
 def _stable_view_names(spec: dict) -> dict:
@@ -839,6 +882,23 @@ def _stable_view_names(spec: dict) -> dict:
     for name in re.findall(r'"(view_\d+)"', text):
         seen.setdefault(name, f"snb_view_{len(seen) + 1}")
     return json.loads(re.sub(r'"(view_\d+)"', lambda m: f'"{seen[m.group(1)]}"', text)) if seen else spec
+
+
+_FINGERPRINT: list[str] = []
+
+
+def _code_fingerprint() -> str:
+    """A hash of the modules that write map specs, so that a changed module never reuses an old template."""
+    if not _FINGERPRINT:
+        here = Path(__file__).parent
+        h = hashlib.sha256()
+        for name in ("maps.py", "legend.py", "sa_figures.py", "chart_kit.py", "palette.py"):
+            try:
+                h.update((here / name).read_bytes())
+            except OSError:  # pragma: no cover - an installation without sources
+                h.update(name.encode())
+        _FINGERPRINT.append(h.hexdigest()[:16])
+    return _FINGERPRINT[0]
 
 
 def _altair_version() -> str:
@@ -897,6 +957,7 @@ def map_3d(
                     if "search" in features else None)
     legend_text = sa_legend_text(result, verdict=verdict) if result is not None else None
     legend_position = "header" if legend_position == "auto" else legend_position
+    domains = _padded_domains(parts.frame)  # fixed domains: no "Infinite extent" from an empty label layer
     views = []
     for k, yfield in enumerate(("y", "z")):
         views.append(map_view(
@@ -904,7 +965,7 @@ def map_3d(
             search_name=search_param.name if search_param is not None else None, search_fields=search_fields,
             lines=concept_lines_frame(projection, dataset, fields=("x", yfield)) if lines and dataset is not None else None,
             legend_text=legend_text if k == 0 else None, legend_detail=verdict_sentence(result) if verdict else None,
-            legend_position=legend_position, theme=theme, legend_orient="bottom",
+            legend_position=legend_position, theme=theme, legend_orient="bottom", domains=domains,
         ))
     views[0] = title_with_legend(views[0], f"{parts.axis_name} 1 × 2", legend_text=legend_text,
                                  legend_position=legend_position)
