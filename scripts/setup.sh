@@ -12,3 +12,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[${extras}]"
+# the kernel every notebook names (its kernelspec), so JupyterLab and papermill run them with this venv
+if .venv/bin/python -c "import ipykernel" 2>/dev/null; then
+  .venv/bin/python -m ipykernel install --user --name semanscope_nb --display-name "Python (semanscope_nb)" >/dev/null
+fi

@@ -27,6 +27,7 @@ import dataclasses
 import json
 import math
 import os
+import types
 import typing
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -246,7 +247,7 @@ def _decode(v: Any, hint: Any) -> Any:
         return None
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
-    if origin is typing.Union or str(origin) == "types.UnionType":
+    if origin is typing.Union or origin is types.UnionType:
         for a in args:
             if a is type(None):
                 continue

@@ -20,6 +20,9 @@ setting                   environment variable        default
 ``shared_data_dir``       ``SEMANSCOPE_SHARED_DATA``  ``../shared/data`` beside the checkout
 ========================  ==========================  =========================================
 
+Notebooks call :func:`enter_notebook_folder` first in their ``parameters`` cell, so that their
+relative paths mean the same under papermill or nbclient as in JupyterLab.
+
 Example
 -------
 >>> from semanscope_nb.settings import settings
@@ -155,3 +158,42 @@ def resolve(value: Any, name: str) -> Any:
     (0, 7)
     """
     return getattr(settings, name) if value is None else value
+
+
+def enter_notebook_folder(notebook: str) -> Path:
+    """Make the folder holding ``notebook`` the working directory, so relative paths resolve against the notebook.
+
+    JupyterLab starts a kernel in its notebook's folder; papermill and nbclient
+    start it wherever they run.  Each notebook calls this first in its
+    ``parameters`` cell, so a path parameter (a default such as ``"../figures"``
+    or papermill's ``-p FIGURES_DIR out/figs``) means the same from any working
+    directory.  The folder is the first of these that holds a file named
+    ``notebook``: ``SEMANSCOPE_NOTEBOOK_DIR``, the working directory, the
+    project's ``notebooks/`` folder (beside this package in a checkout).
+    Returns the folder.  (The kernel cannot see which file papermill reads: run a
+    copy kept elsewhere with ``--cwd <its folder>`` or ``SEMANSCOPE_NOTEBOOK_DIR``.)
+
+    >>> import tempfile
+    >>> here, folder = os.getcwd(), Path(tempfile.mkdtemp())
+    >>> _ = (folder / "demo.ipynb").write_text("{}")
+    >>> os.environ["SEMANSCOPE_NOTEBOOK_DIR"] = str(folder)
+    >>> enter_notebook_folder("demo.ipynb") == folder.resolve() == Path.cwd().resolve()
+    True
+    >>> os.chdir(here); del os.environ["SEMANSCOPE_NOTEBOOK_DIR"]
+    >>> enter_notebook_folder("no-such.ipynb")
+    Traceback (most recent call last):
+    ...
+    semanscope_nb.errors.ArgumentError: no folder holds the notebook 'no-such.ipynb' ...
+    """
+    if not isinstance(notebook, str) or not notebook.strip() or Path(notebook).name != notebook:
+        raise ArgumentError(f"notebook must be a file name such as '00-quickstart.ipynb', got {notebook!r}")
+    env = os.environ.get("SEMANSCOPE_NOTEBOOK_DIR", "").strip()
+    candidates = ([Path(env).expanduser()] if env else []) + [Path.cwd(), _PACKAGE_DIR.parent / "notebooks"]
+    for folder in candidates:
+        if (folder / notebook).is_file():
+            folder = folder.resolve()
+            if Path.cwd().resolve() != folder:
+                os.chdir(folder)
+            return folder
+    raise ArgumentError(f"no folder holds the notebook {notebook!r} (looked in {', '.join(str(c) for c in candidates)}); "
+                        "set SEMANSCOPE_NOTEBOOK_DIR to its folder, or run papermill with --cwd <its folder>")

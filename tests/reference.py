@@ -59,3 +59,35 @@ def reference_sa(rows, vec):
         d_inter = sum(tups) / len(tups)
         out[name] = {"intra": d_intra, "inter": d_inter, "sa": d_intra / (d_intra + d_inter)}
     return out
+
+
+def rule_topk(D, k, tol):
+    """The documented near-tie rule (semanscope_nb/metrics/ties.py) as a plain loop, smaller = better: each of the
+    k positions takes the lowest index among the remaining candidates within ``tol`` of the smallest remaining."""
+    out = []
+    for row in [list(map(float, r)) for r in D]:
+        left = dict(enumerate(row))
+        picks = []
+        for _ in range(k):
+            best = min(left.values())
+            j = min(i for i, d in left.items() if d <= best + tol)
+            picks.append(j)
+            del left[j]
+        out.append(picks)
+    return out
+
+
+def rule_rank(row, golds, tol):
+    """Rank of the best gold under the rule: 1 for the prediction (lowest index within tol of the best), else
+    1 + #(closer by more than tol) + #(within tol and of lower index).  Returns (rank, prediction)."""
+    row = [float(x) for x in row]
+    best = min(row)
+    pred = min(j for j, d in enumerate(row) if d <= best + tol)
+    ranks = []
+    for g in golds:
+        if g == pred:
+            ranks.append(1)
+            continue
+        ahead = sum(1 for j, d in enumerate(row) if d < row[g] - tol or (abs(d - row[g]) <= tol and j < g))
+        ranks.append(max(2, 1 + ahead))
+    return min(ranks), pred

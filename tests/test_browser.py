@@ -24,7 +24,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from notebook_runner import NOTEBOOKS, inject_parameters
+from notebook_runner import NOTEBOOKS, inject_parameters, kernel_env
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -66,7 +66,8 @@ def jupyterlab(tmp_path, shared_cache_dir):
     # no "news?" toast (the announcements plugin would also try to fetch a feed)
     (labconfig / "page_config.json").write_text('{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}')
     port, token = _free_port(), secrets.token_hex(16)
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "jcfg"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "jrun"),
+    env = {**os.environ, **kernel_env(),  # the notebook's kernel (semanscope_nb), installed for this interpreter
+           "JUPYTER_CONFIG_DIR": str(tmp_path / "jcfg"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "jrun"),
            "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "jws"), "SEMANSCOPE_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     log = open(tmp_path / "jupyterlab.log", "w")
     proc = subprocess.Popen(

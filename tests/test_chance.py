@@ -309,26 +309,46 @@ def test_degenerate_groups_match_a_plain_pairwise_loop_across_blocks_and_hash_co
     rng = np.random.default_rng(7)
     n, tol = 300, 1e-6
     v = rng.normal(size=(n, 5))
-    v[[40, 170, 299]] = v[3]  # one group spanning three blocks
+    v[[40, 170, 299]] = v[3]  # one group spanning the whole list
     v[[60, 61]] = 2.5 * v[59]  # same direction, other length: the same unit vector
     v[80] = v[81] + 1e-12  # agrees far below tol
     v[120] = 0.0  # a zero row (NaN unit) pairs with nothing but another zero row
+    # two vectors 1e-12 apart whose unit coordinate sits on a rounding-grid border (k + 1/2) * tol: a grid would split
+    # them; the rule (max abs difference <= tol) does not
+    u = v[200] / np.linalg.norm(v[200])
+    k = np.floor(u[0] / tol)
+    u[0] = (k + 0.5) * tol
+    v[200] = u
+    v[201] = u.copy()
+    v[201][0] += 1e-12
+    v[[250, 251]] = rng.normal(size=5)  # placed below, then moved 0.9 tol and 0.9 tol more: a chain, one group
+    v[251] = v[250] / np.linalg.norm(v[250])
+    v[250] = v[251].copy()
+    v[250][1] -= 0.9 * tol
+    v[252] = v[251].copy()
+    v[252][1] += 0.9 * tol
     words = tuple(f"w{i}" for i in range(n))
     aw = _aw({"en": v, "de": rng.normal(size=(n, 5))}, words=(words, tuple(f"d{i}" for i in range(n))))
 
-    def plain():  # every pair of rows, straight from the definition: unit vectors rounded to tol agree
-        keys = [tuple(round(x / tol) for x in np.nan_to_num(r / np.linalg.norm(r) if np.linalg.norm(r) else r * np.nan))
-                for r in v]
-        groups = {}
+    def plain():  # every pair of rows from the definition, then connected components by repeated merging
+        units = [r / np.linalg.norm(r) if np.linalg.norm(r) else np.zeros_like(r) for r in v]
+        group = list(range(n))
         for i in range(n):
-            groups.setdefault(keys[i], []).append(words[i])
-        return sorted(tuple(g) for g in groups.values() if len(g) > 1)
+            for j in range(i + 1, n):
+                if max(abs(a - b) for a, b in zip(units[i], units[j])) <= tol:
+                    gi, gj = group[i], group[j]
+                    group = [gi if g == gj else g for g in group]
+        out = {}
+        for i in range(n):
+            out.setdefault(group[i], []).append(words[i])
+        return sorted(tuple(g) for g in out.values() if len(g) > 1)
 
     want = plain()
-    assert sorted(artefacts.degenerate_vector_groups(aw, tol=tol)["en"]) == want and len(want) == 3
-    monkeypatch.setattr(artefacts, "_HASH_BLOCK", 7)  # many blocks
+    assert ("w200", "w201") in want and ("w250", "w251", "w252") in want and len(want) == 5
     assert sorted(artefacts.degenerate_vector_groups(aw, tol=tol)["en"]) == want
-    # every row hashing alike (the worst collision) still yields only the true groups
+    monkeypatch.setattr(artefacts, "_PAIR_BLOCK", 3)  # candidate pairs compared a few at a time
+    assert sorted(artefacts.degenerate_vector_groups(aw, tol=tol)["en"]) == want
+    # every row hashing alike (the worst collision of the exact-bits hash) still yields only the true groups
     monkeypatch.setattr(artefacts, "_hash_salt", lambda dims: np.zeros(dims, dtype=np.int64))
     assert sorted(artefacts.degenerate_vector_groups(aw, tol=tol)["en"]) == want
 

@@ -422,5 +422,5 @@ def test_tfidf_fitted_on_originals_cannot_see_an_unseen_negation():
     r = snb.concept_separation(sents, "tfidf-word", language="en", n_boot=0, cache=False, tfidf_fit="originals")
     assert np.allclose(r.sims("negation"), 1.0, atol=1e-6)  # equal vectors, up to float32 rounding
     assert r.curves.negation[-2:].sum() > 0.999  # the whole negated curve sits at similarity 1
-    seen = snb.concept_separation(sents, "tfidf-word", language="en", n_boot=0, cache=False)  # default: fit on all texts
+    seen = snb.concept_separation(sents, "tfidf-word", language="en", n_boot=0, cache=False, tfidf_fit="all")  # fit on all texts
     assert np.all(seen.sims("negation") < 1.0)

@@ -25,7 +25,7 @@ def test_notebook_is_committed_clean_with_a_parameters_cell():
 def test_notebook_runs_small(tmp_path, shared_cache_dir, monkeypatch):
     monkeypatch.setenv("SEMANSCOPE_CACHE", str(shared_cache_dir))  # the kernel inherits it
     params = {"MAX_SENTENCES": 10, "ESS_MAX_QUESTIONS": 10, "N_BOOT": 60, "OUT_DIR": str(tmp_path / "csc"),
-              "LENGTH_BUCKETS": (0, 10, 20)}
+              "LENGTH_BUCKETS": (0, 10, 20), "PAPER_TFIDF_SAMPLES": 2}
     nb = run_notebook(NAME, params)
     text = cell_outputs_text(nb)
     models = [m.id for m in snb.list_models(offline=True, available=True)]
@@ -45,6 +45,11 @@ def test_notebook_runs_small(tmp_path, shared_cache_dir, monkeypatch):
     assert md and "random-vector null model" in md[-1]
     for c in table.corpus:
         assert f"**{c}**" in md[-1]
+    # paper 002's TF-IDF number beside seeded samples of its size, for both IDF fits
+    if n_corpora > 4:
+        for fit in ("originals", "all"):
+            assert f"TF-IDF on ESS-en, IDF fitted on {fit}: median overlap" in text
+        assert "over 2 samples of 94 questions" in text and "paper 002's 0.4516 lies" in text
     # one overall progress bar (the grid's), no per-job embedding bars
     bars = [o for c in nb.cells for o in c.get("outputs", [])
             if "CSC grid" in (o.get("text", "") + o.get("data", {}).get("text/plain", ""))]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -45,34 +46,42 @@ def test_paper_bandwidth_matches_a_plain_loop_kde(case):
     f = np.clip(rng.normal(m[0], s[0], 150), -1, 1)
     n = np.clip(rng.normal(m[1], s[1], 120), -1, 1)
     ref, ref_curve = loop_overlap(f.tolist(), n.tolist(), 0.2, resolution=1001)
-    curves = snb.csc_curves(f, n, bandwidth="paper", resolution=1001)
+    curves = snb.csc_curves(f, n, bandwidth="authors-demo", resolution=1001)
     assert abs(curves.overlap - ref) < 1e-4, (case, curves.overlap, ref)
     assert np.max(np.abs(curves.fuzz - np.array(ref_curve))) < 1e-5
-    assert snb.csc_overlap(f, n, bandwidth="paper", method="direct", resolution=1001) == pytest.approx(ref, abs=1e-10)
+    assert snb.csc_overlap(f, n, bandwidth="authors-demo", method="direct", resolution=1001) == pytest.approx(ref, abs=1e-10)
     assert curves.fuzz_kernel_sd == pytest.approx(0.2 * np.std(f, ddof=1), rel=1e-12)
 
 
-def test_paper_preset_is_the_fixed_factor_and_differs_from_scott():
+def test_authors_demo_preset_is_the_fixed_factor_and_differs_from_scott():
     x = np.linspace(0.8, 1.0, 500)
-    assert csc.kernel_sd(x, "paper") == pytest.approx(csc.kernel_sd(x, 0.2), rel=1e-15)
+    assert csc.kernel_sd(x, "authors-demo") == pytest.approx(csc.kernel_sd(x, 0.2), rel=1e-15)
     assert csc.kernel_sd(x, None) == pytest.approx(500 ** -0.2 * np.std(x, ddof=1))
-    assert csc.kernel_sd(x, "paper") < csc.kernel_sd(x, None)  # n < 3125: paper is narrower
+    assert csc.kernel_sd(x, "authors-demo") < csc.kernel_sd(x, None)  # n < 3125: the demo's kernel is narrower
     big = np.linspace(0.8, 1.0, 5000)
-    assert csc.kernel_sd(big, "paper") > csc.kernel_sd(big, None)  # n > 3125: paper is wider
+    assert csc.kernel_sd(big, "authors-demo") > csc.kernel_sd(big, None)  # n > 3125: wider
     assert csc.bandwidth_factor(0.2 ** -5) == pytest.approx(0.2)  # where the two agree
     # the authors' grid, np.arange(-1, 1 + 1/1000, 1/1000), is the default 2001-point grid
     assert np.allclose(np.arange(-1, 1 + 1 / 1000, 1 / 1000), snb.csc_curves([0.9, 0.8], [0.5, 0.6]).grid)
-    with pytest.raises(ValueError, match="'paper'"):
+    with pytest.raises(ValueError, match="'authors-demo'"):
         snb.csc_overlap([0.9, 0.8], [0.5, 0.6], bandwidth="papers")
 
 
-def test_concept_separation_records_the_paper_bandwidth():
-    r = snb.concept_separation(["The train leaves at noon.", "Water the plants daily.", "Book a table for two."],
-                               "random-null", language="en", bandwidth="paper", n_boot=30, cache=False)
-    assert r.provenance["parameters"]["bandwidth"] == "paper"
+def test_concept_separation_records_the_authors_demo_bandwidth():
+    sents = ["The train leaves at noon.", "Water the plants daily.", "Book a table for two."]
+    r = snb.concept_separation(sents, "random-null", language="en", bandwidth="authors-demo", n_boot=30, cache=False)
+    assert r.provenance["parameters"]["bandwidth"] == "authors-demo"
     assert r.curves.fuzz_kernel_sd == pytest.approx(0.2 * np.std(r.sims("fuzz"), ddof=1))
     back = snb.CSCResult.from_dict(r.to_dict())
     assert back.overlap == r.overlap
+    # the old name still works, says where the 0.2 comes from, and is recorded under its new name
+    with pytest.warns(DeprecationWarning, match="authors' demo app; paper 002 itself states no bandwidth"):
+        old = snb.metrics.concept_separation(sents, "random-null", language="en", bandwidth="paper", n_boot=30, cache=False)
+    assert old.provenance["parameters"]["bandwidth"] == "authors-demo"
+    np.testing.assert_allclose(old.overlap, r.overlap, rtol=0, atol=0, err_msg="the alias must run the same kernel")
+    with pytest.warns(DeprecationWarning, match="authors-demo"):
+        assert snb.metrics.csc_overlap([0.9, 0.8, 0.85], [0.5, 0.6, 0.4], bandwidth="paper") == \
+            snb.metrics.csc_overlap([0.9, 0.8, 0.85], [0.5, 0.6, 0.4], bandwidth="authors-demo")
 
 
 # --------------------------------------------------------------------------- free-form terms
@@ -140,7 +149,7 @@ def test_resampled_stats_match_a_loop_over_resamples():
     counts = rng.multinomial(S, np.ones(S) / S, size=20)
     counts[0] = 0
     counts[0, 5] = S  # one sentence drawn S times: its few values, still a KDE
-    for bw in (None, "paper", 0.5):
+    for bw in (None, "authors-demo", 0.5):
         st = csc.resampled_csc_stats(fz, fs, ng, ns, counts, bandwidth=bw)
         for b in range(counts.shape[0]):
             f, g = np.repeat(fz, counts[b, fs]), np.repeat(ng, counts[b, ns])
@@ -206,8 +215,9 @@ def test_panel_preview_and_model_choice(tmp_path):
     s = p.state()
     assert s.model == "st:sentence-transformers/LaBSE" and (s.language, s.fuzz_terms, s.negation_terms) == ("sv", "en | ett", "inte")
     assert CSCPanel().with_state(s).state() == s
-    p.bandwidth_rule.value = "paper"
-    assert p.state().bandwidth == "paper"
+    p.bandwidth_rule.value = "authors-demo"
+    assert p.state().bandwidth == "authors-demo"
+    assert CSCPanel().with_state(replace(s, bandwidth="paper")).state().bandwidth == "authors-demo"  # the old name
     assert p.model_picker.dropdown.options  # the explore panel's picker, with registered (offline and API) models
 
 

@@ -83,9 +83,22 @@ def test_paper_datasets_notebook(tmp_path, shared_cache_dir, paper_dir):
     import pandas as pd
 
     comp = pd.read_csv(tmp_path / "figures" / "paper-use-vs-table-d1.csv")
-    assert list(comp["dataset"].unique()) == ["DS1", "DS2", "DS3", "DS4"]
-    assert comp["paper SA"].iloc[0] == 0.767 and comp["ours SA"].notna().all()
+    assert list(comp["dataset"].unique()) == ["DS1", "DS2", "DS3", "DS4"] and len(comp) == 16
+    assert set(comp["files"]) == {"v0", "later"} and set(comp["distance"]) == {"cosine", "euclidean"}
+    first = comp.iloc[0]
+    assert (first.dataset, first.files, first.distance, first.paper_sa, first.paper_n) == ("DS1", "v0", "cosine", 0.767, 349)
+    assert comp["sa"].notna().all() and comp["tool_pm"].notna().all()
+    # what the reader sees: one verdict sentence per number, in our SEs, for both file versions
+    for row in comp.itertuples():
+        verdict = "reproduced" if row.reproduced else "NOT reproduced"
+        assert (f"{row.dataset} ({row.files} files), {row.distance}: ours {row.sa:.3f} ± {row.sem:.4f} vs published "
+                f"{row.paper_sa:.3f} ± {row.paper_pm:.3f}: gap {row.gap:+.3f} = {row.gap_se:+.1f} of our SE: {verdict}") in text
+    # both error bars, and which part of the tool's ± is the between-language term
+    for key in ("DS1", "DS4"):
+        assert f"{key} cosine: tool's ± " in text
+    assert "of its variance is the between-language term" in text and "our bootstrap SE" in text
     assert (tmp_path / "figures" / "paper-fig3-maps.png").stat().st_size > 5000
+    assert (tmp_path / "figures" / "paper-gaps-in-our-se.png").stat().st_size > 5000
 
 
 def _student_sees(nb) -> str:

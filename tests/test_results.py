@@ -170,6 +170,10 @@ def build(kind: str) -> Result:
         entry = bitext_entry(_bitext(), subset="deu-eng", languages=["deu-Latn", "eng-Latn"])
         return MtebResult("Tatoeba", "9080400", {"test": [entry, {**entry, "hf_subset": "fra-eng", "main_score": 0.5}]},
                           evaluation_time=2.25, model={"name": "semanscope/random-null", "revision": "1"})
+    if kind == "sa-delta-method-sem":
+        from semanscope_nb.metrics.paper_sem import tool_sem
+
+        return tool_sem(_aligned())
     if kind == "metric-record":  # what a function registered the old way (register_metric) returned
         from semanscope_nb.runs.grid import MetricRecord
 

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from reference import rule_topk
 from sklearn.metrics import precision_recall_fscore_support
 
 import semanscope_nb as snb
@@ -151,22 +152,30 @@ def test_blocked_search_equals_dense_search(block, metric):
     c = rng.normal(size=(90, 9))
     c[10] = c[3]  # exact ties across the k-th boundary must follow the index rule too
     q[5] = c[3]
-    top = snb.topk_search(q, c, k=6, metric=metric, block=block)
-    # dense reference: the whole matrix at once, stable sort
+    top = snb.metrics.topk_search(q, c, k=6, metric=metric, block=block)
+    # dense reference: the whole matrix at once in float64, ranked by a plain loop of the rule
     if metric == "cosine":
         qn = q / np.linalg.norm(q, axis=1, keepdims=True)
         cn = c / np.linalg.norm(c, axis=1, keepdims=True)
         D = 1 - qn @ cn.T
     else:
         D = np.sqrt(((q[:, None, :] - c[None, :, :]) ** 2).sum(-1))
-    order = np.argsort(D, axis=1, kind="stable")[:, :6]
-    assert np.array_equal(top.indices, order)
-    np.testing.assert_allclose(top.distances, np.take_along_axis(D, order, axis=1), atol=1e-6)  # sqrt of a ~1e-15 rounding residue
+    tol = EmbeddingDistances(q, c, metric=metric, dtype=None).tie_tolerance
+    if metric == "cosine":  # float32 blocks of unit vectors: 2 (d + 2) u, the documented bound
+        assert tol == pytest.approx(2 * (9 + 2) * 2.0**-24, rel=1e-6)
+    order = np.array(rule_topk(D, 6, tol))
+    np.testing.assert_array_equal(top.indices, order, err_msg="top-k is a decision: equal exactly")
+    # distances: a float32 cosine block is within the tolerance of the exact value; Euclidean float64 near 0 is the
+    # square root of a ~1e-15 rounding residue, bounded by the provider's tolerance too
+    np.testing.assert_allclose(top.distances, np.take_along_axis(D, order, axis=1), rtol=0, atol=tol,
+                               err_msg="distances within the tie tolerance of the exact float64 values")
     assert top.indices[5, 0] == 3 and top.indices[5, 1] == 10
     # the gold ranks do not depend on the block size either
     dense = snb.bitext_retrieval(q, c[:70], metric=metric, n_boot=0, block=10_000)
     blocked = snb.bitext_retrieval(q, c[:70], metric=metric, n_boot=0, block=block)
     assert np.array_equal(dense.ranks, blocked.ranks) and np.array_equal(dense.predictions, blocked.predictions)
+    assert np.array_equal(dense.reverse.ranks, blocked.reverse.ranks)
+    assert np.array_equal(dense.reverse.predictions, blocked.reverse.predictions)
 
 
 def test_block_size_bounded_by_memory_budget():

@@ -42,6 +42,11 @@ def test_notebook_runs_small(shared_cache_dir, monkeypatch):
     assert "distfuse[use-multilingual*2+wordllama-l2-supercat*1,cosine]" in text
     assert "TARGET @ SOURCE" in text and "traditional -> simplified" in text
     assert "logistic_regression" in text and "majority" in text
+    # the code-switching is synthetic (dictionary lookups), said so in the text and in the printed line
+    assert "synthetic dictionary code-switching (use-multilingual, MUSE en-de): accuracy@1 at rate 0 -> " in text
+    md = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "This is **synthetic dictionary code-switching**, not MINERS' code-switching data" in md
+    assert "these numbers are not MINERS' CS numbers" in md
     specs = [o["data"]["application/vnd.vegalite.v5+json"] for c in nb.cells for o in c.get("outputs", [])
              if "application/vnd.vegalite.v5+json" in o.get("data", {})]
     assert len(specs) == 5  # accuracy@k, rank histogram, classification table, sentence maps, before/after maps

@@ -522,6 +522,10 @@ CACHE_TEXTS = ["The bank of the river is muddy.", "Ich habe Geld bei der Bank ei
 
 
 def _same(a: TokenEmbeddings, b: TokenEmbeddings) -> bool:
+    """Bit-identical token embeddings.  Exact, on purpose: these compare a cache round trip (stored bytes) or one text
+    re-encoded, which runs alone in the shape of its own length on one pinned BLAS thread (E5Numpy.run) -- the same
+    operations on the same numbers whatever else was encoded with it, so the tolerance derived from the arithmetic
+    is zero.  (Before, texts shared padded batches and a text re-encoded alone differed on other CPUs.)"""
     return (a.text == b.text and a.tokens == b.tokens and a.layers == b.layers and a.pooling == b.pooling
             and np.array_equal(a.offsets, b.offsets) and np.array_equal(a.n_subwords, b.n_subwords)
             and np.array_equal(a.vectors, b.vectors, equal_nan=True) and a.vectors.dtype == b.vectors.dtype)

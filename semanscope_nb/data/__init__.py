@@ -9,6 +9,7 @@ Rooms:
 * :mod:`~semanscope_nb.data.sentences` -- sentence corpora (one sentence a line, ESS questions) for CSC.
 * :mod:`~semanscope_nb.data.bitext` -- parallel, labelled and code-switched corpora (Tatoeba, SIB-200, LinCE, PHINC).
 * :mod:`~semanscope_nb.data.dictionaries` -- bilingual dictionaries (MUSE, CC-CEDICT) and seeded splits.
+* :mod:`~semanscope_nb.data.word_similarity` -- word similarity in context: BCWS (en-zh) and SCWS (en) for paper 001.
 * :mod:`~semanscope_nb.data.reference` -- paper 000's published SA tables (reference numbers, not our runs).
 * :mod:`~semanscope_nb.data.cedict` -- CC-CEDICT coverage checks of the bundled datasets.
 
@@ -44,7 +45,7 @@ from semanscope_nb.data.dictionaries import (
     split_dictionary,
 )
 from semanscope_nb.data.languages import LANGUAGE_NAMES, language_code, language_name
-from semanscope_nb.data.reference import paper_model_order, paper_tables
+from semanscope_nb.data.reference import paper_counts, paper_file, paper_model_order, paper_tables
 from semanscope_nb.data.sentences import (
     SentenceCorpus,
     list_sentence_corpora,
@@ -52,6 +53,7 @@ from semanscope_nb.data.sentences import (
     read_ess_questions,
     read_sentences,
 )
+from semanscope_nb.data.word_similarity import ContextPairs, read_bcws, read_scws
 from semanscope_nb.data.words import WordDataset, dataset_from_frame, load_dataset, read_semanscope_csv, read_word_lists
 
 __all__ = _public_names(globals())

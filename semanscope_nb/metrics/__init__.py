@@ -4,6 +4,7 @@ Rooms:
 
 * :mod:`~semanscope_nb.metrics.spreads` -- the SA formula and its vectorised parts (D_intra, D_inter).
 * :mod:`~semanscope_nb.metrics.affinity` -- Semantic Affinity (paper 000): bootstrap, tiers, the null-aware verdict.
+* :mod:`~semanscope_nb.metrics.paper_sem` -- the original Semanscope tool's delta-method ± (not a sampling error).
 * :mod:`~semanscope_nb.metrics.chance` -- the chance level of SA, the permutation test, the null-aware bootstrap.
 * :mod:`~semanscope_nb.metrics.artefacts` -- identical strings, degenerate vectors, language offsets.
 * :mod:`~semanscope_nb.metrics.compare` -- model vs model: paired bootstrap and permutation test, Holm, rank bands.
@@ -14,9 +15,12 @@ Rooms:
 * :mod:`~semanscope_nb.metrics.search` -- exact blocked top-k search over distance providers.
 * :mod:`~semanscope_nb.metrics.retrieval` -- bitext retrieval and lexicon induction (MINERS / MTEB).
 * :mod:`~semanscope_nb.metrics.classification` -- kNN retrieval classification (MINERS).
-* :mod:`~semanscope_nb.metrics.codeswitch` -- code-switched sentences at a controlled switch rate (MINERS CS).
+* :mod:`~semanscope_nb.metrics.codeswitch` -- synthetic dictionary code-switching at a controlled switch rate (not MINERS' CS data).
 * :mod:`~semanscope_nb.metrics.contextual` -- contextual (token-level) alignment of paper 001: anchors,
   word alignment, BDI with CSLS, sense retrieval (BTSR).
+* :mod:`~semanscope_nb.metrics.word_similarity` -- word similarity in context (paper 001: BCWS, SCWS): Spearman's
+  rho with a pair bootstrap, the leave-one-out human upper bound.
+* :mod:`~semanscope_nb.metrics.btsr` -- a BTSR whose gold is a sense: tie-aware P@K beside the no-context baseline.
 * :mod:`~semanscope_nb.metrics.fusion` -- DistFuse: several models' distances fused into one.
 * :mod:`~semanscope_nb.metrics.alignment` -- Procrustes, Meeting-in-the-Middle, fitting an aligned model (paper 001).
 
@@ -45,6 +49,7 @@ from semanscope_nb.metrics.affinity import (
 )
 from semanscope_nb.metrics.alignment import align_model, fit_alignment, meeting_in_the_middle, procrustes
 from semanscope_nb.metrics.artefacts import Artefacts, find_artefacts, language_centred
+from semanscope_nb.metrics.btsr import SenseRetrievalScore, expected_hits, sense_retrieval_scores
 from semanscope_nb.metrics.chance import (
     ChanceLevel,
     NullAwareScores,
@@ -112,6 +117,7 @@ from semanscope_nb.metrics.csc import (
 )
 from semanscope_nb.metrics.fusion import DISTFUSE_PRESETS, DistFuse, FusedDistances
 from semanscope_nb.metrics.pairs import pair_affinity
+from semanscope_nb.metrics.paper_sem import DeltaMethodSEM, delta_method_sem, tool_sem
 from semanscope_nb.metrics.retrieval import (
     BitextResult,
     BuccPool,
@@ -129,6 +135,13 @@ from semanscope_nb.metrics.retrieval import (
     text_retrieval,
 )
 from semanscope_nb.metrics.search import DistanceProvider, EmbeddingDistances, TopK, topk_search
+from semanscope_nb.metrics.word_similarity import (
+    AnnotatorAgreement,
+    WordSimilarityScore,
+    annotator_agreement,
+    contextual_word_similarity,
+    spearman_rho,
+)
 from semanscope_nb.metrics.workflow import DiagnosticReport, diagnostic_report
 
 __all__ = _public_names(globals(), modules=('csc',))

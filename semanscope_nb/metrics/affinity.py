@@ -729,6 +729,7 @@ def affinity_of_words(
     max_tuples_per_row: int | None = MAX_TUPLES_PER_ROW,
     language_centred: bool | None = None,
     should_stop: Any = None,
+    sem: Literal["bootstrap", "delta"] = "bootstrap",
 ) -> SAResult:
     """SA of aligned word vectors with alternatives (see :class:`AlignedWords`), with its null-aware verdict.
 
@@ -745,7 +746,11 @@ def affinity_of_words(
     otherwise at least 2.  ``method``: 'percentile', 'basic' or 'BCa'.
     ``should_stop`` (a callable, see :mod:`semanscope_nb.models.cancel`) is asked
     between bootstrap batches; when it says stop, :class:`~semanscope_nb.errors.Cancelled` is raised.
+    ``sem="delta"``: ``.sem`` is the original tool's delta-method ± instead of
+    the bootstrap std (:mod:`semanscope_nb.metrics.paper_sem`; not a sampling error).
     """
+    if sem not in ("bootstrap", "delta"):
+        raise ValueError(f"sem must be 'bootstrap' (the bootstrap std) or 'delta' (the original tool's ±), got {sem!r}")
     n_boot, seed, confidence, method = _check_options(
         n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, batch=batch, method=method,
         on_zero=on_zero, block=block, max_tuples_per_row=max_tuples_per_row,
@@ -880,7 +885,7 @@ def affinity_of_words(
     with np.errstate(over="ignore"):
         inter_euc_rows = spreads.row_euc / spreads.tuples
     diag = _diagnose(spreads, aw, zero, dropped, euc[0], boot["cos"][2], extra_notes=notes["cos"] + notes["euc"] + artefact_notes)
-    return SAResult(
+    result = SAResult(
         cosine=DistanceScores(sa["cos"], cos[0], cos[1], boot["cos"][1], boot["cos"][2], boot["cos"][0], "; ".join(notes["cos"])),
         euclidean=DistanceScores(sa["euc"], euc[0], euc[1], boot["euc"][1], boot["euc"][2], boot["euc"][0], "; ".join(notes["euc"])),
         thresholds=thresholds,
@@ -911,6 +916,11 @@ def affinity_of_words(
         excluded_concepts=excluded,
         language_centred_sa=centred_sa,
     )
+    if sem == "delta":  # the original tool's error propagation (its own module)
+        from semanscope_nb.metrics.paper_sem import with_delta_method_sem
+
+        result = with_delta_method_sem(result, aw)
+    return result
 
 
 def semantic_affinity(
@@ -924,6 +934,7 @@ def semantic_affinity(
     method: Literal["percentile", "basic", "BCa"] = "percentile",
     on_zero: Literal["error", "drop"] = "error",
     labels: Sequence[str] | None = None,
+    sem: Literal["bootstrap", "delta"] = "bootstrap",
 ) -> SAResult:
     """Semantic Affinity of ``embeddings``: language -> (concepts x dims) array, row i = concept i.
 
@@ -931,7 +942,10 @@ def semantic_affinity(
     for datasets with ``|`` alternatives).  The bootstrap resamples concept rows
     ``n_boot`` times with ``seed`` (``n_boot=0``: none); ``.cosine.sem`` is the
     bootstrap standard deviation and ``.cosine.ci`` the ``confidence`` interval
-    (``method``: 'percentile', 'basic' or 'BCa').  Any magnitude gives the same
+    (``method``: 'percentile', 'basic' or 'BCa'); ``sem="delta"`` puts the
+    original Semanscope tool's delta-method ± there instead (see
+    :mod:`~semanscope_nb.metrics.paper_sem`: it holds a between-language term
+    that is not sampling noise).  Any magnitude gives the same
     SA as the rescaled vectors; identical vectors give a NaN SA, flagged.
 
     >>> import numpy as np, semanscope_nb as snb
@@ -967,5 +981,6 @@ def semantic_affinity(
         labels=tuple(labels) if labels is not None else tuple(str(i) for i in range(R)),
     )
     return affinity_of_words(
-        aw, n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, batch=batch, method=method, on_zero=on_zero
+        aw, n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, batch=batch, method=method, on_zero=on_zero,
+        sem=sem,
     )

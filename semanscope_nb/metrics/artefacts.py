@@ -7,7 +7,8 @@
 * **Degenerate vectors.**  Distinct words of one language that share one vector
   (a tokenizer's unknown token, a truncation) make a language look tight.
   :func:`degenerate_vector_groups` finds groups of distinct words whose unit
-  vectors agree to ``tol``.
+  vectors agree to ``tol`` (the near-tie rule of :mod:`semanscope_nb.metrics.ties`:
+  pairwise, never a rounding grid).
 * **Language offset.**  :func:`language_centred` removes each language's mean
   vector, which separates a constant shift between languages from failed
   translation matching (SA rises after centring when the failure is a shift).
@@ -59,56 +60,104 @@ def identical_string_rows(aw: AlignedWords) -> np.ndarray:
     return out
 
 
-_HASH_BLOCK = 8192  # rows rounded at a time (bounds the temporaries to a few MB per block)
-
-
-def _rounded_keys(v: np.ndarray, tol: float) -> np.ndarray:
-    """Integer keys of the unit rows of ``v`` rounded to ``tol`` (equal keys = vectors that agree to ``tol``)."""
-    unit = _unit_rows(np.asarray(v, dtype=np.float64))[0]  # overflow- and underflow-safe; a zero row is NaN
-    np.divide(unit, tol, out=unit)
-    np.rint(unit, out=unit)
-    unit[np.isnan(unit)] = 0.0  # in place: np.nan_to_num would also scan for infinities (none in unit rows)
-    return unit.astype(np.int64)
+_PAIR_BLOCK = 65536  # candidate pairs compared at a time (bounds the temporaries to a few MB)
 
 
 def _hash_salt(dims: int) -> np.ndarray:
-    """The fixed odd int64 weights of the row hash (seeded: the same on every run)."""
+    """The fixed odd int64 weights of the exact-bits row hash (seeded: the same on every run)."""
     return np.random.default_rng(0x5EED).integers(1, 2**62, size=dims, dtype=np.int64) | 1
+
+
+def _exact_groups(unit: np.ndarray) -> np.ndarray:
+    """Label rows by their exact bits (equal labels = bit-identical rows), via a linear hash confirmed row by row."""
+    n = unit.shape[0]
+    with np.errstate(over="ignore"):
+        hashes = np.ascontiguousarray(unit).view(np.int64) @ _hash_salt(unit.shape[1])
+    order = np.argsort(hashes)  # members of a bucket are re-sorted below
+    labels = np.arange(n)
+    sorted_h = hashes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_h[1:] != sorted_h[:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    for a, size in zip(starts[sizes > 1], sizes[sizes > 1]):
+        members = np.sort(order[a:a + size])
+        _, first, inverse = np.unique(unit[members].view(np.int64), axis=0, return_index=True, return_inverse=True)
+        labels[members] = members[first[inverse.ravel()]]  # a collision is not a group: confirmed bit by bit
+    return labels
 
 
 def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str, list[tuple[str, ...]]]:
     """Per language, groups of >= 2 distinct words whose unit vectors agree to ``tol`` (max abs difference).
 
-    Blocks of rows are rounded and hashed to one integer per row (a fixed random
-    linear hash, wrapping int64); only rows sharing a hash are compared key by key,
-    so no (rows x dims) key matrix is held or sorted.
+    The near-tie rule of :mod:`semanscope_nb.metrics.ties`: two unit vectors are tied when
+    every coordinate differs by at most ``tol``, and a group is a connected component of
+    that relation -- never a rounding grid, whose cell borders would split two vectors
+    that differ in the last bit (an encoder moves a vector by a few float32 ulps with the
+    batch it was encoded in; the default ``tol`` is well above that).  All-zero vectors
+    form their own group.  Bit-identical rows are merged first (an exact-bits hash); the
+    remaining rows are projected on four fixed random directions ``r`` -- two rows that
+    agree to ``tol`` lie within ``tol * |r|_1`` on each -- sorted along the first, and only
+    rows that close on all four are compared coordinate by coordinate.
     """
     if not tol > 0:
         raise ValueError(f"tol must be > 0, got {tol!r}")
+    from scipy.sparse.csgraph import connected_components
+
     out: dict[str, list[tuple[str, ...]]] = {}
     for lang, v, words in zip(aw.languages, aw.vectors, aw.words or [None] * len(aw.languages)):
         v = np.asarray(v)
-        if v.shape[0] < 2:
+        n = v.shape[0]
+        if n < 2:
             continue
-        salt = _hash_salt(v.shape[1])
-        hashes = np.empty(v.shape[0], dtype=np.int64)
-        with np.errstate(over="ignore"):
-            for start in range(0, v.shape[0], _HASH_BLOCK):
-                hashes[start:start + _HASH_BLOCK] = _rounded_keys(v[start:start + _HASH_BLOCK], tol) @ salt
-        order = np.argsort(hashes, kind="stable")
-        sorted_h = hashes[order]
-        starts = np.flatnonzero(np.r_[True, sorted_h[1:] != sorted_h[:-1]])
-        sizes = np.diff(np.r_[starts, sorted_h.size])
+        unit, norms = _unit_rows(np.asarray(v, dtype=np.float64))  # overflow- and underflow-safe; a zero row is NaN
+        unit[norms == 0] = 0.0  # zero rows agree with each other only (a unit vector has a coordinate >= 1/sqrt(d))
+        unit += 0.0  # -0.0 -> 0.0: equal values, equal bits
+        labels = _exact_groups(unit)
+        reps = np.flatnonzero(labels == np.arange(n))
+        R = np.random.default_rng(0x5EED).standard_normal((unit.shape[1], 4))
+        R /= np.linalg.norm(R, axis=0)
+        proj = (R.T @ unit.T).T[reps]  # four fixed directions (this GEMM shape is the fast one): sort along the first, filter along the others
+        width = tol * np.abs(R).sum(axis=0) + 8 * np.finfo(np.float64).eps * unit.shape[1]  # + the projection's rounding
+        order = np.argsort(proj[:, 0])  # any order of equal projections: the window test below is symmetric
+        ps = proj[order, 0]
+        rest = proj[order, 1:]
+        span = np.zeros(reps.size, dtype=np.int64)  # later rows within the window of each row
+        open_ = np.flatnonzero(np.diff(ps) <= width[0])  # rows whose next neighbour is in the window (usually few)
+        span[open_] = np.searchsorted(ps, ps[open_] + width[0], side="right") - open_ - 1
+        pairs_a, pairs_b = [], []
+        start = 0
+        cum = np.cumsum(span)
+        while start < reps.size and cum[-1] > 0:  # candidate pairs in chunks of about _PAIR_BLOCK
+            base = cum[start - 1] if start else 0
+            stop = max(start + 1, int(np.searchsorted(cum, base + _PAIR_BLOCK, side="right")))
+            i = np.repeat(np.arange(start, stop), span[start:stop])
+            if i.size:
+                j = i + 1 + (np.arange(i.size) - np.repeat(cum[start:stop] - span[start:stop] - base, span[start:stop]))
+                near = (np.abs(rest[i] - rest[j]) <= width[1:]).all(axis=1)  # cheap: 3 numbers per pair
+                i, j = i[near], j[near]
+                a_rows, b_rows = reps[order[i]], reps[order[j]]
+                close = np.abs(unit[a_rows] - unit[b_rows]).max(axis=1) <= tol
+                pairs_a.append(a_rows[close])
+                pairs_b.append(b_rows[close])
+            start = stop
+        comp = labels  # bit-identical rows share their lowest row index as label
+        if pairs_a and sum(p.size for p in pairs_a):  # near pairs join whole exact groups: components over the few rows involved
+            ea, eb = np.concatenate(pairs_a), np.concatenate(pairs_b)
+            nodes, inv = np.unique(np.r_[ea, eb], return_inverse=True)
+            graph = sp.csr_matrix((np.ones(ea.size, dtype=np.int8), (inv[:ea.size], inv[ea.size:])), shape=(nodes.size,) * 2)
+            _, sub = connected_components(graph, directed=False)
+            root = np.full(sub.max() + 1, n)
+            np.minimum.at(root, sub, nodes)  # each component named by its lowest representative
+            relabel = np.arange(n)
+            relabel[nodes] = root[sub]
+            comp = relabel[labels]
         groups = []
-        for a, size in zip(starts[sizes > 1], sizes[sizes > 1]):
-            candidates = np.sort(order[a:a + size])
-            keys = _rounded_keys(v[candidates], tol)  # same hash: confirm key by key (a collision is not a group)
-            _, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-            for g in np.flatnonzero(counts > 1):
-                members = candidates[inverse.ravel() == g]
-                names = tuple(words[i] for i in members) if words is not None else tuple(str(i) for i in members)
-                if len({_norm(n) for n in names}) > 1:
-                    groups.append(names)
+        sizes = np.bincount(comp, minlength=n)
+        multi = np.flatnonzero(sizes[comp] > 1)  # rows of groups with >= 2 members, grouped by label
+        multi = multi[np.argsort(comp[multi], kind="stable")]
+        for members in np.split(multi, np.flatnonzero(np.diff(comp[multi])) + 1) if multi.size else []:
+            names = tuple(words[i] for i in members) if words is not None else tuple(str(i) for i in members)
+            if len({_norm(nm) for nm in names}) > 1:
+                groups.append(names)
         if groups:
             out[lang] = sorted(groups, key=len, reverse=True)
     return out

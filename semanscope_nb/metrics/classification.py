@@ -3,8 +3,11 @@
 A labelled training set in one language; test texts in the same language
 (monolingual) or another (cross-lingual).  Each test text takes the majority
 label of its k nearest training texts; a tie between labels goes to the label
-of the nearest neighbour among the tied ones.  Neighbours are ordered by
-distance, ties by training index (see :mod:`semanscope_nb.metrics.retrieval`).
+of the nearest neighbour among the tied ones.  Neighbours are ordered by the
+near-tie rule of :mod:`semanscope_nb.metrics.ties` (distances within the
+provider's tolerance tie, and the lower training index goes first), which also
+decides which neighbours fill the k-th place; so votes and predictions do not
+depend on the block height, the thread count or the BLAS kernels.
 
 Reported for k = 1, 5, 10: accuracy (with a bootstrap percentile interval over
 test rows) and macro F1 (scikit-learn ``f1_score(average="macro")`` over the
@@ -71,6 +74,9 @@ def _check_labels(labels: Any, name: str) -> np.ndarray:
 
 def vote(neighbour_labels: np.ndarray) -> np.ndarray:
     """Majority label of each row of ``neighbour_labels`` (nearest first); ties go to the nearest tied label.
+
+    "Nearest first" is the order of :func:`~semanscope_nb.metrics.search.topk_search` (near-tie rule of
+    :mod:`semanscope_nb.metrics.ties`), so a vote tie is decided the same way on every machine.
 
     >>> vote(np.array([["b", "a", "a", "b"], ["c", "a", "b", "a"]]))
     array(['b', 'a'], dtype=object)

@@ -1,4 +1,10 @@
-"""Code-switched evaluation (MINERS's CS settings): synthetic code-switching at controlled rates.
+"""Synthetic dictionary code-switching at controlled rates, and retrieval / classification on it.
+
+This is not MINERS' code-switching data: real code-switched text (LinCE, PHINC;
+read them with :func:`semanscope_nb.data.bitext.read_lince` /
+:func:`~semanscope_nb.data.bitext.read_phinc`) mixes languages by grammar and
+habit, while this module switches words by dictionary lookup.  Its numbers are
+not comparable with MINERS' CS results.
 
 :func:`code_switch` rewrites sentences of the dictionary's source language by
 replacing words with their dictionary translation: every *switchable* word (a

@@ -39,6 +39,7 @@ import numpy as np
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.errors import DatasetError, EmbeddingError
 from semanscope_nb.metrics.alignment import fit_alignment
+from semanscope_nb.metrics.ties import csls_tolerance, dot_tolerance, first_best, working_dtype
 from semanscope_nb.models.aligned import Alignment
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -198,7 +199,11 @@ def csls_scores_topk(queries: Any, corpus: Any, *, k: int = 10, knn: int = 10, m
     ``r_c`` is a corpus row's mean cosine to its ``knn`` nearest queries, ``r_q`` a query's to its ``knn``
     nearest corpus rows.  Scores are computed ``block`` query rows at a time: memory ``block x n_corpus``
     (``block=None``: as many rows as keep one float32 block under 32 MB).
-    Returns (indices, scores), best first (ties: lower index first).
+    Returns (indices, scores), best first.  Near ties follow :mod:`semanscope_nb.metrics.ties`: scores
+    within :func:`~semanscope_nb.metrics.ties.csls_tolerance` (``method="csls"``) or
+    :func:`~semanscope_nb.metrics.ties.dot_tolerance` (``"nn"``) of float32 unit vectors of this
+    dimension count as tied, and the lower corpus index goes first (MUSE's evaluation orders by
+    ``torch.topk``, which has no defined tie order, so the index rule is ours).
 
     >>> import numpy as np
     >>> idx, _ = csls_scores_topk(np.eye(3), np.eye(3), k=1, knn=1); idx.ravel().tolist()
@@ -222,6 +227,7 @@ def csls_scores_topk(queries: Any, corpus: Any, *, k: int = 10, knn: int = 10, m
     if isinstance(block, bool) or int(block) != block or block < 1:
         raise ValueError(f"block must be a positive integer, got {block!r}")
     block = int(block)
+    tol = (csls_tolerance if method == "csls" else dot_tolerance)(Q.shape[1], np.float32)
     if method == "csls":
         r_q = _mean_topk_sim(Q, C, knn).astype(np.float32)
         r_c = _mean_topk_sim(C, Q, knn).astype(np.float32)
@@ -234,7 +240,7 @@ def csls_scores_topk(queries: Any, corpus: Any, *, k: int = 10, knn: int = 10, m
             S -= r_q[a:a + block, None]
             S -= r_c[None, :]
         np.negative(S, out=S)
-        i, d = _topk_rows(S, k)
+        i, d = _topk_rows(S, k, tol)
         idx[a:a + block], val[a:a + block] = i, -d
         del S
     return idx, val
@@ -439,13 +445,19 @@ def align_words(source: Any, target: Any, *, itermax: int = 1) -> list[tuple[int
 
     ``itermax > 1`` repeats the mutual argmax on the words still unaligned (SimAlign's IterMax, without
     its distortion weighting), adding pairs whose both sides are still free.  Sorted by ``i``.
+    Each argmax follows :mod:`semanscope_nb.metrics.ties`: cosines within
+    :func:`~semanscope_nb.metrics.ties.dot_tolerance` of the best (``u`` of the coarser of the
+    inputs' precision and float64) tie, and the lower index wins (as ``np.argmax`` does for
+    exact ties).
 
     >>> align_words([[1.0, 0.0], [0.0, 1.0]], [[0.1, 1.0], [1.0, 0.0]])
     [(0, 1), (1, 0)]
     """
-    S, T = _unit(np.atleast_2d(source)), _unit(np.atleast_2d(target))
+    src, tgt = np.atleast_2d(source), np.atleast_2d(target)
+    S, T = _unit(src), _unit(tgt)
     if S.shape[1] != T.shape[1]:
         raise EmbeddingError(f"source has {S.shape[1]} dimensions but target has {T.shape[1]}")
+    tol = dot_tolerance(S.shape[1], working_dtype(np.asarray(src).dtype, np.asarray(tgt).dtype))
     if isinstance(itermax, bool) or int(itermax) != itermax or itermax < 1:
         raise ValueError(f"itermax must be a positive integer, got {itermax!r}")
     sim = S @ T.T
@@ -455,7 +467,7 @@ def align_words(source: Any, target: Any, *, itermax: int = 1) -> list[tuple[int
         if not free_s.any() or not free_t.any():
             break
         m = np.where(free_s[:, None] & free_t[None, :], sim, -np.inf)
-        best_t, best_s = m.argmax(axis=1), m.argmax(axis=0)
+        best_t, best_s = first_best(m, tol, axis=1, largest=True), first_best(m, tol, axis=0, largest=True)
         new = [(i, int(best_t[i])) for i in np.flatnonzero(free_s) if free_t[best_t[i]] and best_s[best_t[i]] == i]
         if not new:
             break
@@ -658,6 +670,8 @@ def sense_separation(vectors: Any, words: Sequence[str], senses: Sequence[str]) 
     """Do senses separate?  ``gap`` > 0 and ``auc`` > 0.5 when same-sense pairs (different words) are closer
     than same-word pairs of different senses.  ``auc`` = P(a random same-sense pair is more similar).
     ``within_word_auc`` > 0.5: a word's same-sense uses are closer than its other-sense uses.
+    Cosines within :func:`~semanscope_nb.metrics.ties.dot_tolerance` of each other count as tied
+    (half a win), as in :mod:`semanscope_nb.metrics.ties`.
 
     >>> import numpy as np
     >>> v = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9]])
@@ -665,7 +679,8 @@ def sense_separation(vectors: Any, words: Sequence[str], senses: Sequence[str]) 
     >>> s.auc, s.gap > 0
     (1.0, True)
     """
-    X = _unit(np.asarray(vectors, dtype=np.float64))
+    raw = np.asarray(vectors)
+    X = _unit(np.asarray(raw, dtype=np.float64))
     if not (len(X) == len(words) == len(senses)):
         raise ValueError(f"vectors ({len(X)}), words ({len(words)}) and senses ({len(senses)}) must have one entry per row")
     sim = X @ X.T
@@ -675,8 +690,11 @@ def sense_separation(vectors: Any, words: Sequence[str], senses: Sequence[str]) 
     same_word = sim[a, b][(w[a] == w[b]) & (s[a] != s[b])]
     if not len(same_sense) or not len(same_word):
         raise ValueError("need at least one same-sense pair of different words and one same-word pair of different senses")
+    tol = dot_tolerance(X.shape[1], working_dtype(raw.dtype))
+
     def auc_of(pos: np.ndarray, neg: np.ndarray) -> float:
-        return float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
+        diff = pos[:, None] - neg[None, :]
+        return float((diff > tol).mean() + 0.5 * (np.abs(diff) <= tol).mean())
 
     ww = sim[a, b][(w[a] == w[b]) & (s[a] == s[b])]
     within = (float(ww.mean()), float(ww.mean() - same_word.mean()), auc_of(ww, same_word)) if len(ww) else (float("nan"),) * 3

@@ -52,6 +52,7 @@ from semanscope_nb.metrics.search import (
     EmbeddingDistances,
     Metric,
 )
+from semanscope_nb.metrics.ties import fused_tolerance
 
 if TYPE_CHECKING:  # pragma: no cover
     from semanscope_nb.models.cache import EmbeddingCache
@@ -112,6 +113,9 @@ class FusedDistances(DistanceProvider):
         for name, (mu, sd) in zip(self.names, self.moments):
             if not (math.isfinite(mu) and math.isfinite(sd)) or sd <= 0:
                 raise EmbeddingError(f"DistFuse: {name}'s distances are constant (std {sd}); they cannot be standardised")
+        # near ties (metrics.ties): each member's tolerance carried through its weight and z-score
+        self.tie_tolerance = fused_tolerance([float(getattr(p, "tie_tolerance", 0.0)) for p in providers], self.weights,
+                                             [sd for _, sd in self.moments])
 
     @classmethod
     def from_embeddings(
@@ -149,7 +153,7 @@ class FusedDistances(DistanceProvider):
 
     def describe(self) -> dict[str, Any]:
         return {
-            "provider": "distfuse", "standardise": self.standardise,
+            "provider": "distfuse", "standardise": self.standardise, "tie_tolerance": self.tie_tolerance,
             "members": [{"name": n, "weight": w, "mean": mu, "std": sd, **p.describe()}
                         for n, w, (mu, sd), p in zip(self.names, self.weights, self.moments, self.providers)],
         }

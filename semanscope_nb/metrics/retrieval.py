@@ -9,15 +9,24 @@ distances between queries and a corpus one block of query rows at a time
 50,000 x 50,000 search never builds the 50,000 x 50,000 matrix; with
 ``block=None`` the block height is chosen so that one block (counted as
 float64) stays under ``max_block_bytes`` (32 MB) whatever the corpus size.
-Cosine distances are float32 by default (``dtype=None``; twice the BLAS speed,
-enough for ranking unless two candidates tie to ~1e-7; pass
-``dtype=np.float64`` for exact ties), Euclidean float64.  Every block is
-computed once and serves both directions (:func:`diagonal_ranks`).
+Cosine distances are float32 by default (``dtype=None``; twice the BLAS speed),
+Euclidean float64.  Every block is computed once and serves both directions
+(:func:`diagonal_ranks`).
 
-Ordering and ties.  Candidates are ordered by distance, ties by corpus index
-(lower first).  The rank of the gold target is ``1 + #(closer) + #(equally
-close with a lower index)``, and the top-1 prediction is the first candidate in
-that order, so ``rank == 1`` exactly when the prediction is the gold.
+Ordering and ties: the one near-tie rule of :mod:`semanscope_nb.metrics.ties`.
+Distances within the provider's ``tie_tolerance`` count as tied (cosine:
+``2 (d + 2) u``, u of float32 for float32 vectors or blocks -- 4.6e-5 at
+d = 384 -- the bound on how far two BLAS blockings of one dot product may
+differ), and tied candidates go by corpus index, lower first: MTEB's
+convention for bitext mining.  The top-1 prediction is the lowest index tied
+with the nearest distance; the gold's rank is 1 when it is the prediction,
+else ``1 + #(closer by more than the tolerance) + #(tied with a lower index)``;
+so ``rank == 1`` exactly when the prediction is the gold.  The gold's distance
+is read from the same block (the same matrix product) as its competitors', so
+results do not depend on the block height, the thread count or the CPU's BLAS
+kernels (tested under ``threadpoolctl`` limits 1 and 2 and block heights 1, 7
+and dense).  Margin mining argmaxes and the BUCC threshold follow the same
+rule with the margin's tolerance (:func:`~semanscope_nb.metrics.ties.margin_tolerance`).
 
 Metrics (source row i translates target row i):
 
@@ -74,6 +83,7 @@ from semanscope_nb.metrics.search import (
     _provider,
 )
 from semanscope_nb.metrics.spreads import _rows_to_counts
+from semanscope_nb.metrics.ties import ColumnBest, ceil_to, count_true, first_best, floor_to, margin_tolerance, tie_groups
 from semanscope_nb.models.embedding import embed_texts, load_encoder
 from semanscope_nb.provenance import json_ready
 
@@ -101,6 +111,15 @@ class _Gold:
         return bool(self.indices.size == n and np.array_equal(self.indices, np.arange(n)) and np.array_equal(self.indptr, np.arange(n + 1)))
 
 
+def _near(D: np.ndarray, g: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``D``: the count of entries better than ``g`` by more than ``tol``, and of entries tied with it."""
+    g = np.asarray(g, dtype=np.float64)
+    lo, hi = ceil_to(g - tol, D.dtype), floor_to(g + tol, D.dtype)  # D < lo iff D < g - tol; D <= hi iff D <= g + tol
+    lt = count_true(D < lo[:, None], axis=1)
+    le = count_true(D <= hi[:, None], axis=1)
+    return lt, le - lt
+
+
 def gold_ranks(
     provider: DistanceProvider,
     gold: _Gold | None = None,
@@ -110,21 +129,32 @@ def gold_ranks(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(best rank of any gold item, top-1 prediction) for every query, in row blocks.
 
-    ``gold=None``: query i's gold is corpus item i.
+    ``gold=None``: query i's gold is corpus item i.  Ranks and predictions follow the
+    near-tie rule (:mod:`semanscope_nb.metrics.ties`, tolerance ``provider.tie_tolerance``):
+    the prediction is the lowest index tied with the nearest distance; a gold's rank is 1
+    when it is the prediction, else 1 + the candidates that precede it (closer by more than
+    the tolerance, or tied and of lower index: MTEB's convention).  Every gold distance is
+    read from the same block as its competitors.
+
+    >>> import numpy as np
+    >>> from semanscope_nb.metrics.search import EmbeddingDistances
+    >>> x = np.eye(3); y = np.array([[1.0, 0, 0], [1.0, 0, 0], [0, 0, 1.0]])  # targets 0 and 1 identical
+    >>> [a.tolist() for a in gold_ranks(EmbeddingDistances(x, y))]
+    [[1, 2, 1], [0, 0, 2]]
     """
     n_q, n_c = provider.n_queries, provider.n_corpus
     if gold is None:
         if n_q != n_c:
             raise EmbeddingError(f"source has {n_q} rows but target has {n_c}: row i must translate row i")
         gold = _Gold.diagonal(n_q)
+    tol = float(getattr(provider, "tie_tolerance", 0.0))
     rows = provider.rows_per_block(block, max_block_bytes)
     ranks = np.empty(n_q, dtype=np.int64)
     preds = np.empty(n_q, dtype=np.int64)
-    col = np.arange(n_c)
     for a in range(0, n_q, rows):
         b = min(n_q, a + rows)
         D = provider.block(slice(a, b))
-        preds[a:b] = np.argmin(D, axis=1)  # first minimum = lowest index among ties
+        preds[a:b] = first_best(D, tol)
         lo, hi = gold.indptr[a], gold.indptr[b]
         g = gold.indices[lo:hi]
         r_local = np.repeat(np.arange(b - a), np.diff(gold.indptr[a : b + 1]))
@@ -134,7 +164,12 @@ def gold_ranks(
             rl, gg = r_local[s : s + step], g[s : s + step]
             Dr = D[rl]
             dg = Dr[np.arange(rl.size), gg]
-            rank = 1 + (Dr < dg[:, None]).sum(axis=1) + ((Dr == dg[:, None]) & (col[None, :] < gg[:, None])).sum(axis=1)
+            lt, near = _near(Dr, dg, tol)
+            rank = 1 + lt
+            for i in np.flatnonzero(near > 1):  # tied with other candidates: those of lower index precede
+                rank[i] += int(np.count_nonzero(np.abs(Dr[i, : gg[i]].astype(np.float64) - float(dg[i])) <= tol))
+            hit = gg == preds[a + rl]  # the prediction is rank 1, and only the prediction (module docstring of ties)
+            rank = np.where(hit, 1, np.maximum(rank, 2))
             np.minimum.at(best, rl, rank)
         ranks[a:b] = best
     return ranks, preds
@@ -148,10 +183,15 @@ def diagonal_ranks(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Gold ranks and top-1 predictions of BOTH directions (gold of i is i), each block computed once.
 
-    Returns ``(ranks, predictions, reverse_ranks, reverse_predictions)``.  The
-    gold distances come from :meth:`DistanceProvider.diagonal` and replace the
-    block's own diagonal, so both directions rank against one consistent matrix.
-    Forward ranks count along block rows, reverse ranks along block columns.
+    Returns ``(ranks, predictions, reverse_ranks, reverse_predictions)``, under the
+    near-tie rule of :func:`gold_ranks` in both directions.  Forward ranks count along
+    block rows, reverse ranks along block columns.  The gold distance of pair (i, i) is
+    read from the block that holds row i -- the same matrix product as its competitors,
+    never a separately computed diagonal (whose last bits differ, so that an exact copy
+    of the gold could outrank it).  Reverse ranks need the gold of column j before row
+    j's block is computed: :meth:`DistanceProvider.diagonal` serves as an estimate
+    (within the tolerance of the block's value), entries whose decision the estimate
+    cannot settle are kept and decided once row j's block has been computed.
 
     >>> import numpy as np
     >>> from semanscope_nb.metrics.search import EmbeddingDistances
@@ -162,47 +202,54 @@ def diagonal_ranks(
     n = provider.n_queries
     if provider.n_corpus != n:
         raise EmbeddingError(f"source has {n} rows but target has {provider.n_corpus}: row i must translate row i")
-    diag = provider.diagonal()
+    tol = float(getattr(provider, "tie_tolerance", 0.0))
+    estimate = np.asarray(provider.diagonal(), dtype=np.float64)  # reverse direction only, see above
+    # how far the block's own value may lie from the estimate: the tolerance (two computations of one
+    # score), and at least a few ulps for providers that state no tolerance
+    delta = np.full(n, tol) if tol > 0 else 16 * np.finfo(np.float32).eps * (np.abs(estimate) + 1.0)
     rows = provider.rows_per_block(block, max_block_bytes)
     ranks = np.empty(n, dtype=np.int64)
     preds = np.empty(n, dtype=np.int64)
-    rev_lt = np.zeros(n, dtype=np.int64)  # per column j: rows closer to target j than its gold
-    rev_ties: list[tuple[np.ndarray, np.ndarray]] = []
-    rev_best = np.full(n, np.inf)
-    rev_pred = np.zeros(n, dtype=np.int64)
-    col = np.arange(n)
+    gold = np.full(n, np.nan)  # the block's own value of pair (j, j), filled as row j's block is computed
+    rev_ranks = np.ones(n, dtype=np.int64)
+    rev_best = ColumnBest(n, tol)
+    pending: list[tuple[np.ndarray, np.ndarray]] = []  # (column, value) whose reverse decision waits for the gold
     for a in range(0, n, rows):
         b = min(n, a + rows)
         D = provider.block(slice(a, b))
         local = np.arange(b - a)
-        g_row = diag[a:b].astype(D.dtype)
-        D[local, a + local] = g_row
-        g_col = diag.astype(D.dtype)
+        g_row = D[local, a + local].astype(np.float64)
+        gold[a:b] = g_row
         # forward: along rows
-        preds[a:b] = np.argmin(D, axis=1)
-        lt = np.count_nonzero(D < g_row[:, None], axis=1)
-        le = np.count_nonzero(D <= g_row[:, None], axis=1)
+        preds[a:b] = first_best(D, tol)
+        lt, near = _near(D, g_row, tol)
         r = 1 + lt
-        for i in np.flatnonzero(le - lt > 1):  # exact ties with other items: lower index first
-            r[i] += int(np.count_nonzero(D[i, : a + i] == g_row[i]))
-        ranks[a:b] = r
+        for i in np.flatnonzero(near > 1):  # tied with other candidates: those of lower index precede
+            r[i] += int(np.count_nonzero(np.abs(D[i, : a + i].astype(np.float64) - g_row[i]) <= tol))
+        ranks[a:b] = np.where(preds[a:b] == a + local, 1, np.maximum(r, 2))
         # reverse: along columns
-        m = D.min(axis=0)
-        am = np.argmin(D, axis=0) + a
-        better = m < rev_best  # strict: an earlier block holds lower row indices
-        rev_best[better], rev_pred[better] = m[better], am[better]
-        below = D < g_col[None, :]
-        rev_lt += np.count_nonzero(below, axis=0)
-        le_c = np.count_nonzero(D <= g_col[None, :], axis=0)
-        lt_c = np.count_nonzero(below, axis=0)
-        self_in = (col >= a) & (col < b)
-        tied_cols = np.flatnonzero(le_c - lt_c - self_in > 0)
-        for j in tied_cols:
-            rr = np.flatnonzero(D[:, j] == g_col[j]) + a
-            rev_ties.append((np.full(rr.size, j), rr))
-    rev_ranks = 1 + rev_lt
-    for j, rr in rev_ties:
-        np.add.at(rev_ranks, j, (rr < j).astype(np.int64))
+        rev_best.update(D, a)
+        if a > 0:  # columns j < a: gold known, every row of this block has a higher index (ties do not precede)
+            rev_ranks[:a] += count_true(D[:, :a] < ceil_to(gold[:a] - tol, D.dtype)[None, :], axis=0)
+        # columns j in [a, b): gold in this block; rows i < j precede when tied too
+        Dd = D[:, a:b].astype(np.float64)
+        lower = local[:, None] < local[None, :]
+        rev_ranks[a:b] += np.count_nonzero((Dd < g_row[None, :] - tol) | ((np.abs(Dd - g_row[None, :]) <= tol) & lower), axis=0)
+        if b < n:  # columns j >= b: every row here has a lower index, so it precedes iff D <= gold + tol
+            est, slack = estimate[b:], delta[b:]
+            sure = floor_to(est - slack + tol, D.dtype)  # <= gold + tol, as |gold - estimate| <= slack
+            maybe = ceil_to(est + slack + tol, D.dtype)  # >= gold + tol
+            F = D[:, b:]
+            below = F <= sure[None, :]
+            rev_ranks[b:] += count_true(below, axis=0)
+            band = np.flatnonzero((F <= maybe[None, :]) & ~below)
+            if band.size:
+                rr, cc = np.divmod(band, F.shape[1])
+                pending.append((cc + b, F[rr, cc].astype(np.float64)))
+    for cols, vals in pending:
+        np.add.at(rev_ranks, cols, (vals <= gold[cols] + tol).astype(np.int64))
+    rev_pred = rev_best.result()
+    rev_ranks = np.where(rev_pred == np.arange(n), 1, np.maximum(rev_ranks, 2))
     return ranks, preds, rev_ranks, rev_pred
 
 
@@ -940,7 +987,11 @@ def margin_mining(
     default), one direction, or their union.  Candidates are then cut at the
     margin threshold with the best F1 on ``gold`` ((n, 2) source/target index
     pairs), as the BUCC shared task does; that threshold is reported.  Margins are
-    computed exactly over all candidates, one float32 block of cosines at a time.
+    computed exactly over all candidates, one float32 block of cosines at a time.  Near ties
+    follow :mod:`semanscope_nb.metrics.ties` with the margin's tolerance
+    (:func:`~semanscope_nb.metrics.ties.margin_tolerance`, in the provenance): the lowest
+    index tied with the best margin is chosen, and tied margins fall on one side of the
+    threshold together.
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
@@ -964,19 +1015,19 @@ def margin_mining(
     a = (1.0 - topk_search(fwd_d, k=k).distances).mean(axis=1)
     b = (1.0 - topk_search(fwd_d.T, k=k).distances).mean(axis=1)
     half_b = (b / 2).astype(np.float32)
+    # near ties of margins (module ties): the cosine's tolerance carried through the ratio
+    tol = margin_tolerance(fwd_d.tie_tolerance, float(a.min() / 2 + b.min() / 2))
     rows = fwd_d.rows_per_block(block, max_block_bytes)
     f_best, f_arg = np.empty(n_s), np.empty(n_s, dtype=np.int64)
-    b_best, b_arg = np.full(n_t, -np.inf), np.zeros(n_t, dtype=np.int64)
+    col_best = ColumnBest(n_t, tol, largest=True)
     for s0 in range(0, n_s, rows):
         s1 = min(n_s, s0 + rows)
         M = 1.0 - fwd_d.block(slice(s0, s1))  # cosines, float32
         M /= (a[s0:s1, None] / 2).astype(np.float32) + half_b[None, :]
-        f_arg[s0:s1] = np.argmax(M, axis=1)
+        f_arg[s0:s1] = first_best(M, tol, largest=True)  # the lowest target index tied with the best margin
         f_best[s0:s1] = M[np.arange(s1 - s0), f_arg[s0:s1]]
-        col_arg = np.argmax(M, axis=0)
-        col_best = M[col_arg, np.arange(n_t)]
-        better = col_best > b_best  # strict: earlier blocks hold lower source indices
-        b_best[better], b_arg[better] = col_best[better], col_arg[better] + s0
+        col_best.update(M, s0)  # per target: the lowest source index tied with the best margin
+    b_arg, b_best = col_best.result(values=True)
     fwd_pairs = {(int(i), int(f_arg[i])): float(f_best[i]) for i in range(n_s)}
     bwd_pairs = {(int(b_arg[j]), int(j)): float(b_best[j]) for j in range(n_t)}
     if mode == "forward":
@@ -991,13 +1042,18 @@ def margin_mining(
     scores = np.array([cand[tuple(p)] for p in pairs.tolist()], dtype=np.float64)
     gold_set = {tuple(p) for p in gold_arr.tolist()}
     correct = np.array([tuple(p) in gold_set for p in pairs.tolist()], dtype=bool)
-    best = best_f1_threshold(scores, correct, len(gold_set))
+    # tied margins fall on one side of the threshold together: each tie group scored at its lowest margin
+    groups = tie_groups(scores, tol) if scores.size else np.empty(0, dtype=np.int64)
+    group_low = np.full(int(groups.max()) + 1 if groups.size else 0, np.inf)
+    np.minimum.at(group_low, groups, scores)
+    best = best_f1_threshold(group_low[groups], correct, len(gold_set))
     return MiningResult(
         pairs=pairs, scores=scores, gold=np.array(sorted(gold_set), dtype=np.int64).reshape(-1, 2),
         threshold=best["threshold"], precision=best["precision"], recall=best["recall"], f1=best["f1"],
         n_selected=best["n_selected"], k=k, mode=mode, n_source=n_s, n_target=n_t,
         provenance={"parameters": {"k": k, "mode": mode, "margin": "ratio (Artetxe & Schwenk 2019)",
-                                   "threshold": "best F1 on the gold (BUCC)", "dtype": "float32"}},
+                                   "threshold": "best F1 on the gold (BUCC)", "dtype": "float32",
+                                   "tie_tolerance": tol}},
     )
 
 

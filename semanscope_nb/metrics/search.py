@@ -8,8 +8,15 @@ block holds ``block x n_corpus`` values and nothing larger is ever allocated, so
 a 50,000 x 50,000 search never builds the full matrix; with ``block=None`` the
 block height keeps one block (counted as float64) under ``max_block_bytes``.
 
-Ordering and ties: candidates are ordered by distance, ties by corpus index
-(lower first).
+Ordering and ties: the one near-tie rule of :mod:`semanscope_nb.metrics.ties`.
+Distances within a provider's ``tie_tolerance`` of each other count as tied
+(``2 (d + 2) u`` for cosine: the bound on how far two BLAS blockings of one
+dot product can differ), and tied candidates are ordered by corpus index,
+lower first -- MTEB's convention.  A top-k list holds exactly k items: each
+position takes the lowest index among the remaining candidates tied with the
+best remaining distance.  The faiss path and the NumPy path take the same
+decisions (faiss's candidates are re-ranked with the rule, with a few extra
+fetched so that a tie across the k-th boundary is seen).
 
 Magnitudes: no raw coordinate is squared.  Cosine rows are divided by a power
 of two near their largest coordinate before normalising, and Euclidean vectors
@@ -22,11 +29,12 @@ Euclidean stays float64), and :func:`topk_search` hands plain cosine top-k to
 faiss-cpu's exact flat inner-product search when faiss is installed (the
 ``retrieval`` extra): faiss is a well-kept library whose multi-threaded GEMM +
 heap selection is what "BLAS speed" means here, and it is exact (no
-approximation).  Its ties are re-ordered to the index rule above (rows with a
-tie across the k-th boundary are redone exactly).  ``backend="numpy"`` forces
+approximation).  Its candidates are re-ordered by the tie rule above (a row
+whose extra candidates are all still tied with the k-th is redone exactly).  ``backend="numpy"`` forces
 the blocked NumPy path (DistFuse and Euclidean always use it).
 
-Layer: metrics.  Imports numpy and :mod:`semanscope_nb.errors` only (faiss lazily, if installed).
+Layer: metrics.  Imports numpy, :mod:`semanscope_nb.errors` and :mod:`semanscope_nb.metrics.ties`
+(faiss lazily, if installed).
 """
 
 from __future__ import annotations
@@ -37,6 +45,14 @@ from typing import Any, Literal
 import numpy as np
 
 from semanscope_nb.errors import EmbeddingError
+from semanscope_nb.metrics.ties import (
+    dot_tolerance,
+    euclidean_tolerance,
+    first_best,
+    order_row,
+    topk_from_candidates,
+    working_dtype,
+)
 
 Metric = Literal["cosine", "euclidean"]
 METRICS = ("cosine", "euclidean")
@@ -50,11 +66,14 @@ class DistanceProvider:
     """Distances between ``n_queries`` queries and ``n_corpus`` corpus items, served by row blocks.
 
     Subclasses implement :meth:`block` (a fresh float array, float64 by default; smaller = closer) and :attr:`T`
-    (the same distances with queries and corpus swapped).
+    (the same distances with queries and corpus swapped).  ``tie_tolerance``: distances closer than
+    this count as tied (:mod:`semanscope_nb.metrics.ties`); 0.0 (exact float ties only) unless the
+    subclass knows its arithmetic.
     """
 
     n_queries: int
     n_corpus: int
+    tie_tolerance: float = 0.0
 
     def block(self, rows: slice) -> np.ndarray:  # pragma: no cover - abstract
         """Distances of queries ``rows`` to every corpus item: (rows x n_corpus) floats (a fresh array)."""
@@ -161,9 +180,12 @@ class EmbeddingDistances(DistanceProvider):
         self.n_queries, self.n_corpus = q.shape[0], c.shape[0]
         self.dims = q.shape[1]
         self._exponent = 0  # Euclidean work runs on coordinates / 2**_exponent (exact); distances are scaled back
+        # ties: u of the coarser of the inputs' and the working precision (float32 vectors carry float32 noise)
+        tie_dtype = working_dtype(q.dtype, c.dtype, self.dtype)
         if metric == "cosine":
             self._q = self._unit(q, names[0])
             self._c = self._unit(c, names[1])
+            self.tie_tolerance = dot_tolerance(self.dims, tie_dtype)
         else:
             # Scale by a power of two near the largest coordinate (exact), so no square overflows (1e160) or
             # underflows (1e-200).  Euclidean distance is translation-invariant: centring on the joint mean first
@@ -176,6 +198,8 @@ class EmbeddingDistances(DistanceProvider):
                 )
             qs = np.ldexp(np.asarray(q, dtype=np.float64), -self._exponent)
             cs = np.ldexp(np.asarray(c, dtype=np.float64), -self._exponent)
+            # the inputs' own norms (before centring) bound how far their rounding moves a distance
+            norm_sum = float(np.sqrt(np.einsum("ij,ij->i", qs, qs).max()) + np.sqrt(np.einsum("ij,ij->i", cs, cs).max()))
             centre = (qs.sum(axis=0) + cs.sum(axis=0)) / (q.shape[0] + c.shape[0])
             qs -= centre
             cs -= centre
@@ -183,6 +207,9 @@ class EmbeddingDistances(DistanceProvider):
             self._c = np.ascontiguousarray(cs, dtype=self.dtype)
             self._qsq = np.einsum("ij,ij->i", self._q, self._q, dtype=np.float64)
             self._csq = np.einsum("ij,ij->i", self._c, self._c, dtype=np.float64)
+            scale_sq = float(self._qsq.max() + self._csq.max())
+            tol = euclidean_tolerance(self.dims, self.dtype, scale_sq, input_dtype=tie_dtype, norm_sum=norm_sum)
+            self.tie_tolerance = float(np.ldexp(tol, self._exponent))
 
     def _unit(self, x: np.ndarray, name: str) -> np.ndarray:
         """Unit rows in the working dtype.
@@ -233,6 +260,7 @@ class EmbeddingDistances(DistanceProvider):
     def T(self) -> "EmbeddingDistances":
         out = object.__new__(EmbeddingDistances)
         out.metric, out.dtype, out.dims, out._exponent = self.metric, self.dtype, self.dims, self._exponent
+        out.tie_tolerance = self.tie_tolerance
         out.names = (self.names[1], self.names[0])
         out.n_queries, out.n_corpus = self.n_corpus, self.n_queries
         out._q, out._c = self._c, self._q
@@ -241,7 +269,8 @@ class EmbeddingDistances(DistanceProvider):
         return out
 
     def describe(self) -> dict[str, Any]:
-        return {"provider": "embeddings", "metric": self.metric, "dims": self.dims, "dtype": str(self.dtype)}
+        return {"provider": "embeddings", "metric": self.metric, "dims": self.dims, "dtype": str(self.dtype),
+                "tie_tolerance": self.tie_tolerance}
 
 
 # --------------------------------------------------------------------------- blocked search
@@ -249,7 +278,7 @@ class EmbeddingDistances(DistanceProvider):
 
 @dataclass(frozen=True)
 class TopK:
-    """The k nearest corpus items of every query, nearest first (ties: lower index first)."""
+    """The k nearest corpus items of every query, nearest first (near ties: lower index first, see :mod:`~semanscope_nb.metrics.ties`)."""
 
     indices: np.ndarray  # (n_queries, k) int64
     distances: np.ndarray  # (n_queries, k) float64
@@ -263,18 +292,25 @@ def _check_k(k: int, n_corpus: int, name: str = "k") -> int:
     return int(k)
 
 
-def _topk_rows(D: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Exact top-k of each row of ``D`` under (distance, index) order.
+def _outward(x: np.ndarray, dtype: np.dtype, up: bool = True) -> np.ndarray:
+    """``x`` in ``dtype``, rounded one step outwards, so a comparison against it keeps a superset."""
+    x = np.asarray(x).astype(dtype)
+    return np.nextafter(x, dtype.type(np.inf if up else -np.inf))
+
+
+def _topk_rows(D: np.ndarray, k: int, tol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Exact top-k of each row of ``D`` under the near-tie rule (:mod:`semanscope_nb.metrics.ties`).
 
     Fast path (``k`` well below the row length): the row is cut into chunks of
     64 columns; the k-th smallest chunk minimum ``tau`` bounds the k-th
     distance from above (k chunks each hold a value <= tau), so every top-k item,
-    ties included, satisfies ``D <= tau``.  Only those few candidates are sorted.
-    That is two cheap vectorised passes instead of a per-row ``argpartition``.
+    and every candidate tied with the k-th, satisfies ``D <= tau + tol``.  Only
+    those few candidates are sorted.  That is two cheap vectorised passes instead
+    of a per-row ``argpartition``.
     """
     n_rows, n = D.shape
-    if k == 1:  # argmin returns the first minimum: exactly the (distance, index) order
-        idx = np.argmin(D, axis=1)[:, None]
+    if k == 1:  # the lowest index among the distances tied with the row's minimum
+        idx = first_best(D, tol)[:, None]
         return idx.astype(np.int64), np.take_along_axis(D, idx, axis=1).astype(np.float64)
     width = 64
     n_full = n // width
@@ -282,27 +318,12 @@ def _topk_rows(D: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         mins = D[:, : n_full * width].reshape(n_rows, n_full, width).min(axis=2)
         if n_full * width < n:
             mins = np.concatenate([mins, D[:, n_full * width :].min(axis=1, keepdims=True)], axis=1)
-        tau = np.partition(mins, k - 1, axis=1)[:, k - 1]
-        r, cidx = np.nonzero(D <= tau[:, None])  # row-major: rows ascending, columns ascending within a row
-        vals = D[r, cidx]
-        order = np.lexsort((cidx, vals, r))
-        r, cidx, vals = r[order], cidx[order], vals[order]
-        starts = np.searchsorted(r, np.arange(n_rows))
-        take = starts[:, None] + np.arange(k)[None, :]
-        return cidx[take].astype(np.int64), vals[take].astype(np.float64)
-    if k == n:
-        idx = np.tile(np.arange(n), (n_rows, 1))
+        bound = np.partition(mins, k - 1, axis=1)[:, k - 1]
     else:
-        idx = np.argpartition(D, k - 1, axis=1)[:, :k]
-        kth = np.take_along_axis(D, idx, axis=1).max(axis=1)
-        # argpartition picks arbitrarily among items tied at the k-th distance: redo those rows exactly
-        ambiguous = np.flatnonzero((D <= kth[:, None]).sum(axis=1) > k)
-        for row in ambiguous:
-            idx[row] = np.argsort(D[row], kind="stable")[:k]
-    vals = np.take_along_axis(D, idx, axis=1)
-    order = np.lexsort((idx, vals), axis=1)
-    idx = np.take_along_axis(idx, order, axis=1)
-    return idx.astype(np.int64), np.take_along_axis(vals, order, axis=1).astype(np.float64)
+        bound = np.partition(D, k - 1, axis=1)[:, k - 1] if k < n else D.max(axis=1)
+    cut = _outward(bound.astype(np.float64) + tol, D.dtype) if tol else bound
+    r, cidx = np.nonzero(D <= cut[:, None])  # row-major: rows ascending, columns ascending within a row
+    return topk_from_candidates(r, cidx, D[r, cidx], n_rows, k, tol)
 
 
 def topk_search(
@@ -325,6 +346,9 @@ def topk_search(
     ``dtype=None``: float32 for cosine, float64 for Euclidean.  ``backend``:
     "auto" uses faiss (exact flat inner product) for float32 cosine embeddings
     when it is installed, else the blocked NumPy search; "faiss" requires it.
+    Both backends follow the near-tie rule of :mod:`semanscope_nb.metrics.ties`
+    (distances within the provider's ``tie_tolerance`` tie; the lower corpus
+    index goes first, MTEB's convention) and take identical decisions.
 
     >>> import numpy as np
     >>> x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
@@ -348,9 +372,10 @@ def topk_search(
     rows = provider.rows_per_block(block, max_block_bytes)
     indices = np.empty((provider.n_queries, k), dtype=np.int64)
     dists = np.empty((provider.n_queries, k), dtype=np.float64)
+    tol = float(getattr(provider, "tie_tolerance", 0.0))
     for a in range(0, provider.n_queries, rows):
         b = min(provider.n_queries, a + rows)
-        indices[a:b], dists[a:b] = _topk_rows(provider.block(slice(a, b)), k)
+        indices[a:b], dists[a:b] = _topk_rows(provider.block(slice(a, b)), k, tol)
     return TopK(indices, dists)
 
 
@@ -364,24 +389,34 @@ def _faiss() -> Any:
 
 
 def _faiss_topk(faiss: Any, provider: "EmbeddingDistances", k: int) -> TopK:
-    """Exact cosine top-k via faiss's flat inner-product search, ties ordered by corpus index.
+    """Exact cosine top-k via faiss's flat inner-product search, re-ranked with the near-tie rule.
 
-    faiss returns k+1 neighbours; a row whose k-th and (k+1)-th similarities are
-    equal may have dropped a lower-index tied item, so it is redone exactly.
+    faiss returns ``k + extra`` neighbours per row, sorted by similarity.  A row whose
+    list holds a tied pair out of index order is re-ordered by the rule; a row whose last
+    neighbour is still tied with the k-th may miss tied candidates, so it is redone exactly
+    over the whole corpus (NumPy).  Decisions then equal the NumPy path's.
     """
+    tol = float(provider.tie_tolerance)
     q = np.ascontiguousarray(provider._q, dtype=np.float32)
     c = np.ascontiguousarray(provider._c, dtype=np.float32)
-    sims, idx = faiss.knn(q, c, k + 1, metric=faiss.METRIC_INNER_PRODUCT)
-    redo = np.flatnonzero(sims[:, k - 1] == sims[:, k])
-    sims, idx = sims[:, :k].astype(np.float64), idx[:, :k].astype(np.int64)
+    n = c.shape[0]
+    kk = min(n, k + max(4, k // 4))
+    sims, idx = faiss.knn(q, c, kk, metric=faiss.METRIC_INNER_PRODUCT)
+    vals = -sims.astype(np.float64)  # smaller = better, as distances (1 - sim differs by a constant)
+    idx = idx.astype(np.int64)
+    reach = vals[:, 1:] <= vals[:, k - 1 : k] + tol  # only candidates within tol of the k-th can take a first-k place
+    bad = (vals[:, 1:] < vals[:, :-1]) | (reach & (vals[:, 1:] - vals[:, :-1] <= tol) & (idx[:, 1:] < idx[:, :-1]))
+    redo = np.flatnonzero(bad.any(axis=1)) if bad.size else np.empty(0, dtype=np.int64)
+    short = np.flatnonzero(vals[:, kk - 1] <= vals[:, k - 1] + tol) if kk < n else np.empty(0, dtype=np.int64)
+    out_i, out_v = idx[:, :k].copy(), vals[:, :k].copy()
     for r in redo:
-        s_row = c @ q[r]
-        order = np.lexsort((np.arange(s_row.size), -s_row.astype(np.float64)))[:k]
-        idx[r], sims[r] = order, s_row[order]
-    order = np.lexsort((idx, -sims), axis=1)  # similarity descending, then index ascending
-    idx = np.take_along_axis(idx, order, axis=1)
-    dist = 1.0 - np.take_along_axis(sims, order, axis=1)
-    return TopK(idx, dist)
+        out_v[r], out_i[r] = order_row(vals[r], idx[r], k, tol)
+    for r in short:  # every candidate tied with the k-th, from one exact pass over the corpus
+        s_row = -(c @ q[r]).astype(np.float64)
+        kth = np.partition(s_row, k - 1)[k - 1]
+        cand = np.flatnonzero(s_row <= kth + tol)
+        out_v[r], out_i[r] = order_row(s_row[cand], cand, k, tol)
+    return TopK(out_i, 1.0 + out_v)
 
 
 def _provider(queries: Any, corpus: Any, *, metric: Metric, dtype: type | None = None, names=("source", "target")) -> DistanceProvider:

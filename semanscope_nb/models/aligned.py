@@ -113,9 +113,13 @@ class Alignment:
 
 
 class AlignedEncoder(Encoder):
-    """A base model followed by a language-specific map into a shared space (language-dependent)."""
+    """A base model followed by a language-specific map into a shared space (language-dependent).
+
+    ``vector_tolerance`` None: the base model's, stretched by the map (not computed).
+    """
 
     language_dependent = True
+    vector_tolerance = None
 
     def __init__(self, base: str | Encoder, alignment: Alignment, *, model_id: str, dictionary: Mapping[str, Any] | None = None) -> None:
         super().__init__()

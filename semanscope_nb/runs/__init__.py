@@ -8,7 +8,10 @@ Rooms:
 * :mod:`~semanscope_nb.runs.alignment` -- alignment before/after reports and maps.
 * :mod:`~semanscope_nb.runs.verdicts` -- per-pair SA, permutation tests, model comparisons, the two-stage report.
 * :mod:`~semanscope_nb.runs.contextual` -- paper 001's comparison of anchor kinds on one language pair.
-* :mod:`~semanscope_nb.runs.mteb` -- results in MTEB's JSON shape; language family / script breakdowns.
+* :mod:`~semanscope_nb.runs.word_similarity` -- paper 001 on BCWS / SCWS: before and after every en->zh map, Figure 1's sweep.
+* :mod:`~semanscope_nb.runs.btsr` -- the sense-testing BTSR on the offline en-zh data.
+* :mod:`~semanscope_nb.runs.mteb` -- results mteb validates, our models inside ``mteb.evaluate``; family / script breakdowns.
+* :mod:`~semanscope_nb.runs.paper` -- the papers' own numbers beside ours (paper 000 on its files, paper 002's TF-IDF on ESS).
 * :mod:`~semanscope_nb.runs.grid` -- models x datasets x metrics on joblib/Dask, resumable per job.
 * :mod:`~semanscope_nb.runs.cli` -- the ``semanscope`` command.
 
@@ -26,6 +29,7 @@ Example
 
 from semanscope_nb._api import public_names as _public_names
 from semanscope_nb.runs.alignment import AlignmentReport, alignment_report, dataset_map
+from semanscope_nb.runs.btsr import sense_retrieval_en_zh
 from semanscope_nb.runs.contextual import ContextualReport, contextual_comparison, parallel_sample
 from semanscope_nb.runs.evaluate import (
     BenchmarkResult,
@@ -36,7 +40,21 @@ from semanscope_nb.runs.evaluate import (
     run_benchmark,
 )
 from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, resolve_models, run_grid
-from semanscope_nb.runs.mteb import MtebResult, bitext_entry, language_breakdown, read_mteb, write_mteb
+from semanscope_nb.runs.mteb import (
+    MtebEncoder,
+    MtebResult,
+    bitext_entry,
+    language_breakdown,
+    mteb_language,
+    mteb_model,
+    mteb_model_meta,
+    mteb_subset,
+    mteb_version,
+    read_mteb,
+    tatoeba_task,
+    write_mteb,
+)
+from semanscope_nb.runs.paper import PaperRun, csc_sample_overlaps, csc_sample_summary, paper_comparison, run_paper_000
 from semanscope_nb.runs.task_library import aligned_words
 from semanscope_nb.runs.tasks import Task, get_task, list_tasks, prepare, register_task, run_task
 from semanscope_nb.runs.verdicts import (
@@ -47,6 +65,14 @@ from semanscope_nb.runs.verdicts import (
     two_stage_report,
     unsupported_languages,
     with_rank_bands,
+)
+from semanscope_nb.runs.word_similarity import (
+    PAPER_001_SETTINGS,
+    WordSimilaritySweep,
+    evaluate_word_similarity,
+    paper_001_encoders,
+    prepare_en_zh_training,
+    word_similarity_sweep,
 )
 
 __all__ = _public_names(globals())

@@ -34,6 +34,22 @@ cache folder and the results folder must be on a filesystem every worker sees.
 API keys are read by each worker from its own environment and are never
 shipped with a job.
 
+Numbers across workers
+----------------------
+joblib's loky workers start with one BLAS thread each (``n_cpus // n_jobs``)
+where the serial run has all of them, and which texts share an encoding
+batch depends on the order in which jobs reach the cache.  Neither changes a
+decision: every rank, prediction, vote and top-k list follows the near-tie
+rule of :mod:`semanscope_nb.metrics.ties`, whose tolerance covers the last-bit
+differences of BLAS blockings and thread counts and the encoders' documented
+``vector_tolerance``.  Floats can differ in their last bits (the USE port's
+vectors move by up to 2e-6 with their batch, see
+:class:`~semanscope_nb.models.encoders.USEEncoder`; the NumPy e5 token port
+pins one BLAS thread and runs each text alone, so it does not move at all).
+Threads are therefore not pinned by the grid; ``tests/test_grid.py`` compares
+the serial and the loky run with decisions equal and floats within the
+tolerance derived from that bound.
+
 Faults
 ------
 A job that raises is reported (``result.failures``: job key -> model, dataset,

@@ -53,7 +53,7 @@ class CSCPanelState:
     language: str | None = None  # None = the corpus's own language
     max_per_sentence: int = 3
     negation: str = "particle"
-    bandwidth: float | str | None = None  # None = Scott's rule; "paper" (fixed 0.2); "silverman"; or scipy's scalar factor
+    bandwidth: float | str | None = None  # None = Scott's rule; "authors-demo" (fixed 0.2); "silverman"; or scipy's scalar factor
     min_words: int | None = None
     max_words: int | None = None
     max_sentences: int | None = 200  # seeded sample, to keep a click quick
@@ -137,7 +137,7 @@ class CSCPanel(W.VBox):
         self.max_per_sentence = W.BoundedIntText(value=3, min=1, max=50, description="X per sentence", style=_DESC)
         self.negation = W.Dropdown(options=[("insert particle (paper)", "particle"), ("after auxiliary (en)", "grammatical"),
                                             ("ne ... pas (fr)", "wrap")], value="particle", description="Negation", style=_DESC)
-        self.bandwidth_rule = W.Dropdown(options=[("Scott (scipy default)", "scott"), ("paper: fixed 0.2 (authors' demo)", "paper"),
+        self.bandwidth_rule = W.Dropdown(options=[("Scott (scipy default)", "scott"), ("authors' demo: fixed 0.2 (the paper gives none)", "authors-demo"),
                                                   ("Silverman", "silverman"), ("scalar factor", "factor")],
                                          value="scott", description="Bandwidth", style=_DESC)
         self.bandwidth_factor = W.BoundedFloatText(value=0.3, min=0.0, max=100.0, step=0.05, description="factor",
@@ -173,7 +173,7 @@ class CSCPanel(W.VBox):
     def state(self) -> CSCPanelState:
         """The current choices as a :class:`CSCPanelState` (no validation: the pure functions do that)."""
         rule = self.bandwidth_rule.value
-        bandwidth = None if rule == "scott" else (rule if rule in ("silverman", "paper") else float(self.bandwidth_factor.value))
+        bandwidth = None if rule == "scott" else (rule if rule in ("silverman", "authors-demo") else float(self.bandwidth_factor.value))
         lo, hi = self.length_range.value if self.length_filter.value else (None, None)
         corpus = self.corpus.value.strip()
         language = self.language_code.value.strip() or self.language.value or self._corpus_language(corpus)
@@ -255,8 +255,8 @@ class CSCPanel(W.VBox):
         self.negation.value = state.negation
         if state.bandwidth is None or state.bandwidth == "scott":
             self.bandwidth_rule.value = "scott"
-        elif state.bandwidth in ("silverman", "paper"):
-            self.bandwidth_rule.value = state.bandwidth
+        elif state.bandwidth in ("silverman", "authors-demo", "paper"):  # "paper": the deprecated alias
+            self.bandwidth_rule.value = "authors-demo" if state.bandwidth == "paper" else state.bandwidth
         else:
             self.bandwidth_rule.value, self.bandwidth_factor.value = "factor", float(state.bandwidth)
         self.length_filter.value = state.min_words is not None or state.max_words is not None

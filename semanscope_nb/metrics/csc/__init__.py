@@ -41,8 +41,9 @@ code="sv")``); for a built-in language they replace its own terms.
 sentence, with each variant's cosine to it.
 
 Kernel width: ``bandwidth=None`` (Scott's rule, ``n**(-1/5)`` x the std of
-each curve) is the default; ``bandwidth="paper"`` is the authors' fixed factor
-0.2 (see :func:`csc_curves`).
+each curve) is the default; ``bandwidth="authors-demo"`` is the fixed factor
+0.2 of the authors' demo app (see :func:`csc_curves`; paper 002 itself states
+no bandwidth; ``"paper"`` is a deprecated alias).
 
 Chinese, Japanese, Korean, Thai: **not supported** out of the box, and asking
 for them raises an error that says why: there is no article to insert as
@@ -77,6 +78,7 @@ Example
 from semanscope_nb._api import public_names as _public_names
 from semanscope_nb.metrics.csc.bootstrap import ResampledStats, resampled_csc_stats
 from semanscope_nb.metrics.csc.kde import (
+    AUTHORS_DEMO_BANDWIDTH,
     PAPER_BANDWIDTH,
     CSCCurves,
     bandwidth_factor,

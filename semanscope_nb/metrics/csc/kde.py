@@ -19,8 +19,26 @@ _BIN_OVERSAMPLE = 4  # the binned route bins at a quarter of the grid step
 _KERNEL_REACH = 8.0  # kernel truncated at 8 sd (relative mass lost < 1e-15)
 
 
-PAPER_BANDWIDTH = 0.2  # the authors' demo: gaussian_kde with covariance_factor = 0.2 ("kernel width")
-BANDWIDTH_PRESETS = ("scott", "silverman", "paper")
+#: the authors' demo app (not the paper: paper 002 states no bandwidth) calls gaussian_kde with covariance_factor = 0.2
+AUTHORS_DEMO_BANDWIDTH = 0.2
+PAPER_BANDWIDTH = AUTHORS_DEMO_BANDWIDTH  # old name, kept for imports
+#: "paper" is the deprecated alias of "authors-demo" (the 0.2 comes from the authors' demo; the paper gives none)
+BANDWIDTH_PRESETS = ("scott", "silverman", "authors-demo", "paper")
+
+
+def resolve_bandwidth(bandwidth: Any) -> Any:
+    """``bandwidth`` with the deprecated ``'paper'`` turned into ``'authors-demo'`` (with a DeprecationWarning).
+
+    >>> resolve_bandwidth("authors-demo"), resolve_bandwidth(None), resolve_bandwidth(0.3)
+    ('authors-demo', None, 0.3)
+    """
+    if isinstance(bandwidth, str) and bandwidth == "paper":
+        import warnings
+
+        warnings.warn("bandwidth='paper' is now bandwidth='authors-demo': the fixed factor 0.2 comes from the authors' "
+                      "demo app; paper 002 itself states no bandwidth", DeprecationWarning, stacklevel=3)
+        return "authors-demo"
+    return bandwidth
 
 
 def _validate_grid(resolution: Any, bandwidth: Any) -> None:
@@ -28,7 +46,7 @@ def _validate_grid(resolution: Any, bandwidth: Any) -> None:
         raise ValueError(f"resolution must be an integer >= 10 (grid points over [-1, 1]), got {resolution!r}")
     if bandwidth is None or isinstance(bandwidth, str):
         if isinstance(bandwidth, str) and bandwidth not in BANDWIDTH_PRESETS:
-            raise ValueError(f"bandwidth must be None, 'scott', 'silverman', 'paper' or a number > 0, got {bandwidth!r}")
+            raise ValueError(f"bandwidth must be None, 'scott', 'silverman', 'authors-demo' or a number > 0, got {bandwidth!r}")
         return
     if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float, np.number)) or not math.isfinite(bandwidth) or bandwidth <= 0:
         raise ValueError(f"bandwidth must be > 0 (scipy's bw_method factor; None = Scott's rule), got {bandwidth!r}")
@@ -38,9 +56,10 @@ def bandwidth_factor(n: Any, bandwidth: float | str | None = None) -> Any:
     """The factor scipy's ``gaussian_kde`` multiplies the sample std by, for ``n`` samples (scalar or array).
 
     ``None``/``'scott'``: ``n**(-1/5)``; ``'silverman'``: ``(3n/4)**(-1/5)``;
-    ``'paper'``: the fixed 0.2 of the authors' demo (whatever ``n``); a number: itself.
+    ``'authors-demo'`` (deprecated alias ``'paper'``): the fixed 0.2 of the authors' demo app
+    (whatever ``n``; paper 002 states no bandwidth); a number: itself.
 
-    >>> round(bandwidth_factor(1000), 4), bandwidth_factor(1000, "paper"), bandwidth_factor(1000, 0.5)
+    >>> round(bandwidth_factor(1000), 4), bandwidth_factor(1000, "authors-demo"), bandwidth_factor(1000, 0.5)
     (0.2512, 0.2, 0.5)
     """
     n = np.asarray(n, dtype=np.float64)
@@ -48,16 +67,16 @@ def bandwidth_factor(n: Any, bandwidth: float | str | None = None) -> Any:
         out = n ** (-1.0 / 5)
     elif bandwidth == "silverman":
         out = (n * 3.0 / 4.0) ** (-1.0 / 5)
-    elif bandwidth == "paper":
-        out = np.full(n.shape, PAPER_BANDWIDTH)
+    elif bandwidth in ("authors-demo", "paper"):
+        out = np.full(n.shape, AUTHORS_DEMO_BANDWIDTH)
     else:
         out = np.full(n.shape, float(bandwidth))
     return float(out) if out.ndim == 0 else out
 
 
 def scipy_bw_method(bandwidth: float | str | None) -> float | str | None:
-    """``bandwidth`` as scipy's ``bw_method`` argument ('paper' becomes 0.2)."""
-    return PAPER_BANDWIDTH if bandwidth == "paper" else bandwidth
+    """``bandwidth`` as scipy's ``bw_method`` argument ('authors-demo' becomes 0.2)."""
+    return AUTHORS_DEMO_BANDWIDTH if bandwidth in ("authors-demo", "paper") else bandwidth
 
 
 SIM_TOLERANCE = 1e-6  # rounding of a computed cosine (float32: ~1e-7) may step this far outside [-1, 1]
@@ -92,7 +111,7 @@ def kernel_sd(samples: Any, bandwidth: float | str | None = None) -> float:
     """The Gaussian kernel's standard deviation: ``bandwidth_factor(n, bandwidth) * std(samples, ddof=1)``.
 
     This is what ``scipy.stats.gaussian_kde(samples, bw_method=bandwidth)`` uses
-    (the tests check it against scipy); ``'paper'`` is ``bw_method=0.2``.
+    (the tests check it against scipy); ``'authors-demo'`` is ``bw_method=0.2``.
     0.0 for fewer than two distinct values (no KDE exists then).
 
     >>> round(kernel_sd([0.0, 1.0], 0.5), 4)
@@ -215,10 +234,11 @@ def csc_curves(
     * ``None`` / ``'scott'`` (default): factor ``n**(-1/5)``, so it shrinks with
       the number of similarities ``n`` (0.40 at n=100, 0.25 at n=1,000, 0.16 at
       n=10,000);
-    * ``'paper'``: the fixed factor 0.2 of the authors' demo (``gaussian_kde``
-      with ``covariance_factor = 0.2``, their "kernel width"): narrower than
-      Scott's below n = 0.2**-5 = 3,125 similarities, wider above; use it to
-      compare overlaps with the authors' tool;
+    * ``'authors-demo'``: the fixed factor 0.2 of the authors' demo app
+      (``gaussian_kde`` with ``covariance_factor = 0.2``, their "kernel
+      width"; paper 002 itself states no bandwidth): narrower than Scott's
+      below n = 0.2**-5 = 3,125 similarities, wider above; use it to compare
+      overlaps with the authors' tool.  ``'paper'`` is its deprecated alias;
     * ``'silverman'``: ``(3n/4)**(-1/5)``; a number: that factor.  Each input must be 1-D, finite and in
     [-1, 1] (excursions up to ``SIM_TOLERANCE`` from rounding are clipped);
     anything else raises ``ValueError`` naming the argument.
@@ -228,6 +248,7 @@ def csc_curves(
     (1.0, True)
     """
     _validate_grid(resolution, bandwidth)
+    bandwidth = resolve_bandwidth(bandwidth)
     f = _as_sims(fuzz_sims, "fuzz_sims")
     n = _as_sims(neg_sims, "neg_sims")
     grid = np.linspace(-1.0, 1.0, int(resolution))
