@@ -644,9 +644,9 @@ class ExplorePanel(W.VBox):
         except Exception as exc:  # a malformed report from the browser: noted, never raised into the kernel log
             self.message.value = _error_html(f"selection from the map not understood: {type(exc).__name__}: {exc}")
 
-    def _words_in(self, brush: tuple | None) -> tuple[str, ...]:
-        """The words whose points lie in the brushed box (the map's x and y)."""
-        p = self.projection
+    def _words_in(self, brush: tuple | None, projection: Projection | None = None) -> tuple[str, ...]:
+        """The words whose points lie in the brushed box (the map's x and y; the shown projection by default)."""
+        p = projection if projection is not None else self.projection
         if brush is None or p is None or p.words is None:
             return ()
         (_, (x0, x1)), (_, (y0, y1)) = brush
@@ -875,7 +875,7 @@ class ExplorePanel(W.VBox):
         else:  # JupyterLab's built-in Vega-Lite renderer, offline
             self.chart_out.outputs = (notebook_output(spec, text="<alignment map>", renderer=renderer),)
         if s.brush:
-            self.brushed_words = self._words_in(s.brush) if proj is not None else ()
+            self.brushed_words = self._words_in(s.brush, proj)
         self.counts["redraw"] += 1
         return "redraw"
 

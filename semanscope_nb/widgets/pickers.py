@@ -356,7 +356,7 @@ class NumberField(W.HBox):
         self.message.value = ""
         if new != self.value:
             self.value = new
-        self._write(self._show(new))  # normalise what was typed (e.g. " 30 " -> "30")
+        self._write(self._show(self.value))  # normalise what was typed (" 30 " -> "30"), or what an observer put back
 
     def _write(self, text: str) -> None:
         self._writing = True
