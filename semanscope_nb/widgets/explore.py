@@ -823,8 +823,9 @@ class ExplorePanel(W.VBox):
             self.message.value = _error_html(self.error)
             self.progress.bar_style = "danger"
             self.status.value = "<span style='color:#b00020'>failed</span>"
-        self.history.append({"generation": generation, "outcome": outcome, "seconds": time.perf_counter() - t_start,
-                             "at": time.time()})
+        seconds = time.perf_counter() - t_start
+        self.history.append({"generation": generation, "outcome": outcome, "seconds": seconds,
+                             "started": time.time() - seconds, "at": time.time()})
         del self.history[:-50]
         try:
             self._show_counters()

@@ -1,11 +1,14 @@
 """The ExplorePanel's saved state: a JSON Schema, its bounds, and a reader whose errors name the field.
 
-Why jsonschema: the state is a small JSON file, and a JSON Schema (:data:`STATE_SCHEMA`)
-is its contract in the file's own terms (types, required keys, bounds), readable
-without this package.  jsonschema comes with Altair (the panels need Altair), so no
-new dependency; its errors carry the path of the failing field, which is what a
-message must name.  Rules a schema cannot say (great >= good; a known projection
-parameter) are checked after it, by the same value objects the panel uses.
+Why a JSON Schema: the state is a small JSON file, and a JSON Schema (:data:`STATE_SCHEMA`,
+draft 7) is its contract in the file's own terms (types, required keys, bounds), readable
+without this package.  Why fastjsonschema to check it: it compiles the schema to a
+Python function once, imports in ~20 ms (``jsonschema`` takes seconds to import,
+compiling URI grammars, which made ``from_state`` after a restart slow), is
+maintained, and is already installed with Jupyter (nbformat depends on it).  Its
+error carries the path of the failing field, the rule and the value, which is
+what a message must name.  Rules a schema cannot say (great >= good; a known
+projection parameter) are checked after it, by the same value objects the panel uses.
 
 Bounds: ``n_boot`` from 0 to :data:`MAX_N_BOOT` (a panel's bootstrap runs while
 the user waits); ``max_concepts`` at least 2; ``search`` at most 200 characters;
@@ -41,7 +44,7 @@ _NUMBER_PAIR = {"type": "array", "items": {"type": "number"}, "minItems": 2, "ma
 
 #: the JSON Schema of a saved ExplorePanel state (``ExplorePanel.save_state`` writes it)
 STATE_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$schema": "http://json-schema.org/draft-07/schema#",
     "title": "semanscope_nb ExplorePanel state",
     "type": "object",
     "additionalProperties": False,
@@ -77,25 +80,42 @@ class StateError(ArgumentError):
     """A saved panel state that cannot be used: not JSON, not an object, or a field out of its schema."""
 
 
-def _field(error: Any) -> str:
-    path = [str(p) for p in error.absolute_path]
-    if error.validator in ("required", "additionalProperties"):  # the message names the key: add it to the path
-        quoted = error.message.split("'")
-        path.append(quoted[1] if len(quoted) > 2 else "")
-    return ".".join(path)
+_KIND = {list: "a JSON list", str: "a string", int: "a number", float: "a number", bool: "true/false", type(None): "null"}
+_VALIDATOR: Any = None
 
 
-def _message(error: Any) -> str:
-    if error.validator == "required":
-        return "is required"
-    if error.validator == "additionalProperties":
-        known = ", ".join(sorted(error.schema.get("properties", {})))
-        return f"is not a known key (known: {known})"
-    if error.validator == "type" and not error.absolute_path:
-        kind = {list: "a JSON list", str: "a string", int: "a number", float: "a number", bool: "true/false",
-                type(None): "null"}.get(type(error.instance), type(error.instance).__name__)
-        return f"must be a JSON object, got {kind}"
-    return error.message
+def _validator() -> Any:
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        import fastjsonschema
+
+        _VALIDATOR = fastjsonschema.compile(STATE_SCHEMA)
+    return _VALIDATOR
+
+
+def _where_and_what(error: Any) -> tuple[str, str]:
+    """The failing field (dotted) and what is wrong with it, from a fastjsonschema error."""
+    path = [str(p) for p in error.path[1:]]  # path[0] is "data", the whole state
+    rule, expected, value = error.rule, error.rule_definition, error.value
+    if rule == "type" and not path:
+        return "", f"must be a JSON object, got {_KIND.get(type(value), type(value).__name__)}"
+    if rule == "type":
+        kinds = expected if isinstance(expected, list) else [expected]
+        return ".".join(path), f"{value!r} is not of type {' or '.join(repr(k) for k in kinds)}"
+    if rule == "required":
+        missing = [k for k in expected if k not in value]
+        return ".".join(path + missing[:1]), "is required"
+    if rule == "additionalProperties":
+        known = error.definition.get("properties", {})
+        extra = sorted(k for k in value if k not in known)
+        return ".".join(path + extra[:1]), f"is not a known key (known: {', '.join(sorted(known))})"
+    if rule == "maximum":
+        return ".".join(path), f"{value!r} is greater than the maximum of {expected!r}"
+    if rule == "minimum":
+        return ".".join(path), f"{value!r} is less than the minimum of {expected!r}"
+    if rule == "enum":
+        return ".".join(path), f"{value!r} is not one of {expected!r}"
+    return ".".join(path), error.message.split(" ", 1)[1] if " " in error.message else error.message
 
 
 def read_state(source: "str | os.PathLike | dict", *, what: str | None = None) -> dict[str, Any]:
@@ -105,7 +125,7 @@ def read_state(source: "str | os.PathLike | dict", *, what: str | None = None) -
     a truncated or non-JSON file, a JSON list, a projection without its method,
     ``"selection": 5``, ``"n_boot"`` above :data:`MAX_N_BOOT`, great < good.
     """
-    import jsonschema  # comes with Altair
+    import fastjsonschema
 
     if not isinstance(source, (str, os.PathLike)):  # an already parsed state (a dict, or whatever a caller passed)
         data, name = source, what or "panel state"
@@ -121,13 +141,12 @@ def read_state(source: "str | os.PathLike | dict", *, what: str | None = None) -
         except json.JSONDecodeError as exc:
             hint = "; the file looks truncated" if not text.rstrip().endswith(("}", "]")) else ""
             raise StateError(f"{name}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}){hint}") from None
-    validator = jsonschema.Draft202012Validator(STATE_SCHEMA)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
-    if error is not None:
-        field = _field(error)
-        message = _message(error)
+    try:
+        _validator()(data)
+    except fastjsonschema.JsonSchemaValueException as error:
+        field, message = _where_and_what(error)
         where = (f"field '{field}' " if message.startswith("is ") else f"field '{field}': ") if field else ""
-        raise StateError(f"{name}: {where}{message}")
+        raise StateError(f"{name}: {where}{message}") from None
     th = data.get("thresholds")
     if th and th["great"] < th["good"]:
         raise StateError(f"{name}: field 'thresholds': great ({th['great']}) must be >= good ({th['good']})")
