@@ -232,3 +232,38 @@ def test_a_newer_change_stops_the_running_embedding():
     assert panel.result.provenance["model"] == "random-null" and panel.error is None
     assert [h["outcome"].split(":")[0] for h in panel.history][-2:] == ["stopped", "done"]
     assert panel.history[-2]["outcome"] == "stopped: embedding: superseded by a newer change"
+
+
+# --------------------------------------------------------------------------- embedding batches sized for stopping
+
+
+def test_embedding_batches_are_sized_so_that_a_stop_is_honoured_quickly(tmp_path, dict_encoder, monkeypatch):
+    """A slow encoder (20 ms a text): batches after the first take about STOP_LATENCY; a stop ends after one batch."""
+    from semanscope_nb.models import cache as cache_mod
+
+    monkeypatch.setattr(cache_mod, "STOP_LATENCY", 0.2)
+    texts = [f"w{i}" for i in range(200)]
+    enc = dict_encoder({t: [1.0, float(i)] for i, t in enumerate(texts)})
+    sizes: list[int] = []
+    original = enc._encode
+
+    def slow(part):
+        sizes.append(len(part))
+        time.sleep(0.02 * len(part))
+        return original(part)
+
+    enc._encode = slow
+    stop_after = 3
+
+    def should_stop():
+        return len(sizes) >= stop_after
+
+    with pytest.raises(snb.errors.Cancelled, match="new texts done"):
+        snb.EmbeddingCache(tmp_path).embed(enc, texts, batch_size=128, should_stop=should_stop)
+    assert sizes[0] == 8  # a small first batch measures the speed
+    assert all(5 <= n <= 15 for n in sizes[1:]), sizes  # then ~0.2 s / 0.02 s = 10 texts a batch, not 128
+    assert len(sizes) == stop_after  # nothing was encoded after the stop was asked for
+    # without should_stop the caller's batch size is used as is
+    sizes.clear()
+    snb.EmbeddingCache(tmp_path / "other").embed(enc, texts[:150], batch_size=128)
+    assert sizes == [128, 22]

@@ -59,6 +59,9 @@ from semanscope_nb.errors import ArgumentError, CacheError, CacheWarning, Embedd
 from semanscope_nb.models.cancel import ShouldStop, check_stop
 from semanscope_nb.models.encoders import Encoder
 
+#: seconds one embedding batch should take when a caller may ask to stop (``should_stop``): the stop latency
+STOP_LATENCY = 0.4
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
     model_key TEXT NOT NULL,
@@ -628,7 +631,9 @@ class EmbeddingCache:
         ``language`` is passed to language-dependent encoders (and keys their entries).
         ``should_stop`` (see :mod:`semanscope_nb.models.cancel`) is asked before each
         batch is encoded: when it says stop, :class:`~semanscope_nb.errors.Cancelled` is
-        raised and the batches stored so far stay in the cache.
+        raised and the batches stored so far stay in the cache.  With ``should_stop`` the
+        batches are sized from the measured speed to take about :data:`STOP_LATENCY` seconds
+        (at most ``batch_size`` texts), so a stop is honoured that quickly.
         """
         texts = list(texts)
         for i, t in enumerate(texts):
@@ -647,11 +652,20 @@ class EmbeddingCache:
 
                 bar = tqdm(total=len(missing), desc=f"embedding with {encoder.model_id}", unit="text")
             try:
-                for a in range(0, len(missing), batch_size):
+                # with should_stop, batches are sized to take about STOP_LATENCY seconds (a first small one
+                # measures the speed), so a stop is honoured within about that long, whatever the model's speed
+                size = batch_size if should_stop is None else min(batch_size, 8)
+                a = 0
+                while a < len(missing):
                     check_stop(should_stop, f"embedding with {encoder.model_id} ({a} of {len(missing)} new texts done)")
-                    part = missing[a : a + batch_size]
+                    part = missing[a : a + size]
+                    t0 = time.perf_counter()
                     vecs = self._encode_batch(encoder, part, key, language)
+                    if should_stop is not None:
+                        per_text = (time.perf_counter() - t0) / len(part)
+                        size = int(max(1, min(batch_size, STOP_LATENCY / max(per_text, 1e-6))))
                     found.update(zip(part, vecs))
+                    a += len(part)
                     n_batches += 1
                     if bar is not None:
                         bar.update(len(part))
