@@ -107,13 +107,14 @@ def test_exports_carry_the_selection_and_the_search_labels(panel):
 
     ds = panel._ds
     concept = panel.result.concept_labels[3]
-    words = {w for lang in ds.languages for w in [ds.words(lang)[panel.result.concept_labels.index(concept)]]}
+    row = panel.result.concept_labels.index(concept)
+    words = {ds.column(lang)[row][0] for lang in ds.languages}
     panel.select([concept])
     svg = chart_bytes(panel.publication_chart(), "svg").decode("utf-8")
     shown = set(re.findall(r"<text[^>]*>([^<]*)</text>", svg))
     for w in words:  # the selected concept, labelled in every language
-        assert html.escape(w.split("|")[0].strip()) in shown, (w, sorted(shown)[:40])
-    panel.search_box.value = ds.words("en")[5].split("|")[0].strip()
+        assert html.escape(w) in shown, (w, sorted(shown)[:40])
+    panel.search_box.value = ds.column("en")[5][0]
     svg = chart_bytes(panel.publication_chart(), "svg").decode("utf-8")
     assert html.escape(panel.search_box.value) in set(re.findall(r"<text[^>]*>([^<]*)</text>", svg))
 
@@ -267,3 +268,37 @@ def test_embedding_batches_are_sized_so_that_a_stop_is_honoured_quickly(tmp_path
     sizes.clear()
     snb.EmbeddingCache(tmp_path / "other").embed(enc, texts[:150], batch_size=128)
     assert sizes == [128, 22]
+
+
+# --------------------------------------------------------------------------- SA results kept across restarts
+
+
+def test_sa_results_come_back_from_disk_after_a_restart(tmp_path):
+    from semanscope_nb.widgets.explore import SAStore
+
+    store = SAStore(tmp_path / "sa")
+    opts = dict(model="random-null", dataset="edge-cases", max_concepts=20, n_boot=40,
+                projection=ProjectionSettings("pca"), projection_cache=ProjectionCache())
+    first = ExplorePanel(sa_store=store, **opts)
+    assert first.counts["sa_disk"] == 0 and store.misses == 1 and len(list((tmp_path / "sa").glob("*.json"))) == 1
+    again = ExplorePanel(sa_store=SAStore(tmp_path / "sa"), **opts)  # a new process would see the same files
+    assert again.counts["sa_disk"] == 1 and again.error is None
+    a, b = first.result, again.result
+    assert (a.cosine.sa, a.cosine.ci, a.tier, a.verdict) == (b.cosine.sa, b.cosine.ci, b.tier, b.verdict)
+    assert list(a.concept_labels) == list(b.concept_labels)
+    # another bootstrap, or other vectors, is another key
+    emb = again._vectors[again.state.embed_key]
+    assert store.key(emb, n_boot=40, seed=0) != store.key(emb, n_boot=41, seed=0)
+    changed = dict(emb.vectors[emb.languages[0]])
+    word = next(iter(changed))
+    changed[word] = changed[word] + 1e-3
+    import dataclasses
+
+    other = dataclasses.replace(emb, vectors={**emb.vectors, emb.languages[0]: changed})
+    assert store.key(emb, n_boot=40, seed=0) != store.key(other, n_boot=40, seed=0)
+    # a damaged file is a miss: recomputed and rewritten
+    (path,) = (tmp_path / "sa").glob("*.json")
+    path.write_text('{"cosine": ', encoding="utf-8")
+    third = ExplorePanel(sa_store=SAStore(tmp_path / "sa"), **opts)
+    assert third.counts["sa_disk"] == 0 and third.sa_store.errors == 1 and third.result.cosine.sa == a.cosine.sa
+    assert SAStore(tmp_path / "sa").get(emb, n_boot=40, seed=0) is not None

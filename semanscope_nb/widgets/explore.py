@@ -62,6 +62,7 @@ Example
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import inspect
 import json
@@ -74,6 +75,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import ipywidgets as W
+import numpy as np
 
 from semanscope_nb.data.words import WordDataset, load_dataset
 from semanscope_nb.errors import Cancelled
@@ -336,6 +338,78 @@ def publication_chart(projection: Projection, result: SAResult, *, dataset: Word
             .configure_title(fontSize=f + 2, subtitleFontSize=f).configure_text(fontSize=f))
 
 
+class SAStore:
+    """SA results on disk, so a restart or a new panel reads the SA of data it has seen instead of recomputing it.
+
+    One JSON file per result (:meth:`SAResult.to_dict`), written atomically, named by a
+    SHA-256 key over everything the result depends on: the dataset's languages and
+    concept cells, every vector's bytes, ``n_boot``, ``seed`` and the source of
+    :mod:`semanscope_nb.metrics` (a changed metric is a new key, never a stale result).  An unreadable or damaged file is a miss (recomputed and
+    rewritten); a read-only folder only loses the saving.  Default folder:
+    ``sa-results/`` beside the embedding cache.
+
+    >>> import tempfile, semanscope_nb as snb
+    >>> ds = snb.load_dataset("edge-cases", languages=["en", "de"]).subset(range(12))
+    >>> emb = snb.embed(ds, "random-null", cache=False)
+    >>> store = SAStore(tempfile.mkdtemp())
+    >>> r = snb.run_task("sa", emb, n_boot=20)
+    >>> store.put(emb, r, n_boot=20, seed=0); store.get(emb, n_boot=20, seed=0).cosine.sa == r.cosine.sa
+    True
+    """
+
+    _code: str | None = None
+
+    def __init__(self, folder: str | os.PathLike | None = None) -> None:
+        if folder is None:
+            from semanscope_nb.models.cache import default_cache_dir
+
+            folder = default_cache_dir() / "sa-results"
+        self.folder = Path(folder)
+        self.hits = self.misses = self.errors = 0
+
+    @classmethod
+    def _code_fingerprint(cls) -> str:
+        if cls._code is None:
+            h = hashlib.sha256(b"sa-store 1")
+            for path in sorted((Path(__file__).resolve().parents[1] / "metrics").glob("*.py")):
+                h.update(path.name.encode() + path.read_bytes())
+            cls._code = h.hexdigest()
+        return cls._code
+
+    def key(self, emb: Embedded, *, n_boot: int, seed: int) -> str:
+        """The file name (hex) of the SA of ``emb`` with this bootstrap."""
+        h = hashlib.sha256(self._code_fingerprint().encode())
+        ds = emb.dataset
+        h.update(json.dumps([str(getattr(ds, "name", "")), list(emb.languages), int(n_boot), int(seed)]).encode())
+        for lang in emb.languages:
+            h.update(json.dumps([list(cell) for cell in ds.column(lang)], ensure_ascii=False).encode())
+            for word, vec in emb.vectors[lang].items():
+                h.update(word.encode() + b"\0" + np.ascontiguousarray(vec).tobytes())
+        return h.hexdigest()[:40]
+
+    def get(self, emb: Embedded, *, n_boot: int, seed: int) -> SAResult | None:
+        """The stored result, or None (absent, unreadable or damaged)."""
+        path = self.folder / f"{self.key(emb, n_boot=n_boot, seed=seed)}.json"
+        try:
+            result = SAResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            self.misses += 1
+            return None
+        except Exception:  # noqa: BLE001 - a damaged or older file is a miss; the result is recomputed
+            self.errors += 1
+            return None
+        self.hits += 1
+        return result
+
+    def put(self, emb: Embedded, result: SAResult, *, n_boot: int, seed: int) -> None:
+        """Store ``result`` (never raises: a read-only or full disk only loses the saving)."""
+        try:
+            atomic_write_text(self.folder / f"{self.key(emb, n_boot=n_boot, seed=seed)}.json",
+                              json.dumps(result.to_dict(), ensure_ascii=False))
+        except OSError:
+            self.errors += 1
+
+
 class ExplorePanel(W.VBox):
     """Model, dataset, tier and projection pickers + the navigable alignment map + the score table.
 
@@ -351,6 +425,7 @@ class ExplorePanel(W.VBox):
     ``background`` (compute in a background thread; None: when running in a kernel),
     ``debounce`` (seconds a change waits for the next), ``templates`` (the map's
     :class:`~semanscope_nb.plots.maps.SpecTemplates`; default: the process-wide one),
+    ``sa_store`` (an :class:`SAStore`; True: the default folder; False: SA results in memory only),
     ``embedder`` (a replacement for the embedding step,
     ``(dataset, model, cache=, progress=, should_stop=) -> Embedded``; plumbing).
     """
@@ -382,6 +457,7 @@ class ExplorePanel(W.VBox):
         background: bool | None = None,
         debounce: float = DEBOUNCE,
         templates: maps.SpecTemplates | None = None,
+        sa_store: "SAStore | None | bool" = True,
     ) -> None:
         self.models = ModelPicker(value=model, offline_only=offline_only)
         self.datasets = DatasetPicker(value=dataset, folder=folder, languages=languages)
@@ -434,13 +510,15 @@ class ExplorePanel(W.VBox):
         self._cache: EmbeddingCache | None = None
         self.projection_cache = projection_cache if projection_cache is not None else default_projection_cache()
         self.templates = templates
+        #: SA results kept on disk across restarts (``sa_store=False``: none)
+        self.sa_store: SAStore | None = (SAStore() if sa_store is True else sa_store or None)
         self._datasets: _Memo = _Memo(8)
         self._vectors: _Memo = _Memo(8)
         self._results: _Memo = _Memo(16)
         self._projections: _Memo = _Memo(16)
         self._pairs: _Memo = _Memo(8)
         self.counts = {"refresh": 0, "dataset": 0, "embed": 0, "sa": 0, "projection": 0, "chart": 0, "errors": 0,
-                       "redraw": 0, "update": 0, "cancelled": 0}
+                       "redraw": 0, "update": 0, "cancelled": 0, "sa_disk": 0}
         self.timings: dict[str, float] = {}
         #: one line per refresh (generation, outcome, seconds): what ran, what was stopped and why
         self.history: list[dict[str, Any]] = []
@@ -700,9 +778,16 @@ class ExplorePanel(W.VBox):
 
     def _sa(self, s: ExploreState, emb: Embedded, token: CancelToken | None) -> SAResult:
         if s.sa_key not in self._results:
-            self._step(2, f"Semantic Affinity with {s.n_boot} bootstrap resamples…")
             self.counts["sa"] += 1
-            self._results.remember(s.sa_key, run_task("sa", emb, n_boot=s.n_boot, seed=s.seed, should_stop=token))
+            stored = self.sa_store.get(emb, n_boot=s.n_boot, seed=s.seed) if self.sa_store is not None else None
+            if stored is None:
+                self._step(2, f"Semantic Affinity with {s.n_boot} bootstrap resamples…")
+                stored = run_task("sa", emb, n_boot=s.n_boot, seed=s.seed, should_stop=token)
+                if self.sa_store is not None:
+                    self.sa_store.put(emb, stored, n_boot=s.n_boot, seed=s.seed)
+            else:
+                self.counts["sa_disk"] += 1
+            self._results.remember(s.sa_key, stored)
         return self._results[s.sa_key]
 
     def _project(self, s: ExploreState, emb: Embedded, token: CancelToken | None) -> Projection:
