@@ -302,3 +302,44 @@ def test_sa_results_come_back_from_disk_after_a_restart(tmp_path):
     third = ExplorePanel(sa_store=SAStore(tmp_path / "sa"), **opts)
     assert third.counts["sa_disk"] == 0 and third.sa_store.errors == 1 and third.result.cosine.sa == a.cosine.sa
     assert SAStore(tmp_path / "sa").get(emb, n_boot=40, seed=0) is not None
+
+
+# --------------------------------------------------------------------------- the legend never covers data
+
+
+def _legend_case(coords=None):
+    import dataclasses
+
+    import numpy as np
+
+    ds = snb.load_dataset("edge-cases", languages=["en", "de"]).subset(range(30))
+    emb = snb.embed(ds, "random-null", cache=False)
+    p = snb.run_task("projection", emb, method="pca")
+    if coords is not None:
+        p = dataclasses.replace(p, coords=np.asarray(coords(len(p)), dtype=float))
+    return ds, p, snb.run_task("sa", emb, n_boot=20)
+
+
+def test_an_auto_legend_sits_where_no_point_lies_else_above_the_map():
+    import numpy as np
+
+    ds, p, r = _legend_case()
+    width, height, size = 500, 400, 60
+    spec = maps.alignment_map(p, r, dataset=ds, legend_position="auto", width=width, height=height,
+                              point_size=size).to_dict()
+    points, box = spec["layer"][0], spec["layer"][-2]
+    assert points["mark"]["type"] == "point" and box["mark"]["type"] == "rect"
+    (x0, x1), (y0, y1) = points["encoding"]["x"]["scale"]["domain"], points["encoding"]["y"]["scale"]["domain"]
+    e = box["encoding"]
+    bx0, bx1, by0, by1 = e["x"]["value"], e["x2"]["value"], e["y"]["value"], e["y2"]["value"]
+    radius = (size ** 0.5) / 2
+    for x, y in p.coords[:, :2]:  # each point in pixels, as Vega's linear scales place it; none under the box
+        px = (x - x0) / (x1 - x0) * width
+        py = height - (y - y0) / (y1 - y0) * height
+        assert not (bx0 - radius <= px <= bx1 + radius and by0 - radius <= py <= by1 + radius), (px, py, e)
+    # points in every corner: no corner is free, the legend goes above the map
+    grid = lambda n: np.array([[i % 6, i // 6] for i in range(n)], dtype=float)  # noqa: E731 - a 6-wide lattice
+    ds, p, r = _legend_case(grid)
+    spec = maps.alignment_map(p, r, dataset=ds, legend_position="auto", width=width, height=height).to_dict()
+    assert "vconcat" in spec and spec["vconcat"][0]["mark"]["type"] == "text"  # the header holds the legend
+    assert all(u["mark"]["type"] != "rect" for u in spec["vconcat"][1]["layer"])
