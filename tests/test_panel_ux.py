@@ -343,3 +343,13 @@ def test_an_auto_legend_sits_where_no_point_lies_else_above_the_map():
     spec = maps.alignment_map(p, r, dataset=ds, legend_position="auto", width=width, height=height).to_dict()
     assert "vconcat" in spec and spec["vconcat"][0]["mark"]["type"] == "text"  # the header holds the legend
     assert all(u["mark"]["type"] != "rect" for u in spec["vconcat"][1]["layer"])
+
+
+def test_a_compare_panel_says_why_it_is_blank_until_compare_is_pressed():
+    from semanscope_nb.widgets import ComparePanel
+
+    cp = ComparePanel(slots=[{"model": "random-null", "dataset": "edge-cases"},
+                             {"model": "tfidf-char", "dataset": "edge-cases"}], auto=False)
+    assert "press <b>Compare</b>" in cp.status.value and cp.comparison is None
+    cp.compare_button.click()
+    assert "press" not in cp.status.value and (cp.comparison is not None or cp.error)
