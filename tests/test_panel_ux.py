@@ -323,8 +323,9 @@ def _legend_case(coords=None):
 def test_an_auto_legend_sits_where_no_point_lies_else_above_the_map():
     import numpy as np
 
-    ds, p, r = _legend_case()
-    width, height, size = 500, 400, 60
+    diagonal = lambda n: np.array([[i, i] for i in range(n)], dtype=float)  # noqa: E731 - two empty corners
+    ds, p, r = _legend_case(diagonal)
+    width, height, size = 800, 500, 60
     spec = maps.alignment_map(p, r, dataset=ds, legend_position="auto", width=width, height=height,
                               point_size=size).to_dict()
     points, box = spec["layer"][0], spec["layer"][-2]
