@@ -320,16 +320,10 @@ def _pool_words(offsets: np.ndarray, states: np.ndarray, words: list[Span]) -> t
 # encoders
 # ------------------------------------------------------------------------------------------------
 def _token_cache(cache: Any) -> Any:
-    """The cache to use: an EmbeddingCache as given, None -> the default cache, False -> none."""
-    if cache is False:
-        return None
-    from semanscope_nb.models.cache import EmbeddingCache
+    """The cache to use, by the one rule of :func:`~semanscope_nb.models.cache.resolve_cache`."""
+    from semanscope_nb.models.cache import resolve_cache
 
-    if cache is None:
-        return EmbeddingCache()
-    if not isinstance(cache, EmbeddingCache):
-        raise TypeError(f"cache must be an EmbeddingCache, None (the default cache) or False, got {type(cache).__name__}")
-    return cache
+    return resolve_cache(cache)
 
 
 def _entry_key(text: str, spans: Sequence[Span] | None, layers: Any, pooling: str, special_tokens: bool) -> str:

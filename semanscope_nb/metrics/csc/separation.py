@@ -384,7 +384,7 @@ def concept_separation(
     (6, 6)
     """
     n_boot = resolve(n_boot, "n_boot")
-    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.cache import resolve_cache
     from semanscope_nb.models.registry import load_model
 
     validate_grid(resolution, bandwidth)
@@ -425,12 +425,12 @@ def concept_separation(
     all_texts = list(dict.fromkeys(texts + [p.text for p in perts]))
     encoder = encoder.prepare(all_texts if tfidf_fit == "all" else texts)
     enc_lang = lang if encoder.language_dependent else None
-    if cache is False:
+    store = resolve_cache(cache)
+    if store is None:
         before = encoder.calls
         matrix = encoder.encode(all_texts, language=enc_lang)
         emb_stats = {"n_unique": len(all_texts), "n_cached": 0, "n_encoded": len(all_texts), "n_batches": encoder.calls - before}
     else:
-        store = cache if cache is not None else EmbeddingCache()
         matrix = store.embed(encoder, all_texts, language=enc_lang, progress=progress)
         emb_stats = asdict(store.last_stats)
     row = {t: i for i, t in enumerate(all_texts)}
