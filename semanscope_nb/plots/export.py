@@ -8,9 +8,19 @@ Noto Sans SC/TC/JP/KR fonts of the ``justmytype-intl-cjk`` wheel (or Debian's
 ``fonts-noto-cjk`` if that is what is installed).
 
 In JupyterLab 4, Altair 5 charts render through JupyterLab's built-in Vega-Lite 5
-MIME renderer: :func:`setup_notebook` enables Altair's ``mimetype`` renderer
-(Altair 5's ``default`` renderer writes HTML that loads Vega from a CDN, which
-stays blank with no internet).  This also works inside ``ipywidgets.Output``.
+MIME renderer: :func:`setup_notebook` enables the ``semanscope`` renderer, Altair's
+``mimetype`` output with one change (Altair 5's ``default`` renderer writes HTML
+that loads Vega from a CDN, which stays blank with no internet).  This also works
+inside ``ipywidgets.Output`` (:func:`notebook_output`).
+
+The change: Altair stamps its specs ``$schema .../vega-lite/v5.20.1.json``, and
+JupyterLab 4's renderer (vega-embed with Vega-Lite 5.6.1) logs "The input spec
+uses Vega-Lite v5.20.1, but the current version of Vega-Lite is v5.6.1" for every
+chart, because 5.6.1 does not satisfy ``^5.20.1``.  Our charts use nothing newer
+than what 5.6 draws (the browser tests render them there), so the notebook copy is
+stamped with the major version only, ``.../vega-lite/v5.json``
+(:data:`NOTEBOOK_VL_SCHEMA`): vega-embed then checks ``^5`` and has nothing to say.
+Exports keep Altair's exact schema.
 
 Example
 -------
@@ -32,6 +42,10 @@ from typing import Any, Literal, Sequence
 from semanscope_nb.provenance import atomic_write_text, ensure_inside, safe_name
 
 FORMATS = ("png", "svg", "pdf", "html")
+#: the MIME type JupyterLab 4 draws natively (Vega-Lite 5)
+VEGALITE_MIME = "application/vnd.vegalite.v5+json"
+#: the ``$schema`` of a spec shown in a notebook: the major version, which any JupyterLab 4 renderer satisfies
+NOTEBOOK_VL_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 _DEBIAN_CJK = ("/usr/share/fonts/opentype/noto", "/usr/share/fonts/truetype/noto")
 _registered: list[str] = []
 _lock = threading.Lock()
@@ -439,17 +453,43 @@ def save_figures(
     return out
 
 
+def notebook_spec(spec: dict) -> dict:
+    """A copy of ``spec`` stamped for JupyterLab's renderer (:data:`NOTEBOOK_VL_SCHEMA`; see the module doc).
+
+    >>> notebook_spec({"$schema": "https://vega.github.io/schema/vega-lite/v5.20.1.json", "mark": "point"})["$schema"]
+    'https://vega.github.io/schema/vega-lite/v5.json'
+    """
+    return {**spec, "$schema": NOTEBOOK_VL_SCHEMA}
+
+
+def notebook_output(spec: dict, *, text: str = "<chart>", renderer: str = "svg") -> dict:
+    """One ``display_data`` output holding ``spec`` for JupyterLab's Vega-Lite renderer (for ``ipywidgets.Output.outputs``).
+
+    >>> notebook_output({"mark": "point"})["data"]["application/vnd.vegalite.v5+json"]["$schema"].endswith("/v5.json")
+    True
+    """
+    return {"output_type": "display_data", "data": {VEGALITE_MIME: notebook_spec(spec), "text/plain": text},
+            "metadata": {VEGALITE_MIME: {"embed_options": {"renderer": renderer, "actions": False}}}}
+
+
+def _semanscope_renderer(spec: dict, **metadata: Any) -> tuple[dict, dict]:
+    """Altair's ``mimetype`` output, stamped with :data:`NOTEBOOK_VL_SCHEMA`."""
+    return {VEGALITE_MIME: notebook_spec(spec), "text/plain": "<VegaLite 5 object>"}, {VEGALITE_MIME: metadata} if metadata else {}
+
+
 def setup_notebook(*, max_rows: int | None = None) -> str:
-    """Render Altair charts offline in JupyterLab 4 / Notebook 7: enable the ``mimetype`` renderer.
+    """Render Altair charts offline in JupyterLab 4 / Notebook 7: enable the ``semanscope`` renderer.
 
     JupyterLab's built-in Vega extension draws the ``application/vnd.vegalite.v5+json``
-    output, with no network.  Returns the active renderer name.  ``max_rows``
-    also lifts Altair's row guard for *your own* DataFrame charts (ours embed
-    inline data and need no change).
+    output, with no network and no version warning (see the module doc).  Returns
+    the active renderer name.  ``max_rows`` also lifts Altair's row guard for
+    *your own* DataFrame charts (ours embed inline data and need no change).
     """
     import altair as alt
 
-    alt.renderers.enable("mimetype")
+    if "semanscope" not in alt.renderers.names():
+        alt.renderers.register("semanscope", _semanscope_renderer)
+    alt.renderers.enable("semanscope")
     if max_rows is not None:
         alt.data_transformers.enable("default", max_rows=max_rows)
     return alt.renderers.active
