@@ -1038,8 +1038,13 @@ def affinity_of_words(
         from semanscope_nb.metrics.chance import surface_null
 
         judged_dists = dists_free if excluded else dists  # the model's corrected score on the verdict's resamples
-        surface_result = surface_null(aw, surface, keep=kept, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch,
-                                      model_distribution=judged_dists.get("corrected"))
+        try:
+            surface_result = surface_null(aw, surface, keep=kept, n_boot=n_boot, seed=seed, confidence=confidence,
+                                          batch=batch, model_distribution=judged_dists.get("corrected"))
+        except ValueError as exc:  # too few comparable concepts: the verdict says so instead of failing
+            if "need at least" not in str(exc):
+                raise
+            notes["cos"].append(f"no surface-form comparison: {exc}")
     if chance is not None and R < SMALL_SAMPLE:
         flip = (chance_excluding or chance).tier_flip_rate  # noqa: the scores the verdict rests on
         notes["cos"].append(
