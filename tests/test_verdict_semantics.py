@@ -6,7 +6,6 @@ their point, and the Euclidean chance level by permutation.  Each planted case i
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import unicodedata
 
@@ -539,3 +538,17 @@ def test_the_verdicts_surface_comparison_reuses_the_model_resamples_without_chan
     for got, want in ((r.surface.difference, alone.difference), (r.surface.model_corrected, alone.model_corrected)):
         np.testing.assert_allclose([got.value, got.sem, *got.ci], [want.value, want.sem, *want.ci], rtol=1e-12,
                                    err_msg="reused model resamples = recomputed ones")
+
+
+def test_too_few_concepts_for_the_surface_null_is_a_note_not_a_crash():
+    """Two comparable concepts (the baseline has no vector for the rest): the verdict says why it has no surface comparison."""
+    rng = np.random.default_rng(3)
+    R, d = 6, 8
+    eye = sp.identity(R, format="csr")
+    e = rng.normal(size=(R, d))
+    aw = AlignedWords(("en", "de"), (e, e + 0.1 * rng.normal(size=(R, d))), (eye, eye), tuple(f"c{i}" for i in range(R)))
+    s = rng.normal(size=(R, d))
+    s[2:] = 0.0  # the surface baseline sees no character n-gram in four of the six concepts
+    r = affinity_of_words(aw, n_boot=50, seed=0, surface=AlignedWords(aw.languages, (s, s.copy()), (eye, eye), aw.labels))
+    assert r.surface is None
+    assert any(n.startswith("no surface-form comparison: surface_null: 2 concepts") for n in r.diagnostics.notes), r.diagnostics.notes
