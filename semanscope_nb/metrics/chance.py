@@ -255,7 +255,7 @@ def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN
     for p in range(n_perm):
         perms = [np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)]
         shuffled = AlignedWords(aw.languages, aw.vectors, tuple(inc[perm] for inc, perm in zip(incidence, perms)), aw.labels)
-        spreads = _Spreads(shuffled)
+        spreads = _Spreads(shuffled, stack_limit=0)  # one shuffle at a time, no stacked copy of the vectors
         s = spreads.spreads(np.ones((1, R)), scaled=True)
         sas[p] = affinity_ratio(s["intra_euc"][0], s["inter_euc"][0])
         inters[p] = np.ldexp(s["inter_euc"][0], spreads.exponent)
