@@ -242,7 +242,7 @@ class WordLlamaEncoder(Encoder):
         return self._model.embed(texts, norm=False)
 
 
-def _folder_fingerprint(folder: Path) -> str:
+def folder_fingerprint(folder: Path) -> str:
     """Hash of a model folder's config files and weight-file sizes (a local revision id)."""
     h = hashlib.sha256()
     for p in sorted(folder.rglob("*")):
@@ -289,7 +289,7 @@ class SentenceTransformerEncoder(Encoder):
             return f"{self.dist}=={package_version(self.dist)}"
         p = Path(self.name_or_path)
         if p.is_dir():
-            return "folder:" + _folder_fingerprint(p)
+            return "folder:" + folder_fingerprint(p)
         return "hub:" + (self.revision or "main")
 
     @property
@@ -359,6 +359,13 @@ class MiniLMEncoder(SentenceTransformerEncoder):
         return super()._load()
 
 
+#: fitted IDF weights by (options, corpus hash), the most recent first out last: a fit is deterministic and read-only
+#: afterwards (scikit-learn's transform does not modify it), so encoders fitted on the same corpus share one
+_TFIDF_FITS: dict[tuple, Any] = {}
+_TFIDF_FITS_KEPT = 32
+_TFIDF_LOCK = threading.Lock()
+
+
 class TfidfEncoder(Encoder):
     """TF-IDF baseline: hashed n-grams (no vocabulary, so no out-of-vocabulary zeros) + IDF fitted on a corpus.
 
@@ -422,16 +429,27 @@ class TfidfEncoder(Encoder):
         )
 
     def _fit_inplace(self, corpus: Sequence[str]) -> None:
-        from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
-
         texts = sorted(set(corpus))
         if not texts:
             raise ValueError("TF-IDF needs a non-empty corpus to fit its IDF weights")
         self.corpus_hash = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+        key = (self.analyzer, self.ngram_range, self.n_features, self.token_pattern, self.corpus_hash)
+        with _TFIDF_LOCK:
+            fitted = _TFIDF_FITS.get(key)
+        if fitted is None:  # a benchmark prepares the same corpus in planning, embedding and the job: fit it once
+            fitted = self._fit_idf(texts)
+            with _TFIDF_LOCK:
+                _TFIDF_FITS[key] = fitted
+                while len(_TFIDF_FITS) > _TFIDF_FITS_KEPT:
+                    _TFIDF_FITS.pop(next(iter(_TFIDF_FITS)))
+        self._idf = fitted
+
+    def _fit_idf(self, texts: list[str]) -> Any:
+        from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
+
         if self.n_features is None:  # exact vocabulary: unknown terms contribute nothing
-            self._idf = TfidfVectorizer(analyzer=self.analyzer, ngram_range=self.ngram_range, **self._pattern()).fit(texts)
-        else:
-            self._idf = TfidfTransformer(sublinear_tf=False).fit(self._vectorizer().transform(texts))
+            return TfidfVectorizer(analyzer=self.analyzer, ngram_range=self.ngram_range, **self._pattern()).fit(texts)
+        return TfidfTransformer(sublinear_tf=False).fit(self._vectorizer().transform(texts))
 
     def fit(self, corpus: Sequence[str]) -> "TfidfEncoder":
         """A copy with IDF weights fitted on ``corpus`` (the set of its texts)."""
