@@ -32,12 +32,14 @@ from semanscope_nb.models import EmbeddingCache, embed, list_models, load_model
 from semanscope_nb.models.embedded import Embedded
 from semanscope_nb.plots import alignment_map, project, save_chart, setup_notebook
 from semanscope_nb.results import Interval, Result
+from semanscope_nb.runs.model_report import ModelReport
 from semanscope_nb.runs import (
     compare_on_dataset,
     dataset_affinity,
     dataset_permutation_test,
     language_pairs,
     list_tasks,
+    model_report,
     run_grid,
     run_task,
 )
@@ -55,11 +57,11 @@ __all__ = [
     "settings", "load_dataset", "list_datasets", "load_model", "list_models", "EmbeddingCache", "embed", "Embedded",
     # scores
     "run_task", "list_tasks", "dataset_affinity", "semantic_affinity", "language_pairs", "compare_on_dataset",
-    "dataset_permutation_test", "bitext_retrieval", "concept_separation", "procrustes", "run_grid",
+    "dataset_permutation_test", "bitext_retrieval", "concept_separation", "procrustes", "run_grid", "model_report",
     # charts
     "project", "alignment_map", "save_chart", "setup_notebook",
     # results and errors
-    "Result", "Interval", "SemanscopeError",
+    "Result", "Interval", "SemanscopeError", "ModelReport",
     # the layers
     "data", "models", "metrics", "plots", "runs", "widgets", "errors", "results", "provenance",
 ]

@@ -15,6 +15,7 @@ type                       raised when
 ``CacheError``             the embedding cache folder cannot be used
 ``UnsupportedLanguageError``  a method has no rule for a language (CSC negation in zh)
 ``GridBackendError``       a grid's execution backend cannot be used
+``Cancelled``              work stopped on request (Cancel pressed, a newer change)
 =========================  ==========================================================
 
 Warnings: ``CacheWarning`` (damage rebuilt, vectors not stored),
@@ -85,6 +86,15 @@ class GridBackendError(SemanscopeError, RuntimeError):
     """The execution backend cannot be used (unreachable scheduler, bad backend options)."""
 
 
+class Cancelled(SemanscopeError):
+    """Work stopped on request: Cancel was pressed, or a newer change superseded it (not a failure).
+
+    Raised between embedding batches, bootstrap batches and while a projection
+    runs in its worker process, by whoever checks a ``should_stop`` callable
+    (see :mod:`semanscope_nb.models.cancel`).
+    """
+
+
 class SemanscopeWarning(UserWarning):
     """Base class of this package's warnings."""
 
@@ -102,7 +112,7 @@ class LanguageSupportWarning(SemanscopeWarning):
 
 
 __all__ = [
-    "ApiModelError", "ArgumentError", "CacheError", "CacheWarning", "DatasetError", "EmbeddingError",
+    "ApiModelError", "ArgumentError", "CacheError", "CacheWarning", "Cancelled", "DatasetError", "EmbeddingError",
     "GridBackendError", "JobFileWarning", "LanguageSupportWarning", "ModelLoadError", "SemanscopeError",
     "SemanscopeWarning", "UnknownModelError", "UnknownNameError", "UnsupportedLanguageError",
 ]

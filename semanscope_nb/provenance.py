@@ -76,10 +76,25 @@ def path_inside(folder: str | os.PathLike, *parts: object, what: str = "path") -
     '/tmp/results/runs/_.._.._x.json'
     """
     root = Path(folder)
-    target = root.joinpath(*(safe_name(p, what=what) for p in parts))
+    return ensure_inside(root, root.joinpath(*(safe_name(p, what=what) for p in parts)), what=what)
+
+
+def ensure_inside(folder: str | os.PathLike, target: str | os.PathLike, *, what: str = "path") -> Path:
+    """``target`` itself, after checking that it lies inside ``folder`` once symlinks and ``..`` are resolved.
+
+    Raises ``ValueError`` naming both otherwise (a file a writer would put outside its folder).
+
+    >>> ensure_inside("/tmp/results", "/tmp/results/a/b.json").as_posix()
+    '/tmp/results/a/b.json'
+    >>> ensure_inside("/tmp/results", "/tmp/results/../x.json")
+    Traceback (most recent call last):
+    ...
+    ValueError: path: '/tmp/results/../x.json' would leave the folder '/tmp/results'
+    """
+    root, target = Path(folder), Path(target)
     base = os.path.realpath(root)
     real = os.path.realpath(target)
-    if os.path.commonpath([base, real]) != base:
+    if real == base or os.path.commonpath([base, real]) != base:
         raise ValueError(f"{what}: '{target}' would leave the folder '{root}'")
     return target
 
@@ -89,18 +104,24 @@ def shareable_source(source: str | os.PathLike | None) -> str:
 
     A file inside the project's data folder or the shared data folder is named
     relative to it (``shared:tatoeba/tatoeba.deu-eng.deu``, ``bundled:edge-cases.csv``);
-    any other file by its name alone; ``<memory>`` and the like stay as they are.
+    any other file by its name alone (its content is identified by the sha256
+    results carry beside it); ``<memory>`` and the like stay as they are; two
+    sources joined by `` | `` (a parallel corpus) are each made shareable.  Only
+    when the user asks (``settings.absolute_paths = True``, ``SEMANSCOPE_ABSOLUTE_PATHS=1``,
+    the CLI's ``--absolute-paths``) is the absolute path kept.
 
     >>> shareable_source("/home/alice/private/my words.csv")
     'my words.csv'
-    >>> shareable_source("<memory>")
-    '<memory>'
+    >>> shareable_source("<memory>"), shareable_source("/home/a/x.deu | /home/a/x.eng")
+    ('<memory>', 'x.deu | x.eng')
     """
     if source is None:
         return "<memory>"
     text = str(source)
     if text.startswith("<") or not text.strip():
         return text
+    if " | " in text:
+        return " | ".join(shareable_source(part) for part in text.split(" | "))
     from semanscope_nb.settings import settings
 
     path = Path(text).expanduser()
@@ -108,12 +129,40 @@ def shareable_source(source: str | os.PathLike | None) -> str:
         resolved = path.resolve()
     except OSError:
         resolved = path
+    if settings.absolute_paths:
+        return str(resolved)
     for label, root in (("bundled", settings.data_dir), ("shared", settings.shared_data_dir)):
         try:
             return f"{label}:{resolved.relative_to(Path(root).resolve()).as_posix()}"
         except (ValueError, OSError):
             continue
     return path.name
+
+
+def shareable_report(lines: Any, *sources: str | os.PathLike | None) -> list[str]:
+    """A reader's report lines with each of ``sources`` (as written, expanded or resolved) named by
+    :func:`shareable_source`: what results keep of the report (``reader_report``).
+
+    >>> shareable_report(["/home/alice/w.csv: line 9: duplicate of line 3; dropped"], "/home/alice/w.csv")
+    ['w.csv: line 9: duplicate of line 3; dropped']
+    """
+    out = [str(line) for line in (lines or ())]
+    for source in sources:
+        if source is None:
+            continue
+        for part in str(source).split(" | "):
+            if part.startswith("<") or not part.strip():
+                continue
+            forms = {part, os.path.expanduser(part), os.path.abspath(os.path.expanduser(part))}
+            try:
+                forms.add(os.path.realpath(os.path.expanduser(part)))
+            except OSError:
+                pass
+            shown = shareable_source(part)
+            for form in sorted(forms, key=len, reverse=True):  # longest first: a form never leaves part of another
+                if form != shown:
+                    out = [line.replace(form, shown) for line in out]
+    return out
 
 
 def package_info() -> dict[str, str]:

@@ -18,6 +18,9 @@ setting                   environment variable        default
 ``figures_dir``           ``SEMANSCOPE_FIGURES``      ``./figures``
 ``data_dir``              ``SEMANSCOPE_DATA``         the project's ``data/`` folder
 ``shared_data_dir``       ``SEMANSCOPE_SHARED_DATA``  ``../shared/data`` beside the checkout
+``absolute_paths``        ``SEMANSCOPE_ABSOLUTE_PATHS`` False: results name data files relative to
+                                                      their data folder (or by file name); True
+                                                      keeps absolute paths (results not to share)
 ========================  ==========================  =========================================
 
 Notebooks call :func:`enter_notebook_folder` first in their ``parameters`` cell, so that their
@@ -84,6 +87,17 @@ def _path(name: str, value: Any) -> Path:
     return Path(value).expanduser()
 
 
+def _bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ArgumentError(f"settings.{name} must be true or false (1/0, yes/no), got {value!r}")
+
+
 #: name -> (environment variable, converter, default factory)
 _SPEC: dict[str, tuple[str, Callable[[str, Any], Any], Callable[[], Any]]] = {
     "default_model": ("SEMANSCOPE_MODEL", _text, lambda: "use-multilingual"),
@@ -95,6 +109,7 @@ _SPEC: dict[str, tuple[str, Callable[[str, Any], Any], Callable[[], Any]]] = {
     "figures_dir": ("SEMANSCOPE_FIGURES", _path, lambda: Path("figures")),
     "data_dir": ("SEMANSCOPE_DATA", _path, lambda: _PACKAGE_DIR.parent / "data"),
     "shared_data_dir": ("SEMANSCOPE_SHARED_DATA", _path, lambda: _PACKAGE_DIR.parents[1] / "shared" / "data"),
+    "absolute_paths": ("SEMANSCOPE_ABSOLUTE_PATHS", _bool, lambda: False),
 }
 
 

@@ -53,7 +53,9 @@ def _shuffled_rows(rows, perms):
 def test_closed_form_null_equals_the_exhaustive_shuffle_average(n_lang):
     rng = np.random.default_rng(n_lang)
     R = 5
-    arrays = {f"l{k}": rng.normal(size=(R, 4)) + (0.5 if k else 0.0) for k in range(n_lang)}
+    raw = {f"l{k}": rng.normal(size=(R, 4)) + (0.5 if k else 0.0) for k in range(n_lang)}
+    # unit vectors: the closed form (sqrt(E[Q]) for the Euclidean inter spread) is the chance level there
+    arrays = {k: v / np.linalg.norm(v, axis=1, keepdims=True) for k, v in raw.items()}
     rows, vec = _rows_vec(arrays)
     # plain loops: every re-pairing of languages 1.. (language 0 stays), the paper's inter distance
     inters, sq = [], []
@@ -68,6 +70,22 @@ def test_closed_form_null_equals_the_exhaustive_shuffle_average(n_lang):
     assert c.inter_null_euclidean == pytest.approx(math.sqrt(np.mean(sq)), rel=1e-10)
     intra = reference_sa(rows, vec)["cosine"]["intra"]
     assert c.sa_null_cosine == pytest.approx(intra / (intra + np.mean(inters)), abs=1e-12)
+
+
+@pytest.mark.parametrize("n_lang", [2, 3])
+def test_euclidean_chance_off_the_unit_sphere_is_the_shuffle_average(n_lang):
+    """Vectors that are not unit norm: the Euclidean chance level is a permutation estimate of the exhaustive average."""
+    from semanscope_nb.metrics.chance import EUCLIDEAN_CHANCE_PERMUTATIONS
+
+    rng = np.random.default_rng(n_lang)
+    R = 5
+    arrays = {f"l{k}": rng.normal(size=(R, 4)) * (1 + k) + (0.5 if k else 0.0) for k in range(n_lang)}
+    rows, vec = _rows_vec(arrays)
+    inters = np.array([reference_sa(_shuffled_rows(rows, [tuple(range(R)), *perms]), vec)["euclidean"]["inter"]
+                       for perms in itertools.product(itertools.permutations(range(R)), repeat=n_lang - 1)])
+    c = chance_level(_aw(arrays))
+    se = inters.std() / math.sqrt(EUCLIDEAN_CHANCE_PERMUTATIONS)  # the estimate averages that many seeded shuffles
+    assert abs(c.inter_null_euclidean - inters.mean()) <= 4 * se, (c.inter_null_euclidean, inters.mean(), se)
 
 
 def test_closed_form_null_with_alternatives_matches_a_plain_permutation_loop():

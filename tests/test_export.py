@@ -84,11 +84,16 @@ def test_setup_notebook_uses_jupyterlabs_builtin_renderer():
 
     before = alt.renderers.active
     try:
-        assert snb.setup_notebook() == "mimetype"
+        assert snb.setup_notebook() == "semanscope"
         bundle = alt.renderers.get()(a_spec := _text_chart("x").to_dict())
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         assert "application/vnd.vegalite.v5+json" in data  # JupyterLab 4 renders this MIME type itself
         assert not any("html" in k for k in data)  # no HTML that would fetch Vega from a CDN
-        assert a_spec["$schema"].endswith("v5.20.1.json")
+        assert a_spec["$schema"].endswith("v5.20.1.json")  # Altair's exact version stays in exports
+        # the notebook copy names the major version only: JupyterLab's Vega-Lite 5.6.1 satisfies "^5" (no warning)
+        shown = data["application/vnd.vegalite.v5+json"]["$schema"]
+        assert shown == "https://vega.github.io/schema/vega-lite/v5.json"
+        assert {k: v for k, v in data["application/vnd.vegalite.v5+json"].items() if k != "$schema"} == {
+            k: v for k, v in a_spec.items() if k != "$schema"}
     finally:
         alt.renderers.enable(before)

@@ -34,6 +34,48 @@ KEY_ENV = "SNB_FAULTS_API_KEY"
 WORDS = ["water", "fire", "水", "火", "Wasser", "Feuer", "eau", "feu", "agua", "fuego", "みず", "ひ"]
 
 
+#: how a server may echo the key it got (issue 20: base64 and hex joined raw, URL, Basic and repr)
+ECHOED_FORMS = {
+    "raw": lambda k: k,
+    "repr": repr,
+    "url": lambda k: urllib.parse.quote(k, safe=""),
+    "basic": lambda k: "Basic " + base64.b64encode(f"user:{k}".encode()).decode(),
+    "base64": lambda k: base64.b64encode(k.encode()).decode(),
+    "base64-urlsafe-unpadded": lambda k: base64.urlsafe_b64encode(k.encode()).decode().rstrip("="),
+    "base64-of-bearer-header": lambda k: base64.b64encode(f"Bearer {k}".encode()).decode(),
+    "base64-with-suffix": lambda k: base64.b64encode(f"x{k}:0".encode()).decode(),
+    "hex": lambda k: k.encode().hex(),
+    "HEX": lambda k: k.encode().hex().upper(),
+}
+
+
+def _recoverable(text: str, secret: str) -> list[str]:
+    """Decodings of ``text`` that still show ``secret[:12]``: every base64 or hex run, at every alignment."""
+    import binascii
+    import re
+
+    found = []
+    for run in re.findall(r"[A-Za-z0-9+/_=-]{8,}", text):
+        for start in range(4):
+            chunk = run[start:].rstrip("=")
+            chunk = chunk[: len(chunk) - len(chunk) % 4]
+            for decode in (base64.b64decode, base64.urlsafe_b64decode):
+                try:
+                    plain = decode(chunk)
+                except (binascii.Error, ValueError):
+                    continue
+                if secret[:12].encode() in plain:
+                    found.append(run)
+        for start in range(2):
+            try:
+                chunk = run[start:]
+                if secret[:12].encode() in bytes.fromhex(chunk[: len(chunk) - len(chunk) % 2]):
+                    found.append(run)
+            except ValueError:
+                pass
+    return found
+
+
 class ScriptedServer:
     """An OpenAI-style embeddings endpoint on 127.0.0.1 answering each request from ``script``.
 
@@ -76,6 +118,10 @@ class ScriptedServer:
                     return self._send(int(arg), {"error": {"message": f"Incorrect API key provided: {auth}",
                                                            "request_url": self.path,
                                                            "request_headers": dict(self.headers)}})
+                if kind == "echoenc":  # a server that echoes the key in the encodings of ECHOED_FORMS
+                    bearer = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+                    return self._send(int(arg), {"error": {"message": "invalid key", "seen": {
+                        name: encode(bearer) for name, encode in ECHOED_FORMS.items()}}})
                 if kind == "429":
                     return self._send(429, {"error": {"message": "slow down"}}, {"Retry-After": arg})
                 vecs = snb.load_model("random-null").encode(req["input"])
@@ -210,6 +256,36 @@ def test_python_api_failure_records_reprs_and_debug_logs_hold_no_secret(server, 
     assert any(str(tmp_path / "cache") in p for p in texts) and any(str(tmp_path / "results") in p for p in texts)
     leaks = _leaks(texts)
     assert not leaks, f"secrets found in: {leaks}"
+
+
+@pytest.mark.parametrize("form", sorted(ECHOED_FORMS))
+def test_redaction_covers_every_encoding_of_the_key(key, form):
+    """Issue 20: each encoding a server may echo is redacted; neither the text nor any base64/hex decoding
+    of it shows the key (the encoded text really held it before redaction)."""
+    from semanscope_nb.models.api import _remember_secret, redact_secrets
+
+    _remember_secret(KEY)
+    echoed = f'{{"error": "invalid key", "seen": "{ECHOED_FORMS[form](KEY)}"}}'
+    assert KEY[:12] in echoed or _recoverable(echoed, KEY), "the echo must hold the key to begin with"
+    clean = redact_secrets(echoed)
+    assert KEY[:12] not in clean and not _recoverable(clean, KEY), clean
+    assert "***" in clean
+
+
+@pytest.mark.parametrize("status", [400, 422])  # bodies of 401/403 are never shown
+def test_encoded_key_in_a_4xx_body_never_reaches_the_exception(server, key, status):
+    """A real request whose 4xx body echoes the Bearer key in every encoding of ECHOED_FORMS."""
+    from semanscope_nb.models import register_api_model
+
+    register_api_model("faults-encoded", base_url=f"http://{server.host}/v1", model="null-512", api_key_env=KEY_ENV,
+                           dims=512, replace=True, max_retries=0)
+    server.script[:] = [f"echoenc:{status}"]
+    with pytest.raises(ApiModelError) as e:
+        snb.load_model("faults-encoded").encode(["water", "fire"])
+    server.script.clear()
+    shown = str(e.value) + "".join(traceback.format_exception(e.value))
+    assert f"HTTP {status}" in str(e.value)
+    assert KEY[:12] not in shown and not _recoverable(shown, KEY), shown
 
 
 # ------------------------------------------------------------------------------------- URLs

@@ -264,8 +264,10 @@ def test_killing_a_loky_grid_driver_stops_its_workers(tmp_path, signum):
 
 def test_reader_reports_are_printed_and_kept_in_provenance(tmp_path):
     data = _pairs(tmp_path / "data")
-    expected = list(snb.load_dataset(data).report)
-    assert expected  # the file gives the reader something to report
+    from semanscope_nb.provenance import shareable_report
+
+    expected = shareable_report(snb.load_dataset(data).report, data)  # the file named without its folder (issue 20)
+    assert expected and all(line.startswith("pairs.csv: ") for line in expected)  # the reader has something to report
     sa, serial, grid = _run(
         ("sa", "--model", "random-null", "--dataset", data, "--n-boot", "20", "--json", "--out", tmp_path / "sa.json"),
         ("benchmark", "--models", "random-null", "--datasets", data, "--n-boot", "20", "--out", tmp_path / "serial"),

@@ -78,7 +78,7 @@ def _rows(spec, unit, *owners):
     """The inline rows a unit draws: its own data, else the nearest owner's (Altair hoists shared data)."""
     for holder in (unit, *owners, spec):
         if "data" in holder:
-            return spec["datasets"][holder["data"]["name"]]
+            return list(spec["datasets"][holder["data"]["name"]])  # inline rows are held as a tuple (no copies)
     raise KeyError("no data")
 
 
@@ -146,7 +146,8 @@ def test_search_box_enlarges_outlines_and_labels_the_matches(real):
     assert enc["strokeWidth"]["condition"]["test"] == test and enc["strokeWidth"]["value"] == 0
     assert {"test": test, "value": 0.95} in enc["opacity"]["condition"]  # a match stays visible during a selection
     (labels,) = [u for u in _units(spec) if _mark(u) == "text" and u.get("transform")]
-    assert labels["transform"] == [{"filter": test}] and labels["encoding"]["text"]["field"] == "word"
+    assert labels["transform"][0] == {"filter": test} and labels["encoding"]["text"]["field"] == "word"
+    assert labels["transform"][-1] == {"filter": f"datum.match_rank <= {maps.SEARCH_LABELS}"}  # a few labels, not a pile
     _compiles(spec)
     # what the reader sees: the matching word and its translations (by concept) are labelled, nothing else
     row = next(row for row in ds.rows if row[0][0] == "wanderlust")
@@ -165,13 +166,14 @@ def test_brush_lists_the_selected_words_and_translations_beside_the_map(real):
     assert brush["select"]["encodings"] == ["x", "y"] and "event.shiftKey" in brush["select"]["on"]
     assert brush["select"]["zoom"] is False
     the_map, the_list = spec["hconcat"]
+    assert [_mark(u) for u in _units(the_map["vconcat"][0])] == ["text"]  # the legend header above the map
     assert brush["views"] == [_points(the_map)["name"]]
     assert _mark(the_list) == "text"
     assert the_list["transform"][0] == {"filter": {"param": brush["name"], "empty": False}}
     calc = next(t for t in the_list["transform"] if "calculate" in t)["calculate"]
     assert "datum.translations" in calc and "datum.word" in calc and "more" in calc
     # the list reads the map's rows, so every listed word carries its translations
-    assert the_list["data"]["name"] == _points(the_map)["data"]["name"]
+    assert the_list["data"]["name"] == the_map["vconcat"][1]["data"]["name"]
     assert any("zh: " in row["translations"] for row in _rows(spec, the_list))
     _compiles(spec)
 
@@ -200,6 +202,7 @@ def test_worst_concepts_table_shares_the_concept_selection(real):
     r, ds = real["use-multilingual"], real["ds"]
     spec = maps.alignment_map(r.proj, r.result, dataset=ds, worst_concepts=6).to_dict()
     the_map, table = spec["hconcat"]
+    the_map = the_map["vconcat"][1]  # under the legend header
     pick = _param(spec, _is_pick)
     assert sorted(pick["views"]) == sorted([_points(the_map)["name"], table["name"]])
     assert table["encoding"]["y"]["field"] == "concept"
@@ -207,13 +210,13 @@ def test_worst_concepts_table_shares_the_concept_selection(real):
     assert table["encoding"]["strokeWidth"]["condition"] == {"param": pick["name"], "empty": False, "value": 2}
     worst = sorted(zip(r.result.concept_inter_cosine, r.result.concept_labels), reverse=True)[:6]
     assert [row["concept"] for row in _rows(spec, table)] == [c for _, c in worst]
-    assert {c for _, c in worst} <= {row["concept"] for row in _rows(spec, _points(the_map))}
+    assert {c for _, c in worst} <= {row["concept"] for row in _rows(spec, _points(the_map), the_map)}
     _compiles(spec)
     # with the brush too: the list and the table share the side column, the whole stays within the output area
     both = maps.alignment_map(r.proj, r.result, dataset=ds, navigate=True, worst_concepts=6).to_dict()
     side = both["hconcat"][1]["vconcat"]
     assert [_mark(u) for u in side] == ["text", "bar"]
-    assert both["hconcat"][0]["width"] + max(u["width"] for u in side) + 200 <= 900
+    assert both["hconcat"][0]["vconcat"][1]["width"] + max(u["width"] for u in side) + 200 <= 900
     with pytest.raises(ValueError, match="needs the SA result"):
         maps.alignment_map(r.proj, dataset=ds, worst_concepts=5)
 
@@ -268,10 +271,10 @@ def test_sa_legend_sits_on_a_box_in_the_chosen_corner(real):
     outside = maps.alignment_map(r.proj, r.result, dataset=ds, legend_position="outside").to_dict()
     assert [_mark(u) for u in outside["layer"]] == ["point"]
     assert outside["title"]["subtitle"] == legend.sa_legend_text(r.result).split("\n")
-    dark = maps.alignment_map(r.proj, r.result, dataset=ds, theme="dark").to_dict()
+    dark = maps.alignment_map(r.proj, r.result, dataset=ds, theme="dark", legend_position="top-right").to_dict()
     box, text = dark["layer"][-2], dark["layer"][-1]
     assert box["mark"]["fill"] == legend.THEMES["dark"]["box"] and text["mark"]["color"] == legend.THEMES["dark"]["text"]
-    light_box = maps.alignment_map(r.proj, r.result, dataset=ds).to_dict()["layer"][-2]
+    light_box = maps.alignment_map(r.proj, r.result, dataset=ds, legend_position="top-right").to_dict()["layer"][-2]
     assert light_box["mark"]["fill"] == "#ffffff"  # the light box carries its own background on a dark notebook too
     with pytest.raises(ValueError, match="legend_position must be one of"):
         maps.alignment_map(r.proj, r.result, dataset=ds, legend_position="middle")
@@ -315,9 +318,11 @@ def test_sa_legend_carries_the_chance_level_and_the_verdict(real):
     caveats = [c.strip() for c in good.verdict.split(";")[1:]]
     flat = " ".join(legend.sa_legend_text(good).split("\n"))
     assert all(c in flat for c in caveats)
-    spec = maps.alignment_map(real["random-null"].proj, r, dataset=real["ds"]).to_dict()
+    spec = maps.alignment_map(real["random-null"].proj, r, dataset=real["ds"], legend_position="top-right").to_dict()
     box = spec["layer"][-2]
     assert _rows(spec, box)[0]["verdict"] == r.verdict and box["encoding"]["tooltip"][0]["field"] == "verdict"
+    header = maps.alignment_map(real["random-null"].proj, r, dataset=real["ds"]).to_dict()["vconcat"][0]  # the default
+    assert _rows(spec, header)[0] == {"legend": text, "verdict": r.verdict} and header["encoding"]["tooltip"][0]["field"] == "verdict"
     # today's results (no chance, no verdict) keep the paper's three lines
     old = types.SimpleNamespace(cosine=r.cosine, euclidean=r.euclidean, tier="good")
     assert legend.sa_legend_text(old) == f"SA cosine {r.cosine.sa:.3f} ± {r.cosine.sem:.3f}\nSA Euclidean {r.euclidean.sa:.3f}\ntier: good"
@@ -448,7 +453,9 @@ def test_three_components_give_two_linked_views(real):
     back = snb.plots.Projection.from_dict(p3.to_dict())
     np.testing.assert_allclose(back.coords, p3.coords)
     spec = maps.map_3d(p3, r.result, dataset=ds, selected_concepts=[maps.row_label(ds.rows[0])]).to_dict()
-    xy, xz = spec["hconcat"]
+    head, body = spec["vconcat"]  # the legend above both views
+    assert _rows(spec, head)[0]["legend"] == legend.sa_legend_text(r.result)
+    xy, xz = body["hconcat"]
     assert (_points(xy)["encoding"]["y"]["field"], _points(xz)["encoding"]["y"]["field"]) == ("y", "z")
     pick = _param(spec, _is_pick)
     assert sorted(pick["views"]) == sorted([_points(xy)["name"], _points(xz)["name"]])  # a click links both views

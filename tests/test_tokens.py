@@ -626,5 +626,9 @@ def test_token_progress_bar_and_bad_cache_argument(capsys, tmp_path):
     assert "token vectors with multilingual-e5-small" in capsys.readouterr().err
     enc.encode_tokens(CACHE_TEXTS[:2], "en", cache=False)
     assert "token vectors" not in capsys.readouterr().err  # few texts: no bar by default
-    with pytest.raises(TypeError, match="cache must be an EmbeddingCache"):
-        enc.encode_tokens(CACHE_TEXTS[:1], "en", cache=str(tmp_path))
+    from semanscope_nb.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match="cache must be None, False, a folder or an EmbeddingCache"):
+        enc.encode_tokens(CACHE_TEXTS[:1], "en", cache=5)
+    enc.encode_tokens(CACHE_TEXTS[:1], "en", cache=str(tmp_path))  # a folder is a cache there (the one cache rule)
+    assert any(tmp_path.iterdir())

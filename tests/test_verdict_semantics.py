@@ -6,7 +6,6 @@ their point, and the Euclidean chance level by permutation.  Each planted case i
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import unicodedata
 

@@ -56,35 +56,84 @@ class DatasetInfo:
     path: str
     languages: tuple[str, ...]
     card: str | None
+    #: why the file cannot be used (binary, not UTF-8, unreadable); None for a usable file
+    error: str | None = None
+
+
+#: bytes of a file looked at for a NUL (binary data) before its header is read
+SNIFF_BYTES = 65536
 
 
 def _header_languages(path: Path) -> tuple[str, ...]:
-    """The language codes of the file's first line that is neither blank nor a ``#`` comment."""
-    with open(path, encoding="utf-8-sig", errors="replace") as fh:
-        header = next((ln for ln in fh if ln.strip() and not ln.lstrip(" \t").startswith("#")), "")
+    """The language codes of the file's first line that is neither blank nor a ``#`` comment.
+
+    A file holding a NUL byte in its first :data:`SNIFF_BYTES` bytes, or whose lines up to the header
+    are not UTF-8, is not a CSV text file: :class:`~semanscope_nb.errors.DatasetError` naming it.
+    """
+    from semanscope_nb.errors import DatasetError
+
+    with open(path, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+    nul = head.find(b"\0")
+    if nul >= 0:
+        raise DatasetError(f"{path.name}: binary data (a NUL byte at byte {nul}), not a CSV text file")
+    header = ""
+    with open(path, "rb") as fh:
+        for line_no, raw in enumerate(fh, 1):  # bytes up to the header only: a bad row is the loader's to report
+            try:
+                line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise DatasetError(f"{path.name}: line {line_no} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
+                                   f"column {exc.start + 1}); save the file as UTF-8") from None
+            if line.strip() and not line.lstrip(" \t").startswith("#"):
+                header = line.rstrip("\r\n")
+                break
     return tuple(c for c in (language_code(h) for h in next(csv.reader([header]), [])) if c)
 
 
-def _dataset_info(path: Path, languages: tuple[str, ...]) -> DatasetInfo:
+def _dataset_info(path: Path, languages: tuple[str, ...], error: str | None = None) -> DatasetInfo:
     card = path.with_suffix(".md")
-    return DatasetInfo(path.stem, str(path), languages, str(card) if card.exists() else None)
+    return DatasetInfo(path.stem, str(path), languages, str(card) if card.exists() else None, error)
+
+
+def _describe(path: Path) -> DatasetInfo:
+    """The file's :class:`DatasetInfo`; a file that cannot be used gets ``error`` (and no languages) instead of raising."""
+    from semanscope_nb.errors import DatasetError
+
+    try:
+        return _dataset_info(path, _header_languages(path))
+    except DatasetError as exc:
+        return _dataset_info(path, (), str(exc))
+    except OSError as exc:
+        return _dataset_info(path, (), f"{path.name}: cannot be read ({exc.strerror or exc})")
 
 
 def list_datasets(folder: str | os.PathLike | None = None) -> list[DatasetInfo]:
-    """The bundled datasets (or every ``*.csv`` in ``folder``), without loading them."""
+    r"""The bundled datasets (or every ``*.csv`` in ``folder``), without loading them.
+
+    A file that cannot be used (binary, not UTF-8, unreadable) is listed with its ``error`` set and
+    no languages; the others are unaffected.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "good.csv").write_text("english,german\nwater,Wasser\n"); _ = (d / "bad.csv").write_bytes(b"\x00\xff")
+    >>> [(i.name, i.languages, i.error) for i in list_datasets(d)]
+    [('bad', (), 'bad.csv: binary data (a NUL byte at byte 0), not a CSV text file'), ('good', ('en', 'de'), None)]
+    """
     root = Path(folder) if folder is not None else bundled_data_dir()
     if folder is None:
         paths = [root / f"{n}.csv" for n in BUNDLED_DATASETS if (root / f"{n}.csv").exists()]
     else:
         paths = sorted(root.glob("*.csv"))
-    return [_dataset_info(p, _header_languages(p)) for p in paths]
+    return [_describe(p) for p in paths]
 
 
 def list_folder_datasets(folder: str | os.PathLike) -> tuple[list[DatasetInfo], list[str]]:
     """The ``*.csv`` files of ``folder`` (as :func:`list_datasets` lists them) and a note per entry skipped.
 
-    An entry that is not a readable file (a sub-folder named ``x.csv``) is
-    skipped and named instead of failing the whole listing.
+    An entry that cannot be used (a sub-folder named ``x.csv``, a binary or
+    non-UTF-8 file, an unreadable file) is skipped and named with its error
+    instead of failing the whole listing.
 
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp()); (d / "x.csv").mkdir()
@@ -92,22 +141,15 @@ def list_folder_datasets(folder: str | os.PathLike) -> tuple[list[DatasetInfo], 
     ([], True)
     """
     root = Path(folder).expanduser()
-    entries = sorted(root.glob("*.csv"))
-    if all(p.is_file() for p in entries):
-        try:
-            return list_datasets(root), []
-        except OSError:
-            pass  # one of them cannot be read: list the others below
     infos: list[DatasetInfo] = []
     notes: list[str] = []
-    for p in entries:
+    for p in sorted(root.glob("*.csv")):
         if not p.is_file():
             notes.append(f"{p}: a folder, not a CSV file; skipped")
             continue
-        try:
-            languages = _header_languages(p)
-        except OSError as exc:
-            notes.append(f"{p}: cannot be read ({exc.strerror or exc}); skipped")
+        info = _describe(p)
+        if info.error is not None:
+            notes.append(f"{p}: {info.error.removeprefix(p.name + ': ')}; skipped")
             continue
-        infos.append(_dataset_info(p, languages))
+        infos.append(info)
     return infos, notes

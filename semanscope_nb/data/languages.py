@@ -109,7 +109,7 @@ def _code_from_langcodes(key: str) -> str | None:
             return lang.to_tag() if "-" in key or "_" in key else lang.language
     try:  # a language name in English or in the language itself: Georgian, armenian, ქართული
         found = langcodes.find(key)
-    except LookupError:
+    except (LookupError, UnicodeError, SystemError):  # binary junk breaks langcodes' name trie: not a language
         return None
     return found.to_tag()
 

@@ -94,6 +94,7 @@ import scipy.sparse as sp
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.errors import DatasetError, EmbeddingError
 from semanscope_nb.metrics.artefacts import find_artefacts, language_centred, subset_rows
+from semanscope_nb.models.cancel import check_stop
 from semanscope_nb.metrics.chance import (
     BELOW_CHANCE_TIER,
     CHANCE_TIER,
@@ -288,6 +289,14 @@ class SAResult(Result):
     def judged_concepts(self) -> int:
         """How many concepts the verdict rests on (all of them when none was excluded)."""
         return self.n_concepts - sum(self.excluded_concepts.values())
+
+    @property
+    def verdict_basis(self) -> str:
+        """Which concepts :attr:`verdict_scores` are computed on, in words (legends and tables label their numbers with it)."""
+        if not self.excluded_concepts:
+            return f"all {self.n_concepts} concepts"
+        left_out = " and ".join(f"{n} {reason}" for reason, n in self.excluded_concepts.items())
+        return f"{self.judged_concepts} of {self.n_concepts} concepts, without {left_out}"
 
     @property
     def judged_share(self) -> float:
@@ -809,7 +818,7 @@ def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
 def _verdict_without_artefacts(
     aw: AlignedWords, chance: NullAwareScores | None, *, n_boot: int, seed: int, confidence: float, batch: int | None,
     thresholds: TierThresholds, unknown_words: Mapping[str, Any] | None = None,
-    distributions: dict[str, np.ndarray] | None = None,
+    distributions: dict[str, np.ndarray] | None = None, should_stop: Any = None,
 ) -> tuple[NullAwareScores | None, dict[str, int], list[str], np.ndarray]:
     """The null-aware scores without the concepts that fake alignment, how many were left out (by reason), notes, kept rows.
 
@@ -842,7 +851,7 @@ def _verdict_without_artefacts(
         notes.append(f"only {int(keep.sum())} concept(s) remain without the artefacts, too few to score: no tier")
         return None, excluded, notes, keep
     without = null_aware_bootstrap(sub, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
-                                   distributions=distributions)
+                                   distributions=distributions, should_stop=should_stop)
     notes.append(
         f"the verdict uses the {int(keep.sum())} concepts without artefacts: SA {without.sa.value:.3f} "
         f"(all concepts: {chance.sa.value:.3f}), chance level {without.sa_null.value:.3f}"
@@ -874,6 +883,7 @@ def affinity_of_words(
     block: int = 8192,
     max_tuples_per_row: int | None = MAX_TUPLES_PER_ROW,
     language_centred: bool | None = None,
+    should_stop: Any = None,
     sem: Literal["bootstrap", "delta"] = "bootstrap",
     unknown_words: Mapping[str, Any] | None = None,
     surface: AlignedWords | None = None,
@@ -891,6 +901,8 @@ def affinity_of_words(
     Cartesian product of alternatives (at most ``max_tuples_per_row``, default
     :data:`MAX_TUPLES_PER_ROW`; None = no limit).  ``n_boot=0``: no bootstrap;
     otherwise at least 2.  ``method``: 'percentile', 'basic' or 'BCa'.
+    ``should_stop`` (a callable, see :mod:`semanscope_nb.models.cancel`) is asked
+    between bootstrap batches; when it says stop, :class:`~semanscope_nb.errors.Cancelled` is raised.
     ``sem="delta"``: ``.sem`` is the original tool's delta-method ± instead of
     the bootstrap std (:mod:`semanscope_nb.metrics.paper_sem`; not a sampling error).
 
@@ -979,7 +991,7 @@ def affinity_of_words(
     chance, dists = None, {}
     if "cos" in defined:  # the chance level and the gap, on multinomial resamples of the concepts
         chance = null_aware_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
-                                      thresholds=thresholds, distributions=dists)
+                                      thresholds=thresholds, distributions=dists, should_stop=should_stop)
     if chance is not None and not is_unit_norm(aw) and language_centred_diagnostic(aw, None):
         # off the unit sphere the closed-form Euclidean chance bound is loose: the mean over seeded shuffles
         # (up to LANGUAGE_CENTRED_AUTO_WORDS words, like the other diagnostic; beyond, the bound stays)
@@ -995,6 +1007,7 @@ def affinity_of_words(
                 boot[key] = (mean, sd, ci)
                 notes[key].extend(extra)
     elif n_boot and defined:
+        check_stop(should_stop, "bootstrap")  # scipy's bootstrap runs as one call: asked before it starts
         if batch is None:
             batch = int(max(1, min(n_boot, 32_000_000 // (R + 2 * spreads.centre.size))))
         import scipy.stats  # here, not at import time: it costs ~0.6 s of package start-up
@@ -1024,7 +1037,7 @@ def affinity_of_words(
     dists_free: dict[str, np.ndarray] = {}
     chance_excluding, excluded, artefact_notes, kept = _verdict_without_artefacts(
         aw, chance, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
-        unknown_words=unknown_words, distributions=dists_free,
+        unknown_words=unknown_words, distributions=dists_free, should_stop=should_stop,
     )
     surface_result = None
     if surface is not None and (chance_excluding is not None or (chance is not None and not excluded)):

@@ -44,6 +44,7 @@ from semanscope_nb.data.dictionaries import BilingualDictionary, DictionarySplit
 from semanscope_nb.errors import DatasetError, EmbeddingError
 from semanscope_nb.models.aligned import AlignedEncoder, AlignedModel, Alignment
 from semanscope_nb.models.encoders import Encoder
+from semanscope_nb.provenance import shareable_source
 
 if TYPE_CHECKING:  # pragma: no cover
     from semanscope_nb.models.cache import EmbeddingCache
@@ -200,7 +201,7 @@ def align_model(
         fam, package, requires, lic, ts = base_info.family, base_info.package, base_info.requires, base_info.licence, base_info.translation_supervised
     except Exception:
         fam, package, requires, lic, ts = "custom", None, (), "see base model", False
-    dict_meta = {"name": d.name, "sha256": d.sha256, "source": d.source, "n_pairs": len(usable), "n_source_words": n_words,
+    dict_meta = {"name": d.name, "sha256": d.sha256, "source": shareable_source(d.source), "n_pairs": len(usable), "n_source_words": n_words,
                  "seed": seed, "licence": d.licence}
     aligned_encoder = AlignedEncoder(encoder, alignment, model_id=mid, dictionary=dict_meta)
     info = ModelInfo(

@@ -35,7 +35,7 @@ from typing import Any, Mapping
 import numpy as np
 import scipy.sparse as sp
 
-from semanscope_nb.metrics.spreads import AlignedWords, _unit_rows
+from semanscope_nb.metrics.spreads import AlignedWords
 
 
 def _norm(word: str) -> str:

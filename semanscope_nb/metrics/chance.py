@@ -62,6 +62,7 @@ import scipy.sparse as sp
 
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.metrics.spreads import AlignedWords, _Spreads, _unit_rows, affinity_ratio
+from semanscope_nb.models.cancel import check_stop
 
 #: resamples held in memory at once when ``batch`` is not given (counts are float64, B x R)
 DEFAULT_MAX_BATCH_BYTES = 64 * 2**20
@@ -461,6 +462,7 @@ def null_aware_bootstrap(
     spreads: _Spreads | None = None,
     thresholds: Any = None,
     distributions: dict[str, np.ndarray] | None = None,
+    should_stop: Any = None,
 ) -> NullAwareScores:
     """Bootstrap over concept rows of SA, its chance level, the gap and the chance-corrected score.
 
@@ -469,7 +471,9 @@ def null_aware_bootstrap(
     how often the paper's tier flips across resamples.  ``distributions``: a dict
     that receives the bootstrap distributions (keys of :func:`null_aware_statistics`).
     ``batch`` (resamples held at once) defaults to ``spreads.bootstrap_batch(n_boot)``, which keeps
-    the extra memory within half the embeddings' size.
+    the extra memory within half the embeddings' size.  ``should_stop`` (a callable, see
+    :mod:`semanscope_nb.models.cancel`) is asked before each batch of resamples; when it says
+    stop, :class:`~semanscope_nb.errors.Cancelled` is raised.
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
@@ -483,6 +487,7 @@ def null_aware_bootstrap(
         if batch is None:  # bound the peak beside the embeddings (resamples do not depend on the batch size)
             batch = spreads.bootstrap_batch(n_boot)
         for counts in resample_counts(aw.n_rows, n_boot, seed=seed, batch=batch):
+            check_stop(should_stop, "bootstrap")
             for k, v in null_aware_statistics(spreads, parts, counts).items():
                 dists.setdefault(k, []).append(v)
         full = {k: np.concatenate(v) for k, v in dists.items()}

@@ -52,7 +52,7 @@ from semanscope_nb.metrics.search import (
     topk_search,
 )
 from semanscope_nb.metrics.spreads import _rows_to_counts
-from semanscope_nb.provenance import json_ready
+from semanscope_nb.provenance import json_ready, shareable_report, shareable_source
 from semanscope_nb.settings import resolve
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -446,8 +446,9 @@ def sib200_classification(
         te = te.sample(max_test, seed=sample_seed + 1)
     result = text_classification(tr.texts, tr.labels, te.texts, te.labels, model, train_language=tr.language,
                                  test_language=te.language, name=f"sib-200:{train_split}->{test_split}", **kwargs)
-    return replace(result, provenance={**result.provenance, "dataset_sha256": {tr.source: tr.sha256, te.source: te.sha256},
-                                       "reader_report": list(getattr(tr, "report", ())) + list(getattr(te, "report", ()))})
+    return replace(result, provenance={**result.provenance, "dataset_sha256": {shareable_source(tr.source): tr.sha256, shareable_source(te.source): te.sha256},
+                                       "reader_report": shareable_report(list(getattr(tr, "report", ())) + list(getattr(te, "report", ())),
+                                                                         tr.source, te.source)})
 
 
 def classification_frame(results: Mapping[str, ClassificationResult] | Sequence[ClassificationResult]) -> pd.DataFrame:

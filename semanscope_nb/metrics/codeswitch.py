@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.errors import DatasetError
-from semanscope_nb.provenance import json_ready
+from semanscope_nb.provenance import json_ready, shareable_source
 from semanscope_nb.results import Result
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,7 +154,7 @@ def code_switch(
         n_switchable=n_switchable, n_switched=n_switched, switched_per_text=tuple(per_text),
         dictionary=dictionary.name, source_language=dictionary.source_language,
         target_language=dictionary.target_language, choice=choice,
-        provenance={"dictionary_sha256": getattr(dictionary, "sha256", None), "dictionary_source": dictionary.source},
+        provenance={"dictionary_sha256": getattr(dictionary, "sha256", None), "dictionary_source": shareable_source(dictionary.source)},
     )
 
 

@@ -78,11 +78,16 @@ def pair_affinity(
     seed: int | None = 0,
     confidence: float = 0.95,
     thresholds: TierThresholds = DEFAULT_TIERS,
+    should_stop: Any = None,
 ) -> PairAffinity:
-    """One row per language pair: SA and interval, its chance level, the gap and its interval, the verdict."""
+    """One row per language pair: SA and interval, its chance level, the gap and its interval, the verdict.
+
+    ``should_stop`` (see :mod:`semanscope_nb.models.cancel`) is asked between bootstrap batches.
+    """
     rows = []
     for a, b in itertools.combinations(aw.languages, 2):
-        s = null_aware_bootstrap(subset_languages(aw, (a, b)), n_boot=n_boot, seed=seed, confidence=confidence)
+        s = null_aware_bootstrap(subset_languages(aw, (a, b)), n_boot=n_boot, seed=seed, confidence=confidence,
+                                 should_stop=should_stop)
         paper = thresholds.classify(s.sa.value)
         rows.append({
             "language_a": a, "language_b": b,

@@ -85,7 +85,7 @@ from semanscope_nb.metrics.search import (
 from semanscope_nb.metrics.spreads import _rows_to_counts
 from semanscope_nb.metrics.ties import ColumnBest, ceil_to, count_true, first_best, floor_to, margin_tolerance, tie_groups
 from semanscope_nb.models.embedding import embed_texts, load_encoder
-from semanscope_nb.provenance import json_ready
+from semanscope_nb.provenance import json_ready, shareable_report, shareable_source
 from semanscope_nb.settings import resolve
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -840,7 +840,8 @@ def tatoeba_retrieval(
     return text_retrieval(
         corpus.source_texts, corpus.target_texts, model, source_language=corpus.source_language,
         target_language=corpus.target_language, name=corpus.name, **kwargs,
-    ).with_provenance(dataset_sha256=corpus.sha256, dataset_source=corpus.source, reader_report=list(getattr(corpus, "report", ())))
+    ).with_provenance(dataset_sha256=corpus.sha256, dataset_source=shareable_source(corpus.source),
+                      reader_report=shareable_report(getattr(corpus, "report", ()), corpus.source))
 
 
 def retrieval_frame(results: Mapping[str, BitextResult]) -> pd.DataFrame:

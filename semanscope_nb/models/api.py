@@ -134,11 +134,35 @@ def _is_credential_name(name: str) -> bool:
 MIN_SECRET_LENGTH = 4
 
 
+def _encoded_forms(value: str) -> set[str]:
+    """The forms in which a server may echo ``value``: URL-encoded, hex (either case) and base64.
+
+    base64 is matched at each of the three byte alignments a secret can have inside a longer encoded
+    string (``base64("Bearer " + key)``): for each, the run of characters that depends on the secret's
+    bytes alone, in the standard and the URL-safe alphabet, plus the whole encoding with and without
+    padding.  Runs shorter than :data:`MIN_SECRET_LENGTH` are left to the patterns.
+
+    >>> echoed = base64.b64encode(b"Bearer sk-secret-1234").decode()  # the key at byte offset 7
+    >>> any(form in echoed for form in _encoded_forms("sk-secret-1234"))
+    True
+    """
+    raw = value.encode("utf-8")
+    forms = {urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value), raw.hex(), raw.hex().upper()}
+    for alphabet in (base64.b64encode, base64.urlsafe_b64encode):
+        whole = alphabet(raw).decode("ascii")
+        forms |= {whole, whole.rstrip("=")}
+        for offset in (0, 1, 2):
+            enc = alphabet(b"\0" * offset + raw).decode("ascii")
+            # whole 3-byte groups only; with a preceding byte the first group mixes it with the secret's
+            forms.add(enc[4 if offset else 0 : 4 * ((offset + len(raw)) // 3)])
+    return {f for f in forms if len(f) >= MIN_SECRET_LENGTH}
+
+
 def _remember_secret(value: str | None) -> None:
-    """Add ``value`` (and its URL-encoded forms) to the exact-match redaction set."""
+    """Add ``value`` and its encoded forms (:func:`_encoded_forms`) to the exact-match redaction set."""
     global _SECRETS
     if value and len(value) >= MIN_SECRET_LENGTH:
-        forms = {value, urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)}
+        forms = {value} | _encoded_forms(value)
         with _SECRETS_LOCK:
             if not forms <= set(_SECRETS):
                 _SECRETS = tuple(sorted(set(_SECRETS) | forms, key=len, reverse=True))

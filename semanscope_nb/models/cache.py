@@ -56,7 +56,11 @@ from typing import Any, Self, TypeVar
 import numpy as np
 
 from semanscope_nb.errors import ArgumentError, CacheError, CacheWarning, EmbeddingError
+from semanscope_nb.models.cancel import ShouldStop, check_stop
 from semanscope_nb.models.encoders import Encoder
+
+#: seconds one embedding batch should take when a caller may ask to stop (``should_stop``): the stop latency
+STOP_LATENCY = 0.4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
@@ -499,7 +503,11 @@ class EmbeddingCache:
 
     # -- reads and writes ---------------------------------------------------------
     def get(self, model_key: str, texts: Iterable[str]) -> tuple[dict[str, np.ndarray], int]:
-        """Cached vectors for ``texts`` (missing ones absent) and the count of damaged rows dropped."""
+        """Cached vectors for ``texts`` (missing ones absent) and the count of damaged rows dropped.
+
+        A row is damaged when its length, its digest or a non-finite value gives it away; damaged rows
+        are deleted and named in one :class:`CacheWarning`, and the caller re-encodes them.
+        """
         texts = list(dict.fromkeys(texts))
 
         def read(con: sqlite3.Connection) -> tuple[dict[str, np.ndarray], list[str]]:
@@ -512,7 +520,11 @@ class EmbeddingCache:
                     if len(blob) != 4 * dim or _digest(blob) != digest:
                         damaged.append(text)
                         continue
-                    found[text] = np.frombuffer(blob, dtype=np.float32)
+                    vec = np.frombuffer(blob, dtype=np.float32)
+                    if not np.isfinite(vec).all():  # never stored by put (vectors are validated): damage, digest or not
+                        damaged.append(text)
+                        continue
+                    found[text] = vec
             return found, damaged
 
         found, damaged = self._read(read, what="read cached vectors")
@@ -622,9 +634,11 @@ class EmbeddingCache:
         batch_size: int = 128,
         progress: bool | None = None,
         language: str | None = None,
+        should_stop: ShouldStop | None = None,
     ) -> np.ndarray:
         """Vectors for ``texts`` (float32, in order), encoding only what is missing (see :meth:`embed_with_stats`)."""
-        matrix, stats = self.embed_with_stats(encoder, texts, batch_size=batch_size, progress=progress, language=language)
+        matrix, stats = self.embed_with_stats(encoder, texts, batch_size=batch_size, progress=progress, language=language,
+                                              should_stop=should_stop)
         self.last_stats = stats
         return matrix
 
@@ -636,6 +650,7 @@ class EmbeddingCache:
         batch_size: int = 128,
         progress: bool | None = None,
         language: str | None = None,
+        should_stop: ShouldStop | None = None,
     ) -> tuple[np.ndarray, EmbedStats]:
         """Vectors for ``texts`` (float32, in order) and what this call did, encoding only what is missing.
 
@@ -643,6 +658,11 @@ class EmbeddingCache:
         they are stored, one transaction per batch, so an interrupted run keeps
         every finished batch.  ``progress=None`` shows a bar for > 500 missing texts.
         ``language`` is passed to language-dependent encoders (and keys their entries).
+        ``should_stop`` (see :mod:`semanscope_nb.models.cancel`) is asked before each
+        batch is encoded: when it says stop, :class:`~semanscope_nb.errors.Cancelled` is
+        raised and the batches stored so far stay in the cache.  With ``should_stop`` the
+        batches are sized from the measured speed to take about :data:`STOP_LATENCY` seconds
+        (at most ``batch_size`` texts), so a stop is honoured that quickly.
         """
         texts = list(texts)
         for i, t in enumerate(texts):
@@ -660,21 +680,27 @@ class EmbeddingCache:
                 from tqdm.auto import tqdm
 
                 bar = tqdm(total=len(missing), desc=f"embedding with {encoder.model_id}", unit="text")
-            for a in range(0, len(missing), batch_size):
-                part = missing[a : a + batch_size]
-                vecs = encoder.encode(part, language=language)
-                bad = np.flatnonzero(~np.isfinite(vecs).all(axis=1))
-                if bad.size:
-                    raise EmbeddingError(
-                        f"{encoder.model_id} returned NaN/inf vectors for {[part[i] for i in bad[:5]]}; not cached"
-                    )
-                self.put(key, part, vecs)
-                found.update(zip(part, vecs))
-                n_batches += 1
+            try:
+                # with should_stop, batches are sized to take about STOP_LATENCY seconds (a first small one
+                # measures the speed), so a stop is honoured within about that long, whatever the model's speed
+                size = batch_size if should_stop is None else min(batch_size, 8)
+                a = 0
+                while a < len(missing):
+                    check_stop(should_stop, f"embedding with {encoder.model_id} ({a} of {len(missing)} new texts done)")
+                    part = missing[a : a + size]
+                    t0 = time.perf_counter()
+                    vecs = self._encode_batch(encoder, part, key, language)
+                    if should_stop is not None:
+                        per_text = (time.perf_counter() - t0) / len(part)
+                        size = int(max(1, min(batch_size, STOP_LATENCY / max(per_text, 1e-6))))
+                    found.update(zip(part, vecs))
+                    a += len(part)
+                    n_batches += 1
+                    if bar is not None:
+                        bar.update(len(part))
+            finally:
                 if bar is not None:
-                    bar.update(len(part))
-            if bar is not None:
-                bar.close()
+                    bar.close()
         dims = {v.shape[0] for v in found.values()}
         if len(dims) > 1:
             raise EmbeddingError(f"cache holds mixed dimensions {sorted(dims)} for {key}; clear it for this model")
@@ -682,3 +708,12 @@ class EmbeddingCache:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32), stats
         return np.stack([found[t] for t in texts]), stats
+
+    def _encode_batch(self, encoder: Encoder, part: list[str], key: str, language: str | None) -> np.ndarray:
+        """Encode one batch, check every vector is finite, store it (one transaction)."""
+        vecs = encoder.encode(part, language=language)
+        bad = np.flatnonzero(~np.isfinite(vecs).all(axis=1))
+        if bad.size:
+            raise EmbeddingError(f"{encoder.model_id} returned NaN/inf vectors for {[part[i] for i in bad[:5]]}; not cached")
+        self.put(key, part, vecs)
+        return vecs

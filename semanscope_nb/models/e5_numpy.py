@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from semanscope_nb.errors import ModelLoadError
+from semanscope_nb.models.encoders import check_text_characters
 
 __all__ = ["E5Numpy", "default_model_path"]
 
@@ -259,7 +260,7 @@ class E5Numpy:
         A span leaves out the metaspace that stands for a space; a piece that is nothing but that
         metaspace spans the space itself; the prepended metaspace spans ``(-1, -1)``.
         """
-        text = text.split("\x00", 1)[0]  # the engine reads a C string
+        check_text_characters([text], who="multilingual-e5-small (NumPy engine)")  # e5.c would stop reading at a NUL
         chars: list[str] = []
         origin: list[int] = []
         for i, ch in enumerate(text):

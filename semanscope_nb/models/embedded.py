@@ -35,8 +35,9 @@ import numpy as np
 
 from semanscope_nb.errors import ArgumentError, EmbeddingError
 from semanscope_nb.models.cache import EmbeddingCache, resolve_cache
+from semanscope_nb.models.cancel import ShouldStop, check_stop
 from semanscope_nb.models.encoders import Encoder
-from semanscope_nb.provenance import package_info, shareable_source, utc_now
+from semanscope_nb.provenance import package_info, shareable_report, shareable_source, utc_now
 from semanscope_nb.settings import settings
 
 @dataclass(frozen=True, eq=False)
@@ -114,8 +115,9 @@ class Embedded:
             prov["dataset_sha256"] = ds.sha256
         return replace(self, dataset=ds, vectors=vectors, provenance=prov)
 
-    def extend(self, texts_by_language: Mapping[str, Sequence[str]], *, progress: bool | None = None) -> "Embedded":
-        """A copy that also holds ``texts_by_language`` (embedded with the same encoder and cache)."""
+    def extend(self, texts_by_language: Mapping[str, Sequence[str]], *, progress: bool | None = None,
+               should_stop: ShouldStop | None = None) -> "Embedded":
+        """A copy that also holds ``texts_by_language`` (embedded with the same encoder and cache; ``should_stop`` as in :func:`embed`)."""
         vectors = {lang: dict(v) for lang, v in self.vectors.items()}
         stats = dict(self.stats)
         for lang, texts in texts_by_language.items():
@@ -123,7 +125,8 @@ class Embedded:
             new = [t for t in dict.fromkeys(texts) if t not in have]
             if not new:
                 continue
-            matrix, part = _embed_texts(self.encoder, new, language=lang, store=self.cache, progress=progress)
+            matrix, part = _embed_texts(self.encoder, new, language=lang, store=self.cache, progress=progress,
+                                        should_stop=should_stop)
             have.update(zip(new, matrix))
             for k in stats:
                 stats[k] += part.get(k, 0)
@@ -137,6 +140,7 @@ def embed(
     languages: Sequence[str] | None = None,
     cache: EmbeddingCache | str | os.PathLike | None | Literal[False] = None,
     progress: bool | None = None,
+    should_stop: ShouldStop | None = None,
 ) -> Embedded:
     """Embed every unique text of ``dataset`` once with ``model`` (default: ``settings.default_model``).
 
@@ -153,6 +157,7 @@ def embed(
     by_language = {lang: list(dict.fromkeys(texts)) for lang, texts in ds.texts_by_language().items()}
     model = settings.default_model if model is None else model
     warn_unsupported(model, list(by_language))
+    check_stop(should_stop, f"embedding {ds.name}")
     encoder = load_model(model).prepare([t for texts in by_language.values() for t in texts])
     store = resolve_cache(cache)
     stats = {"n_unique": 0, "n_cached": 0, "n_encoded": 0, "n_batches": 0}
@@ -165,7 +170,7 @@ def embed(
         if not texts:
             by_group[lang] = {}
             continue
-        matrix, part = _embed_texts(encoder, texts, language=lang, store=store, progress=progress)
+        matrix, part = _embed_texts(encoder, texts, language=lang, store=store, progress=progress, should_stop=should_stop)
         for k in stats:
             stats[k] += part.get(k, 0)
         by_group[lang] = dict(zip(texts, matrix))
@@ -181,7 +186,7 @@ def embed(
         "dataset_source": shareable_source(getattr(ds, "source", "<memory>")),
         "dataset_sha256": ds.sha256,
         "languages": list(by_language),
-        "reader_report": list(getattr(ds, "report", ())),
+        "reader_report": shareable_report(getattr(ds, "report", ()), getattr(ds, "source", None)),
         "embedding": dict(stats),
         "packages": package_info(),
         "created": utc_now(),
@@ -190,13 +195,25 @@ def embed(
                     encoder, store)
 
 
+#: texts per encoder call when there is no cache but a ``should_stop`` to ask between calls
+UNCACHED_STOP_BATCH = 128
+
+
 def _embed_texts(
-    encoder: Encoder, texts: list[str], *, language: str | None, store: EmbeddingCache | None, progress: bool | None
+    encoder: Encoder, texts: list[str], *, language: str | None, store: EmbeddingCache | None, progress: bool | None,
+    should_stop: ShouldStop | None = None,
 ) -> tuple[np.ndarray, dict[str, int]]:
     lang = language if encoder.language_dependent else None
     if store is None:
         before = encoder.calls
-        matrix = encoder.encode(texts, language=lang)
+        if should_stop is None:
+            matrix = encoder.encode(texts, language=lang)
+        else:  # batches, so that a stop request is honoured between them
+            parts = []
+            for a in range(0, len(texts), UNCACHED_STOP_BATCH):
+                check_stop(should_stop, f"embedding with {encoder.model_id}")
+                parts.append(encoder.encode(texts[a : a + UNCACHED_STOP_BATCH], language=lang))
+            matrix = np.concatenate(parts) if parts else encoder.encode(texts, language=lang)
         return matrix, {"n_unique": len(texts), "n_cached": 0, "n_encoded": len(texts), "n_batches": encoder.calls - before}
-    matrix, s = store.embed_with_stats(encoder, texts, progress=progress, language=lang)
+    matrix, s = store.embed_with_stats(encoder, texts, progress=progress, language=lang, should_stop=should_stop)
     return matrix, {"n_unique": s.n_unique, "n_cached": s.n_cached, "n_encoded": s.n_encoded, "n_batches": s.n_batches}

@@ -18,18 +18,51 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-from semanscope_nb.errors import ModelLoadError
+from semanscope_nb.errors import EmbeddingError, ModelLoadError
 from semanscope_nb.provenance import package_version
 
 
+#: control characters (Unicode category Cc) a text may not hold: all but tab, line feed and carriage return
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def check_text_characters(texts: Sequence[str], *, who: str = "encoder") -> None:
+    r"""The one rule every encoder applies: a text holding a control character is refused.
+
+    NUL and the other C0/C1 control characters (Unicode category Cc) except tab, line feed and carriage
+    return reach no model: engines differ on them (a C engine stops reading at NUL, a tokenizer drops
+    them, an API may reject the request), so the same text would get different vectors from different
+    models.  Raises :class:`~semanscope_nb.errors.EmbeddingError` naming the text (index and start),
+    the character and its position.
+
+    >>> check_text_characters(["water", "tab\tand\nnewline"])
+    >>> check_text_characters(["water", "hello\x00world"], who="multilingual-e5-small")
+    Traceback (most recent call last):
+    ...
+    semanscope_nb.errors.EmbeddingError: multilingual-e5-small: texts[1] 'hello\x00world' holds the control character U+0000 at position 5; remove control characters (only tab, line feed and carriage return are allowed)
+    """
+    for i, text in enumerate(texts):
+        m = _CONTROL.search(text)
+        if m is not None:
+            shown = text if len(text) <= 60 else text[:57] + "..."
+            raise EmbeddingError(f"{who}: texts[{i}] {shown!r} holds the control character U+{ord(m.group()):04X} at "
+                                 f"position {m.start()}; remove control characters (only tab, line feed and carriage "
+                                 "return are allowed)")
+
+
 class Encoder:
-    """Base class: subclasses implement ``_load`` and ``_encode``; this class counts calls."""
+    """Base class: subclasses implement ``_load`` and ``_encode``; this class counts calls.
+
+    :meth:`encode` refuses texts holding control characters (:func:`check_text_characters`), the same
+    rule for every model.
+    """
 
     model_id: str = "encoder"
     requires_fit: bool = False
@@ -98,6 +131,7 @@ class Encoder:
             return np.zeros((0, 0), dtype=np.float32)
         if self.language_dependent and language is None:
             raise ValueError(f"{self.model_id} embeds each language differently: pass language=")
+        check_text_characters(texts, who=self.model_id)
         self.load()
         self.calls += 1
         self.texts_encoded += len(texts)

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from semanscope_nb.errors import ModelLoadError, UnknownModelError
-from semanscope_nb.models.encoders import Encoder, folder_fingerprint
+from semanscope_nb.models.encoders import Encoder, check_text_characters, folder_fingerprint
 from semanscope_nb.provenance import package_version
 
 __all__ = [
@@ -164,28 +164,54 @@ def _mecab_segments(text: str) -> list[Span]:
         return out
 
 
+#: runs of the scripts written without spaces between words (Han, kana, CJK punctuation and full-width
+#: forms): segmented by jieba or MeCab; every other run of non-space characters is one word
+_CJK_RUN = re.compile("[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u31c0-\u31ff\u3200-\u4dbf\u4e00-\u9fff"
+                      "\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f]+")
+_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+
+
+def _script_segments(text: str, base: str | None) -> list[Span]:
+    """Each script by its own rule: CJK runs by the segmenter, everything else split at whitespace.
+
+    A CJK run goes to MeCab when the language is Japanese or the run holds kana, else to jieba.
+    """
+    out: list[Span] = []
+    for word in re.finditer(r"\S+", text):
+        pos, end = word.start(), word.end()
+        for run in _CJK_RUN.finditer(text, pos, end):
+            if run.start() > pos:
+                out.append((pos, run.start()))
+            piece = run.group()
+            use_mecab = base in _JAPANESE or (base not in _CHINESE and _KANA.search(piece) is not None)
+            out.extend((run.start() + a, run.start() + b) for a, b in (_mecab_segments if use_mecab else _jieba_segments)(piece))
+            pos = run.end()
+        if pos < end:
+            out.append((pos, end))
+    return out
+
+
 def word_spans(text: str, language: str | None = None, *, punctuation: str = "strip") -> list[Span]:
     """Character spans ``(start, end)`` of the words of ``text``.
 
-    ``language`` picks the segmenter: ``"zh"`` (also zh-TW, cmn, yue...) jieba, ``"ja"`` fugashi/MeCab
-    with unidic-lite, anything else (or None) whitespace.  ``punctuation="strip"`` trims leading and
+    Each script follows its own rule: runs of Han, kana and CJK punctuation are segmented (``language``
+    ``"ja"``, or kana in a run of a text in any language but Chinese: fugashi/MeCab with unidic-lite;
+    otherwise jieba), and every other run of non-space characters (Latin, Cyrillic, Hangul, digits ...)
+    is one word, so a Russian word in a Chinese text stays whole.  ``punctuation="strip"`` trims leading and
     trailing Unicode punctuation (category P*) off each word and drops words made only of it (inner
     punctuation stays: ``it's``, ``e-mail``, ``U.S`` from ``U.S.``); ``"keep"`` keeps segments as they are.
 
     >>> word_spans("(yes) no", punctuation="keep"), word_spans("(yes) no")
     ([(0, 5), (6, 8)], [(1, 4), (6, 8)])
+    >>> text = "Hello 世界 Привет"
+    >>> [text[a:b] for a, b in word_spans(text, "zh")]
+    ['Hello', '世界', 'Привет']
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     if punctuation not in ("strip", "keep"):
         raise ValueError(f"punctuation must be 'strip' or 'keep', got {punctuation!r}")
-    base = _lang_base(language)
-    if base in _CHINESE:
-        raw = _jieba_segments(text)
-    elif base in _JAPANESE:
-        raw = _mecab_segments(text)
-    else:
-        raw = [m.span() for m in re.finditer(r"\S+", text)]
+    raw = _script_segments(text, _lang_base(language))
     out: list[Span] = []
     for s, e in raw:
         while s < e and text[s].isspace():
@@ -244,7 +270,7 @@ def resolve_layers(layers: str | int | Iterable[int], n_layers: int) -> tuple[in
     return chosen
 
 
-def _check_texts(texts: Any) -> list[str]:
+def _check_texts(texts: Any, *, who: str = "encoder") -> list[str]:
     if isinstance(texts, str):
         raise TypeError("texts must be a list of strings, not one str: wrap it as [text]")
     try:
@@ -256,6 +282,7 @@ def _check_texts(texts: Any) -> list[str]:
     for i, t in enumerate(texts):
         if not isinstance(t, str):
             raise TypeError(f"texts[{i}] must be a str, got {type(t).__name__}")
+    check_text_characters(texts, who=who)  # the rule of Encoder.encode: no control characters
     return texts
 
 
@@ -320,16 +347,10 @@ def _pool_words(offsets: np.ndarray, states: np.ndarray, words: list[Span]) -> t
 # encoders
 # ------------------------------------------------------------------------------------------------
 def _token_cache(cache: Any) -> Any:
-    """The cache to use: an EmbeddingCache as given, None -> the default cache, False -> none."""
-    if cache is False:
-        return None
-    from semanscope_nb.models.cache import EmbeddingCache
+    """The cache to use, by the one rule of :func:`~semanscope_nb.models.cache.resolve_cache`."""
+    from semanscope_nb.models.cache import resolve_cache
 
-    if cache is None:
-        return EmbeddingCache()
-    if not isinstance(cache, EmbeddingCache):
-        raise TypeError(f"cache must be an EmbeddingCache, None (the default cache) or False, got {type(cache).__name__}")
-    return cache
+    return resolve_cache(cache)
 
 
 def _entry_key(text: str, spans: Sequence[Span] | None, layers: Any, pooling: str, special_tokens: bool) -> str:
@@ -411,7 +432,7 @@ class TokenEncoder(Encoder):
         >>> r.tokens, r.spans
         (('▁Bonjour', '▁le', '▁monde'), [(0, 7), (8, 10), (11, 16)])
         """
-        texts = _check_texts(texts)
+        texts = _check_texts(texts, who=self.model_id)
         if pooling not in ("word", "token"):
             raise ValueError(f"pooling must be 'word' (mean of a word's subwords) or 'token', got {pooling!r}")
         if spans is not None and pooling != "word":

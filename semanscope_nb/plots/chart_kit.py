@@ -3,7 +3,15 @@
 Large maps: every chart embeds its rows as ``alt.InlineData`` values (:func:`inline`),
 not as a DataFrame.  Altair's 5,000-row guard (``MaxRowsError``) checks DataFrames
 handed to the data transformer; inline values pass through untouched and are
-written once into the spec's top-level ``datasets``.  So a 20,000-point map
+written once into the spec's top-level ``datasets``.
+
+Speed: the rows are held as a *tuple* of row dicts, built without Altair's
+instantiation-time validation.  Altair deep-copies lists and dicts whenever a
+chart is layered or gets a parameter (``add_params``, ``_combine_subchart_params``):
+with a list of 1,000 rows that was 600k copies per map and most of the time it
+took to build one; a tuple is passed by reference (and written out as a JSON
+array).  Validating the whole spec against the Vega-Lite schema (~1 s for a map)
+belongs in tests, not on an interactive path: see :func:`fast_spec`.  So a 20,000-point map
 renders without touching the user's global ``alt.data_transformers`` setting and
 without VegaFusion (whose pre-evaluation buys nothing here: a map has no
 transforms to pre-evaluate, only points to draw).  Only the columns a chart
@@ -58,12 +66,38 @@ def _clean(v: Any) -> Any:
     return v
 
 
-def inline(frame: pd.DataFrame) -> "alt.InlineData":
-    """A DataFrame as ``alt.InlineData`` (JSON-safe values; bypasses the 5,000-row guard, see module doc)."""
-    alt = import_altair()
+def json_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of ``frame`` as JSON-safe dicts (floats rounded to 4 decimals, NaN/inf as None); no Altair needed.
+
+    >>> json_rows(pd.DataFrame({"x": [1.234567], "w": ["水"]}))
+    [{'x': 1.2346, 'w': '水'}]
+    """
     cols = list(frame.columns)
-    values = [{c: _clean(v) for c, v in zip(cols, row)} for row in frame.itertuples(index=False, name=None)]
-    return alt.InlineData(values=values)
+    return [{c: _clean(v) for c, v in zip(cols, row)} for row in frame.itertuples(index=False, name=None)]
+
+
+def inline(frame: pd.DataFrame) -> "alt.InlineData":
+    """A DataFrame as ``alt.InlineData`` (JSON-safe values; bypasses the 5,000-row guard and Altair's copies, see module doc)."""
+    alt = import_altair()
+    from altair.utils.schemapi import debug_mode
+
+    values = tuple(json_rows(frame))
+    with debug_mode(False):  # the rows are JSON-safe by construction: skip validating each one at instantiation
+        return alt.InlineData(values=values)
+
+
+def fast_spec(chart: Any) -> dict:
+    """``chart.to_dict(validate=False)``: the Vega-Lite spec without the ~1 s JSON-schema validation.
+
+    For interactive paths (panels) whose charts come from this package's plot
+    functions; the tests validate those same charts once against the schema
+    (``chart.to_dict()``), so skipping it here loses nothing.
+
+    >>> import altair as alt
+    >>> fast_spec(alt.Chart(inline(pd.DataFrame({"v": [1, 2]}))).mark_bar().encode(y="v:Q"))["mark"]
+    {'type': 'bar'}
+    """
+    return chart.to_dict(validate=False)
 
 
 def is_finite(x: Any) -> bool:

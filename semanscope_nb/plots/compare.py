@@ -142,6 +142,8 @@ def compare_maps(
     if not 2 <= len(entries) <= 4:
         raise ValueError(f"compare_maps shows 2 to 4 maps, got {len(entries)}")
     check_legend_position(legend_position)
+    if legend_position in ("header", "auto"):  # several maps: each legend goes under its map's title
+        legend_position = "outside"
     features = nav_features(navigate) - {"brush"}
     columns = columns or (3 if len(entries) == 3 else 2)
     if columns < 1:

@@ -8,9 +8,19 @@ Noto Sans SC/TC/JP/KR fonts of the ``justmytype-intl-cjk`` wheel (or Debian's
 ``fonts-noto-cjk`` if that is what is installed).
 
 In JupyterLab 4, Altair 5 charts render through JupyterLab's built-in Vega-Lite 5
-MIME renderer: :func:`setup_notebook` enables Altair's ``mimetype`` renderer
-(Altair 5's ``default`` renderer writes HTML that loads Vega from a CDN, which
-stays blank with no internet).  This also works inside ``ipywidgets.Output``.
+MIME renderer: :func:`setup_notebook` enables the ``semanscope`` renderer, Altair's
+``mimetype`` output with one change (Altair 5's ``default`` renderer writes HTML
+that loads Vega from a CDN, which stays blank with no internet).  This also works
+inside ``ipywidgets.Output`` (:func:`notebook_output`).
+
+The change: Altair stamps its specs ``$schema .../vega-lite/v5.20.1.json``, and
+JupyterLab 4's renderer (vega-embed with Vega-Lite 5.6.1) logs "The input spec
+uses Vega-Lite v5.20.1, but the current version of Vega-Lite is v5.6.1" for every
+chart, because 5.6.1 does not satisfy ``^5.20.1``.  Our charts use nothing newer
+than what 5.6 draws (the browser tests render them there), so the notebook copy is
+stamped with the major version only, ``.../vega-lite/v5.json``
+(:data:`NOTEBOOK_VL_SCHEMA`): vega-embed then checks ``^5`` and has nothing to say.
+Exports keep Altair's exact schema.
 
 Example
 -------
@@ -29,9 +39,13 @@ import threading
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
-from semanscope_nb.provenance import atomic_write_text
+from semanscope_nb.provenance import atomic_write_text, ensure_inside, safe_name
 
 FORMATS = ("png", "svg", "pdf", "html")
+#: the MIME type JupyterLab 4 draws natively (Vega-Lite 5)
+VEGALITE_MIME = "application/vnd.vegalite.v5+json"
+#: the ``$schema`` of a spec shown in a notebook: the major version, which any JupyterLab 4 renderer satisfies
+NOTEBOOK_VL_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.json"
 _DEBIAN_CJK = ("/usr/share/fonts/opentype/noto", "/usr/share/fonts/truetype/noto")
 _registered: list[str] = []
 _lock = threading.Lock()
@@ -231,14 +245,86 @@ def _vl_version() -> str:
     return alt.SCHEMA_VERSION.lstrip("v").rsplit(".", 1)[0]  # e.g. "5.20"
 
 
-def chart_to_html(chart: Any, *, title: str = "semanscope chart") -> str:
-    """A self-contained HTML page: Vega, Vega-Lite and vega-embed inlined (no CDN, no network)."""
+#: what may not appear raw inside a ``<script>`` element: ``</script`` ends it, ``<!--`` switches the HTML
+#: tokenizer into its escaped state, U+2028/2029 end a line in older JavaScript; ``&`` and ``>`` for symmetry
+_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def script_json(obj: Any) -> str:
+    """``obj`` as JSON that is inert inside an HTML ``<script>`` element, whatever its strings hold.
+
+    Every ``<``, ``>``, ``&``, U+2028 and U+2029 becomes its ``\\uXXXX`` escape, which
+    JSON and JavaScript read back as the same character: a label
+    ``</script><script>alert(1)</script>`` stays a string of the chart (the
+    escaping happens here, at the boundary; the words themselves are not changed).
+
+    >>> script_json({"w": "</script><!--"})
+    '{"w": "\\\\u003c/script\\\\u003e\\\\u003c!--"}'
+    >>> import json; json.loads(script_json({"w": "</script>"}))["w"]
+    '</script>'
+    """
+    import json
+
+    from semanscope_nb.provenance import json_ready
+
+    text = json.dumps(json_ready(obj), ensure_ascii=False, allow_nan=False)  # NaN -> null: JSON.parse reads it
+    return "".join(_SCRIPT_ESCAPES.get(c, c) for c in text)
+
+
+_BUNDLES: dict[str, str] = {}
+
+
+def _javascript_bundle(vl_version: str) -> str:
+    """Vega, Vega-Lite and vega-embed as one inline script (vl-convert builds it; kept per version)."""
     import vl_convert as vlc
 
-    html = vlc.vegalite_to_html(_spec(chart), vl_version=_vl_version(), bundle=True)
-    if "<title>" not in html:
-        html = html.replace("<head>", f"<head><title>{title}</title>", 1)
-    return html
+    with _lock:
+        if vl_version not in _BUNDLES:
+            bundle = vlc.javascript_bundle(vl_version=vl_version)
+            if "</script" in bundle.lower():  # would end the element early: refuse rather than write a broken page
+                raise RuntimeError("vl-convert's JavaScript bundle holds '</script': it cannot be inlined")
+            _BUNDLES[vl_version] = bundle
+        return _BUNDLES[vl_version]
+
+
+def chart_to_html(chart: Any, *, title: str = "semanscope chart") -> str:
+    """A self-contained HTML page: Vega, Vega-Lite and vega-embed inlined (no CDN, no network).
+
+    The page is inert whatever the chart's strings hold: the spec sits in a
+    ``<script type="application/json">`` element through :func:`script_json`, and
+    the title is HTML-escaped, so a dataset word such as
+    ``</script><script>alert(1)</script>`` is drawn as a label and never runs.
+
+    >>> import altair as alt
+    >>> c = alt.Chart(alt.InlineData(values=[{"w": "</script><script>alert(1)</script>"}])).mark_text().encode(text="w:N")
+    >>> page = chart_to_html(c, title="<b>x</b>")
+    >>> "<script>alert(1)" in page, "<title>&lt;b&gt;x&lt;/b&gt;</title>" in page
+    (False, True)
+    """
+    import html as _html
+
+    spec = script_json(_spec(chart))
+    bundle = _javascript_bundle(_vl_version())
+    return (
+        "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n"
+        f"<title>{_html.escape(str(title))}</title>\n"
+        "<style>#vega-chart.vega-embed { width: 100%; display: flex; }</style>\n"
+        f'<script type="text/javascript">{bundle}</script>\n'
+        "</head>\n<body>\n<div id=\"vega-chart\"></div>\n"
+        f'<script type="application/json" id="vega-spec">{spec}</script>\n'
+        '<script type="text/javascript">\n'
+        "vegaEmbed('#vega-chart', JSON.parse(document.getElementById('vega-spec').textContent), "
+        '{"renderer": "svg"}).catch(console.error);\n'
+        "</script>\n</body>\n</html>\n"
+    )
+
+
+def vega_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one inline script (from the installed vl-convert, as :func:`chart_to_html`; no CDN).
+
+    Sets ``window.vegaEmbed``; it holds no ``</script`` (refused otherwise), so it can sit in a ``<script>`` element.
+    """
+    return _javascript_bundle(_vl_version())
 
 
 def save_chart(
@@ -330,7 +416,7 @@ def download_link(chart: Any, format: Literal["png", "svg", "pdf", "html"] = "pn
 
     fmt = format.lower()
     data = base64.b64encode(chart_bytes(chart, fmt, svg_fonts=svg_fonts)).decode("ascii")  # type: ignore[arg-type]
-    name = html.escape(f"{filename}.{fmt}", quote=True)
+    name = html.escape(f"{safe_name(filename, what='filename')}.{fmt}", quote=True)  # a file name, never a path
     text = html.escape(label or f"download {fmt.upper()}")
     return f'<a download="{name}" href="data:{_MIME[fmt]};base64,{data}">{text}</a>'
 
@@ -338,25 +424,72 @@ def download_link(chart: Any, format: Literal["png", "svg", "pdf", "html"] = "pn
 def save_figures(
     charts: dict[str, Any], folder: str | os.PathLike, *, formats: Sequence[str] = ("png", "svg", "pdf", "html")
 ) -> list[Path]:
-    """Save each named chart in every format into ``folder`` (``<name>.<format>``); returns the paths."""
-    out = []
-    for name, chart in charts.items():
+    """Save each named chart in every format into ``folder`` (``<name>.<format>``); returns the paths.
+
+    Each file name is built from the chart's name by
+    :func:`semanscope_nb.provenance.safe_name` and stays inside ``folder``
+    (``"../x"`` becomes ``_.._x.png`` there); two names that would give the same
+    file are refused before anything is written.
+
+    >>> import altair as alt, tempfile
+    >>> c = alt.Chart(alt.InlineData(values=[{"v": 1}])).mark_bar().encode(y="v:Q")
+    >>> [p.name for p in save_figures({"../../escape": c}, tempfile.mkdtemp(), formats=["svg"])]
+    ['_.._.._escape.svg']
+    """
+    bad = [f for f in formats if str(f).lower() not in FORMATS]
+    if bad:
+        raise ValueError(f"formats: {bad} are not among {FORMATS}")
+    targets: dict[Path, str] = {}
+    for name in charts:
         for fmt in formats:
-            out.append(save_chart(chart, Path(folder) / f"{name}.{fmt}", format=fmt))  # type: ignore[arg-type]
+            what = f"figure name {name!r}"
+            path = ensure_inside(folder, Path(folder) / f"{safe_name(name, what=what)}.{str(fmt).lower()}", what=what)
+            if path in targets and targets[path] != name:
+                raise ValueError(f"figure names {targets[path]!r} and {name!r} would both be saved as '{path.name}'; rename one")
+            targets[path] = name
+    out = []
+    for path, name in targets.items():
+        out.append(save_chart(charts[name], path, format=path.suffix.lstrip(".")))  # type: ignore[arg-type]
     return out
 
 
+def notebook_spec(spec: dict) -> dict:
+    """A copy of ``spec`` stamped for JupyterLab's renderer (:data:`NOTEBOOK_VL_SCHEMA`; see the module doc).
+
+    >>> notebook_spec({"$schema": "https://vega.github.io/schema/vega-lite/v5.20.1.json", "mark": "point"})["$schema"]
+    'https://vega.github.io/schema/vega-lite/v5.json'
+    """
+    return {**spec, "$schema": NOTEBOOK_VL_SCHEMA}
+
+
+def notebook_output(spec: dict, *, text: str = "<chart>", renderer: str = "svg") -> dict:
+    """One ``display_data`` output holding ``spec`` for JupyterLab's Vega-Lite renderer (for ``ipywidgets.Output.outputs``).
+
+    >>> notebook_output({"mark": "point"})["data"]["application/vnd.vegalite.v5+json"]["$schema"].endswith("/v5.json")
+    True
+    """
+    return {"output_type": "display_data", "data": {VEGALITE_MIME: notebook_spec(spec), "text/plain": text},
+            "metadata": {VEGALITE_MIME: {"embed_options": {"renderer": renderer, "actions": False}}}}
+
+
+def _semanscope_renderer(spec: dict, **metadata: Any) -> tuple[dict, dict]:
+    """Altair's ``mimetype`` output, stamped with :data:`NOTEBOOK_VL_SCHEMA`."""
+    return {VEGALITE_MIME: notebook_spec(spec), "text/plain": "<VegaLite 5 object>"}, {VEGALITE_MIME: metadata} if metadata else {}
+
+
 def setup_notebook(*, max_rows: int | None = None) -> str:
-    """Render Altair charts offline in JupyterLab 4 / Notebook 7: enable the ``mimetype`` renderer.
+    """Render Altair charts offline in JupyterLab 4 / Notebook 7: enable the ``semanscope`` renderer.
 
     JupyterLab's built-in Vega extension draws the ``application/vnd.vegalite.v5+json``
-    output, with no network.  Returns the active renderer name.  ``max_rows``
-    also lifts Altair's row guard for *your own* DataFrame charts (ours embed
-    inline data and need no change).
+    output, with no network and no version warning (see the module doc).  Returns
+    the active renderer name.  ``max_rows`` also lifts Altair's row guard for
+    *your own* DataFrame charts (ours embed inline data and need no change).
     """
     import altair as alt
 
-    alt.renderers.enable("mimetype")
+    if "semanscope" not in alt.renderers.names():
+        alt.renderers.register("semanscope", _semanscope_renderer)
+    alt.renderers.enable("semanscope")
     if max_rows is not None:
         alt.data_transformers.enable("default", max_rows=max_rows)
     return alt.renderers.active

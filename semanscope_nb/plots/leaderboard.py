@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Sequence
 
@@ -67,7 +68,13 @@ def leaderboard_table(
 
     A Styler (not an Altair text table) because it renders as an HTML table in
     notebooks, copies into papers (``.to_latex()``, ``.to_html()``) and keeps the
-    "0.807 ± 0.005" cells as text.  ``Avg SA`` is shaded by tier.
+    "0.807 ± 0.005" cells as text.  ``Avg SA`` is shaded by tier.  Model and
+    dataset names, cells and the caption are HTML-escaped (a Styler does not
+    escape by default), so the HTML holds no markup a name brought in.
+
+    >>> t = pd.DataFrame({"model": ["<img src=x onerror=alert(1)>"], "dataset": ["d"], "sa_cosine": [0.7]})
+    >>> "<img" in leaderboard_table(t).to_html()
+    False
     """
     wide = leaderboard_wide(table, distance=distance, datasets=datasets)
     default = ("Semantic Affinity Scores (Cosine Distance - PRIMARY)" if distance == "cosine"
@@ -79,8 +86,10 @@ def leaderboard_table(
         return f"background-color: {TIER_COLOURS[thresholds.classify(float(v))]}33"
 
     styler = (
-        wide.style.format({"Avg SA": "{:.3f}"}).map(shade, subset=["Avg SA"])
-        .set_caption(caption or default)
+        wide.style.format(escape="html").format({"Avg SA": "{:.3f}"})
+        .format_index(escape="html", axis=0).format_index(escape="html", axis=1)
+        .map(shade, subset=["Avg SA"])
+        .set_caption(html.escape(caption or default))
         .set_table_styles([
             {"selector": "caption", "props": "caption-side: bottom; font-style: italic; padding-top: 6px;"},
             {"selector": "th", "props": "text-align: left; border-bottom: 1px solid #444;"},

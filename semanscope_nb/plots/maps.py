@@ -35,15 +35,26 @@ Example
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from semanscope_nb.metrics.affinity import SAResult
-from semanscope_nb.plots.chart_kit import import_altair, inline, language_scale
+from semanscope_nb.provenance import atomic_write_text
+from semanscope_nb.plots.chart_kit import fast_spec, import_altair, inline, json_rows, language_scale
 from semanscope_nb.plots.legend import (
     check_legend_position,
+    emptiest_corner,
+    legend_header,
     legend_layers,
     sa_legend_text,
     theme_colours,
@@ -63,6 +74,14 @@ if TYPE_CHECKING:  # pragma: no cover
 SHAPES = ["circle", "square", "triangle-up", "diamond", "cross", "triangle-down", "triangle-left", "triangle-right"]
 #: what ``navigate=True`` switches on; pass a subset (e.g. ``navigate={"zoom", "search"}``) for fewer
 NAV_FEATURES = ("zoom", "search", "brush", "labels")
+#: the dataset names of a map built by name (:func:`alignment_map_spec`): a panel updates one of them in place
+DATA_NAMES = {"points": "snb_points", "lines": "snb_lines", "legend": "snb_legend", "worst": "snb_worst"}
+#: the parameter names of a map built by name (their signals carry clicks and brushes back to a panel)
+PARAM_NAMES = {"pick": "snb_pick", "brush": "snb_brush", "search": "snb_search", "zoom": "snb_zoom"}
+#: the legend positions drawn on a box inside the plot
+CORNER_POSITIONS = ("top-left", "top-right", "bottom-left", "bottom-right")
+#: at most this many search matches are labelled on the map (the side list shows them all)
+SEARCH_LABELS = 12
 #: shift-drag draws the brush; a plain drag pans (so the two never fight over one gesture)
 _SHIFT_DRAG = "[mousedown[event.shiftKey], window:mouseup] > window:mousemove!"
 _PLAIN_DRAG = "[mousedown[!event.shiftKey], window:mouseup] > window:mousemove!"
@@ -170,6 +189,53 @@ def _search_test(name: str, fields: Sequence[str]) -> str:
     return f"(length({name}) > 0 && ({hits}))"
 
 
+@dataclass(frozen=True)
+class MapTable:
+    """The data of a map, without any chart: its rows, languages, shape groups and axis name (no Altair needed)."""
+
+    frame: pd.DataFrame
+    axis_name: str
+    languages: list[str]
+    #: (field, title, domain, shapes) of the shape encoding, or None
+    shape: tuple[str, str, list[str], list[str]] | None
+
+
+def map_table(projection: "Projection", result: SAResult | None, dataset: "WordDataset | None", *,
+              shape_by: str | None, language_domain: Sequence[str] | None) -> MapTable:
+    """The rows every view of a map draws (see :func:`map_frame`), its colour domain and its shapes.
+
+    >>> import numpy as np, semanscope_nb as snb
+    >>> p = snb.project(np.random.default_rng(0).normal(size=(4, 5)), method="pca", cache=False,
+    ...                 words=["water", "fire", "水", "火"], languages=["en", "en", "zh", "zh"])
+    >>> t = map_table(p, None, None, shape_by="group", language_domain=None)
+    >>> t.axis_name, t.languages, t.shape, len(t.frame)
+    ('PC', ['en', 'zh'], None, 4)
+    """
+    df = map_frame(projection, result=result, dataset=dataset)
+    keep = [c for c in ("x", "y", "z") if c in df] + ["word", "language", "concept", "group", "translations"] + (
+        ["inter_cosine"] if "inter_cosine" in df else [])
+    df = df[keep]
+    axis_name = {"phate": "PHATE", "umap": "UMAP", "tsne": "t-SNE", "pca": "PC"}.get(projection.method, projection.method)
+    given = [str(code) for code in (language_domain or ())]
+    languages = list(dict.fromkeys(given + [str(code) for code in df["language"]]))
+    shape = None
+    if shape_by not in ("group", "language", None):
+        raise ValueError(f"shape_by must be 'group', 'language' or None, got {shape_by!r}")
+    if shape_by == "group":
+        groups = [g for g in df["group"].value_counts().index if g is not None]
+        if len(groups) >= 2:  # one group: a shape legend would say nothing
+            if len(groups) > len(SHAPES):  # too many for distinguishable shapes: the largest groups + "other"
+                top = set(groups[: len(SHAPES) - 1])
+                groups = groups[: len(SHAPES) - 1] + ["other"]
+            else:
+                top = set(groups)
+            df = df.assign(shape_group=[g if g in top or g is None else "other" for g in df["group"]])
+            shape = ("shape_group", "concept group", [str(g) for g in groups], SHAPES[: len(groups)])
+    elif shape_by == "language":
+        shape = ("language", "language", languages, [_language_shape(c, languages) for c in languages])
+    return MapTable(df, axis_name, languages, shape)
+
+
 class MapParts:
     """What every view of one projection shares: the rows, tooltip, colour and shape encodings.
 
@@ -182,39 +248,34 @@ class MapParts:
     """
 
     def __init__(self, projection: "Projection", result: SAResult | None, dataset: "WordDataset | None", *,
-                 shape_by: str | None, language_domain: Sequence[str] | None) -> None:
+                 shape_by: str | None, language_domain: Sequence[str] | None, named: bool = False,
+                 table: MapTable | None = None) -> None:
         alt = import_altair()
-        df = map_frame(projection, result=result, dataset=dataset)
-        keep = [c for c in ("x", "y", "z") if c in df] + ["word", "language", "concept", "group", "translations"] + (
-            ["inter_cosine"] if "inter_cosine" in df else [])
-        df = df[keep]
-        self.axis_name = {"phate": "PHATE", "umap": "UMAP", "tsne": "t-SNE", "pca": "PC"}.get(projection.method, projection.method)
+        #: with ``named=True`` every view reads its rows by name (:data:`DATA_NAMES`) and the rows wait in
+        #: :attr:`datasets` (``{name: rows}``) for the caller to put under the spec's top-level ``datasets``
+        self.named = bool(named)
+        self.datasets: dict[str, Any] = {}
+        t = table or map_table(projection, result, dataset, shape_by=shape_by, language_domain=language_domain)
+        df = t.frame
+        self.axis_name, self.languages, self.shape = t.axis_name, t.languages, t.shape
         tooltip = [alt.Tooltip("word:N"), alt.Tooltip("language:N"), alt.Tooltip("concept:N"), alt.Tooltip("translations:N")]
         if df["group"].notna().any():
             tooltip.append(alt.Tooltip("group:N", title="concept group"))
         if "inter_cosine" in df:
             tooltip.append(alt.Tooltip("inter_cosine:Q", title="concept inter distance (cosine)", format=".3f"))
         self.tooltip = tooltip
-        given = [str(code) for code in (language_domain or ())]
-        self.languages = list(dict.fromkeys(given + [str(code) for code in df["language"]]))
         self.colour = language_scale(self.languages)
-        self.shape = None
-        if shape_by not in ("group", "language", None):
-            raise ValueError(f"shape_by must be 'group', 'language' or None, got {shape_by!r}")
-        if shape_by == "group":
-            groups = [g for g in df["group"].value_counts().index if g is not None]
-            if len(groups) >= 2:  # one group: a shape legend would say nothing
-                if len(groups) > len(SHAPES):  # too many for distinguishable shapes: the largest groups + "other"
-                    top = set(groups[: len(SHAPES) - 1])
-                    groups = groups[: len(SHAPES) - 1] + ["other"]
-                else:
-                    top = set(groups)
-                df = df.assign(shape_group=[g if g in top or g is None else "other" for g in df["group"]])
-                self.shape = ("shape_group", "concept group", groups, SHAPES[: len(groups)])
-        elif shape_by == "language":
-            self.shape = ("language", "language", self.languages, [_language_shape(c, self.languages) for c in self.languages])
         self.frame = df
-        self.data = inline(df)
+        self.data = self.data_for("points", df)
+
+    def data_for(self, role: str, frame: pd.DataFrame) -> Any:
+        """The Altair data of ``frame`` for one ``role`` ("points", "lines", "legend", "worst"): inline, or by name."""
+        if not self.named:
+            return inline(frame)
+        alt = import_altair()
+        name = DATA_NAMES[role]
+        self.datasets[name] = json_rows(frame)
+        return alt.NamedData(name=name)
 
     def shape_encoding(self, legend: Any) -> Any:
         alt = import_altair()
@@ -222,8 +283,10 @@ class MapParts:
         return alt.Shape(f"{field}:N", title=title, scale=alt.Scale(domain=list(domain), range=list(shapes)), legend=legend)
 
 
-def concept_pick(frame: pd.DataFrame, selected: Sequence[str] | None) -> Any:
+def concept_pick(frame: pd.DataFrame, selected: Sequence[str] | None, *, name: str | None = None) -> Any:
     """The click selection on ``concept``; ``selected`` concepts (those on this map) start selected.
+
+    ``name``: the parameter's name (default: Altair's numbered one); a panel names it to read clicks back.
 
     >>> concept_pick(pd.DataFrame({"concept": ["water / 水"]}), ["water / 水", "fire / 火"]).param.value
     [{'concept': 'water / 水'}]
@@ -231,7 +294,9 @@ def concept_pick(frame: pd.DataFrame, selected: Sequence[str] | None) -> Any:
     alt = import_altair()
     known = set(frame["concept"].dropna())
     value = [{"concept": c} for c in dict.fromkeys(selected or ()) if c in known]
-    kwargs = {"value": value} if value else {}
+    kwargs: dict[str, Any] = {"value": value} if value else {}
+    if name:
+        kwargs["name"] = name
     return alt.selection_point(fields=["concept"], on="click", clear="dblclick", empty=True, **kwargs)
 
 
@@ -256,8 +321,16 @@ def map_view(
     theme: str = "light",
     domains: Mapping[str, Sequence[float]] | None = None,
     legend_orient: str | None = None,
+    zoom_name: str | None = None,
+    static_labels: Sequence[str] | None = None,
+    static_search: str = "",
 ) -> "alt.LayerChart":
     """One 2-D view of a projection (fields ``x`` and ``y``): points, optional lines and labels, the SA legend box.
+
+    The legend box is drawn only for a corner ``legend_position``.  Search matches
+    are labelled up to :data:`SEARCH_LABELS` of them (the side list holds them all).
+    ``static_labels`` (concepts) and ``static_search`` (text) label words without
+    any interaction: what an exported figure carries of the user's selection and search.
 
     >>> import numpy as np, semanscope_nb as snb
     >>> p = snb.project(np.random.default_rng(0).normal(size=(4, 5)), method="pca", cache=False,
@@ -298,13 +371,14 @@ def map_view(
     clip = "zoom" in features  # zoomed-in points stay inside the plot area
     points = alt.Chart(parts.data).mark_point(filled=True, size=point_size, clip=clip).encode(**enc).add_params(pick)
     if "zoom" in features:  # wheel zooms, a plain drag pans, double-click resets
-        points = points.add_params(alt.selection_interval(bind="scales", translate=_PLAIN_DRAG))
+        zoom = alt.selection_interval(bind="scales", translate=_PLAIN_DRAG, **({"name": zoom_name} if zoom_name else {}))
+        points = points.add_params(zoom)
     if brush is not None:
         points = points.add_params(brush)
     layers: list[Any] = []
     if lines is not None:
         layers.append(
-            alt.Chart(inline(lines)).mark_line(strokeWidth=0.7, color=th["line"], clip=clip)
+            alt.Chart(parts.data_for("lines", lines)).mark_line(strokeWidth=0.7, color=th["line"], clip=clip)
             .encode(x=X, y=Y, detail="concept:N", order="order:O",
                     opacity=alt.condition(pick, alt.value(0.35), alt.value(0.05)))
         )
@@ -313,33 +387,44 @@ def map_view(
         layers.append(alt.Chart(parts.data).mark_text(dx=6, align="left", fontSize=9, clip=clip)
                       .encode(x=X, y=Y, text="word:N", color=alt.Color("language:N", scale=parts.colour, legend=None),
                               opacity=alt.condition(pick, alt.value(0.9), alt.value(0.1))))
-    shown: list[Any] = []
+    label_mark = {"align": "left", "baseline": "bottom", "dx": 6, "dy": -4, "fontSize": 11, "fontWeight": "bold",
+                  "color": th["text"], "clip": clip}
     if "labels" in features:  # a clicked concept, labelled in every language
-        shown.append({"param": pick.name, "empty": False})
-    if match:
-        shown.append(match)
-    if shown:
+        layers.append(alt.Chart(parts.data).transform_filter({"param": pick.name, "empty": False})
+                      .mark_text(**label_mark).encode(x=X, y=Y, text="word:N", tooltip=parts.tooltip))
+    elif static_labels:  # a figure without interaction: the selected concepts, labelled
+        known = [c for c in dict.fromkeys(static_labels) if c in set(parts.frame["concept"].dropna())]
+        if known:
+            layers.append(alt.Chart(parts.data).transform_filter(alt.FieldOneOfPredicate(field="concept", oneOf=known))
+                          .mark_text(**label_mark).encode(x=X, y=Y, text="word:N", tooltip=parts.tooltip))
+    found = match or (_search_test(json.dumps(str(static_search)), search_fields) if static_search else None)
+    if found:  # search matches: the first few labelled (sorted by word), so a dense area does not pile up labels
         layers.append(
-            alt.Chart(parts.data).transform_filter(shown[0] if len(shown) == 1 else {"or": shown})
-            .mark_text(align="left", baseline="bottom", dx=6, dy=-4, fontSize=11, fontWeight="bold", color=th["text"], clip=clip)
-            .encode(x=X, y=Y, text="word:N", tooltip=parts.tooltip)
+            alt.Chart(parts.data).transform_filter(found)
+            .transform_window(match_rank="row_number()", sort=[{"field": "word"}, {"field": "language"}])
+            .transform_filter(f"datum.match_rank <= {SEARCH_LABELS}")
+            .mark_text(**label_mark).encode(x=X, y=Y, text="word:N", tooltip=parts.tooltip)
         )
-    if legend_text and legend_position != "outside":
+    if legend_text and legend_position in CORNER_POSITIONS:
+        detail_row = {"legend": legend_text, **({"verdict": legend_detail} if legend_detail else {})}
         layers += legend_layers(legend_text, width=width, height=height, position=legend_position, theme=theme,
-                                 detail=legend_detail)
+                                detail=legend_detail,
+                                data=parts.data_for("legend", pd.DataFrame([detail_row])) if parts.named else None)
     return alt.layer(*layers).properties(width=width, height=height)
 
 
-def _brush_list(parts: MapParts, brush: Any, *, width: int, height: int, theme: str) -> "alt.Chart":
-    """The words inside the brush, one line each: word (language) — translations."""
+def _brush_list(parts: MapParts, brush: Any, *, width: int, height: int, theme: str, match: str | None = None) -> "alt.Chart":
+    """The words inside the brush (and the search matches), one line each: word (language) — translations."""
     alt = import_altair()
     th = theme_colours(theme)
     rows = max(3, int(height // 15) - 1)
     line = "datum.word + ' (' + datum.language + ')' + (datum.translations ? ' — ' + datum.translations : '')"
     more = f"datum.rank == {rows} && datum.total > {rows} ? '… and ' + (datum.total - {rows} + 1) + ' more' : "
+    shown = {"or": [{"param": brush.name, "empty": False}, match]} if match else brush
+    heading = "brushed words (shift-drag) and search matches" if match else "brushed words (shift-drag on the map)"
     return (
         alt.Chart(parts.data)
-        .transform_filter(brush)
+        .transform_filter(shown)
         .transform_joinaggregate(total="count()")
         .transform_window(rank="row_number()", sort=[{"field": "language"}, {"field": "word"}])
         .transform_filter(f"datum.rank <= {rows}")
@@ -348,7 +433,7 @@ def _brush_list(parts: MapParts, brush: Any, *, width: int, height: int, theme: 
         .encode(x=alt.value(4), y=alt.Y("rank:Q", axis=None, scale=alt.Scale(domain=[0.5, rows + 0.5], reverse=True)),
                 text="line:N", tooltip=[alt.Tooltip("word:N"), alt.Tooltip("language:N"), alt.Tooltip("translations:N")])
         .properties(width=width, height=height,
-                    title=alt.TitleParams("brushed words (shift-drag on the map)", fontSize=11, anchor="start"))
+                    title=alt.TitleParams(heading, fontSize=11, anchor="start"))
     )
 
 
@@ -377,12 +462,13 @@ def alignment_map(
     search: str = "",
     search_fields: Sequence[str] = ("word", "concept"),
     worst_concepts: int | None = None,
-    legend_position: str = "top-right",
+    legend_position: str = "header",
     theme: Literal["light", "dark"] = "light",
     language_domain: Sequence[str] | None = None,
     list_width: int = 220,
     verdict: bool = True,
-) -> "alt.LayerChart | alt.HConcatChart":
+    brush: Mapping[str, Sequence[float]] | None = None,
+) -> "alt.LayerChart | alt.HConcatChart | alt.VConcatChart":
     """The alignment map: points coloured by language (fixed colour per code), with the SA legend.
 
     Tooltip: word, language, concept, translations, the concept's inter distance.
@@ -391,9 +477,12 @@ def alignment_map(
     clears); ``selected_concepts`` starts with those concepts selected, so a
     redraw keeps the user's choice.  Shapes mark concept groups when there are
     two or more (``shape_by="language"`` or ``None`` instead; ``shape_by_group=False``
-    also turns shapes off).  The SA legend (:func:`sa_legend_text`) sits on a
-    semi-transparent box in a corner (``legend_position``, or ``"outside"``:
-    under the title); ``theme="dark"`` gives a dark box with light text.
+    also turns shapes off).  The SA legend (:func:`sa_legend_text`) sits in a
+    band above the plot by default (``legend_position="header"``), so it never
+    covers a point or a label; ``"outside"``: under the title; ``"auto"``: the
+    corner with no point or label under it (:func:`~semanscope_nb.plots.legend.emptiest_corner`),
+    else the header; a named corner draws it on a semi-transparent box over the
+    points there.  ``theme="dark"`` gives a dark box with light text.
     The legend carries the chance level and the verdict's caveats when the
     result has them (``verdict=False``: the paper's three lines); hovering the
     box shows the whole verdict sentence.
@@ -403,10 +492,14 @@ def alignment_map(
     ``search_fields`` are enlarged, outlined and labelled; ``search`` is the
     initial text), ``brush`` (shift-drag lists the words and translations inside
     the box beside the map) and ``labels`` (a clicked concept is labelled in
-    every language).  ``worst_concepts=n`` puts the n worst-aligned concepts
+    every language; a figure without ``labels`` navigation labels the
+    ``selected_concepts`` and the ``search`` matches instead, so an export keeps
+    them).  ``worst_concepts=n`` puts the n worst-aligned concepts
     beside the map, linked to it: click a bar, see the concept on the map.
     With a side panel the chart is an ``hconcat`` and the map is 440 px wide
-    unless ``width`` says otherwise (the whole stays under ~900 px).
+    unless ``width`` says otherwise (the whole stays under ~900 px).  ``brush``
+    (``{"x": [x0, x1], "y": [y0, y1]}`` in data units) starts with that box brushed.
+    The x and y scales get the points' padded extent as their domain.
 
     >>> import semanscope_nb as snb
     >>> ds = snb.load_dataset("edge-cases", languages=["en", "de"]).subset(range(12))
@@ -416,44 +509,405 @@ def alignment_map(
     >>> [prm.get("bind") for prm in spec["params"]]
     [None, 'scales']
     """
+    chart, _ = _build_map(
+        projection, result, dataset=dataset, lines=lines, labels=labels, title=title, width=width, height=height,
+        point_size=point_size, shape_by=shape_by if shape_by_group else None, navigate=navigate,
+        selected_concepts=selected_concepts, search=search, search_fields=search_fields, worst_concepts=worst_concepts,
+        legend_position=legend_position, theme=theme, language_domain=language_domain, list_width=list_width,
+        verdict=verdict, named=False, brush=brush)
+    return chart
+
+
+def _auto_corner(f: pd.DataFrame, legend_text: str, *, width: int, height: int, point_size: int, labels: bool,
+                 labelled: Sequence[str], domains: Mapping[str, Sequence[float]]) -> str | None:
+    """The corner for an "auto" legend: the emptiest one if nothing lies under it, else None (the header)."""
+    (x0, x1), (y0, y1) = domains["x"], domains["y"]
+    px = (f["x"].to_numpy(float) - x0) / (x1 - x0) * width
+    py = (1.0 - (f["y"].to_numpy(float) - y0) / (y1 - y0)) * height
+    r = np.sqrt(point_size) / 2 + 1
+    boxes = [np.column_stack([px - r, py - r, px + r, py + r])]
+    words = f["word"].astype(str).to_numpy()
+    for mask, size in ((np.ones(len(f), bool) if labels else np.zeros(len(f), bool), 9),
+                       (f["concept"].isin(list(labelled)).to_numpy(), 11)):
+        if mask.any():  # a label runs right of its point: dx 6, about 0.6 em a character
+            wlen = np.array([len(w) for w in words[mask]], dtype=float)
+            boxes.append(np.column_stack([px[mask] + 6, py[mask] - 4 - size, px[mask] + 6 + 0.62 * size * wlen, py[mask]]))
+    corner, count = emptiest_corner(legend_text, np.vstack(boxes), width=width, height=height)
+    return corner if count == 0 else None
+
+
+def _legend_place(frame: pd.DataFrame, legend_text: str | None, position: str, *, width: int, height: int,
+                  point_size: int, labels: bool, labelled: Sequence[str]) -> tuple[str, dict]:
+    """Where the legend goes, and the scale domains of the map (its points' extent, padded).
+
+    The domains are written into the spec: Vega then computes no extent from the data, so a
+    layer that happens to be empty (no search match, no click yet) logs no "Infinite extent"
+    warning, and an "auto" legend knows where every point lands.
+    """
+    domains = _padded_domains(frame)
+    if not legend_text or position != "auto":
+        return position, domains
+    corner = _auto_corner(frame, legend_text, width=width, height=height, point_size=point_size, labels=labels,
+                          labelled=labelled, domains=domains)
+    return (corner or "header"), domains
+
+
+def _padded_domains(frame: pd.DataFrame, pad: float = 0.05) -> dict[str, tuple[float, float]]:
+    out = {}
+    for axis in [a for a in ("x", "y", "z") if a in frame]:
+        values = frame[axis].to_numpy(float)
+        values = values[np.isfinite(values)]
+        lo, hi = (float(values.min()), float(values.max())) if values.size else (0.0, 1.0)
+        span = (hi - lo) or 1.0
+        out[axis] = (round(lo - pad * span, 4), round(hi + pad * span, 4))
+    return out
+
+
+def _build_map(
+    projection: "Projection",
+    result: SAResult | None,
+    *,
+    dataset: "WordDataset | None",
+    lines: bool,
+    labels: bool,
+    title: str | None,
+    width: int | None,
+    height: int,
+    point_size: int,
+    shape_by: str | None,
+    navigate: bool | Collection[str],
+    selected_concepts: Sequence[str] | None,
+    search: str,
+    search_fields: Sequence[str],
+    worst_concepts: int | None,
+    legend_position: str,
+    theme: str,
+    language_domain: Sequence[str] | None,
+    list_width: int,
+    verdict: bool,
+    named: bool,
+    table: MapTable | None = None,
+    domains: Mapping[str, Sequence[float]] | None = None,
+    brush: Mapping[str, Sequence[float]] | None = None,
+) -> tuple[Any, MapParts]:
+    """The map (see :func:`alignment_map`) and its parts; ``named``: rows and parameters by name (a panel's map)."""
     alt = import_altair()
     features = nav_features(navigate)
     check_legend_position(legend_position)
     theme_colours(theme)
-    parts = MapParts(projection, result, dataset, shape_by=shape_by if shape_by_group else None, language_domain=language_domain)
+    parts = MapParts(projection, result, dataset, shape_by=shape_by, language_domain=language_domain, named=named, table=table)
     side = "brush" in features or bool(worst_concepts)
     if worst_concepts and result is None:
         raise ValueError("worst_concepts= needs the SA result (its per-concept inter distances)")
     width = width if width is not None else (440 if side else 520)
-    pick = concept_pick(parts.frame, selected_concepts)
-    search_param = (alt.param(value=str(search), bind=alt.binding(input="search", placeholder="word or concept", name="search "))
+    names = PARAM_NAMES if named else {}
+    pick = concept_pick(parts.frame, selected_concepts, name=names.get("pick"))
+    search_param = (alt.param(value=str(search), bind=alt.binding(input="search", placeholder="word or concept", name="search "),
+                              **({"name": names["search"]} if named else {}))
                     if "search" in features else None)
+    brush_value = ({"x": [float(v) for v in brush["x"]], "y": [float(v) for v in brush["y"]]}
+                   if brush and "x" in brush and "y" in brush else None)
     brush = (alt.selection_interval(encodings=["x", "y"], on=_SHIFT_DRAG, translate=_SHIFT_DRAG, zoom=False, empty=False,
-                                    clear="dblclick")
+                                    clear="dblclick", **({"name": names["brush"]} if named else {}),
+                                    **({"value": brush_value} if brush_value else {}))
              if "brush" in features else None)
     legend_text = sa_legend_text(result, verdict=verdict) if result is not None else None
+    detail = verdict_sentence(result) if verdict else None
+    static = [] if "labels" in features else list(selected_concepts or ())
+    position, own = _legend_place(parts.frame, legend_text, legend_position, width=width, height=height,
+                                  point_size=point_size, labels=labels, labelled=static)
+    domains = domains or own
     view = map_view(
         parts, width=width, height=height, point_size=point_size, pick=pick, features=features,
         search_name=search_param.name if search_param is not None else None, search_fields=search_fields, brush=brush,
         lines=concept_lines_frame(projection, dataset) if lines and dataset is not None else None, labels=labels,
-        legend_text=legend_text, legend_detail=verdict_sentence(result) if verdict else None, legend_position=legend_position, theme=theme, legend_orient="bottom" if side else None,
+        legend_text=legend_text, legend_detail=detail, legend_position=position, theme=theme,
+        legend_orient="bottom" if side else None, domains=domains, zoom_name=names.get("zoom"), static_labels=static,
+        static_search="" if "search" in features else search,
     )
-    view = title_with_legend(view, title if title is not None else _default_title(result), legend_text=legend_text,
-                             legend_position=legend_position)
-    if not side:
-        return view.add_params(search_param) if search_param is not None else view
-    panels = []
-    if brush is not None:
-        panels.append(_brush_list(parts, brush, width=list_width, height=height if not worst_concepts else height // 2,
-                                  theme=theme))
-    if worst_concepts:
-        panels.append(worst_concepts_chart(result, n=int(worst_concepts), selection=pick,  # type: ignore[arg-type]
-                                           width=list_width - 80,
-                                           title=alt.TitleParams("worst-aligned concepts (click one)", fontSize=11,
-                                                                 anchor="start")))
-    panel = panels[0] if len(panels) == 1 else alt.vconcat(*panels)
-    chart = alt.hconcat(view, panel)
-    return chart.add_params(search_param) if search_param is not None else chart
+    if legend_text and position == "header":
+        row = pd.DataFrame([{"legend": legend_text, **({"verdict": detail} if detail else {})}])
+        header = legend_header(legend_text, width=width, theme=theme, detail=detail,
+                               data=parts.data_for("legend", row) if named else None)
+        view = alt.vconcat(header, view, spacing=4)
+    heading = title if title is not None else _default_title(result)
+    if side:
+        panels = []
+        if brush is not None:
+            panels.append(_brush_list(parts, brush, width=list_width, height=height if not worst_concepts else height // 2,
+                                      theme=theme, match=_search_test(search_param.name, search_fields)
+                                      if search_param is not None else None))
+        if worst_concepts:
+            panels.append(worst_concepts_chart(result, n=int(worst_concepts), selection=pick,  # type: ignore[arg-type]
+                                               width=list_width - 80,
+                                               title=alt.TitleParams("worst-aligned concepts (click one)", fontSize=11,
+                                                                     anchor="start"),
+                                               data=(parts.data_for("worst", result.concepts_frame().head(int(worst_concepts)))
+                                                     if named else None)))
+        panel = panels[0] if len(panels) == 1 else alt.vconcat(*panels)
+        view = alt.hconcat(view, panel)
+    chart = title_with_legend(view, heading, legend_text=legend_text, legend_position=position)
+    if search_param is not None:
+        chart = chart.add_params(search_param)
+    return chart, parts
+
+
+# --------------------------------------------------------------------------- the fast path: a map spec from a template
+
+#: bump when the structure of a map spec changes (stored templates are then rebuilt)
+TEMPLATE_VERSION = "1"
+_MAP_OPTIONS: dict[str, Any] = {
+    "lines": False, "labels": False, "title": None, "width": None, "height": 420, "point_size": 60, "shape_by": "group",
+    "navigate": False, "selected_concepts": None, "search": "", "search_fields": ("word", "concept"), "worst_concepts": None,
+    "legend_position": "header", "theme": "light", "language_domain": None, "list_width": 220, "verdict": True,
+    "brush": None,
+}
+
+
+class SpecTemplates:
+    """Map specs without their rows, kept by structure: in memory (LRU) and, with ``folder``, on disk.
+
+    A template is the Vega-Lite spec of a map built once with its rows and
+    parameters *by name* (:data:`DATA_NAMES`, :data:`PARAM_NAMES`); every other
+    map of the same structure (same languages, shapes, options, legend length)
+    is that template plus its own rows, title, selection and search text: no
+    Altair object is built, no schema validated.  Files are JSON, written
+    atomically; a damaged one is rebuilt.  ``hits``, ``disk_hits`` and
+    ``misses`` count what happened.
+
+    >>> t = SpecTemplates(); t.get("k") is None, t.misses
+    (True, 1)
+    """
+
+    def __init__(self, maxsize: int = 32, *, folder: str | os.PathLike | None = None) -> None:
+        self.maxsize = int(maxsize)
+        self.folder = Path(folder).expanduser() if folder is not None else None
+        self._store: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.disk_hits = self.misses = 0
+
+    def get(self, key: str) -> dict | None:
+        """A fresh copy of the template stored under ``key``, or None."""
+        with self._lock:
+            text = self._store.get(key)
+            if text is not None:
+                self._store.move_to_end(key)
+                self.hits += 1
+                return json.loads(text)
+        if self.folder is not None:
+            try:
+                text = (self.folder / f"{key}.json").read_text(encoding="utf-8")
+                spec = json.loads(text)
+            except (OSError, ValueError):
+                spec = None
+            if isinstance(spec, dict):
+                self._remember(key, text)
+                with self._lock:
+                    self.hits += 1
+                    self.disk_hits += 1
+                return spec
+        with self._lock:
+            self.misses += 1
+        return None
+
+    def put(self, key: str, spec: dict) -> None:
+        text = json.dumps(spec, ensure_ascii=False, sort_keys=True)
+        self._remember(key, text)
+        if self.folder is not None:
+            try:
+                atomic_write_text(self.folder / f"{key}.json", text)
+            except OSError:  # a read-only or full cache folder: the template stays in memory
+                pass
+
+    def _remember(self, key: str, text: str) -> None:
+        with self._lock:
+            self._store[key] = text
+            self._store.move_to_end(key)
+            while len(self._store) > self.maxsize:
+                self._store.popitem(last=False)
+
+
+_DEFAULT_TEMPLATES: dict[str, SpecTemplates] = {}
+
+
+def default_spec_templates() -> SpecTemplates:
+    """The process-wide templates, also on disk in ``spec-templates/`` under the cache folder (``SEMANSCOPE_CACHE``)."""
+    from semanscope_nb.settings import settings
+
+    folder = Path(settings.cache_dir) / "spec-templates"
+    key = str(folder)
+    if key not in _DEFAULT_TEMPLATES:
+        _DEFAULT_TEMPLATES[key] = SpecTemplates(folder=folder)
+    return _DEFAULT_TEMPLATES[key]
+
+
+def _title_value(heading: str | None, legend_text: str | None, position: str) -> Any:
+    """What :func:`title_with_legend` writes as the spec's ``title`` (None: no title)."""
+    if legend_text and position == "outside":
+        return {"text": heading or "", "anchor": "start", "subtitle": legend_text.split("\n"), "subtitleFontSize": 11}
+    return heading or None
+
+
+def alignment_map_spec(
+    projection: "Projection",
+    result: SAResult | None = None,
+    *,
+    dataset: "WordDataset | None" = None,
+    templates: SpecTemplates | None | Literal[False] = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """The alignment map as a Vega-Lite dict, fast: the same map as :func:`alignment_map` (same options).
+
+    The rows and parameters are named (:data:`DATA_NAMES`, :data:`PARAM_NAMES`),
+    so a panel can replace one dataset -- the legend after a tier change -- or
+    read a selection back by name.  The layout comes from ``templates``
+    (default: :func:`default_spec_templates`, in memory and on disk; False: build
+    it now) when a map of the same structure was built before; only then is no
+    Altair object built and no schema validated (the tests validate a freshly
+    built spec, and check that a template gives the very same spec).
+
+    >>> import numpy as np, semanscope_nb as snb
+    >>> p = snb.project(np.random.default_rng(0).normal(size=(4, 5)), method="pca", cache=False,
+    ...                 words=["water", "fire", "水", "火"], languages=["en", "en", "zh", "zh"])
+    >>> spec = alignment_map_spec(p, templates=SpecTemplates(), navigate=True)
+    >>> sorted(spec["datasets"]), [prm["name"] for prm in spec["params"]][:1]
+    (['snb_points'], ['snb_pick'])
+    """
+    unknown = sorted(set(options) - set(_MAP_OPTIONS))
+    if unknown:
+        raise TypeError(f"alignment_map_spec: unknown option(s) {unknown}; it takes those of alignment_map")
+    o = {**_MAP_OPTIONS, **options}
+    features = nav_features(o["navigate"])
+    check_legend_position(o["legend_position"])
+    theme_colours(o["theme"])
+    side = "brush" in features or bool(o["worst_concepts"])
+    if o["worst_concepts"] and result is None:
+        raise ValueError("worst_concepts= needs the SA result (its per-concept inter distances)")
+    width = o["width"] if o["width"] is not None else (440 if side else 520)
+    table = map_table(projection, result, dataset, shape_by=o["shape_by"], language_domain=o["language_domain"])
+    legend_text = sa_legend_text(result, verdict=o["verdict"]) if result is not None else None
+    detail = verdict_sentence(result) if o["verdict"] else None
+    selected = list(dict.fromkeys(o["selected_concepts"] or ()))
+    static = [] if "labels" in features else selected
+    position, domains = _legend_place(table.frame, legend_text, o["legend_position"], width=width, height=o["height"],
+                                      point_size=o["point_size"], labels=o["labels"], labelled=static)
+    if o["legend_position"] == "auto":  # the corner was chosen from these very domains: part of the structure
+        structure_domains: Any = domains
+    else:
+        structure_domains = None
+    lines = concept_lines_frame(projection, dataset) if o["lines"] and dataset is not None else None
+    worst = result.concepts_frame().head(int(o["worst_concepts"])) if o["worst_concepts"] else None
+    rows = {DATA_NAMES["points"]: json_rows(table.frame)}
+    if lines is not None:
+        rows[DATA_NAMES["lines"]] = json_rows(lines)
+    if legend_text and position in ("header", *CORNER_POSITIONS):
+        rows[DATA_NAMES["legend"]] = [{"legend": legend_text, **({"verdict": detail} if detail else {})}]
+    if worst is not None:
+        rows[DATA_NAMES["worst"]] = json_rows(worst)
+    structure = {k: v for k, v in o.items() if k not in ("title", "selected_concepts", "search", "brush")}
+    structure.update(
+        template=TEMPLATE_VERSION, code=_code_fingerprint(), altair=_altair_version(), width=width, position=position, domains=structure_domains,
+        languages=table.languages, shape=table.shape, axis=table.axis_name, columns=list(table.frame.columns),
+        groups=bool(table.frame["group"].notna().any()), legend_lines=len(legend_text.split("\n")) if legend_text else 0,
+        legend_text=legend_text if position in CORNER_POSITIONS else None, detail=bool(detail),
+        worst=len(worst) if worst is not None else None, has_lines=lines is not None,
+        static_labels=static, static_search="" if "search" in features else o["search"],
+        navigate=sorted(features), search_fields=list(o["search_fields"]),
+        language_domain=list(o["language_domain"] or ()),
+    )
+    key = hashlib.sha256(json.dumps(structure, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    store = None if templates is False else (templates if templates is not None else default_spec_templates())
+    spec = store.get(key) if store is not None else None
+    if spec is None:
+        from altair.utils.schemapi import debug_mode
+
+        with debug_mode(False):  # no validation while the objects are built: the tests validate the result
+            chart, _ = _build_map(
+                projection, result, dataset=dataset, lines=o["lines"], labels=o["labels"], title=None, width=width,
+                height=o["height"], point_size=o["point_size"], shape_by=o["shape_by"], navigate=o["navigate"],
+                selected_concepts=static, search="", search_fields=o["search_fields"],
+                worst_concepts=o["worst_concepts"], legend_position=position, theme=o["theme"],
+                language_domain=o["language_domain"], list_width=o["list_width"], verdict=o["verdict"], named=True,
+                table=table, domains=structure_domains or _SENTINEL_DOMAINS)
+            spec = fast_spec(chart)
+        spec.pop("datasets", None)
+        spec.pop("title", None)
+        spec = _stable_view_names(spec)
+        for prm in spec.get("params", []):
+            if prm.get("name") in (PARAM_NAMES["pick"], PARAM_NAMES["brush"]):
+                prm.pop("value", None)
+        if store is not None:
+            store.put(key, spec)
+    if structure_domains is None:
+        spec = _fill_domains(spec, domains)
+    spec["datasets"] = rows
+    title = _title_value(o["title"] if o["title"] is not None else _default_title(result), legend_text, position)
+    if title is not None:
+        spec["title"] = title
+    known = set(table.frame["concept"].dropna())
+    for prm in spec.get("params", []):
+        if prm.get("name") == PARAM_NAMES["pick"]:
+            value = [{"concept": c} for c in selected if c in known]
+            if value:
+                prm["value"] = value
+        elif prm.get("name") == PARAM_NAMES["search"]:
+            prm["value"] = str(o["search"])
+        elif prm.get("name") == PARAM_NAMES["brush"] and o["brush"]:
+            prm["value"] = {"x": [float(v) for v in o["brush"]["x"]], "y": [float(v) for v in o["brush"]["y"]]}
+    return spec
+
+
+#: placeholders a template holds where a map's scale domains go (filled in by :func:`_fill_domains`)
+_SENTINEL_DOMAINS = {"x": (-7.77e300, 7.77e300), "y": (-8.88e300, 8.88e300)}
+
+
+def _fill_domains(spec: Any, domains: Mapping[str, Sequence[float]]) -> Any:
+    """The spec with each placeholder domain of :data:`_SENTINEL_DOMAINS` replaced by the map's own."""
+    lookup = {tuple(v): [float(a) for a in domains[k]] for k, v in _SENTINEL_DOMAINS.items() if k in domains}
+
+    def walk(obj: Any) -> Any:
+        if isinstance(obj, dict):
+            return {k: walk(v) for k, v in obj.items()}
+        if isinstance(obj, list):
+            return lookup.get(tuple(obj), obj) if len(obj) == 2 and all(isinstance(v, float) for v in obj) else [walk(v) for v in obj]
+        return obj
+
+    return walk(spec)
+
+
+def _stable_view_names(spec: dict) -> dict:
+    """Altair's numbered view names ("view_7", from a process-wide counter) renamed in order of appearance."""
+    text = json.dumps(spec, ensure_ascii=False)
+    seen: dict[str, str] = {}
+    for name in re.findall(r'"(view_\d+)"', text):
+        seen.setdefault(name, f"snb_view_{len(seen) + 1}")
+    return json.loads(re.sub(r'"(view_\d+)"', lambda m: f'"{seen[m.group(1)]}"', text)) if seen else spec
+
+
+_FINGERPRINT: list[str] = []
+
+
+def _code_fingerprint() -> str:
+    """A hash of the modules that write map specs, so that a changed module never reuses an old template."""
+    if not _FINGERPRINT:
+        here = Path(__file__).parent
+        h = hashlib.sha256()
+        for name in ("maps.py", "legend.py", "sa_figures.py", "chart_kit.py", "palette.py"):
+            try:
+                h.update((here / name).read_bytes())
+            except OSError:  # pragma: no cover - an installation without sources
+                h.update(name.encode())
+        _FINGERPRINT.append(h.hexdigest()[:16])
+    return _FINGERPRINT[0]
+
+
+def _altair_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("altair")
+    except PackageNotFoundError:  # pragma: no cover
+        return "?"
 
 
 def map_3d(
@@ -471,7 +925,7 @@ def map_3d(
     search: str = "",
     search_fields: Sequence[str] = ("word", "concept"),
     lines: bool = False,
-    legend_position: str = "top-right",
+    legend_position: str = "header",
     theme: Literal["light", "dark"] = "light",
     verdict: bool = True,
 ) -> "alt.HConcatChart":
@@ -482,7 +936,9 @@ def map_3d(
     notebook.  Two views sharing the x axis show all three components instead,
     linked: a click on a concept highlights and labels it in both views, the one
     search box marks matches in both, and each view zooms on its own.  The SA
-    legend sits on the first view.  ``navigate``'s ``brush`` is not used here.
+    legend sits above both views (``"header"``, the default; ``"auto"`` too), under
+    the first view's title (``"outside"``) or in a corner of the first view.
+    ``navigate``'s ``brush`` is not used here.
 
     >>> import numpy as np, semanscope_nb as snb
     >>> p = snb.project(np.random.default_rng(0).normal(size=(12, 5)), method="pca", dims=3, cache=False,
@@ -500,6 +956,8 @@ def map_3d(
     search_param = (alt.param(value=str(search), bind=alt.binding(input="search", placeholder="word or concept", name="search "))
                     if "search" in features else None)
     legend_text = sa_legend_text(result, verdict=verdict) if result is not None else None
+    legend_position = "header" if legend_position == "auto" else legend_position
+    domains = _padded_domains(parts.frame)  # fixed domains: no "Infinite extent" from an empty label layer
     views = []
     for k, yfield in enumerate(("y", "z")):
         views.append(map_view(
@@ -507,12 +965,15 @@ def map_3d(
             search_name=search_param.name if search_param is not None else None, search_fields=search_fields,
             lines=concept_lines_frame(projection, dataset, fields=("x", yfield)) if lines and dataset is not None else None,
             legend_text=legend_text if k == 0 else None, legend_detail=verdict_sentence(result) if verdict else None,
-            legend_position=legend_position, theme=theme, legend_orient="bottom",
+            legend_position=legend_position, theme=theme, legend_orient="bottom", domains=domains,
         ))
     views[0] = title_with_legend(views[0], f"{parts.axis_name} 1 × 2", legend_text=legend_text,
                                  legend_position=legend_position)
     views[1] = views[1].properties(title=f"{parts.axis_name} 1 × 3")
     chart = alt.hconcat(*views).resolve_scale(color="shared", shape="shared")
+    if legend_text and legend_position == "header":
+        chart = alt.vconcat(legend_header(legend_text, width=2 * width + 20, theme=theme,
+                                          detail=verdict_sentence(result) if verdict else None), chart, spacing=4)
     if search_param is not None:
         chart = chart.add_params(search_param)
     heading = title if title is not None else _default_title(result)

@@ -25,6 +25,14 @@ line in ``Projection.notes`` (and ``provenance["notes"]``), never printed.
 
 ``dims=3`` (``ProjectionSettings(n_components=3)``) asks for three components.
 
+Stopping: with ``should_stop=`` (see :mod:`semanscope_nb.models.cancel`), PHATE,
+UMAP and t-SNE run in a worker process (:class:`ProjectionWorker`, started with
+``spawn`` and kept for the next projection) while this process waits and asks
+``should_stop`` every 50 ms; when it says stop, the worker is terminated at once
+-- its CPU use ends with it -- and :class:`~semanscope_nb.errors.Cancelled` is
+raised.  A finished projection is cached as usual (memory and disk), so it is
+never computed twice.  PCA runs in place (it takes milliseconds).
+
 Example
 -------
 >>> import numpy as np
@@ -59,9 +67,11 @@ from typing import Any, Iterator, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from semanscope_nb.errors import Cancelled
+from semanscope_nb.models.cancel import ShouldStop, check_stop
+from semanscope_nb.models.encoders import package_version
 from semanscope_nb.provenance import json_ready
 from semanscope_nb.results import Result
-from semanscope_nb.models.encoders import package_version
 
 PROJECTION_METHODS = ("phate", "umap", "tsne", "pca")
 Method = Literal["phate", "umap", "tsne", "pca"]
@@ -194,8 +204,10 @@ class ProjectionCache:
     Counters: ``hits`` (memory or disk), ``disk_hits``, ``misses``, ``computed``
     (projections actually run).  Disk entries are ``<key>.npz`` files written
     atomically (a temporary file in the same folder, flushed, then renamed), so
-    a reader sees the old entry or the new one, never half of one; a damaged
-    file is recomputed and overwritten.  A folder that cannot be written to
+    a reader sees the old entry or the new one, never half of one.  Each entry
+    carries its key and a SHA-256 digest of its content (:meth:`entry_digest`):
+    a file copied over another key's, changed, unreadable or holding non-finite
+    coordinates is recomputed and overwritten, with a :class:`CacheWarning`.  A folder that cannot be written to
     leaves the cache working in memory (``disk_errors`` counts the failures,
     and one :class:`RuntimeWarning` says so).
     """
@@ -227,22 +239,65 @@ class ProjectionCache:
     def __len__(self) -> int:
         return len(self._store)
 
-    def get(self, key: str) -> CacheEntry | None:
-        """(coords, params, seconds, notes) of ``key``, from memory or disk; None on a miss."""
+    def _path(self, key: str) -> Path:
+        """The entry file of ``key``: one sanitised name inside the cache folder, whatever the key holds."""
+        from semanscope_nb.provenance import path_inside
+
+        return path_inside(self.folder, f"{key}.npz", what="projection cache key")  # type: ignore[arg-type]
+
+    @staticmethod
+    def entry_digest(key: str, coords: np.ndarray, params_json: str, notes_json: str) -> str:
+        """SHA-256 of what a disk entry claims: its key, its coordinates (dtype, shape, bytes), parameters and notes."""
+        c = np.ascontiguousarray(coords)
+        h = hashlib.sha256()
+        for part in (key, c.dtype.str, repr(c.shape), params_json, notes_json):
+            h.update(part.encode("utf-8") + b"\0")
+        h.update(c.tobytes())
+        return h.hexdigest()
+
+    def _read(self, key: str, path: Path, shape: tuple[int, int] | None) -> CacheEntry | None:
+        """The entry in ``path`` if it is what it claims to be; else None and one :class:`CacheWarning` saying why."""
+        from semanscope_nb.errors import CacheWarning
+
+        why = None
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if "key" not in z.files or "digest" not in z.files:
+                    why = "carries no key or digest (written by an older version)"
+                else:
+                    coords, params_json = z["coords"], str(z["params"])
+                    notes_json = str(z["notes"]) if "notes" in z.files else "[]"
+                    if str(z["key"]) != key:
+                        why = f"holds another key ({str(z['key'])[:32]!r})"
+                    elif not np.issubdtype(coords.dtype, np.number) or not np.isfinite(coords).all():
+                        why = "holds coordinates that are not finite numbers"
+                    elif shape is not None and coords.shape != shape:
+                        why = f"holds {coords.shape} coordinates where {shape} were projected"
+                    elif self.entry_digest(key, coords, params_json, notes_json) != str(z["digest"]):
+                        why = "does not match its digest (changed after it was written)"
+                    else:
+                        return coords, json.loads(params_json), float(z["seconds"]), tuple(json.loads(notes_json))
+        except Exception as exc:  # noqa: BLE001 - unreadable, truncated or not an .npz: recomputed (and overwritten)
+            why = f"cannot be read ({type(exc).__name__})"
+        warnings.warn(f"projection cache: '{path.name}' {why}; recomputing the projection", CacheWarning, stacklevel=4)
+        return None
+
+    def get(self, key: str, *, shape: tuple[int, int] | None = None) -> CacheEntry | None:
+        """(coords, params, seconds, notes) of ``key``, from memory or disk; None on a miss.
+
+        A disk entry is served only if it carries ``key`` and a digest that matches its content, its
+        coordinates are finite and (given ``shape``) of that shape; otherwise a :class:`CacheWarning`
+        names the file and the caller recomputes (the entry is overwritten).
+        """
         with self._lock:
             if key in self._store:
                 self._store.move_to_end(key)
                 self.hits += 1
                 return self._store[key]
         if self.folder is not None:
-            path = self.folder / f"{key}.npz"
+            path = self._path(key)
             if path.exists():
-                try:
-                    with np.load(path, allow_pickle=False) as z:
-                        notes = tuple(json.loads(str(z["notes"]))) if "notes" in z.files else ()
-                        entry = (z["coords"], json.loads(str(z["params"])), float(z["seconds"]), notes)
-                except Exception:  # a damaged file is recomputed (and overwritten)
-                    entry = None
+                entry = self._read(key, path, shape)
                 if entry is not None:
                     self._remember(key, entry)
                     with self._lock:
@@ -271,15 +326,18 @@ class ProjectionCache:
         coords, params, seconds, notes = entry
         self.folder.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
         buf = io.BytesIO()
-        np.savez(buf, coords=coords, params=np.array(json.dumps(params, default=str)), seconds=np.array(seconds),
-                 notes=np.array(json.dumps(list(notes))))
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{key}.", suffix=".tmp")
+        coords = np.asarray(coords)
+        params_json, notes_json = json.dumps(params, default=str), json.dumps(list(notes))
+        np.savez(buf, coords=coords, params=np.array(params_json), seconds=np.array(seconds), notes=np.array(notes_json),
+                 key=np.array(key), digest=np.array(self.entry_digest(key, coords, params_json, notes_json)))
+        path = self._path(key)
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{path.name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(buf.getvalue())
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(tmp, self.folder / f"{key}.npz")  # type: ignore[operator]
+            os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
@@ -531,6 +589,144 @@ def _run(method: str, x: np.ndarray, p: dict[str, Any], random_state: int) -> np
     return np.asarray(out, dtype=np.float64)
 
 
+# --------------------------------------------------------------------------- the worker process (stoppable projections)
+
+
+def _worker_main(conn: Any) -> None:  # pragma: no cover - runs in the spawned process
+    """The worker's loop: receive (method, x, params, seed), send back ("ok", coords, notes) or ("error", exception)."""
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        method, x, p, random_state = job
+        notes: list[str] = []
+        try:
+            with _quiet(method, notes):
+                coords = _run(method, x, p, random_state)
+            conn.send(("ok", coords, notes))
+        except Exception as exc:  # sent back and raised in the caller's process
+            try:
+                conn.send(("error", exc, notes))
+            except Exception:  # an exception that does not pickle
+                conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}"), notes))
+
+
+class WorkerUnavailable(RuntimeError):
+    """The worker process could not start or died; :func:`project` then computes in this process (one warning)."""
+
+
+class ProjectionWorker:
+    """One ``spawn``-ed process that runs projections, so that a running one can be ended at once.
+
+    :meth:`run` sends the job and waits, asking ``should_stop`` every ``poll``
+    seconds; on stop it terminates the process (its CPU use stops with it; the
+    next job starts a new one) and raises :class:`~semanscope_nb.errors.Cancelled`.
+    The process is kept between jobs, so only the first projection pays for
+    starting Python and importing the libraries.  Why a process and not a thread:
+    PHATE, UMAP and t-SNE give no hook to stop them, and a thread cannot be killed.
+    Jobs from several threads run one after the other.
+
+    >>> w = ProjectionWorker(); w.pid is None
+    True
+    """
+
+    def __init__(self, *, poll: float = 0.05) -> None:
+        self.poll = float(poll)
+        self._proc: Any = None
+        self._conn: Any = None
+        self._lock = threading.Lock()  # one job at a time
+        self.started = 0  # processes started (tests and benchmarks read it)
+        self.terminated = 0  # processes ended by a stop
+
+    @property
+    def pid(self) -> int | None:
+        """The worker process's id while it is alive (None before the first job and after a stop)."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.is_alive() else None
+
+    def _ensure(self) -> None:
+        if self._proc is not None and self._proc.is_alive():
+            return
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")  # never fork a process that holds threads (a kernel, a widget callback)
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_worker_main, args=(child,), daemon=True, name="semanscope-projection-worker")
+        proc.start()
+        child.close()
+        self._proc, self._conn = proc, parent
+        self.started += 1
+
+    def stop(self) -> None:
+        """End the worker process now (terminate, then kill if it lingers); safe to call at any time."""
+        proc, conn = self._proc, self._conn
+        self._proc = self._conn = None
+        if proc is not None and proc.is_alive():
+            proc.terminate()
+            proc.join(2.0)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(2.0)
+            self.terminated += 1
+        if conn is not None:
+            conn.close()
+
+    def run(self, method: str, x: np.ndarray, params: dict[str, Any], random_state: int, *,
+            should_stop: ShouldStop | None = None) -> tuple[np.ndarray, list[str]]:
+        """``(coords, notes)`` of one projection computed in the worker; :class:`Cancelled` if stopped meanwhile."""
+        what = f"{method} projection"
+        while not self._lock.acquire(timeout=self.poll):  # another thread's job runs: wait, but keep listening
+            check_stop(should_stop, what)
+        try:
+            check_stop(should_stop, what)
+            self._ensure()
+            try:
+                self._conn.send((method, x, params, int(random_state)))
+            except (BrokenPipeError, EOFError, OSError) as exc:
+                self.stop()
+                raise WorkerUnavailable(f"the projection worker process did not start ({exc}); a script that runs "
+                                        "panels needs `if __name__ == '__main__':` around its code (multiprocessing spawn)") from exc
+            while not self._conn.poll(self.poll):
+                if should_stop is not None and should_stop():
+                    self.stop()
+                    check_stop(should_stop, what)
+                    raise Cancelled(f"{what}: stopped on request")  # pragma: no cover - should_stop changed its mind
+                if not self._proc.is_alive():
+                    code = self._proc.exitcode
+                    self.stop()
+                    raise WorkerUnavailable(f"the projection worker process ended unexpectedly (exit code {code}) during {what}")
+            try:
+                status, payload, notes = self._conn.recv()
+            except (EOFError, OSError) as exc:
+                self.stop()
+                raise WorkerUnavailable(f"the projection worker process ended unexpectedly during {what} ({exc})") from exc
+        finally:
+            self._lock.release()
+        if status == "error":
+            raise payload
+        return np.asarray(payload, dtype=np.float64), list(notes)
+
+
+_WORKER: ProjectionWorker | None = None
+_WORKER_LOCK = threading.Lock()
+
+
+def projection_worker() -> ProjectionWorker:
+    """The process-wide :class:`ProjectionWorker` that :func:`project` uses with ``should_stop=``.
+
+    >>> projection_worker() is projection_worker()
+    True
+    """
+    global _WORKER
+    with _WORKER_LOCK:
+        if _WORKER is None:
+            _WORKER = ProjectionWorker()
+        return _WORKER
+
+
 def project(
     vectors: Any,
     *,
@@ -540,6 +736,7 @@ def project(
     languages: Sequence[str] | None = None,
     cache: ProjectionCache | None | Literal[False] = None,
     dims: int = 2,
+    should_stop: ShouldStop | None = None,
     **params: Any,
 ) -> Projection:
     """Project ``vectors`` to 2-D (``dims=3``: 3-D) with ``method`` (phate, umap, tsne, pca); cached.
@@ -551,6 +748,8 @@ def project(
     perplexity; any: ``scale=False`` skips the StandardScaler).  ``cache=None``
     uses :func:`default_projection_cache` (memory + disk); ``False`` computes
     without caching.  Library warnings end up in ``notes``, not on the screen.
+    ``should_stop`` (a callable): PHATE, UMAP and t-SNE run in the
+    :func:`projection_worker` process, ended when it says stop (see the module doc).
 
     >>> import numpy as np
     >>> v = {"en": np.eye(6), "zh": np.eye(6)}          # every zh row duplicates an en row
@@ -574,15 +773,25 @@ def project(
                            "library": f"{lib}=={package_version(lib)}"}, sort_keys=True, default=str)
     key = hashlib.sha256(key_blob.encode()).hexdigest()[:32]
     store = None if cache is False else (cache if cache is not None else default_projection_cache())
-    hit = store.get(key) if store is not None else None
+    hit = store.get(key, shape=(uniq.shape[0], int(p.get("n_components", dims)))) if store is not None else None
     if hit is not None:
         coords_u, _, seconds, notes = hit
         from_cache = True
     else:
         t0 = time.perf_counter()
         caught: list[str] = []
-        with _quiet(method, caught):
-            coords_u = _run(method, uniq, p, int(random_state))
+        in_worker = should_stop is not None and method != "pca" and p.get("fallback") != "pca"
+        if in_worker:
+            try:
+                coords_u, caught = projection_worker().run(method, uniq, p, int(random_state), should_stop=should_stop)
+            except WorkerUnavailable as exc:
+                warnings.warn(f"{exc}; projecting in this process instead (Cancel then waits for the projection to end)",
+                              RuntimeWarning, stacklevel=2)
+                in_worker = False
+        if not in_worker:
+            check_stop(should_stop, f"{method} projection")
+            with _quiet(method, caught):
+                coords_u = _run(method, uniq, p, int(random_state))
         notes = tuple(caught)
         seconds = time.perf_counter() - t0
         from_cache = False
@@ -621,9 +830,10 @@ def project_dataset(
     *,
     settings: ProjectionSettings | None = None,
     cache: ProjectionCache | None | Literal[False] = None,
+    should_stop: ShouldStop | None = None,
 ) -> Projection:
     """:func:`project` of every unique (language, word) of ``dataset`` with ``settings`` (3-D if ``n_components=3``)."""
     s = settings or ProjectionSettings()
     x, words, langs = dataset_points(dataset, vectors)
     return project(x, method=s.method, random_state=s.random_state, words=words, languages=langs, cache=cache,
-                   dims=s.n_components, **dict(s.params))
+                   dims=s.n_components, should_stop=should_stop, **dict(s.params))

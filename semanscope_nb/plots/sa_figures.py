@@ -310,12 +310,13 @@ def pair_heatmap(
 
 
 def worst_concepts_chart(
-    result: SAResult, *, n: int = 15, title: Any = None, selection: Any = None, width: int = 420,
+    result: SAResult, *, n: int = 15, title: Any = None, selection: Any = None, width: int = 420, data: Any = None,
 ) -> "alt.Chart":
     """The ``n`` worst-aligned concepts (largest inter distance between translations), worst on top.
 
     ``selection``: a point selection on ``concept`` (an alignment map's) to link
-    the bars to a map: clicking a bar selects that concept everywhere.
+    the bars to a map: clicking a bar selects that concept everywhere.  ``data``:
+    the Altair data holding ``result.concepts_frame().head(n)`` (default: those rows inline).
 
     >>> import semanscope_nb as snb
     >>> r = snb.run_task("sa", snb.embed("edge-cases", "random-null", languages=["en", "de"], cache=False), n_boot=50)
@@ -325,9 +326,13 @@ def worst_concepts_chart(
     alt = import_altair()
     df = result.concepts_frame().head(n)
     order = list(df["concept"])
-    chart = alt.Chart(inline(df)).mark_bar(color=TIER_COLOURS["non-aligned"]).encode(
-        y=alt.Y("concept:N", sort=order, title=None, axis=alt.Axis(labelLimit=160)),
-        x=alt.X("inter_cosine:Q", title="inter distance between translations (cosine)"),
+    # sorted by the bar length, not by a list of names, so the same chart serves any result; few, formatted
+    # ticks: a narrow axis never prints colliding labels such as "0.000.05"
+    ticks = max(2, min(5, width // 70))
+    chart = alt.Chart(data if data is not None else inline(df)).mark_bar(color=TIER_COLOURS["non-aligned"]).encode(
+        y=alt.Y("concept:N", sort="-x", title=None, axis=alt.Axis(labelLimit=160)),
+        x=alt.X("inter_cosine:Q", title="inter distance (cosine)" if width < 260 else "inter distance between translations (cosine)",
+                axis=alt.Axis(tickCount=ticks, format=".2f", labelOverlap="greedy", labelFlush=True)),
         tooltip=[alt.Tooltip("concept:N"), alt.Tooltip("group:N"), alt.Tooltip("inter_cosine:Q", format=".3f"),
                  alt.Tooltip("inter_euclidean:Q", format=".3f")],
     )

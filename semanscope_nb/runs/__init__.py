@@ -12,6 +12,7 @@ Rooms:
 * :mod:`~semanscope_nb.runs.btsr` -- the sense-testing BTSR on the offline en-zh data.
 * :mod:`~semanscope_nb.runs.mteb` -- results mteb validates, our models inside ``mteb.evaluate``; family / script breakdowns.
 * :mod:`~semanscope_nb.runs.paper` -- the papers' own numbers beside ours (paper 000 on its files, paper 002's TF-IDF on ESS).
+* :mod:`~semanscope_nb.runs.model_report` -- which model for my languages: every measurement side by side, one HTML report.
 * :mod:`~semanscope_nb.runs.grid` -- models x datasets x metrics on joblib/Dask, resumable per job.
 * :mod:`~semanscope_nb.runs.cli` -- the ``semanscope`` command.
 
@@ -40,6 +41,7 @@ from semanscope_nb.runs.evaluate import (
     run_benchmark,
 )
 from semanscope_nb.runs.grid import GridBackendError, GridResult, Metric, get_metric, list_metrics, register_metric, resolve_models, run_grid
+from semanscope_nb.runs.model_report import ModelReport, model_report, save_report
 from semanscope_nb.runs.mteb import (
     MtebEncoder,
     MtebResult,

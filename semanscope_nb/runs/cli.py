@@ -1,4 +1,4 @@
-"""The ``semanscope`` console script: models, datasets, sa, benchmark.
+"""The ``semanscope`` console script: models, datasets, sa, benchmark, run, tasks, report.
 
 The library never prints; this module is where output goes to the terminal.
 Every failure ends as one ``semanscope: error: ...`` line on stderr naming the
@@ -400,6 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--great", type=float, default=0.60, help="tier threshold for 'great' (default 0.60)")
         q.add_argument("--good", type=float, default=0.50, help="tier threshold for 'good' (default 0.50)")
         q.add_argument("--cache-dir", type=_non_empty, help="embedding cache folder (default: $SEMANSCOPE_CACHE or the user cache)")
+        q.add_argument("--absolute-paths", action="store_true",
+                       help="keep absolute data paths in results (they then reveal your folders; default: "
+                       "relative to the data folder, else the file name, beside its sha256)")
 
     s = sub.add_parser("sa", help="Semantic Affinity of one model on one dataset")
     s.add_argument("--model", help="model id (default: settings.default_model, $SEMANSCOPE_MODEL)")
@@ -444,11 +447,44 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--n-boot", type=_int_at_least(0), help="bootstrap resamples (default: settings.n_boot)")
     r.add_argument("--seed", type=int)
     r.add_argument("--cache-dir", type=_non_empty, help="embedding cache folder (default: $SEMANSCOPE_CACHE or the user cache)")
+    r.add_argument("--absolute-paths", action="store_true",
+                   help="keep absolute data paths in results (they then reveal your folders; default: "
+                   "relative to the data folder, else the file name, beside its sha256)")
     r.set_defaults(func=_cmd_run)
+
+    rp = sub.add_parser("report", help="which model for my languages: every measurement side by side -> one HTML file + CSV/JSON")
+    rp.add_argument("--models", type=_csv_list, required=True, help="comma-separated model ids, e.g. use-multilingual,multilingual-e5-small")
+    rp.add_argument("--languages", type=_csv_list, required=True, help="comma-separated language codes, e.g. en,zh,ja")
+    rp.add_argument("--datasets", type=_csv_list, help="comma-separated word datasets or CSV paths (default: conceptual-space,cultural-nuance)")
+    rp.add_argument("--out", type=_non_empty, default="report.html", help="the HTML file (CSV/JSON of every number beside it)")
+    rp.add_argument("--n-boot", type=_int_at_least(0), help="bootstrap resamples (default: settings.n_boot)")
+    rp.add_argument("--seed", type=int)
+    rp.add_argument("--max-sentences", type=_int_at_least(1), default=1000, help="Tatoeba pairs kept per language (default 1000)")
+    rp.add_argument("--work-dir", type=_non_empty, help="job files for resuming (default: <cache>/reports)")
+    rp.add_argument("--cache-dir", type=_non_empty, help="embedding cache folder (default: $SEMANSCOPE_CACHE or the user cache)")
+    rp.add_argument("--force", action="store_true", help="recompute finished steps instead of resuming")
+    rp.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rp.set_defaults(func=_cmd_report)
 
     t = sub.add_parser("tasks", help="list the registered tasks (name, data, main score, parameters)")
     t.set_defaults(func=_cmd_tasks)
     return p
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from semanscope_nb.runs.model_report import model_report
+
+    if args.datasets:
+        _check_dataset_paths(args.datasets, "--datasets")
+    cache = _open_cache(args.cache_dir)
+    r = model_report(args.models, languages=args.languages, datasets=args.datasets, n_boot=args.n_boot, seed=args.seed,
+                     max_sentences=args.max_sentences, work_dir=args.work_dir, cache=cache, force=args.force,
+                     progress=not args.no_progress)
+    paths = r.to_html(args.out)
+    for sentence in r.recommendations["sentence"]:
+        print(sentence)
+    print(f"report: {paths['html']}\nnumbers: {paths['csv']} and {paths['json']}")
+    return 0
 
 
 def _cmd_tasks(args: argparse.Namespace) -> int:
@@ -499,11 +535,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     on_main = threading.current_thread() is threading.main_thread()
     old_term = signal.signal(signal.SIGTERM, _raise_terminated) if on_main else None
+    # --absolute-paths: through the environment, so that worker processes (loky, Dask) see it too
+    old_abs = os.environ.get("SEMANSCOPE_ABSOLUTE_PATHS")
+    if getattr(args, "absolute_paths", False):
+        os.environ["SEMANSCOPE_ABSOLUTE_PATHS"] = "1"
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return _run(args)
     finally:
+        if getattr(args, "absolute_paths", False):
+            if old_abs is None:
+                os.environ.pop("SEMANSCOPE_ABSOLUTE_PATHS", None)
+            else:
+                os.environ["SEMANSCOPE_ABSOLUTE_PATHS"] = old_abs
         if on_main:
             signal.signal(signal.SIGTERM, old_term if old_term is not None else signal.SIG_DFL)
 

@@ -106,6 +106,7 @@ from semanscope_nb.provenance import (
     package_info,
     path_inside,
     safe_name,
+    shareable_report,
     shareable_source,
     utc_now,
 )
@@ -1017,7 +1018,8 @@ def load_grid_data(task_objs: Sequence[Task], datasets: Sequence[Any] | None, co
 def grid_dataset_metadata(loaded: Sequence[Any]) -> dict[str, dict[str, Any]]:
     """What the leaderboard records of each dataset: a shareable source, its hash, size, languages, reader report."""
     return {ds.name: {"source": shareable_source(ds.source), "sha256": ds.sha256, "rows": len(ds),
-                      "languages": list(ds.texts_by_language()), "reader_report": list(getattr(ds, "report", ()))}
+                      "languages": list(ds.texts_by_language()),
+                      "reader_report": shareable_report(getattr(ds, "report", ()), ds.source)}
             for ds in loaded}
 
 
@@ -1159,7 +1161,7 @@ def run_grid(
     table = grid_table(done, [t.name for t in task_objs])
     result = GridResult(table, {j.key: records[j.key] for j in jobs if j.key in records}, jobs, resumed, failures, warm,
                         skipped, [], desc, 0.0, warnings=grid_warnings,
-                        reader_reports={d.name: list(getattr(d, "report", ())) for d in loaded})
+                        reader_reports={d.name: shareable_report(getattr(d, "report", ()), d.source) for d in loaded})
     if tmp_out is None:
         meta = {
             "created": utc_now(), "packages": package_info(), "backend": desc,

@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.errors import ArgumentError, DatasetError, UnknownModelError
-from semanscope_nb.provenance import atomic_write_json, json_ready
+from semanscope_nb.provenance import atomic_write_json, ensure_inside, json_ready
 from semanscope_nb.results import Result
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -425,7 +425,10 @@ def write_mteb(
     itself.  Per result: ``<model>/<revision>/<TaskName>.json`` (scores rounded
     as mteb rounds them), the full values in ``full_precision/<TaskName>.json``
     beside it, and ``model_meta.json`` with every ModelMeta field.  Every file is
-    written atomically.
+    written atomically.  Names are sanitised into single path parts (``..``, ``/``
+    and absolute paths cannot leave the folder); a task named ``model_meta`` or
+    ``full_precision``, and two tasks or models that would share a file, are
+    refused (``ArgumentError``) before anything is written.
 
     >>> import tempfile
     >>> res = MtebResult("Tatoeba", "r1", {"test": [{"main_score": 1 / 3, "hf_subset": "deu-eng", "languages": []}]}, 1.0,
@@ -440,14 +443,66 @@ def write_mteb(
     if (folder is None) == (cache is None):
         raise ArgumentError("pass folder= (the results folder) or cache= (an mteb cache folder: results go to <cache>/results)")
     root = Path(cache) / "results" if cache is not None else Path(folder)
-    for r in results:
-        meta = _complete_meta(r.model)
-        d = _model_dir(root, meta)
-        task_file = f"{_safe(r.task_name)}.json"
+    plan = _mteb_plan(root, results)  # every name checked before anything is written
+    for r, meta, d, task_file in plan:
         atomic_write_json(d / task_file, r.to_mteb_json())
         atomic_write_json(d / FULL_PRECISION_DIR / task_file, r.to_mteb_json(rounded=False))
-        atomic_write_json(d / "model_meta.json", meta)
+        atomic_write_json(d / MODEL_META_FILE, meta)
     return str(root)
+
+
+#: the file beside a model's task files that holds its ModelMeta (mteb's name)
+MODEL_META_FILE = "model_meta.json"
+#: task names that would be written over this layout's own files
+RESERVED_TASK_NAMES = (Path(MODEL_META_FILE).stem, FULL_PRECISION_DIR)
+
+
+def _read_json_or_none(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _mteb_plan(root: Path, results: Sequence[MtebResult]) -> list[tuple[MtebResult, dict[str, Any], Path, str]]:
+    """(result, metadata, model folder, task file) per result; refuses what would leave ``root`` or overwrite another's file.
+
+    Refused (``ArgumentError`` naming the result): a task whose file name would be
+    the metadata's or the full-precision folder's; two task names, or two models,
+    that sanitise to the same file or folder (in this call, or against the files
+    already there).
+    """
+    plan = []
+    owners: dict[Path, tuple[str, str]] = {}
+    tasks: dict[Path, str] = {}
+    for i, r in enumerate(results):
+        meta = _complete_meta(r.model)
+        d = ensure_inside(root, _model_dir(root, meta), what=f"results[{i}]: model {meta['name']!r} revision {meta['revision']!r}")
+        stem = _safe(r.task_name)
+        if stem.casefold() in RESERVED_TASK_NAMES:
+            raise ArgumentError(f"results[{i}]: task name {r.task_name!r} would be written over this layout's own "
+                                f"'{stem}' ({MODEL_META_FILE} and {FULL_PRECISION_DIR}/ sit beside the task files); rename the task")
+        task_file = f"{stem}.json"
+        ensure_inside(root, d / task_file, what=f"results[{i}]: task {r.task_name!r}")
+        model = (str(meta["name"]), str(meta["revision"]))
+        on_disk = _read_json_or_none(d / MODEL_META_FILE)
+        if isinstance(on_disk, dict) and (str(on_disk.get("name")), str(on_disk.get("revision"))) != model:
+            on_disk = (str(on_disk.get("name")), str(on_disk.get("revision")))
+        else:
+            on_disk = None
+        other = owners.setdefault(d, model) if on_disk is None else on_disk
+        if other != model:
+            raise ArgumentError(f"results[{i}]: model {other[0]!r} revision {other[1]!r} and model {model[0]!r} revision "
+                                f"{model[1]!r} both map to the folder '{d.relative_to(root)}'; rename one")
+        task_on_disk = _read_json_or_none(d / task_file)
+        earlier = tasks.setdefault(d / task_file, r.task_name)
+        if isinstance(task_on_disk, dict) and task_on_disk.get("task_name") not in (None, r.task_name):
+            earlier = str(task_on_disk["task_name"])
+        if earlier != r.task_name:
+            raise ArgumentError(f"results[{i}]: tasks {earlier!r} and {r.task_name!r} both map to the file "
+                                f"'{(d / task_file).relative_to(root)}'; rename one")
+        plan.append((r, meta, d, task_file))
+    return plan
 
 
 def _full_precision(d: dict[str, Any], sidecar: Path) -> dict[str, Any]:
@@ -482,13 +537,13 @@ def read_mteb(folder: str | os.PathLike, *, full_precision: bool = True) -> list
         raise DatasetError(f"{folder}: not a folder")
     out = []
     for p in sorted(folder.rglob("*.json")):
-        if p.name == "model_meta.json" or p.parent.name == FULL_PRECISION_DIR:
+        if p.name == MODEL_META_FILE or p.parent.name == FULL_PRECISION_DIR:
             continue
         try:
             d = json.loads(p.read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:
             raise DatasetError(f"{p}, line {e.lineno}: not valid JSON ({e.msg})") from None
-        meta_p = p.parent / "model_meta.json"
+        meta_p = p.parent / MODEL_META_FILE
         meta = json.loads(meta_p.read_text(encoding="utf-8")) if meta_p.exists() else {}
         result = MtebResult.from_mteb_json(d, model=meta, source=str(p))
         sidecar = p.parent / FULL_PRECISION_DIR / p.name

@@ -68,6 +68,7 @@ def sa_task(
     on_zero: str = "drop",
     method: str = "percentile",
     surface_null: bool = True,
+    should_stop: Any = None,
 ) -> SAResult:
     """SA with its bootstrap, chance level and null-aware verdict (paper 000).
 
@@ -75,7 +76,7 @@ def sa_task(
     unknown tokens only (:meth:`~semanscope_nb.models.encoders.Encoder.unknown_token_words`).
     ``surface_null``: also embed the dataset with the surface-form baseline
     ('tfidf-char', through the same cache; cheap) and say whether the model beats
-    it on the same concepts (:attr:`SAResult.surface`).
+    it on the same concepts (:attr:`SAResult.surface`).  ``should_stop``: asked between bootstrap batches.
     """
     aw = aligned_words(embedded)
     surface = None
@@ -83,10 +84,11 @@ def sa_task(
         from semanscope_nb.models.embedded import embed
 
         baseline = embed(embedded.dataset, SURFACE_BASELINE, cache=embedded.cache if embedded.cache is not None else False,
-                         progress=False)
+                         progress=False, should_stop=should_stop)
         surface = aligned_words(baseline)
     result = affinity_of_words(aw, n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds,
-                               on_zero=on_zero, method=method, unknown_words=unknown_words(embedded, aw), surface=surface)
+                               on_zero=on_zero, method=method, unknown_words=unknown_words(embedded, aw), surface=surface,
+                               should_stop=should_stop)
     return _stamp(result, embedded)
 
 
@@ -112,12 +114,12 @@ def unknown_words(embedded: Embedded, aw: AlignedWords | None = None) -> dict[st
 
 
 def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: float = 0.95,
-                 thresholds: TierThresholds = DEFAULT_TIERS) -> Any:
+                 thresholds: TierThresholds = DEFAULT_TIERS, should_stop: Any = None) -> Any:
     """SA of every language pair, each with its own chance level and verdict."""
     from semanscope_nb.metrics.pairs import pair_affinity
 
     return _stamp(pair_affinity(aligned_words(embedded), n_boot=n_boot, seed=seed, confidence=confidence,
-                                thresholds=thresholds), embedded)
+                                thresholds=thresholds, should_stop=should_stop), embedded)
 
 
 def permutation_task(embedded: Embedded, *, n_perm: int = 1000, seed: int) -> Any:
@@ -250,13 +252,15 @@ def csc_task(embedded: Embedded, *, max_sentences: int | None = None, max_per_se
 
 
 def projection_task(embedded: Embedded, *, method: str = "phate", random_state: int = 0, n_components: int = 2,
-                    options: dict | None = None, projection_cache: Any = None) -> Any:
+                    options: dict | None = None, projection_cache: Any = None, should_stop: Any = None) -> Any:
     """A 2-D (or 3-D) map of every unique (language, word), the paper's PHATE by default.
 
     ``options``: the method's own parameters (e.g. ``{"knn": 15}``); ``projection_cache``: a
     :class:`~semanscope_nb.plots.projection.ProjectionCache` (None: the process-wide one, on disk).
+    ``should_stop``: PHATE / UMAP / t-SNE then run in a worker process that is ended when it says stop.
     """
     from semanscope_nb.plots.projection import ProjectionSettings, project_dataset
 
     settings = ProjectionSettings(method=method, random_state=random_state, n_components=n_components, params=dict(options or {}))
-    return _stamp(project_dataset(embedded.dataset, embedded.vectors, settings=settings, cache=projection_cache), embedded)
+    return _stamp(project_dataset(embedded.dataset, embedded.vectors, settings=settings, cache=projection_cache,
+                                  should_stop=should_stop), embedded)

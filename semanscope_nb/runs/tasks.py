@@ -39,6 +39,7 @@ Example
 
 from __future__ import annotations
 
+import inspect
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
@@ -46,6 +47,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence
 from semanscope_nb.data.datasets import as_dataset
 from semanscope_nb.errors import ArgumentError, UnknownNameError
 from semanscope_nb.models.cache import EmbeddingCache
+from semanscope_nb.models.cancel import ShouldStop, check_stop
 from semanscope_nb.models.embedded import Embedded, embed
 from semanscope_nb.results import Result
 from semanscope_nb.settings import settings
@@ -86,6 +88,14 @@ class Task:
     @property
     def main_score(self) -> str:
         return self.result_type.main_score_name
+
+    @property
+    def stoppable(self) -> bool:
+        """Whether :attr:`run` takes ``should_stop=`` (checked between its batches); others are asked before they start."""
+        try:
+            return "should_stop" in inspect.signature(self.run).parameters
+        except (TypeError, ValueError):  # a builtin or a callable without a signature
+            return False
 
     def params(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The full parameter set: defaults, then ``given``; unknown names are refused, settings fill None."""
@@ -163,10 +173,13 @@ def prepare(
     cache: EmbeddingCache | str | os.PathLike | None | Literal[False] = None,
     progress: bool | None = None,
     params: Mapping[str, Any] | None = None,
+    should_stop: ShouldStop | None = None,
 ) -> Embedded:
     """Check ``dataset`` for ``task``, then embed it (and the texts the task adds) with ``model``.
 
     What a panel calls before it keeps the :class:`Embedded` for several tasks.
+    ``should_stop`` (see :mod:`semanscope_nb.models.cancel`) is asked between
+    embedding batches: when it says stop, :class:`~semanscope_nb.errors.Cancelled` is raised.
     """
     t = get_task(task)
     p = t.params(params)
@@ -177,9 +190,9 @@ def prepare(
         ds = t.select(ds, p)
     if t.check is not None:
         t.check(ds, p)
-    emb = embed(ds, model, cache=cache, progress=progress)
+    emb = embed(ds, model, cache=cache, progress=progress, should_stop=should_stop)
     if t.texts is not None:
-        emb = emb.extend(t.texts(ds, p), progress=progress)
+        emb = emb.extend(t.texts(ds, p), progress=progress, should_stop=should_stop)
     return emb
 
 
@@ -191,6 +204,7 @@ def run_task(
     languages: Sequence[str] | None = None,
     cache: EmbeddingCache | str | os.PathLike | None | Literal[False] = None,
     progress: bool | None = None,
+    should_stop: ShouldStop | None = None,
     **params: Any,
 ) -> Result:
     """Run ``task`` on ``data`` with ``model``; the one path every caller takes.
@@ -201,20 +215,28 @@ def run_task(
     cache.  ``comparison`` takes a dataset and a list of models, or a list of
     :class:`Embedded`.  ``params`` are the task's
     parameters (:attr:`Task.defaults`).
+
+    ``should_stop`` (a callable, see :mod:`semanscope_nb.models.cancel`; not a
+    task parameter) stops the run early with :class:`~semanscope_nb.errors.Cancelled`:
+    it is asked between embedding batches, before the task starts and, for a
+    task whose function takes ``should_stop`` (:attr:`Task.stoppable`: ``sa``,
+    ``pair-sa``, ``projection``), between its own batches.
     """
     t = get_task(task)
     p = t.params(params)
     if t.inputs == "models":
-        inputs = _model_inputs(t, data, model, languages, cache, progress, p)
+        inputs = _model_inputs(t, data, model, languages, cache, progress, p, should_stop)
     else:
-        inputs = [_one_input(t, data, model, languages, cache, progress, p)]
-    result = t.run(*inputs, **p) if t.inputs != "models" else t.run(inputs, **p)
+        inputs = [_one_input(t, data, model, languages, cache, progress, p, should_stop)]
+    check_stop(should_stop, f"task '{t.name}'")
+    stop = {"should_stop": should_stop} if should_stop is not None and t.stoppable else {}
+    result = t.run(*inputs, **p, **stop) if t.inputs != "models" else t.run(inputs, **p, **stop)
     own = dict(getattr(result, "provenance", {}) or {})
     base = dict(inputs[0].provenance) if t.inputs == 1 else {}  # every single-input result carries its embedding's provenance
     return result.with_provenance(**{k: v for k, v in base.items() if k not in own}, task=t.name, task_version=t.version)
 
 
-def _one_input(t: Task, data: Any, model: Any, languages, cache, progress, p: dict) -> Embedded:
+def _one_input(t: Task, data: Any, model: Any, languages, cache, progress, p: dict, should_stop=None) -> Embedded:
     if isinstance(data, Embedded):
         if model is not None and model != data.model_id:
             raise ArgumentError(f"model={model!r} was given with data embedded by '{data.model_id}'; pass one or the other")
@@ -224,17 +246,17 @@ def _one_input(t: Task, data: Any, model: Any, languages, cache, progress, p: di
         if t.check is not None:
             t.check(emb.dataset, p)
         if t.texts is not None:
-            emb = emb.extend(t.texts(emb.dataset, p), progress=progress)
+            emb = emb.extend(t.texts(emb.dataset, p), progress=progress, should_stop=should_stop)
         return emb
-    return prepare(t, data, model, languages=languages, cache=cache, progress=progress, params=p)
+    return prepare(t, data, model, languages=languages, cache=cache, progress=progress, params=p, should_stop=should_stop)
 
 
-def _model_inputs(t: Task, data: Any, models: Any, languages, cache, progress, p: dict) -> list[Embedded]:
+def _model_inputs(t: Task, data: Any, models: Any, languages, cache, progress, p: dict, should_stop=None) -> list[Embedded]:
     if isinstance(data, (list, tuple)) and data and all(isinstance(d, Embedded) for d in data):
-        return [_one_input(t, d, None, languages, cache, progress, p) for d in data]
+        return [_one_input(t, d, None, languages, cache, progress, p, should_stop) for d in data]
     if models is None or isinstance(models, str) or len(models) < 2:
         raise ArgumentError(f"task '{t.name}' compares several models: pass models=[...] (two or more), got {models!r}")
-    return [_one_input(t, data, m, languages, cache, progress, p) for m in models]
+    return [_one_input(t, data, m, languages, cache, progress, p, should_stop) for m in models]
 
 
 def builtin_tasks() -> list[Task]:

@@ -223,6 +223,9 @@ class ComparePanel(W.VBox):
         self._buttons()
         if auto:
             self.refresh()
+        else:  # says why the panel is blank: computing every slot's model on display could take minutes
+            self.status.value = ("<span class='snb-compare-waiting'>nothing computed yet: press <b>Compare</b> "
+                                 "(each slot embeds its model; an uncached one can take a minute)</span>")
 
     def _new_slot(self, spec: Mapping[str, Any]) -> _Slot:
         return _Slot(model=spec.get("model"), dataset=spec.get("dataset", "conceptual-space"),

@@ -1,29 +1,48 @@
 """ExplorePanel: pick a model, a dataset and tiers; see the alignment map and the scores change.
 
-Also: a Cancel button (a flag checked between embed, SA and projection; a newer
-change supersedes a running one), the stale map and SA label greyed
-(``snb-stale``) with "updating…" while a new result computes, a word search
-wired to the map's ``search=``, the per-language-pair heatmap (*view* toggle),
-a download row (PNG/SVG/PDF/HTML) using the publication settings
-(:data:`PUBLICATION`, kept while the kernel runs), and the panel state saved to /
-restored from a small JSON file (``save_state`` / ``load_state`` / ``from_state``).
+Also: a Cancel button that stops the work itself, the stale map and SA label
+greyed (``snb-stale``) with "updating…" while a new result computes, a word
+search wired to the map, the per-language-pair heatmap (*view* toggle), a
+download row (PNG/SVG/PDF/HTML) using the publication settings
+(:data:`PUBLICATION`, kept while the kernel runs) whose figures carry the
+current selection and search labels, and the panel state -- clicked and
+brushed concepts included -- saved to / restored from a small JSON file
+(``save_state`` / ``load_state`` / ``from_state``, checked against
+:data:`~semanscope_nb.widgets.panel_state.STATE_SCHEMA`).
 
 The panel is thin: it gathers an :class:`ExploreState`, keeps one
 :class:`~semanscope_nb.models.embedded.Embedded` per (model, dataset) and runs the
 registered tasks on it through :func:`~semanscope_nb.runs.tasks.run_task` (``sa``,
 ``projection``, ``pair-sa``: the same function the CLI and the grid call, so the
-same checks and the same provenance), then draws ``alignment_map``.  Each stage is memoised on exactly the inputs it depends on,
-so a change recomputes only what it affects:
+same checks and the same provenance), then draws the map from
+:func:`~semanscope_nb.plots.maps.alignment_map_spec`.  Each stage is memoised on
+exactly the inputs it depends on, so a change recomputes only what it affects:
 
-====================  =====  ===  ==========  =====
-change                embed  SA   projection  chart
-====================  =====  ===  ==========  =====
-model / dataset       yes    yes  yes         yes
-projection settings   -      -    yes         yes
-bootstrap settings    -      yes  -           yes
-tier sliders          -      -    -           yes (``SAResult.with_thresholds``)
-lines checkbox        -      -    -           yes
-====================  =====  ===  ==========  =====
+====================  =====  ===  ==========  ======================================
+change                embed  SA   projection  map
+====================  =====  ===  ==========  ======================================
+model / dataset       yes    yes  yes         new spec (the layout from a template)
+projection settings   -      -    yes         new spec
+bootstrap settings    -      yes  -           new spec
+tier sliders          -      -    -           the legend's rows, in place
+search text           -      -    -           the search parameter, in place
+lines checkbox        -      -    -           new spec
+====================  =====  ===  ==========  ======================================
+
+**Stopping work.**  In a kernel, changes are computed in one background thread,
+so the notebook stays responsive: a change waits ``debounce`` seconds (five quick
+clicks give one computation), a newer change or Cancel stops the running one
+through a :class:`~semanscope_nb.models.cancel.CancelToken` -- between embedding
+batches, between bootstrap batches, and by ending the projection's worker
+process (:class:`~semanscope_nb.plots.projection.ProjectionWorker`) -- so its CPU
+use stops, not only its display.  Outside a kernel (scripts, tests) a change
+computes before the assignment returns (``background=False``); :meth:`wait`
+waits for the background work either way.
+
+**The map** is a :class:`~semanscope_nb.widgets.vega_view.VegaView`: the spec
+goes to the browser once per new map; a tier change rewrites only the legend's
+dataset, a search only its parameter; clicks and brushes come back into
+:attr:`ExplorePanel.selection` and :attr:`ExplorePanel.brush`.
 
 ``panel.counts`` counts the stage runs (tests use it), ``panel.timings`` times the
 last refresh.  Errors (a malformed CSV, a model that is not installed, a cache
@@ -36,14 +55,16 @@ Example
 >>> from semanscope_nb.widgets import ExplorePanel
 >>> panel = ExplorePanel(model="random-null", dataset="edge-cases", max_concepts=20, n_boot=50,
 ...                      projection=None)  # doctest: +SKIP
->>> panel.tiers.great_slider.value = 0.2; panel.counts["sa"]  # doctest: +SKIP
+>>> panel.tiers.great_slider.value = 0.2; panel.wait(); panel.counts["sa"]  # doctest: +SKIP
 1
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
+import inspect
 import json
 import os
 import threading
@@ -54,42 +75,54 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import ipywidgets as W
+import numpy as np
 
 from semanscope_nb.data.words import WordDataset, load_dataset
+from semanscope_nb.errors import Cancelled
 from semanscope_nb.metrics.affinity import (
     DEFAULT_TIERS,
     SAResult,
     TierThresholds,
 )
 from semanscope_nb.models.cache import EmbeddingCache
+from semanscope_nb.models.cancel import CancelToken
 from semanscope_nb.models.embedded import Embedded
 from semanscope_nb.plots import maps, palette, sa_figures
-from semanscope_nb.plots.export import chart_bytes, download_link
+from semanscope_nb.plots.export import chart_bytes, download_link, notebook_output
+from semanscope_nb.plots.legend import sa_legend_text, verdict_sentence
 from semanscope_nb.plots.projection import (
     Projection,
     ProjectionCache,
     ProjectionSettings,
     default_projection_cache,
 )
-from semanscope_nb.provenance import atomic_write_text
+from semanscope_nb.provenance import atomic_write_text, safe_name
 from semanscope_nb.runs.tasks import prepare, run_task
+from semanscope_nb.widgets.panel_state import StateError, read_state
 from semanscope_nb.widgets.pickers import (
     DatasetChoice,
     DatasetPicker,
     ModelPicker,
+    NumberField,
     ProjectionPicker,
     TierThresholdsPicker,
     _error_html,
     as_thresholds,
 )
+from semanscope_nb.widgets.vega_view import HAVE_ANYWIDGET, VegaView
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
 
 
-def _prepare_sa(dataset: WordDataset, model: str, *, cache: Any = None, progress: bool | None = False) -> Embedded:
+def _prepare_sa(dataset: WordDataset, model: str, *, cache: Any = None, progress: bool | None = False,
+                should_stop: Callable[[], bool] | None = None) -> Embedded:
     """The panel's embedding step: the ``sa`` task's checks, then :func:`semanscope_nb.embed` (one Embedded for every view)."""
-    return prepare("sa", dataset, model, cache=cache, progress=progress)
+    return prepare("sa", dataset, model, cache=cache, progress=progress, should_stop=should_stop)
+
+
 SVG_MAX_POINTS = 3000
+#: seconds a control change waits for the next one before computing (five quick clicks: one computation)
+DEBOUNCE = 0.25
 
 
 @dataclass
@@ -133,6 +166,8 @@ class ExploreState:
     search: str = ""
     selection: tuple[str, ...] = ()
     view: str = "map"
+    #: the brushed box in data units, ``(("x", (x0, x1)), ("y", (y0, y1)))`` (hashable), or None
+    brush: tuple | None = None
 
     @property
     def embed_key(self) -> tuple:
@@ -163,11 +198,99 @@ class ExploreState:
                            "random_state": self.projection.random_state},
             "n_boot": self.n_boot, "seed": self.seed, "max_concepts": self.max_concepts, "lines": self.lines,
             "search": self.search, "selection": list(self.selection), "view": self.view,
+            "brush": {k: list(v) for k, v in self.brush} if self.brush else None,
         }
 
 
-class Cancelled(Exception):
-    """A refresh stopped between steps (Cancel pressed, or a newer change superseded it)."""
+def _brush_key(brush: Any) -> tuple | None:
+    """A brush ``{"x": [x0, x1], "y": [y0, y1]}`` as a hashable, ordered tuple (None when empty or malformed)."""
+    if not isinstance(brush, dict):
+        return None
+    try:
+        out = tuple((axis, (float(min(brush[axis])), float(max(brush[axis])))) for axis in ("x", "y") if axis in brush)
+    except (TypeError, ValueError):
+        return None
+    return out if len(out) == 2 else None
+
+
+class _Runner:
+    """The panel's one background thread: debounced requests, the newest wins, the running one is told to stop.
+
+    ``request()`` (from any thread) cancels the running computation's token and
+    schedules a new one ``debounce`` seconds after the last request; ``cancel()``
+    also drops the scheduled one; ``wait()`` blocks until nothing runs or waits.
+    The thread ends when idle and starts again on the next request.
+    """
+
+    def __init__(self, work: Callable[[int, CancelToken], None], *, debounce: float) -> None:
+        self._work, self.debounce = work, float(debounce)
+        self._cond = threading.Condition()
+        self._pending = False
+        self._busy = False
+        self._last = 0.0
+        self.generation = 0
+        self._token: CancelToken | None = None
+        self._thread: threading.Thread | None = None
+        self.started = 0  # computations started (one per settled burst of changes)
+
+    def request(self) -> int:
+        with self._cond:
+            self.generation += 1
+            self._pending, self._last = True, time.monotonic()
+            if self._token is not None:
+                self._token.cancel("superseded by a newer change")
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="snb-explore-refresh", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+            return self.generation
+
+    def cancel(self) -> None:
+        with self._cond:
+            self._pending = False
+            if self._token is not None:
+                self._token.cancel("cancelled")
+            self._cond.notify_all()
+
+    @property
+    def token(self) -> CancelToken | None:
+        return self._token
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while self._pending and (wait := self._last + self.debounce - time.monotonic()) > 0:
+                    self._cond.wait(wait)
+                if not self._pending:
+                    self._thread = None
+                    self._cond.notify_all()
+                    return
+                self._pending, self._busy = False, True
+                generation, token = self.generation, CancelToken()
+                self._token = token
+                self.started += 1
+            try:
+                self._work(generation, token)
+            except BaseException:  # noqa: BLE001 - the work shows its own errors; the thread must survive them
+                pass
+            finally:
+                with self._cond:
+                    self._token, self._busy = None, False
+                    self._cond.notify_all()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._pending and not self._busy, timeout)
+
+
+def _in_kernel() -> bool:
+    """True inside an IPython kernel (a notebook): widget messages must keep flowing while work runs."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return False
+    ip = get_ipython()
+    return ip is not None and getattr(ip, "kernel", None) is not None
 
 
 class _Memo(OrderedDict):
@@ -191,24 +314,100 @@ _STYLE = ("<style>.snb-stale{opacity:.4;filter:grayscale(1);transition:opacity .
 
 def publication_chart(projection: Projection, result: SAResult, *, dataset: WordDataset | None = None,
                       settings: PublicationSettings | None = None, lines: bool = False,
-                      selected_concepts: Sequence[str] | None = None) -> Any:
+                      selected_concepts: Sequence[str] | None = None, search: str = "") -> Any:
     """The static alignment map for export: the publication size, fonts, point size and title choice.
+
+    The ``selected_concepts`` are highlighted and labelled in every language and
+    the words matching ``search`` are labelled: the figure shows what the panel showed.
 
     >>> import semanscope_nb as snb
     >>> ds = snb.load_dataset("edge-cases", languages=["en", "de"]).subset(range(12))
     >>> emb = snb.embed(ds, "random-null", cache=False)
     >>> p = snb.run_task("projection", emb, method="pca")
     >>> r = snb.run_task("sa", emb, n_boot=20)
-    >>> publication_chart(p, r, dataset=ds, settings=PublicationSettings(width=300)).to_dict()["width"]
+    >>> spec = publication_chart(p, r, dataset=ds, settings=PublicationSettings(width=300)).to_dict()
+    >>> spec["vconcat"][1]["width"]  # the SA legend is a header above the map, never over its points
     300
     """
     st = settings or PUBLICATION
     chart = maps.alignment_map(projection, result, dataset=dataset, lines=lines, width=st.width, height=st.height,
-                                 point_size=st.point_size, title=None if st.title else "",
-                                 selected_concepts=list(selected_concepts) if selected_concepts else None)
+                               point_size=st.point_size, title=None if st.title else "",
+                               selected_concepts=list(selected_concepts) if selected_concepts else None, search=search)
     f = st.font_size
     return (chart.configure_axis(labelFontSize=f, titleFontSize=f).configure_legend(labelFontSize=f, titleFontSize=f)
             .configure_title(fontSize=f + 2, subtitleFontSize=f).configure_text(fontSize=f))
+
+
+class SAStore:
+    """SA results on disk, so a restart or a new panel reads the SA of data it has seen instead of recomputing it.
+
+    One JSON file per result (:meth:`SAResult.to_dict`), written atomically, named by a
+    SHA-256 key over everything the result depends on: the dataset's languages and
+    concept cells, every vector's bytes, ``n_boot``, ``seed`` and the source of
+    :mod:`semanscope_nb.metrics` (a changed metric is a new key, never a stale result).  An unreadable or damaged file is a miss (recomputed and
+    rewritten); a read-only folder only loses the saving.  Default folder:
+    ``sa-results/`` beside the embedding cache.
+
+    >>> import tempfile, semanscope_nb as snb
+    >>> ds = snb.load_dataset("edge-cases", languages=["en", "de"]).subset(range(12))
+    >>> emb = snb.embed(ds, "random-null", cache=False)
+    >>> store = SAStore(tempfile.mkdtemp())
+    >>> r = snb.run_task("sa", emb, n_boot=20)
+    >>> store.put(emb, r, n_boot=20, seed=0); store.get(emb, n_boot=20, seed=0).cosine.sa == r.cosine.sa
+    True
+    """
+
+    _code: str | None = None
+
+    def __init__(self, folder: str | os.PathLike | None = None) -> None:
+        if folder is None:
+            from semanscope_nb.models.cache import default_cache_dir
+
+            folder = default_cache_dir() / "sa-results"
+        self.folder = Path(folder)
+        self.hits = self.misses = self.errors = 0
+
+    @classmethod
+    def _code_fingerprint(cls) -> str:
+        if cls._code is None:
+            h = hashlib.sha256(b"sa-store 1")
+            for path in sorted((Path(__file__).resolve().parents[1] / "metrics").glob("*.py")):
+                h.update(path.name.encode() + path.read_bytes())
+            cls._code = h.hexdigest()
+        return cls._code
+
+    def key(self, emb: Embedded, *, n_boot: int, seed: int) -> str:
+        """The file name (hex) of the SA of ``emb`` with this bootstrap."""
+        h = hashlib.sha256(self._code_fingerprint().encode())
+        ds = emb.dataset
+        h.update(json.dumps([str(getattr(ds, "name", "")), list(emb.languages), int(n_boot), int(seed)]).encode())
+        for lang in emb.languages:
+            h.update(json.dumps([list(cell) for cell in ds.column(lang)], ensure_ascii=False).encode())
+            for word, vec in emb.vectors[lang].items():
+                h.update(word.encode() + b"\0" + np.ascontiguousarray(vec).tobytes())
+        return h.hexdigest()[:40]
+
+    def get(self, emb: Embedded, *, n_boot: int, seed: int) -> SAResult | None:
+        """The stored result, or None (absent, unreadable or damaged)."""
+        path = self.folder / f"{self.key(emb, n_boot=n_boot, seed=seed)}.json"
+        try:
+            result = SAResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            self.misses += 1
+            return None
+        except Exception:  # noqa: BLE001 - a damaged or older file is a miss; the result is recomputed
+            self.errors += 1
+            return None
+        self.hits += 1
+        return result
+
+    def put(self, emb: Embedded, result: SAResult, *, n_boot: int, seed: int) -> None:
+        """Store ``result`` (never raises: a read-only or full disk only loses the saving)."""
+        try:
+            atomic_write_text(self.folder / f"{self.key(emb, n_boot=n_boot, seed=seed)}.json",
+                              json.dumps(result.to_dict(), ensure_ascii=False))
+        except OSError:
+            self.errors += 1
 
 
 class ExplorePanel(W.VBox):
@@ -222,7 +421,13 @@ class ExplorePanel(W.VBox):
     one), ``thresholds`` (a :class:`TierThresholds`, ``{"great", "good"}`` or a
     ``(great, good)`` pair), ``worst_concepts`` (bars linked to the map; 0: none),
     ``navigate`` (as in :func:`~semanscope_nb.plots.maps.alignment_map`),
-    ``embedder`` (a replacement for the embedding step, ``(dataset, model, cache=, progress=) -> Embedded``; plumbing).
+    ``selection`` / ``brush`` (start with these concepts clicked, this box brushed),
+    ``background`` (compute in a background thread; None: when running in a kernel),
+    ``debounce`` (seconds a change waits for the next), ``templates`` (the map's
+    :class:`~semanscope_nb.plots.maps.SpecTemplates`; default: the process-wide one),
+    ``sa_store`` (an :class:`SAStore`; True: the default folder; False: SA results in memory only),
+    ``embedder`` (a replacement for the embedding step,
+    ``(dataset, model, cache=, progress=, should_stop=) -> Embedded``; plumbing).
     """
 
     def __init__(
@@ -246,8 +451,13 @@ class ExplorePanel(W.VBox):
         navigate: bool | Sequence[str] = True,
         search: str = "",
         selection: Sequence[str] = (),
-        embedder: Callable[..., tuple] | None = None,
+        brush: dict | None = None,
+        embedder: Callable[..., Any] | None = None,
         auto: bool = True,
+        background: bool | None = None,
+        debounce: float = DEBOUNCE,
+        templates: maps.SpecTemplates | None = None,
+        sa_store: "SAStore | None | bool" = True,
     ) -> None:
         self.models = ModelPicker(value=model, offline_only=offline_only)
         self.datasets = DatasetPicker(value=dataset, folder=folder, languages=languages)
@@ -266,36 +476,52 @@ class ExplorePanel(W.VBox):
         self.message = W.HTML()
         self.sa_label = W.HTML()
         self.counters = W.HTML()
-        self.chart_out = W.Output(layout=W.Layout(min_height=f"{height + 60}px"))
+        self.use_view = HAVE_ANYWIDGET
+        # the map: a VegaView updated in place (anywidget), else JupyterLab's own Vega-Lite output
+        self.chart_out = (VegaView(watch=[maps.PARAM_NAMES["pick"], maps.PARAM_NAMES["brush"]],
+                                   layout=W.Layout(min_height=f"{height + 60}px"))
+                          if self.use_view else W.Output(layout=W.Layout(min_height=f"{height + 60}px")))
         self.pairs_out = W.Output()
         self.table = W.HTML()
+        self.worst_rows = W.VBox()
         self._build_publish_controls()
         for w, cls in ((self.sa_label, "snb-sa-label"), (self.counters, "snb-counters"), (self.message, "snb-message"),
                        (self.chart_out, "snb-chart"), (self.status, "snb-status"), (self.table, "snb-table"),
                        (self.pairs_out, "snb-pairs"), (self.cancel_button, "snb-cancel"), (self.search_box, "snb-search"),
-                       (self.view_toggle, "snb-view"), (self.downloads, "snb-downloads")):
+                       (self.view_toggle, "snb-view"), (self.downloads, "snb-downloads"), (self.worst_rows, "snb-worst-rows")):
             w.add_class(cls)
         controls = W.VBox([self.models, self.datasets,
                            W.HBox([self.tiers, W.VBox([self.projection_picker, self.lines_box, self.search_box])])])
-        self.map_box = W.VBox([self.chart_out, self.table])  # the navigable map is ~900 px wide: the table goes below
+        self.table_box = W.HBox([self.table, self.worst_rows])
+        self.map_box = W.VBox([self.chart_out, self.table_box])  # the navigable map is ~900 px wide: the table goes below
         super().__init__([W.HTML(_STYLE), controls, W.HBox([self.progress, self.cancel_button, self.status]), self.message,
                           self.sa_label, self.view_toggle, self.map_box, self.counters, self.publish_box])
         self.add_class("snb-explore")
         self.n_boot, self.seed, self.max_concepts = int(n_boot), int(seed), max_concepts
         self.width, self.height = width, height
         self.worst_concepts, self.navigate = int(worst_concepts), navigate
+        #: the concepts clicked on the map (or set by :meth:`select`), saved with the state
         self.selection: tuple[str, ...] = tuple(selection)
+        #: the brushed box (data units) and the words inside it, saved with the state
+        self.brush: tuple | None = _brush_key(brush)
+        self.brushed_words: tuple[str, ...] = ()
         self._embedder = embedder or _prepare_sa
         self._cache_arg = cache
         self._cache: EmbeddingCache | None = None
         self.projection_cache = projection_cache if projection_cache is not None else default_projection_cache()
+        self.templates = templates
+        #: SA results kept on disk across restarts (``sa_store=False``: none)
+        self.sa_store: SAStore | None = (SAStore() if sa_store is True else sa_store or None)
         self._datasets: _Memo = _Memo(8)
         self._vectors: _Memo = _Memo(8)
         self._results: _Memo = _Memo(16)
         self._projections: _Memo = _Memo(16)
         self._pairs: _Memo = _Memo(8)
-        self.counts = {"refresh": 0, "dataset": 0, "embed": 0, "sa": 0, "projection": 0, "chart": 0, "errors": 0}
+        self.counts = {"refresh": 0, "dataset": 0, "embed": 0, "sa": 0, "projection": 0, "chart": 0, "errors": 0,
+                       "redraw": 0, "update": 0, "cancelled": 0, "sa_disk": 0}
         self.timings: dict[str, float] = {}
+        #: one line per refresh (generation, outcome, seconds): what ran, what was stopped and why
+        self.history: list[dict[str, Any]] = []
         self.result: SAResult | None = None
         self.projection: Projection | None = None
         self.chart: Any = None
@@ -303,16 +529,21 @@ class ExplorePanel(W.VBox):
         self.pairs_frame: Any = None
         self.error: str | None = None
         self.cancelled = False
+        self._drawn: dict[str, Any] = {}
         self._lock = threading.RLock()  # one refresh computes at a time; memo dicts are touched under it
         self._generation = 0
         self._gen_lock = threading.Lock()
-        self._cancel = threading.Event()
+        self._token: CancelToken | None = None  # the running synchronous refresh's
         self._hold = False
         self._ds: WordDataset | None = None
+        self.background = _in_kernel() if background is None else bool(background)
+        self._runner = _Runner(self._background_refresh, debounce=debounce)
         for w in (self.models, self.datasets, self.tiers, self.projection_picker):
             w.observe(lambda change: self.refresh(), names="value")
         for w in (self.lines_box, self.search_box, self.view_toggle):
             w.observe(lambda change: self.refresh(), names="value")
+        if self.use_view:
+            self.chart_out.observe(self._view_selection, names="selection")
         self.cancel_button.on_click(lambda b: self.cancel())
         self._show_counters()
         if auto:
@@ -321,12 +552,11 @@ class ExplorePanel(W.VBox):
     # -- publication controls -------------------------------------------------------
     def _build_publish_controls(self) -> None:
         st = PUBLICATION
-        small = W.Layout(width="170px")
-        self.pub_width = W.BoundedIntText(value=st.width, min=100, max=4000, description="width", layout=small)
-        self.pub_height = W.BoundedIntText(value=st.height, min=100, max=4000, description="height", layout=small)
-        self.pub_font = W.BoundedIntText(value=st.font_size, min=4, max=48, description="font size", layout=small)
-        self.pub_point = W.BoundedIntText(value=st.point_size, min=1, max=1000, description="point size", layout=small)
-        self.pub_dpi = W.BoundedIntText(value=st.dpi, min=36, max=1200, description="DPI", layout=small)
+        self.pub_width = NumberField(value=st.width, min=100, max=4000, kind=int, description="width")
+        self.pub_height = NumberField(value=st.height, min=100, max=4000, kind=int, description="height")
+        self.pub_font = NumberField(value=st.font_size, min=4, max=48, kind=int, description="font size")
+        self.pub_point = NumberField(value=st.point_size, min=1, max=1000, kind=int, description="point size")
+        self.pub_dpi = NumberField(value=st.dpi, min=36, max=1200, kind=int, description="DPI")
         self.pub_title = W.Checkbox(value=st.title, description="title", indent=False, layout=W.Layout(width="80px"))
         for w in (self.pub_width, self.pub_height, self.pub_font, self.pub_point, self.pub_dpi, self.pub_title):
             w.observe(lambda change: self._publication_changed(), names="value")
@@ -349,18 +579,18 @@ class ExplorePanel(W.VBox):
         self.downloads.value = ""  # the links showed the old settings
 
     def publication_chart(self) -> Any:
-        """The current map with the publication settings (no navigation, static)."""
+        """The current map with the publication settings (static), the selection and the search labels included."""
         if self.projection is None or self.result is None:
             raise ValueError("nothing to export yet: the panel has no map")
         return publication_chart(self.projection, self.result, dataset=self._ds, settings=PUBLICATION,
-                                 lines=self.lines_box.value, selected_concepts=self.selection)
+                                 lines=self.lines_box.value, selected_concepts=self.selection, search=self.search_box.value)
 
     def prepare_downloads(self, formats: Sequence[str] = ("png", "svg", "pdf", "html")) -> str:
         """Fill the download row with ``<a download>`` links for the current map (never raises; returns the HTML)."""
         try:
             chart = self.publication_chart()
             r = self.result
-            name = f"alignment-map-{r.provenance.get('model', 'model')}-{r.provenance.get('dataset', 'data')}".replace("/", "_")
+            name = safe_name(f"alignment-map-{r.provenance.get('model', 'model')}-{r.provenance.get('dataset', 'data')}")
             links = []
             for fmt in formats:
                 if fmt == "png":
@@ -385,21 +615,32 @@ class ExplorePanel(W.VBox):
             model=self.models.value, dataset=self.datasets.value, thresholds=self.tiers.value,
             projection=self.projection_picker.value, n_boot=self.n_boot, seed=self.seed,
             max_concepts=self.max_concepts, lines=self.lines_box.value, search=self.search_box.value,
-            selection=self.selection, view=self.view_toggle.value,
+            selection=self.selection, view=self.view_toggle.value, brush=self.brush,
         )
 
     def select(self, concepts: Sequence[str]) -> None:
-        """Start the map with these concepts selected (kept in the saved state)."""
+        """Select these concepts on the map (highlighted and labelled; kept in the saved state and the exports)."""
         self.selection = tuple(concepts)
         self.refresh()
 
     def save_state(self, path: str | os.PathLike) -> Path:
-        """Write the panel state (model, dataset, languages, thresholds, projection, search, selection) as JSON."""
-        return atomic_write_text(Path(path), json.dumps(self.state.to_json(), indent=1, ensure_ascii=False))
+        """Write the panel state (model, dataset, languages, thresholds, projection, search, clicks, brush) as JSON."""
+        d = self.state.to_json()
+        d["brushed_words"] = list(self.brushed_words)
+        return atomic_write_text(Path(path), json.dumps(d, indent=1, ensure_ascii=False))
 
     def load_state(self, path_or_dict: str | os.PathLike | dict) -> None:
-        """Set every picker from a saved state, then redraw once (an unknown dataset or model shows a message)."""
-        d = path_or_dict if isinstance(path_or_dict, dict) else json.loads(Path(path_or_dict).read_text(encoding="utf-8"))
+        """Set every picker from a saved state, then redraw once (an unknown dataset or model shows a message).
+
+        The state is checked first (:func:`~semanscope_nb.widgets.panel_state.read_state`): a bad file or
+        field raises :class:`~semanscope_nb.widgets.panel_state.StateError` naming it, shows the same
+        message in the panel, and leaves the panel as it was.
+        """
+        try:
+            d = read_state(path_or_dict)
+        except StateError as exc:
+            self.message.value = _error_html(str(exc))
+            raise
         self._hold = True
         try:
             if d.get("folder"):
@@ -431,6 +672,8 @@ class ExplorePanel(W.VBox):
             self.lines_box.value = bool(d.get("lines", False))
             self.search_box.value = str(d.get("search", ""))
             self.selection = tuple(d.get("selection") or ())
+            self.brush = _brush_key(d.get("brush"))
+            self.brushed_words = tuple(d.get("brushed_words") or ())
             self.view_toggle.value = d.get("view", "map") if d.get("view") in ("map", "pairs") else "map"
         finally:
             self._hold = False
@@ -438,15 +681,19 @@ class ExplorePanel(W.VBox):
 
     @classmethod
     def from_state(cls, path: str | os.PathLike, **options: Any) -> "ExplorePanel":
-        """A panel built from a JSON state file (``options`` as in the constructor, e.g. ``cache=``)."""
-        d = json.loads(Path(path).read_text(encoding="utf-8"))
+        """A panel built from a JSON state file (``options`` as in the constructor, e.g. ``cache=``).
+
+        The file is checked first: a bad one raises :class:`~semanscope_nb.widgets.panel_state.StateError`
+        naming the file and the field.
+        """
+        d = read_state(path)
         pr = d.get("projection") or {}
         panel = cls(model=d.get("model"), dataset=None if d.get("folder") else d.get("dataset"),
                     languages=d.get("languages"), folder=d.get("folder"), n_boot=d.get("n_boot", 200),
                     seed=d.get("seed", 0), max_concepts=d.get("max_concepts"),
                     projection=ProjectionSettings(pr["method"], pr.get("params") or {}, pr.get("random_state", 0)) if pr else None,
                     thresholds=d.get("thresholds") or DEFAULT_TIERS, search=d.get("search", ""),
-                    selection=d.get("selection") or (), auto=False, **options)
+                    selection=d.get("selection") or (), brush=d.get("brush"), auto=False, **options)
         panel.load_state(d)
         return panel
 
@@ -457,14 +704,55 @@ class ExplorePanel(W.VBox):
             self._cache = c if isinstance(c, EmbeddingCache) else EmbeddingCache(c)
         return self._cache
 
+    # -- the browser's selections -------------------------------------------------------
+    def _view_selection(self, change: Any) -> None:
+        """Clicks and brushes reported by the map (any thread): kept as the panel's selection and brush."""
+        try:
+            sel = change["new"] or {}
+            pick = sel.get(maps.PARAM_NAMES["pick"])
+            if isinstance(pick, dict) or pick is None:
+                concepts = [str(c) for c in ((pick or {}).get("concept") or [])]
+                if tuple(concepts) != self.selection:
+                    self.selection = tuple(dict.fromkeys(concepts))
+                    self._drawn["selection"] = self.selection  # the browser shows it already: no redraw
+            if maps.PARAM_NAMES["brush"] in sel:
+                self.brush = _brush_key(sel[maps.PARAM_NAMES["brush"]])
+                self._drawn["brush"] = self.brush
+                self.brushed_words = self._words_in(self.brush)
+        except Exception as exc:  # a malformed report from the browser: noted, never raised into the kernel log
+            self.message.value = _error_html(f"selection from the map not understood: {type(exc).__name__}: {exc}")
+
+    def _words_in(self, brush: tuple | None, projection: Projection | None = None) -> tuple[str, ...]:
+        """The words whose points lie in the brushed box (the map's x and y; the shown projection by default)."""
+        p = projection if projection is not None else self.projection
+        if brush is None or p is None or p.words is None:
+            return ()
+        (_, (x0, x1)), (_, (y0, y1)) = brush
+        xs, ys = p.coords[:, 0], p.coords[:, 1]
+        inside = (xs >= x0) & (xs <= x1) & (ys >= y0) & (ys <= y1)
+        return tuple(f"{w} ({lang})" for w, lang, keep in zip(p.words, p.languages or [""] * len(p.words), inside) if keep)
+
     # -- cancelling --------------------------------------------------------------------
     def cancel(self) -> None:
-        """Stop the running refresh at its next step boundary (safe from any thread)."""
-        self._cancel.set()
+        """Stop the running refresh now (its embedding, bootstrap or projection process) and drop a waiting one.
 
-    def _check(self, generation: int) -> None:
-        if self._cancel.is_set():
-            raise Cancelled("cancelled")
+        Safe from any thread; the previous result stays shown, greyed.
+        """
+        self._runner.cancel()
+        token = self._token
+        if token is not None:
+            token.cancel("cancelled")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until no refresh runs or waits (True), or ``timeout`` seconds passed (False)."""
+        ok = self._runner.wait(timeout)
+        with self._lock:  # a synchronous refresh on another thread
+            pass
+        return ok
+
+    def _check(self, generation: int, token: CancelToken | None = None) -> None:
+        if token is not None and token.cancelled:
+            raise Cancelled(token.reason or "cancelled")
         if generation != self._generation:
             raise Cancelled("superseded by a newer change")
 
@@ -479,36 +767,45 @@ class ExplorePanel(W.VBox):
             self._datasets.remember(key, ds)
         return self._datasets[key]
 
-    def _embed(self, s: ExploreState, ds: WordDataset) -> Embedded:
+    def _embed(self, s: ExploreState, ds: WordDataset, token: CancelToken | None) -> Embedded:
         if s.embed_key not in self._vectors:
             self._step(1, f"embedding {len(ds.all_texts())} texts with {html.escape(str(s.model))} "
                           f"(cached texts are read, not re-encoded)…")
             self.counts["embed"] += 1
-            self._vectors.remember(s.embed_key, self._embedder(ds, s.model, cache=self.cache, progress=False))
+            stop = {"should_stop": token} if token is not None and _takes_stop(self._embedder) else {}
+            self._vectors.remember(s.embed_key, self._embedder(ds, s.model, cache=self.cache, progress=False, **stop))
         return self._vectors[s.embed_key]
 
-    def _sa(self, s: ExploreState, emb: Embedded) -> SAResult:
+    def _sa(self, s: ExploreState, emb: Embedded, token: CancelToken | None) -> SAResult:
         if s.sa_key not in self._results:
-            self._step(2, f"Semantic Affinity with {s.n_boot} bootstrap resamples…")
             self.counts["sa"] += 1
-            self._results.remember(s.sa_key, run_task("sa", emb, n_boot=s.n_boot, seed=s.seed))
+            stored = self.sa_store.get(emb, n_boot=s.n_boot, seed=s.seed) if self.sa_store is not None else None
+            if stored is None:
+                self._step(2, f"Semantic Affinity with {s.n_boot} bootstrap resamples…")
+                stored = run_task("sa", emb, n_boot=s.n_boot, seed=s.seed, should_stop=token)
+                if self.sa_store is not None:
+                    self.sa_store.put(emb, stored, n_boot=s.n_boot, seed=s.seed)
+            else:
+                self.counts["sa_disk"] += 1
+            self._results.remember(s.sa_key, stored)
         return self._results[s.sa_key]
 
-    def _project(self, s: ExploreState, emb: Embedded) -> Projection:
+    def _project(self, s: ExploreState, emb: Embedded, token: CancelToken | None) -> Projection:
         if s.projection_key not in self._projections:
             self._step(3, f"{s.projection.method.upper()} projection…")
             self.counts["projection"] += 1
             p = s.projection
             self._projections.remember(s.projection_key, run_task(
                 "projection", emb, method=p.method, random_state=p.random_state, n_components=p.n_components,
-                options=dict(p.params), projection_cache=self.projection_cache))
+                options=dict(p.params), projection_cache=self.projection_cache, should_stop=token))
         return self._projections[s.projection_key]
 
-    def _pair_frame(self, s: ExploreState, emb: Embedded) -> Any:
+    def _pair_frame(self, s: ExploreState, emb: Embedded, token: CancelToken | None) -> Any:
         key = (*s.sa_key, s.thresholds)
         if key not in self._pairs:
             self._step(3, "SA per language pair…")
-            self._pairs.remember(key, run_task("pair-sa", emb, n_boot=s.n_boot, seed=s.seed, thresholds=s.thresholds).table)
+            self._pairs.remember(key, run_task("pair-sa", emb, n_boot=s.n_boot, seed=s.seed, thresholds=s.thresholds,
+                                               should_stop=token).table)
         return self._pairs[key]
 
     # -- refresh -----------------------------------------------------------------
@@ -519,32 +816,50 @@ class ExplorePanel(W.VBox):
     def refresh(self) -> None:
         """Bring the map, the SA label and the table up to date with the pickers (never raises).
 
-        Safe from any thread: a newer call supersedes a running one at its next step.
+        Safe from any thread: a newer call stops a running one (its work, not only its display).
+        In the background mode (a kernel) this returns at once; :meth:`wait` waits for the result.
         """
         if self._hold:
             return
         with self._gen_lock:
             self._generation += 1
             generation = self._generation
+            if self._token is not None:
+                self._token.cancel("superseded by a newer change")
         self._mark_stale(self.result is not None)
         if self.result is not None:
             self.status.value = "<span class='snb-stale-note'>updating…</span>"
+        self.cancel_button.disabled = False
+        if self.background:
+            self._runner.request()
+            return
+        token = CancelToken()
         with self._lock:
-            self._cancel.clear()
-            self.cancel_button.disabled = False
+            self._token = token
             try:
-                self._refresh(generation)
+                self._refresh(generation, token)
             finally:
+                self._token = None
                 self.cancel_button.disabled = True
 
-    def _refresh(self, generation: int) -> None:
+    def _background_refresh(self, generation: int, token: CancelToken) -> None:
+        with self._lock:
+            try:
+                self._refresh(self._generation, token)  # the newest state, whatever the burst of changes was
+            finally:
+                if not self._runner._pending:
+                    self.cancel_button.disabled = True
+
+    def _refresh(self, generation: int, token: CancelToken | None = None) -> None:
         self.counts["refresh"] += 1
         self.timings = {}
         self.message.value = ""
         self.error = None
         self.cancelled = False
+        t_start = time.perf_counter()
+        outcome = "done"
         try:
-            self._check(generation)
+            self._check(generation, token)
             s = self.state
             if s.model is None or s.dataset is None:
                 raise ValueError("pick a model, a dataset and at least two languages")
@@ -552,48 +867,51 @@ class ExplorePanel(W.VBox):
             self._step(0, f"reading {html.escape(s.dataset.name)}…")
             ds = self._dataset(s)
             t1 = time.perf_counter()
-            emb = self._embed(s, ds)
-            self._check(generation)
+            emb = self._embed(s, ds, token)
+            self._check(generation, token)
             t2 = time.perf_counter()
-            result = self._sa(s, emb).with_thresholds(s.thresholds)
-            self._check(generation)
+            result = self._sa(s, emb, token).with_thresholds(s.thresholds)
+            self._check(generation, token)
             t3 = time.perf_counter()
-            proj = self._project(s, emb)
-            self._check(generation)
+            proj = self._project(s, emb, token)
+            self._check(generation, token)
             t4 = time.perf_counter()
-            chart = maps.alignment_map(proj, result, dataset=ds, lines=s.lines, width=self.width, height=self.height,
-                                         navigate=self.navigate, search=s.search,
-                                         selected_concepts=list(s.selection) or None,
-                                         worst_concepts=self.worst_concepts or None)
-            spec = chart.to_dict()
+            how = self._draw(s, result, proj, ds)
             self.counts["chart"] += 1
             t5 = time.perf_counter()
-            pairs = self._pair_frame(s, emb) if s.view == "pairs" else None
-            self._check(generation)
+            pairs = self._pair_frame(s, emb, token) if s.view == "pairs" else None
+            self._check(generation, token)
             t6 = time.perf_counter()
             self.timings = {"dataset": t1 - t0, "embed": t2 - t1, "sa": t3 - t2, "projection": t4 - t3, "chart": t5 - t4,
                             "pairs": t6 - t5, "total": t6 - t0}
-            self.result, self.projection, self.chart, self.spec, self._ds = result, proj, chart, spec, ds
+            self.result, self.projection, self._ds = result, proj, ds
             self.pairs_frame = pairs
             self.downloads.value = ""
-            self._show(result, spec)
+            self._show(result)
             self._show_view(s.view, pairs)
             self._mark_stale(False)
-            self._step(4, f"done in {t6 - t0:.2f} s")
+            self._step(4, f"done in {t6 - t0:.2f} s" + (" (map updated in place)" if how == "update" else ""))
             self.progress.bar_style = "success"
         except Cancelled as exc:
+            outcome = f"stopped: {exc}"
             self.cancelled = True
+            self.counts["cancelled"] += 1
             if generation == self._generation:  # a superseded refresh leaves the panel to the newer one
                 shown = "the previous result (greyed) is still shown" if self.result is not None else "nothing shown yet"
                 self.message.value = f"<div class='snb-cancelled'>{html.escape(str(exc))}: {shown}</div>"
                 self.status.value = "<span class='snb-stale-note'>cancelled</span>"
                 self.progress.bar_style = "warning"
         except Exception as exc:  # shown in the panel, not as a traceback
+            outcome = "failed"
             self.counts["errors"] += 1
             self.error = f"{type(exc).__name__}: {exc}"
             self.message.value = _error_html(self.error)
             self.progress.bar_style = "danger"
             self.status.value = "<span style='color:#b00020'>failed</span>"
+        seconds = time.perf_counter() - t_start
+        self.history.append({"generation": generation, "outcome": outcome, "seconds": seconds,
+                             "started": time.time() - seconds, "at": time.time()})
+        del self.history[:-50]
         try:
             self._show_counters()
         except Exception:  # the counters are a footnote: never let them raise into the kernel log
@@ -604,20 +922,58 @@ class ExplorePanel(W.VBox):
         self.progress.bar_style = "info"
         self.status.value = f"<span style='font-size:90%'>{text}</span>"
 
+    # -- drawing ---------------------------------------------------------------------
+    def _legend_rows(self, result: SAResult) -> list[dict]:
+        detail = verdict_sentence(result)
+        return [{"legend": sa_legend_text(result), **({"verdict": detail} if detail else {})}]
+
+    def _draw(self, s: ExploreState, result: SAResult, proj: Projection, ds: WordDataset) -> str:
+        """Show the map of ``s``: in place when only the tiers or the search changed ("update"), else a new spec ("redraw")."""
+        base = (s.projection_key, s.sa_key, s.lines, self.width, self.height, self.worst_concepts, repr(self.navigate))
+        rows = self._legend_rows(result)
+        lines = rows[0]["legend"].count("\n")
+        d = self._drawn
+        if (self.spec is not None and d.get("base") == base and d.get("selection") == s.selection
+                and d.get("brush") == s.brush and d.get("legend_lines") == lines and self.use_view):
+            spec = dict(self.spec)
+            if d.get("legend") != rows:
+                spec["datasets"] = {**spec["datasets"], maps.DATA_NAMES["legend"]: rows}
+                self.chart_out.update_data(maps.DATA_NAMES["legend"], rows)
+            if d.get("search") != s.search:
+                spec["params"] = [{**p, "value": s.search} if p.get("name") == maps.PARAM_NAMES["search"] else p
+                                  for p in spec.get("params", [])]
+                self.chart_out.set_signal(maps.PARAM_NAMES["search"], s.search)
+            self.spec = spec
+            d.update(legend=rows, search=s.search)
+            self.counts["update"] += 1
+            return "update"
+        brush = {k: list(v) for k, v in s.brush} if s.brush else None
+        spec = maps.alignment_map_spec(
+            proj, result, dataset=ds, lines=s.lines, width=self.width, height=self.height, navigate=self.navigate,
+            search=s.search, selected_concepts=list(s.selection) or None, brush=brush,
+            worst_concepts=self.worst_concepts or None, templates=self.templates)
+        self.spec, self.chart = spec, None
+        self._drawn = {"base": base, "selection": s.selection, "brush": s.brush, "legend_lines": lines, "legend": rows,
+                       "search": s.search}
+        renderer = "svg" if len(proj) <= SVG_MAX_POINTS else "canvas"
+        if self.use_view:
+            self.chart_out.show(spec, renderer=renderer)
+        else:  # JupyterLab's built-in Vega-Lite renderer, offline
+            self.chart_out.outputs = (notebook_output(spec, text="<alignment map>", renderer=renderer),)
+        if s.brush:
+            self.brushed_words = self._words_in(s.brush, proj)
+        self.counts["redraw"] += 1
+        return "redraw"
+
     def _show_view(self, view: str, pairs: Any) -> None:
         if view == "pairs" and pairs is not None:
-            spec = sa_figures.pair_heatmap(pairs).to_dict()
-            self.pairs_out.outputs = ({
-                "output_type": "display_data",
-                "data": {VEGALITE_MIME: spec, "text/plain": "<language pairs>"},
-                "metadata": {VEGALITE_MIME: {"embed_options": {"renderer": "svg", "actions": False}}},
-            },)
-            self.map_box.children = [self.pairs_out, self.table]
+            spec = sa_figures.pair_heatmap(pairs).to_dict(validate=False)
+            self.pairs_out.outputs = (notebook_output(spec, text="<language pairs>"),)
+            self.map_box.children = [self.pairs_out, self.table_box]
         else:
-            self.map_box.children = [self.chart_out, self.table]
+            self.map_box.children = [self.chart_out, self.table_box]
 
-
-    def _show(self, result: SAResult, spec: dict) -> None:
+    def _show(self, result: SAResult) -> None:
         c, e = result.cosine, result.euclidean
         colour = palette.TIER_COLOURS.get(result.tier, "#999")
         prov = result.provenance
@@ -632,28 +988,32 @@ class ExplorePanel(W.VBox):
         rows = [("SA cosine", f"{c.sa:.3f} ± {c.sem:.3f}"), ("95% CI", f"[{c.ci[0]:.3f}, {c.ci[1]:.3f}]"),
                 ("SA Euclidean", f"{e.sa:.3f} ± {e.sem:.3f}"), ("D_intra / D_inter (cos)", f"{c.intra:.3f} / {c.inter:.3f}"),
                 ("tier (null-aware)", result.tier), ("paper tier", result.paper_tier)]
-        v = result.verdict_scores
+        v = result.verdict_scores  # the one accessor the legend, the verdict and the exports read
         if v is not None:
             rows += [("chance level", f"{v.sa_null.value:.3f} [{v.sa_null.ci[0]:.3f}, {v.sa_null.ci[1]:.3f}]"),
                      ("SA − chance", f"{v.delta.value:+.3f} [{v.delta.ci[0]:+.3f}, {v.delta.ci[1]:+.3f}]"),
-                     ("chance-corrected", f"{v.corrected.value:.3f}")]
+                     ("chance-corrected", f"{v.corrected.value:.3f}"), ("verdict on", result.verdict_basis)]
         rows.append(("concepts", str(result.n_concepts)))
-        worst = result.concepts_frame().head(8)
         self.table.value = (
-            "<table style='font-size:90%'>" + "".join(f"<tr><td>{k}</td><td><b>{html.escape(v)}</b></td></tr>" for k, v in rows)
-            + "</table><div style='margin-top:8px;font-size:90%'><b>worst-aligned concepts</b>"
-            + worst[["concept", "inter_cosine"]].to_html(index=False, float_format=lambda v: f"{v:.3f}", border=0)
-            + "</div>" + "".join(f"<div style='font-size:85%;color:#666'>note: {html.escape(n)}</div>" for n in result.diagnostics.notes)
+            "<table class='snb-scores' style='font-size:90%'>"
+            + "".join(f"<tr><td>{k}</td><td><b class='snb-score'>{html.escape(v)}</b></td></tr>" for k, v in rows)
+            + "</table>" + "".join(f"<div style='font-size:85%;color:#666'>note: {html.escape(n)}</div>"
+                                   for n in result.diagnostics.notes)
         )
-        # The raw Vega-Lite 5 MIME bundle, set as the Output widget's content (works in and out of a kernel):
-        # JupyterLab 4 renders it natively, offline, whatever alt.renderers says.  SVG for maps a browser
-        # draws comfortably (marks stay inspectable), canvas for big ones.
-        renderer = "svg" if len(self.projection or ()) <= SVG_MAX_POINTS else "canvas"
-        self.chart_out.outputs = ({
-            "output_type": "display_data",
-            "data": {VEGALITE_MIME: spec, "text/plain": "<alignment map>"},
-            "metadata": {VEGALITE_MIME: {"embed_options": {"renderer": renderer, "actions": False}}},
-        },)
+        self._show_worst(result)
+
+    def _show_worst(self, result: SAResult) -> None:
+        """The worst-aligned concepts as buttons: a click selects that concept on the map."""
+        worst = result.concepts_frame().head(8)
+        buttons = []
+        for concept, inter in zip(worst["concept"], worst["inter_cosine"]):
+            b = W.Button(description=str(concept), tooltip=f"select '{concept}' on the map",
+                         layout=W.Layout(width="240px", height="26px"))
+            b.add_class("snb-worst-row")
+            b.on_click(lambda _b, c=str(concept): self.select([c]))
+            buttons.append(W.HBox([b, W.HTML(f"<span style='font-size:90%'>{inter:.3f}</span>")]))
+        self.worst_rows.children = [W.HTML("<b style='font-size:90%'>worst-aligned concepts (click to select)</b>"),
+                                    *buttons]
 
     def _show_counters(self) -> None:
         st = self.projection_cache.stats()
@@ -663,5 +1023,18 @@ class ExplorePanel(W.VBox):
             f"SA computed: <span class='snb-count-sa'>{self.counts['sa']}</span> · "
             f"projections requested: <span class='snb-count-projection'>{self.counts['projection']}</span> · "
             f"projection cache: <span class='snb-count-proj-computed'>{st['computed']}</span> computed, "
-            f"{st['hits']} hits · charts drawn: <span class='snb-count-chart'>{self.counts['chart']}</span></span>"
+            f"{st['hits']} hits · charts drawn: <span class='snb-count-chart'>{self.counts['chart']}</span> "
+            f"(new specs <span class='snb-count-redraw'>{self.counts['redraw']}</span>, in place "
+            f"<span class='snb-count-update'>{self.counts['update']}</span>) · stopped: "
+            f"<span class='snb-count-cancelled'>{self.counts['cancelled']}</span> · refreshes: "
+            f"<span class='snb-count-refresh'>{self.counts['refresh']}</span></span>"
         )
+
+
+def _takes_stop(fn: Callable[..., Any]) -> bool:
+    """Whether an embedder accepts ``should_stop=`` (a plumbing replacement may not)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "should_stop" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())

@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 import html
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,12 @@ def _languages_text(languages: Any) -> str:
         return languages
     langs = list(languages)
     return ", ".join(langs) if len(langs) <= 8 else ", ".join(langs[:8]) + f", ... ({len(langs)})"
+
+
+class _AnyButNone(traitlets.Any):
+    """``traitlets.Any`` that sends ``None`` through the ``validate`` hooks too (``Any`` lets ``None`` past them)."""
+
+    allow_none = False
 
 
 class ModelPicker(W.VBox):
@@ -209,14 +216,19 @@ class DatasetPicker(W.VBox):
         infos = {d.name: d for d in list_datasets()}
         sources = {name: "bundled" for name in infos}
         self.message.value = ""
-        if folder:
+        if folder:  # whatever happens, the options below are rebuilt: never the previous folder's list
             root = Path(folder).expanduser()
-            if not root.is_dir():
+            try:
+                is_dir = root.is_dir()
+                found, skipped = list_folder_datasets(root) if is_dir else ([], [])
+            except Exception as exc:  # noqa: BLE001 - an unreadable folder: a message, the bundled datasets stay
+                self.message.value = _error_html(f"folder '{root}' cannot be listed: {type(exc).__name__}: {exc}")
+                is_dir, found, skipped = None, [], []
+            if is_dir is False:
                 self.message.value = _error_html(f"folder '{root}' does not exist")
-            else:
-                found, skipped = list_folder_datasets(root)
+            elif is_dir:
                 if not found:
-                    self.message.value = _error_html(f"folder '{root}' holds no *.csv file")
+                    self.message.value = _error_html(f"folder '{root}' holds no {'usable ' if skipped else ''}*.csv file")
                 if skipped:
                     self.message.value += "".join(_error_html(note) for note in skipped)
                 for d in found:
@@ -278,30 +290,155 @@ class DatasetPicker(W.VBox):
         self.value = DatasetChoice(self.dropdown.value, info.path, tuple(order), self.sources[self.dropdown.value])
 
 
+
+class NumberField(W.HBox):
+    """A text field for one number: typed text is parsed and range-checked before it is used.
+
+    ``.value`` is the last valid number (an ``int`` for ``kind=int``).  Typing
+    something that is not a number, or is outside ``[min, max]``, shows a message
+    beside the field and puts the last valid value back; nothing downstream sees
+    it.  Setting ``.value`` in code is checked the same way (a ``traitlets.TraitError``
+    names the field and the previous value stays).  A comma is read as a
+    decimal point.
+
+    >>> f = NumberField(value=15, min=2, max=200, kind=int, description="knn")
+    >>> f.text.value = "abc"; f.value, "not a number" in f.message.value
+    (15, True)
+    >>> f.text.value = " 30 "; f.value, f.message.value
+    (30, '')
+    """
+
+    value = traitlets.Any()
+
+    def __init__(self, *, value: float, min: float, max: float, kind: type = float, description: str = "",
+                 width: str = "180px", fmt: str | None = None, name: str | None = None) -> None:
+        self.kind, self.min, self.max = kind, min, max
+        self.fmt = fmt or ("{:d}" if kind is int else "{:g}")
+        self.description = name or description  # what messages call the field
+        self.text = W.Text(description=description, continuous_update=False, layout=W.Layout(width=width))
+        self.message = W.HTML()
+        super().__init__([self.text, self.message])
+        self.add_class("snb-number-field")
+        self.value = value
+        self.text.value = self._show(self.value)
+        self.text.observe(self._typed, names="value")
+        self.observe(lambda change: self._write(self._show(change["new"])), names="value")
+
+    def _show(self, v: Any) -> str:
+        return self.fmt.format(v)
+
+    def parse(self, raw: Any) -> float | int:
+        """``raw`` (text or a number) as a number of this field's kind within its range, else a ValueError saying why."""
+        if isinstance(raw, str):
+            text = raw.strip().replace(",", ".")
+            try:
+                number = float(text)
+            except ValueError:
+                raise ValueError(f"{self.description or 'value'}: '{raw.strip()}' is not a number") from None
+        elif isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            raise ValueError(f"{self.description or 'value'}: {raw!r} is not a number")
+        else:
+            number = float(raw)
+        if not math.isfinite(number):
+            raise ValueError(f"{self.description or 'value'}: {raw!r} is not a finite number")
+        if self.kind is int and number != int(number):
+            raise ValueError(f"{self.description or 'value'}: {raw!r} is not a whole number")
+        if not self.min <= number <= self.max:
+            raise ValueError(f"{self.description or 'value'}: {self._show(self.kind(number))} is outside "
+                             f"[{self._show(self.kind(self.min))}, {self._show(self.kind(self.max))}]")
+        return self.kind(number)
+
+    @traitlets.validate("value")
+    def _valid(self, proposal: Any) -> Any:
+        try:
+            return self.parse(proposal["value"])
+        except ValueError as exc:
+            raise traitlets.TraitError(str(exc)) from None
+
+    def _typed(self, change: Any) -> None:
+        if getattr(self, "_writing", False):  # our own write-back of the shown text
+            return
+        try:
+            new = self.parse(change["new"])
+        except ValueError as exc:  # shown beside the field; the last valid value stays, in the field too
+            self.message.value = _error_html(f"{exc}; kept {self._show(self.value)}")
+            self._write(self._show(self.value))
+            return
+        self.message.value = ""
+        if new != self.value:
+            self.value = new
+        self._write(self._show(self.value))  # normalise what was typed (" 30 " -> "30"), or what an observer put back
+
+    def _write(self, text: str) -> None:
+        self._writing = True
+        try:
+            self.text.value = text
+        finally:
+            self._writing = False
+
+
 class TierThresholdsPicker(W.VBox):
     """Two sliders (great, good) that always satisfy great >= good.
 
     Raising *good* above *great* drags *great* up with it, and lowering *great*
-    below *good* drags *good* down.  ``.value`` is a
-    :class:`semanscope_nb.TierThresholds`.
+    below *good* drags *good* down.  Each slider has a text field
+    (:class:`NumberField`) for typing a value: a number outside [0, 1], text that
+    is no number, or a great below good shows a message under the sliders and
+    the previous thresholds stay.  ``.value`` is a :class:`semanscope_nb.TierThresholds`;
+    assigning anything else that is not a valid (great, good) pair raises
+    ``traitlets.TraitError`` before it is stored.
 
     >>> t = TierThresholdsPicker(); t.great_slider.value = 0.4; (t.value.great, t.value.good)
     (0.4, 0.4)
     """
 
-    value = traitlets.Any()
+    value = _AnyButNone()
 
     def __init__(self, *, value: TierThresholds | dict | tuple = DEFAULT_TIERS, step: float = 0.01) -> None:
-        kw = dict(min=0.0, max=1.0, step=step, readout_format=".2f", continuous_update=False, layout=_WIDE, style=_DESC)
+        kw = dict(min=0.0, max=1.0, step=step, readout=False, continuous_update=False, layout=W.Layout(width="300px"),
+                  style=_DESC)
         value = as_thresholds(value)
         self.great_slider = W.FloatSlider(value=value.great, description="great if SA ≥", **kw)
         self.good_slider = W.FloatSlider(value=value.good, description="good if SA ≥", **kw)
+        # typed values go through a checked text field (a slider's own readout clamps or drops bad input silently)
+        self.great_text = NumberField(value=value.great, min=0.0, max=1.0, width="70px", fmt="{:.2f}", name="great")
+        self.good_text = NumberField(value=value.good, min=0.0, max=1.0, width="70px", fmt="{:.2f}", name="good")
         self.message = W.HTML()
-        super().__init__([self.great_slider, self.good_slider, self.message])
+        super().__init__([W.HBox([self.great_slider, self.great_text]), W.HBox([self.good_slider, self.good_text]),
+                          self.message])
         self.add_class("snb-tier-sliders")
+        self.great_text.text.add_class("snb-great-text")
+        self.good_text.text.add_class("snb-good-text")
         self.value = value
         self.great_slider.observe(self._great_moved, names="value")
         self.good_slider.observe(self._good_moved, names="value")
+        self.great_text.observe(lambda c: self._typed("great", c["new"]), names="value")
+        self.good_text.observe(lambda c: self._typed("good", c["new"]), names="value")
+
+    def _typed(self, which: str, number: float) -> None:
+        """A typed threshold: used if great >= good still holds, else a message and the previous value stays."""
+        if getattr(self, "_syncing", False):
+            return
+        great = number if which == "great" else self.value.great
+        good = number if which == "good" else self.value.good
+        if great < good:
+            self.message.value = _error_html(f"great ({great:.2f}) must be ≥ good ({good:.2f}); the tiers still use "
+                                             f"great ≥ {self.value.great:.2f}, good ≥ {self.value.good:.2f}")
+            self._show_fields(self.value)
+            return
+        self.message.value = ""
+        try:
+            self.value = TierThresholds(great=great, good=good)
+        except (ValueError, traitlets.TraitError) as exc:
+            self.message.value = _error_html(str(exc))
+            self._show_fields(self.value)
+
+    def _show_fields(self, v: TierThresholds) -> None:
+        self._syncing = True
+        try:
+            self.great_text.value, self.good_text.value = v.great, v.good
+        finally:
+            self._syncing = False
 
     @property
     def widget(self) -> "TierThresholdsPicker":
@@ -343,11 +480,17 @@ class TierThresholdsPicker(W.VBox):
         if (great, good) != (self.value.great, self.value.good):
             self.value = new
 
+    @traitlets.validate("value")
+    def _valid_value(self, proposal: Any) -> TierThresholds:
+        """Only a valid pair is stored: a TierThresholds, ``{"great", "good"}`` or ``(great, good)`` with great >= good."""
+        try:
+            return as_thresholds(proposal["value"])
+        except (ValueError, TypeError) as exc:
+            raise traitlets.TraitError(f"TierThresholdsPicker.value: {exc}") from None
+
     @traitlets.observe("value")
-    def _value_set(self, change: Any) -> None:  # setting .value moves the sliders
+    def _value_set(self, change: Any) -> None:  # setting .value moves the sliders and the fields
         v = change["new"]
-        if not isinstance(v, TierThresholds):
-            raise traitlets.TraitError(f"TierThresholdsPicker.value must be a TierThresholds, got {type(v).__name__}")
         if (self.great_slider.value, self.good_slider.value) != (v.great, v.good):
             # one value change, not one per slider: the slider observers stand by while both move
             self._syncing = True
@@ -360,6 +503,8 @@ class TierThresholdsPicker(W.VBox):
                     self.great_slider.value = v.great
             finally:
                 self._syncing = False
+        if hasattr(self, "great_text"):
+            self._show_fields(v)
 
 
 def as_thresholds(value: Any) -> TierThresholds:
@@ -400,14 +545,11 @@ class ProjectionPicker(W.VBox):
         self.method = W.Dropdown(options=list(PROJECTION_METHODS), value=value.method, description="Projection",
                                  layout=W.Layout(width="260px"), style=_DESC)
         p = value.params
-        self.knn = W.BoundedIntText(value=p.get("knn", 15), min=2, max=200, description="knn", layout=W.Layout(width="180px"))
-        self.decay = W.BoundedIntText(value=p.get("decay", 40), min=1, max=200, description="decay", layout=W.Layout(width="180px"))
-        self.n_neighbors = W.BoundedIntText(value=p.get("n_neighbors", 15), min=2, max=200, description="neighbours",
-                                            layout=W.Layout(width="180px"))
-        self.min_dist = W.BoundedFloatText(value=p.get("min_dist", 0.1), min=0.0, max=1.0, step=0.05, description="min_dist",
-                                           layout=W.Layout(width="180px"))
-        self.perplexity = W.BoundedFloatText(value=p.get("perplexity", 30.0), min=2.0, max=100.0, description="perplexity",
-                                             layout=W.Layout(width="180px"))
+        self.knn = NumberField(value=p.get("knn", 15), min=2, max=200, kind=int, description="knn")
+        self.decay = NumberField(value=p.get("decay", 40), min=1, max=200, kind=int, description="decay")
+        self.n_neighbors = NumberField(value=p.get("n_neighbors", 15), min=2, max=200, kind=int, description="neighbours")
+        self.min_dist = NumberField(value=p.get("min_dist", 0.1), min=0.0, max=1.0, description="min_dist")
+        self.perplexity = NumberField(value=p.get("perplexity", 30.0), min=2.0, max=100.0, description="perplexity")
         self.params_box = W.HBox()
         self.message = W.HTML()
         super().__init__([self.method, self.params_box, self.message])

@@ -83,7 +83,7 @@ def perturbation_preview(
     fitted on the sentence and its variants.
     """
     from semanscope_nb.metrics.csc.separation import pair_cosines, rules_for
-    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.cache import resolve_cache
     from semanscope_nb.models.registry import load_model
 
     if not isinstance(sentence, str) or not sentence.strip():
@@ -97,10 +97,10 @@ def perturbation_preview(
     texts = list(dict.fromkeys([text] + [p.text for p in perts]))
     encoder = encoder.prepare(texts)
     lang = rules.code if encoder.language_dependent else None
-    if cache is False:
+    store = resolve_cache(cache)
+    if store is None:
         matrix = encoder.encode(texts, language=lang)
     else:
-        store = cache if cache is not None else EmbeddingCache()
         matrix = store.embed(encoder, texts, language=lang, progress=False)
     row = {t: i for i, t in enumerate(texts)}
     if perts:

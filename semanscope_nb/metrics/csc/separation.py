@@ -33,7 +33,7 @@ from semanscope_nb.metrics.csc.languages import (
 )
 from semanscope_nb.metrics.csc.perturbation import perturb_corpus
 from semanscope_nb.models.encoders import Encoder
-from semanscope_nb.provenance import json_ready, package_info, utc_now
+from semanscope_nb.provenance import json_ready, package_info, shareable_report, shareable_source, utc_now
 from semanscope_nb.settings import resolve
 
 
@@ -384,7 +384,7 @@ def concept_separation(
     (6, 6)
     """
     n_boot = resolve(n_boot, "n_boot")
-    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.cache import resolve_cache
     from semanscope_nb.models.registry import load_model
 
     validate_grid(resolution, bandwidth)
@@ -398,6 +398,7 @@ def concept_separation(
     if tfidf_fit not in ("all", "originals"):
         raise ValueError(f"tfidf_fit must be 'all' or 'originals', got {tfidf_fit!r}")
     texts, lang, corpus_name, source, sha, notes = _prepare_sentences(sentences, language)
+    notes = shareable_report(notes, source)  # the reader's lines name the file as results may show it
     rules = rules_for(lang, fuzz_terms=fuzz_terms, negation_terms=negation_terms)
     lang = rules.code
     n_before = len(texts)
@@ -425,12 +426,12 @@ def concept_separation(
     all_texts = list(dict.fromkeys(texts + [p.text for p in perts]))
     encoder = encoder.prepare(all_texts if tfidf_fit == "all" else texts)
     enc_lang = lang if encoder.language_dependent else None
-    if cache is False:
+    store = resolve_cache(cache)
+    if store is None:
         before = encoder.calls
         matrix = encoder.encode(all_texts, language=enc_lang)
         emb_stats = {"n_unique": len(all_texts), "n_cached": 0, "n_encoded": len(all_texts), "n_batches": encoder.calls - before}
     else:
-        store = cache if cache is not None else EmbeddingCache()
         matrix = store.embed(encoder, all_texts, language=enc_lang, progress=progress)
         emb_stats = asdict(store.last_stats)
     row = {t: i for i, t in enumerate(all_texts)}
@@ -496,7 +497,7 @@ def concept_separation(
     }
     provenance = {
         "model": encoder.model_id, "model_version": encoder.version, "model_options": encoder.options,
-        "corpus": name or corpus_name, "corpus_source": source, "corpus_sha256": sha, "language": lang,
+        "corpus": name or corpus_name, "corpus_source": shareable_source(source), "corpus_sha256": sha, "language": lang,
         "language_rules": rules.to_dict(), "parameters": params, "embedding": emb_stats,
         "packages": package_info(), "created": utc_now(),
     }

@@ -1,0 +1,1074 @@
+"""Which model for my languages?  One model-selection report: :func:`model_report` -> :class:`ModelReport`.
+
+Every measurement the toolkit has, side by side, for each language set the user
+asks about, each through :func:`~semanscope_nb.runs.tasks.run_task` (so every
+number is the one the task computes, with its provenance):
+
+* **verdict** -- ``sa`` on each word dataset: SA, its chance level and gap with
+  intervals, the null-aware tier, the artefact notes (read from the public
+  :class:`~semanscope_nb.metrics.affinity.SAResult` accessors).
+* **pair matrix** -- ``pair-sa``: which language pairs fail.
+* **retrieval** -- ``retrieval`` on Tatoeba (``xxx-eng`` files) and on SIB-200
+  sentences aligned by id, both directions: accuracy@k, F1@k, MRR, intervals.
+* **signal vs noise** -- cosines of true translation pairs against random
+  pairs (a seeded derangement): the KS test (``scipy.stats.ks_2samp``), Cohen's
+  d and the AUC (``P(true > random)``, Mann-Whitney U / n^2), with bootstrap
+  intervals, as an Altair chart.
+* **miss taxonomy** -- every forward retrieval miss is classified, in this
+  order (the first rule that holds wins):
+
+  - ``surface``: the predicted target shares a word with the query (a ``\\w+``
+    token of two or more characters, case-folded) or, for CJK text, a character
+    bigram; an identical string is the plainest case;
+  - ``near semantic``: cosine(predicted target, gold target) is at or above
+    ``near_threshold``: the 95th percentile of the cosines of random target pairs
+    under the same model on the same corpus (a cosine threshold calibrated to
+    the model, since raw cosines are not comparable across models: mE5 puts
+    unrelated sentences at 0.8);
+  - ``topic``: the predicted and the gold sentence have the same SIB-200 topic
+    label (only on SIB-200 sentences; Tatoeba has no labels, so there a miss that
+    is neither surface nor near is ``far``, and the report says so);
+  - ``far``: anything else.
+
+  Five examples per class are kept.
+* **kNN classification** -- ``knn`` on SIB-200 (train memory, test split):
+  macro F1 against the majority and the seeded random baselines.
+* **CSC overlap** -- ``csc`` on the bundled sentences of each language CSC supports.
+* **comparison across models** -- ``comparison`` for SA (paired bootstrap,
+  sign-flip test on jackknife pseudo-values, Holm, rank bands); for retrieval
+  (per-query reciprocal rank) and kNN (per-item correctness) the same paired
+  sign-flip test with Holm and the same greedy rank bands
+  (:func:`~semanscope_nb.metrics.compare.rank_bands`).
+* **recommendation** -- one sentence per language set, by this rule
+  (:data:`RECOMMENDATION_RULE`): candidates are the models other than
+  ``random-null`` whose null-aware tier on the first dataset is above chance;
+  take the best SA rank band on the first dataset that holds a candidate; if it
+  holds one candidate, recommend it; otherwise prefer fewer dimensions, then
+  the faster encoder (encode time measured in this run; times within a factor
+  :data:`TIME_TIE_FACTOR` tie), then the smaller package on disk (within
+  :data:`SIZE_TIE_SHARE` tie).  Candidates still level after that are a tie,
+  and the sentence says tie.  No candidate: no recommendation.
+
+A section whose data is missing says so and names what would fill it
+(``missing``); models or languages left out are in ``skipped`` with the reason.
+Every number sits in :meth:`ModelReport.numbers` with its interval and
+provenance (model id and version, dataset and its SHA-256, parameters, package
+version); the HTML (:meth:`ModelReport.to_html`) and the CSV / JSON beside it
+are rendered from that one table.
+
+Resuming: vectors come through the embedding cache, and each finished step is
+written at once, atomically, as a job file ``<work_dir>/jobs/<step>__<key>.json``
+(key: hash of the step, the model's cache key, the dataset's SHA-256 and the
+parameters); a rerun reads them back instead of recomputing.
+
+Example
+-------
+>>> import tempfile, semanscope_nb as snb
+>>> r = snb.model_report(["random-null", "tfidf-char"], languages=["en", "zh"], datasets=["edge-cases"], n_boot=20,
+...                      tatoeba=False, sib200=False, csc=False, work_dir=tempfile.mkdtemp(), progress=False)
+>>> r.recommendation(("en", "zh"))["recommended"] != "random-null", r.verdicts.set_index("model").loc["random-null", "tier"]
+(True, 'chance')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from semanscope_nb.errors import ArgumentError, DatasetError, SemanscopeError
+from semanscope_nb.provenance import atomic_write_json, json_ready, package_info, path_inside, safe_name, utc_now
+from semanscope_nb.results import Result
+from semanscope_nb.runs.report_html import number_id, report_numbers, save_report  # noqa: F401  (re-exported)
+from semanscope_nb.settings import settings
+
+NULL_MODEL = "random-null"
+#: encode times within this factor of the fastest count as equal
+TIME_TIE_FACTOR = 1.25
+#: package sizes within this share of the smallest count as equal
+SIZE_TIE_SHARE = 0.10
+#: quantile of random target-target cosines above which a wrong prediction is "near" the gold
+NEAR_QUANTILE = 0.95
+MISS_CLASSES = ("surface", "near semantic", "topic", "far")
+RECOMMENDATION_RULE = (
+    "Candidates: every model except random-null whose null-aware tier on the first dataset is above chance. "
+    "Take the best SA rank band (paired test, Holm) on the first dataset holding a candidate. One candidate: "
+    "recommended. Several: fewer dimensions first, then the faster encoder (encode time measured in this run; "
+    f"times within a factor {TIME_TIE_FACTOR} tie), then the smaller package on disk (within {SIZE_TIE_SHARE:.0%} tie); "
+    "candidates still level are a tie. No candidate: no recommendation."
+)
+REPORT_VERSION = "1"
+DEFAULT_DATASETS = ("conceptual-space", "cultural-nuance")
+
+
+# --------------------------------------------------------------------------- the result
+
+
+@dataclass(frozen=True)
+class ModelReport(Result):
+    """The model-selection report: one table per section, the recommendation, what was skipped and why.
+
+    ``main_score``: the SA (first dataset) of the model recommended for the first
+    language set; NaN when that set ends in a tie or has no recommendation.
+    """
+
+    kind = "model-report"
+    main_score_name = "recommended_sa"
+
+    models: tuple[str, ...]
+    language_sets: tuple[tuple[str, ...], ...]
+    datasets: tuple[str, ...]
+    verdicts: pd.DataFrame
+    pairs: pd.DataFrame
+    retrieval: pd.DataFrame
+    signal: pd.DataFrame
+    cosines: pd.DataFrame
+    misses: pd.DataFrame
+    miss_counts: pd.DataFrame
+    knn: pd.DataFrame
+    csc: pd.DataFrame
+    comparisons: pd.DataFrame
+    bands: pd.DataFrame
+    costs: pd.DataFrame
+    recommendations: pd.DataFrame
+    missing: pd.DataFrame
+    skipped: pd.DataFrame
+    dataset_info: pd.DataFrame
+    parameters: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def recommended_sa(self) -> float:
+        if not len(self.recommendations):
+            return math.nan
+        first = self.recommendations.iloc[0]
+        if first["tie"] or not first["recommended"]:
+            return math.nan
+        v = self.verdicts[(self.verdicts.language_set == first["language_set"]) & (self.verdicts.dataset == self.datasets[0])
+                          & (self.verdicts.model == first["recommended"])]
+        return float(v["sa"].iloc[0]) if len(v) else math.nan
+
+    def recommendation(self, languages: Sequence[str]) -> dict[str, Any]:
+        """The recommendation row of a language set (``recommended``, ``tie``, ``tied``, ``sentence``)."""
+        key = _set_label(languages)
+        rows = self.recommendations[self.recommendations.language_set == key]
+        if rows.empty:
+            raise ArgumentError(f"no language set {key!r} in this report; it has {', '.join(map(_set_label, self.language_sets))}")
+        return rows.iloc[0].to_dict()
+
+    def summary(self) -> dict[str, Any]:
+        return {"main_score": self.main_score, "models": ", ".join(self.models),
+                "recommendations": " | ".join(self.recommendations["sentence"].tolist())}
+
+    def numbers(self) -> pd.DataFrame:
+        """Every number of the report, one row each: id, section, value, interval and provenance."""
+        return report_numbers(self)
+
+    def to_html(self, path: str | os.PathLike, *, title: str | None = None) -> dict[str, str]:
+        """Write the self-contained HTML and, beside it, ``<stem>-numbers.csv`` / ``.json``; returns the paths."""
+        return save_report(self, path, title=title)
+
+
+def _set_label(languages: Sequence[str]) -> str:
+    return "-".join(languages)
+
+
+# --------------------------------------------------------------------------- small pure pieces
+
+
+_WORD = re.compile(r"\w+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def surface_overlap(query: str, predicted: str) -> bool:
+    """Whether ``predicted`` shares a word (``\\w+``, 2+ characters, case-folded) or a CJK character bigram with ``query``.
+
+    >>> surface_overlap("Tokyo is big.", "東京 Tokyo"), surface_overlap("I eat rice.", "我吃米饭。"), surface_overlap("东京很大", "东京塔")
+    (True, False, True)
+    """
+    def words(s: str) -> set[str]:
+        return {w for w in _WORD.findall(s.casefold()) if len(w) >= 2 and not _CJK.search(w)}
+
+    def bigrams(s: str) -> set[str]:
+        return {s[i:i + 2] for i in range(len(s) - 1) if _CJK.match(s[i]) and _CJK.match(s[i + 1])}
+
+    if query.strip() and query.strip() == predicted.strip():
+        return True
+    return bool(words(query) & words(predicted)) or bool(bigrams(query) & bigrams(predicted))
+
+
+def derangement(n: int, *, seed: int) -> np.ndarray:
+    """A seeded permutation of ``range(n)`` with no fixed point (n >= 2): the random pairing of the noise panel.
+
+    >>> p = derangement(10, seed=0); bool((p != np.arange(10)).all()), sorted(p.tolist()) == list(range(10))
+    (True, True)
+    """
+    if n < 2:
+        raise ArgumentError(f"a random pairing needs at least 2 rows, got {n}")
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(n)
+    fixed = np.flatnonzero(perm == np.arange(n))
+    for i in fixed:  # swap each fixed point with its neighbour (the swap cannot create a new fixed point)
+        j = (i + 1) % n
+        perm[i], perm[j] = perm[j], perm[i]
+    return perm
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    norm = np.linalg.norm(x, axis=1, keepdims=True)
+    return np.divide(x, norm, out=np.zeros_like(x), where=norm > 0)
+
+
+def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine of row i of ``a`` with row i of ``b`` (zero vectors give 0)."""
+    return np.einsum("ij,ij->i", _unit(a), _unit(b))
+
+
+def signal_vs_noise(source: np.ndarray, target: np.ndarray, *, n_boot: int, seed: int, confidence: float = 0.95) -> dict[str, Any]:
+    """True-pair vs random-pair cosines: KS test, Cohen's d and AUC with paired bootstrap percentile intervals.
+
+    Row i of ``source`` translates row i of ``target``; the random pairs are
+    (i, derangement(i)).  AUC = P(true > random) + P(tie) / 2 (Mann-Whitney U / n^2).
+
+    >>> rng = np.random.default_rng(0); x = rng.normal(size=(200, 16))
+    >>> s = signal_vs_noise(x, x + 0.1 * rng.normal(size=x.shape), n_boot=50, seed=0)
+    >>> s["auc"] > 0.99, s["ks_p"] < 1e-6
+    (True, True)
+    """
+    import scipy.stats
+
+    true = row_cosines(source, target)
+    perm = derangement(len(true), seed=seed)
+    rand = row_cosines(source, target[perm])
+    ks = scipy.stats.ks_2samp(true, rand)
+
+    def d_of(t: np.ndarray, r: np.ndarray, axis: int = -1) -> np.ndarray:
+        pooled = np.sqrt((np.var(t, axis=axis, ddof=1) + np.var(r, axis=axis, ddof=1)) / 2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (np.mean(t, axis=axis) - np.mean(r, axis=axis)) / pooled
+
+    def auc_of(t: np.ndarray, r: np.ndarray, axis: int = -1) -> np.ndarray:
+        u = scipy.stats.mannwhitneyu(t, r, axis=axis, alternative="two-sided").statistic
+        return u / (t.shape[axis] * r.shape[axis])
+
+    out: dict[str, Any] = {"n": len(true), "true_mean": float(true.mean()), "random_mean": float(rand.mean()),
+                           "ks_stat": float(ks.statistic), "ks_p": float(ks.pvalue), "cohen_d": float(d_of(true, rand)),
+                           "auc": float(auc_of(true, rand)), "true": true, "random": rand}
+    for name, fn in (("cohen_d", d_of), ("auc", auc_of), ("true_mean", lambda t, r, axis=-1: np.mean(t, axis=axis)),
+                     ("random_mean", lambda t, r, axis=-1: np.mean(r, axis=axis))):
+        if n_boot and len(true) > 2:
+            res = scipy.stats.bootstrap((true, rand), fn, paired=True, vectorized=True, n_resamples=int(n_boot),
+                                        confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed))
+            out[f"{name}_low"], out[f"{name}_high"] = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        else:
+            out[f"{name}_low"] = out[f"{name}_high"] = math.nan
+    return out
+
+
+def classify_misses(
+    queries: Sequence[str],
+    targets: Sequence[str],
+    predictions: np.ndarray,
+    target_vectors: np.ndarray,
+    *,
+    near_threshold: float,
+    labels: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """One row per miss (query i whose top-1 target is not target i), classified surface / near semantic / topic / far.
+
+    ``targets[i]`` is query i's gold; ``predictions[i]`` its top-1 target index;
+    ``labels``: topic labels of the targets (None: no topic class, as on Tatoeba).
+
+    >>> v = np.eye(3)
+    >>> classify_misses(["Tokyo", "dog", "cat"], ["东京", "狗", "猫"], np.array([0, 2, 2]), v, near_threshold=0.9)[["query", "predicted", "class"]].values.tolist()
+    [['dog', '猫', 'far']]
+    """
+    predictions = np.asarray(predictions, dtype=np.int64)
+    unit = _unit(target_vectors)
+    rows = []
+    for i, p in enumerate(predictions):
+        if p == i:
+            continue
+        cos = float(unit[p] @ unit[i])
+        if surface_overlap(queries[i], targets[p]):
+            cls = "surface"
+        elif cos >= near_threshold:
+            cls = "near semantic"
+        elif labels is not None and labels[p] == labels[i]:
+            cls = "topic"
+        else:
+            cls = "far"
+        rows.append({"index": i, "query": queries[i], "predicted": targets[p], "gold": targets[i], "cos_predicted_gold": cos,
+                     "class": cls})
+    return pd.DataFrame(rows, columns=["index", "query", "predicted", "gold", "cos_predicted_gold", "class"])
+
+
+def near_threshold_of(target_vectors: np.ndarray, *, seed: int, quantile: float = NEAR_QUANTILE) -> float:
+    """The ``quantile`` of cosines between random (deranged) pairs of target sentences: the "near semantic" threshold."""
+    perm = derangement(len(target_vectors), seed=seed + 1)
+    return float(np.quantile(row_cosines(target_vectors, target_vectors[perm]), quantile))
+
+
+def paired_model_test(
+    per_item: Mapping[str, np.ndarray], *, n_boot: int, n_perm: int, seed: int, confidence: float = 0.95, alpha: float = 0.05,
+) -> tuple[pd.DataFrame, list[list[str]]]:
+    """Paired comparison of models scored item by item (higher = better): mean difference, interval, sign-flip p, Holm, bands.
+
+    >>> pairs, bands = paired_model_test({"a": np.ones(30), "b": np.zeros(30)}, n_boot=100, n_perm=200, seed=0)
+    >>> bool(pairs.significant.iloc[0]), bands
+    (True, [['a'], ['b']])
+    """
+    from statsmodels.stats.multitest import multipletests  # Holm, as the SA comparison uses
+
+    from semanscope_nb.metrics.compare import rank_bands, sign_flip_test
+
+    names = list(per_item)
+    point = {m: float(np.mean(v)) for m, v in per_item.items()}
+    order = sorted(names, key=lambda m: -point[m])
+    n = len(next(iter(per_item.values())))
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(int(n_boot), n)) if n_boot else None
+    rows = []
+    for i, a in enumerate(order):
+        for b in order[i + 1:]:
+            diff = np.asarray(per_item[a], dtype=np.float64) - np.asarray(per_item[b], dtype=np.float64)
+            if idx is not None:
+                boot = diff[idx].mean(axis=1)
+                lo, hi = np.quantile(boot, [(1 - confidence) / 2, (1 + confidence) / 2])
+            else:
+                lo = hi = math.nan
+            rows.append({"model_a": a, "model_b": b, "score_a": point[a], "score_b": point[b], "diff": float(diff.mean()),
+                         "ci_low": float(lo), "ci_high": float(hi), "p_value": sign_flip_test(diff, n_perm=n_perm, seed=seed)})
+    pairs = pd.DataFrame(rows, columns=["model_a", "model_b", "score_a", "score_b", "diff", "ci_low", "ci_high", "p_value"])
+    if len(pairs):
+        pairs["p_holm"] = multipletests(pairs["p_value"].to_numpy(), alpha=alpha, method="holm")[1]
+        pairs["significant"] = pairs["p_holm"] < alpha
+    else:
+        pairs["p_holm"], pairs["significant"] = [], []
+    return pairs, rank_bands(order, pairs)
+
+
+def recommend(
+    candidates_tier: Mapping[str, str],
+    bands: Sequence[Sequence[str]],
+    costs: Mapping[str, Mapping[str, float]],
+    *,
+    languages: Sequence[str],
+) -> dict[str, Any]:
+    """Apply :data:`RECOMMENDATION_RULE`: ``candidates_tier`` model -> null-aware tier; ``bands`` best first; ``costs``
+    model -> {dims, encode_seconds, size_mb}.
+
+    >>> recommend({"a": "great", "b": "good", "random-null": "chance"}, [["a", "b"], ["random-null"]],
+    ...           {"a": {"dims": 512, "encode_seconds": 1.0, "size_mb": 30}, "b": {"dims": 384, "encode_seconds": 9.0, "size_mb": 90}},
+    ...           languages=["en", "zh"])["recommended"]
+    'b'
+    """
+    label = ", ".join(languages)
+    ok = [m for m in candidates_tier if m != NULL_MODEL and candidates_tier[m] not in ("chance", "below chance")]
+    top: list[str] = []
+    for band in bands:
+        top = [m for m in band if m in ok]
+        if top:
+            break
+    steps: list[str] = []
+    if not top:
+        return {"recommended": "", "tie": False, "tied": [], "steps": steps,
+                "sentence": f"For {label}: no recommendation: no model's SA is above its chance level (random-null is never recommended)."}
+    remaining = list(top)
+    if len(remaining) > 1:
+        steps.append(f"rank band tie: {', '.join(remaining)}")
+        for what, key, tied in (("dimensions", "dims", lambda v, best: v == best),
+                                ("encode time", "encode_seconds", lambda v, best: v <= best * TIME_TIE_FACTOR),
+                                ("size on disk", "size_mb", lambda v, best: v <= best * (1 + SIZE_TIE_SHARE) + 1e-9)):
+            vals = {m: float(costs.get(m, {}).get(key, math.nan)) for m in remaining}
+            if any(math.isnan(v) for v in vals.values()):
+                steps.append(f"{what}: unknown for {', '.join(m for m, v in vals.items() if math.isnan(v))}, not used")
+                continue
+            best = min(vals.values())
+            keep = [m for m in remaining if tied(vals[m], best)]
+            if len(keep) < len(remaining):
+                steps.append(f"{what}: {', '.join(f'{m} {vals[m]:.4g}' for m in remaining)} -> {', '.join(keep)}")
+            remaining = keep
+            if len(remaining) == 1:
+                break
+    if len(remaining) == 1:
+        why = "alone in the best SA rank band" if len(top) == 1 else "in the best SA rank band with " + ", ".join(
+            m for m in top if m != remaining[0]) + ", and cheaper (" + "; ".join(steps[1:]) + ")"
+        return {"recommended": remaining[0], "tie": False, "tied": [], "steps": steps,
+                "sentence": f"For {label}: use {remaining[0]} ({why})."}
+    return {"recommended": "", "tie": True, "tied": remaining, "steps": steps,
+            "sentence": f"For {label}: tie between {', '.join(remaining)}: same SA rank band and no cost difference by the rule."}
+
+
+def package_size_mb(model: str) -> float:
+    """Megabytes of the installed files of the model's package (``ModelInfo.package``); 0 for a model with no package."""
+    from importlib import metadata
+
+    from semanscope_nb.models.registry import get_model_info
+
+    info = get_model_info(model)
+    if not info.package:
+        return 0.0
+    try:
+        dist = metadata.distribution(info.package)
+    except metadata.PackageNotFoundError:
+        return math.nan
+    total = 0
+    for f in dist.files or ():
+        try:
+            total += os.path.getsize(dist.locate_file(f))
+        except OSError:
+            continue
+    return total / 1e6
+
+
+# --------------------------------------------------------------------------- job files
+
+
+class _Jobs:
+    """Finished steps as JSON files under ``<work_dir>/jobs`` (atomic writes; a rerun reads them back)."""
+
+    def __init__(self, work_dir: Path, force: bool) -> None:
+        self.folder = work_dir / "jobs"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.force = force
+        self.reused = 0
+        self.computed = 0
+
+    def path(self, step: str, key_parts: Mapping[str, Any]) -> Path:
+        blob = json.dumps(json_ready({**key_parts, "step": step, "version": REPORT_VERSION}), sort_keys=True, ensure_ascii=False)
+        key = hashlib.sha256(blob.encode()).hexdigest()[:16]
+        return path_inside(self.folder, f"{safe_name(step)}__{key}.json")
+
+    def result(self, step: str, key_parts: Mapping[str, Any], compute) -> Result:
+        p = self.path(step, key_parts)
+        if p.exists() and not self.force:
+            try:
+                r = Result.load(p)
+                self.reused += 1
+                return r
+            except DatasetError:
+                pass  # a damaged job file is recomputed
+        r = compute()
+        r.save(p)
+        self.computed += 1
+        return r
+
+    def record(self, step: str, key_parts: Mapping[str, Any], compute) -> dict:
+        p = self.path(step, key_parts)
+        if p.exists() and not self.force:
+            try:
+                rec = json.loads(p.read_text(encoding="utf-8"))
+                self.reused += 1
+                return rec
+            except (OSError, ValueError):
+                pass
+        rec = json_ready(compute())
+        atomic_write_json(p, rec)
+        self.computed += 1
+        return rec
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def _language_sets(languages: Any) -> list[tuple[str, ...]]:
+    from semanscope_nb.data.languages import language_code
+
+    if isinstance(languages, str):
+        languages = [x for x in languages.split(",") if x.strip()]
+    if not languages:
+        raise ArgumentError("languages: give at least two language codes, e.g. languages=['en', 'zh', 'ja']")
+    sets = [languages] if all(isinstance(x, str) for x in languages) else list(languages)
+    out = []
+    for s in sets:
+        codes = []
+        for x in s:
+            code = language_code(str(x).strip())
+            if code is None:
+                raise ArgumentError(f"languages: unknown language {x!r} (use ISO codes such as en, zh, ja)")
+            codes.append(code)
+        codes = list(dict.fromkeys(codes))
+        if len(codes) < 2:
+            raise ArgumentError(f"languages: a language set needs two or more languages, got {list(s)}")
+        out.append(tuple(codes))
+    return out
+
+
+def _check_models(models: Any) -> tuple[list[str], dict[str, str]]:
+    from semanscope_nb.models.registry import get_model_info
+    from semanscope_nb.runs.grid import resolve_models
+
+    if isinstance(models, str):
+        models = [m.strip() for m in models.split(",") if m.strip()]
+    if not models:
+        raise ArgumentError("models: give at least one model id (semanscope models lists them)")
+    ids, skipped = resolve_models(list(models))
+    ok = []
+    for m in ids:
+        info = get_model_info(m)  # an unknown id fails here with suggestions
+        why = info.missing_access()
+        if why is not None:
+            skipped[m] = why
+        else:
+            ok.append(m)
+    if not ok:
+        raise ArgumentError(f"models: none of {list(models)} can run here: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    return ok, skipped
+
+
+def _encode_seconds(model: str, texts: Sequence[str], language: str) -> tuple[float, int]:
+    """Seconds per 1000 texts to encode ``texts`` (the model loaded and warmed first; the cache is not used), and the dimensions."""
+    from semanscope_nb.models.registry import load_model
+
+    enc = load_model(model).prepare(list(texts))  # a corpus-fitted baseline (TF-IDF) fits on the probe
+    enc.encode(list(texts[:2]), language=language)  # load weights outside the timing
+    t = time.perf_counter()
+    vecs = enc.encode(list(texts), language=language)
+    return (time.perf_counter() - t) * 1000.0 / max(1, len(texts)), int(vecs.shape[1])
+
+
+def _model_key(model: str, ds: Any) -> tuple[str, str]:
+    """(cache key, version) of ``model`` prepared for ``ds``'s texts: what a job is keyed by, with no weights loaded."""
+    from semanscope_nb.models.registry import load_model
+
+    enc = load_model(model).prepare([x for texts in ds.texts_by_language().values() for x in texts])
+    return enc.cache_key, enc.version
+
+
+def _signal_and_misses(emb: Any, corpus: Any, fwd: Any, labels: Sequence[str] | None, *, n_boot: int, seed: int,
+                       confidence: float) -> dict[str, Any]:
+    """The signal-vs-noise numbers (and a seeded sample of 300 cosines per kind for the chart) and the miss taxonomy."""
+    src = emb.matrix(corpus.source_language, list(corpus.source_texts))
+    tgt = emb.matrix(corpus.target_language, list(corpus.target_texts))
+    sig = signal_vs_noise(src, tgt, n_boot=n_boot, seed=seed, confidence=confidence)
+    pick = np.sort(np.random.default_rng(seed).choice(len(sig["true"]), size=min(300, len(sig["true"])), replace=False))
+    cosines = [{"pairs": kind, "cosine": float(c)} for kind in ("true", "random") for c in sig[kind][pick]]
+    thr = near_threshold_of(tgt, seed=seed)
+    mis = classify_misses(list(corpus.source_texts), list(corpus.target_texts), fwd.predictions, tgt, near_threshold=thr, labels=labels)
+    n_q = len(corpus)
+    counts, examples = [], []
+    for cls in MISS_CLASSES:
+        part = mis[mis["class"] == cls]
+        if cls == "topic" and labels is None:
+            counts.append({"class": "topic (no labels)", "n": None, "share": None, "share_low": None, "share_high": None,
+                           "near_threshold": thr})
+            continue
+        lo, hi = _wilson(len(part), n_q, confidence)
+        counts.append({"class": cls, "n": len(part), "share": len(part) / n_q, "share_low": lo, "share_high": hi, "near_threshold": thr})
+        examples.extend(part.head(5).to_dict("records"))
+    return {"signal": {k: v for k, v in sig.items() if k not in ("true", "random")}, "cosines": cosines, "counts": counts,
+            "examples": examples}
+
+
+def model_report(
+    models: Sequence[str] | str,
+    *,
+    languages: Sequence[str] | Sequence[Sequence[str]] | str,
+    datasets: Sequence[Any] | None = None,
+    n_boot: int | None = None,
+    seed: int | None = None,
+    progress: bool = True,
+    confidence: float = 0.95,
+    n_perm: int = 2000,
+    tatoeba: bool = True,
+    sib200: bool = True,
+    csc: bool = True,
+    parallel: Sequence[Any] = (),
+    max_sentences: int | None = 1000,
+    csc_sentences: int = 40,
+    ks: Sequence[int] = (1, 5, 10),
+    work_dir: str | os.PathLike | None = None,
+    cache: Any = None,
+    force: bool = False,
+) -> ModelReport:
+    """Run every measurement for ``models`` on each language set and return the :class:`ModelReport`.
+
+    ``languages``: one set (``["en", "zh", "ja"]`` or ``"en,zh,ja"``) or several
+    (``[["en", "zh"], ["en", "ja"]]``).  ``datasets``: word datasets (bundled
+    names, CSV paths or values; default :data:`DEFAULT_DATASETS`, those holding the
+    languages); the first is the one the recommendation reads.  ``parallel``:
+    the user's own :class:`~semanscope_nb.data.bitext.ParallelCorpus` values, scored
+    like Tatoeba.  ``tatoeba`` / ``sib200`` / ``csc``: whether to read the shared
+    data for those sections.  ``max_sentences``: pairs kept per Tatoeba file;
+    ``csc_sentences``: sentences sampled for CSC.  ``work_dir``: where the job
+    files go (default ``settings.cache_dir / "reports"``); ``force``: recompute.
+    ``n_boot`` / ``seed`` default to ``settings``.  One progress bar counts the steps.
+    """
+    from semanscope_nb.data.datasets import as_dataset
+    from semanscope_nb.data.words import WordDataset
+    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.embedded import embed
+    from semanscope_nb.models.registry import unsupported_languages
+    from semanscope_nb.runs.tasks import run_task
+
+    t_start = time.perf_counter()
+    n_boot = settings.n_boot if n_boot is None else n_boot
+    seed = settings.seed if seed is None else seed
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0:
+        raise ArgumentError(f"n_boot must be a non-negative integer, got {n_boot!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ArgumentError(f"seed must be an integer, got {seed!r}")
+    sets = _language_sets(languages)
+    model_ids, skipped_models = _check_models(models)
+    all_langs = sorted({x for s in sets for x in s})
+    given = list(datasets) if datasets is not None else None
+    words: list[WordDataset] = []
+    missing: list[dict] = []
+    skipped: list[dict] = [{"what": f"model {m}", "language_set": "", "reason": why} for m, why in skipped_models.items()]
+    for d in (given if given is not None else list(DEFAULT_DATASETS)):
+        try:
+            ds = as_dataset(d)
+        except SemanscopeError:
+            if given is not None:
+                raise
+            continue
+        if not isinstance(ds, WordDataset):
+            raise ArgumentError(f"datasets: {getattr(ds, 'name', d)!r} is not a word dataset (pass parallel corpora as parallel=)")
+        words.append(ds)
+    if not words:
+        raise ArgumentError("datasets: no word dataset could be read")
+    for s in sets:
+        for ds in words:
+            absent = [x for x in s if x not in ds.languages]
+            if absent and ds is words[0]:
+                raise ArgumentError(f"languages: {absent} not in dataset '{ds.name}' (it has {', '.join(ds.languages)}); "
+                                    "pass a dataset holding every language (datasets=[...]) or other languages")
+            if absent:
+                skipped.append({"what": f"dataset {ds.name}", "language_set": _set_label(s), "reason": f"has no column for {absent}"})
+    work = Path(work_dir) if work_dir is not None else Path(settings.cache_dir) / "reports"
+    jobs = _Jobs(work, force)
+    own_cache = None
+    if cache is None or cache is False:
+        own_cache = EmbeddingCache(None) if cache is None else None
+        cache_arg: Any = own_cache if cache is None else False
+    else:
+        cache_arg = cache
+    params = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "n_perm": n_perm, "ks": list(ks),
+              "max_sentences": max_sentences, "csc_sentences": csc_sentences, "near_quantile": NEAR_QUANTILE}
+
+    # ---- plan the parallel corpora and labelled splits per language set (nothing embedded yet)
+    from semanscope_nb.data import bitext as bt
+
+    tatoeba_have = set()
+    if tatoeba:
+        try:
+            tatoeba_have = {bt.TATOEBA_CODES.get(c, c) for c in bt.tatoeba_languages()}
+        except OSError:
+            tatoeba_have = set()
+    sib_have = set()
+    if sib200:
+        sib_have = {bt.SIB200_CODES.get(c, c) for c in bt.sib200_languages()}
+    from semanscope_nb.metrics.csc.languages import supported_languages
+
+    csc_langs = set(supported_languages())
+    plan: dict[tuple[str, ...], dict[str, list]] = {}
+    for s in sets:
+        label = _set_label(s)
+        corp: list[tuple[str, Any, Any]] = []  # (source kind, loader, labels loader)
+        pairs_en = [(x, "en") for x in s if x != "en"] if "en" in s else []
+        if "en" not in s:
+            missing.append({"language_set": label, "section": "retrieval", "what": "no English in the set",
+                            "would_fill": "Tatoeba and SIB-200 pair every language with English here; add en, or pass parallel=[ParallelCorpus(...)]"})
+        for x, _ in pairs_en:
+            if not tatoeba:
+                pass
+            elif x in tatoeba_have:
+                corp.append(("tatoeba", lambda x=x: bt.read_tatoeba(x, limit=max_sentences), None))
+            else:
+                code = {v: k for k, v in bt.TATOEBA_CODES.items()}.get(x, x)
+                missing.append({"language_set": label, "section": "retrieval", "what": f"no Tatoeba file for {x}-en",
+                                "would_fill": f"tatoeba.{code}-eng.{code} and tatoeba.{code}-eng.eng in <shared data>/tatoeba"})
+            if not sib200:
+                pass
+            elif x in sib_have and "en" in sib_have:
+                corp.append(("sib200", lambda x=x: bt.sib200_parallel(x, "eng_Latn", split="test"),
+                             lambda x=x: bt.read_sib200(x, "test").labels))
+            else:
+                code = {v: k for k, v in bt.SIB200_CODES.items()}.get(x, f"<{x} FLORES code>")
+                missing.append({"language_set": label, "section": "retrieval / miss taxonomy (SIB-200)", "what": f"no SIB-200 folder for {x}",
+                                "would_fill": f"<shared data>/sib-200/{code}/{{train,dev,test}}.tsv"})
+        for pc in parallel:
+            if pc.source_language in s and pc.target_language in s:
+                corp.append(("user", lambda pc=pc: pc, None))
+        others = [(a, b) for i, a in enumerate(s) for b in s[i + 1:] if "en" not in (a, b)]
+        for a, b in others:
+            if not any(pc.source_language in (a, b) and pc.target_language in (a, b) for pc in parallel):
+                missing.append({"language_set": label, "section": "retrieval", "what": f"no parallel corpus for {a}-{b}",
+                                "would_fill": f"a {a}-{b} ParallelCorpus passed as parallel=[...] (Tatoeba and SIB-200 here pair with English)"})
+        knn_langs = []
+        for x in s:
+            if not sib200:
+                continue
+            if x in sib_have:
+                knn_langs.append(x)
+            else:
+                code = {v: k for k, v in bt.SIB200_CODES.items()}.get(x, f"<{x} FLORES code>")
+                missing.append({"language_set": label, "section": "kNN classification", "what": f"no SIB-200 folder for {x}",
+                                "would_fill": f"<shared data>/sib-200/{code}/train.tsv and test.tsv"})
+        csc_list = []
+        for x in s:
+            if not csc:
+                continue
+            if x not in csc_langs:
+                missing.append({"language_set": label, "section": "CSC", "what": f"CSC has no negation / fuzz rules for {x}",
+                                "would_fill": f"register_language_rules('{x}', ...) and a one-sentence-per-line {x} corpus"})
+                continue
+            name = f"csc-everyday-{x}"
+            from semanscope_nb.data.sentences import list_sentence_corpora
+
+            if name in list_sentence_corpora():
+                csc_list.append(name)
+            else:
+                missing.append({"language_set": label, "section": "CSC", "what": f"no bundled {x} sentences",
+                                "would_fill": f"data/csc-everyday-{x}.txt (one sentence per line), or ESS questions in {x}"})
+        if "en" in s and "zh" in s:
+            missing.append({"language_set": label, "section": "contextual similarity (BCWS)", "what": "not part of this report",
+                            "would_fill": "a model with token states and notebook 07-contextual-alignment (BCWS en-zh)"})
+        plan[s] = {"corpora": corp, "knn": knn_langs, "csc": csc_list}
+    if not tatoeba:
+        skipped.append({"what": "Tatoeba", "language_set": "", "reason": "tatoeba=False"})
+    if not sib200:
+        skipped.append({"what": "SIB-200", "language_set": "", "reason": "sib200=False"})
+    if not csc:
+        skipped.append({"what": "CSC", "language_set": "", "reason": "csc=False"})
+    for m in model_ids:
+        bad = unsupported_languages(m, all_langs)
+        if bad:
+            skipped.append({"what": f"model {m}", "language_set": "", "reason": f"its registry entry does not list {bad}: scored anyway, "
+                            "read its numbers there as out-of-domain"})
+
+    n_steps = len(model_ids)  # cost probes
+    for p in plan.values():
+        n_steps += len(words) * (2 * len(model_ids) + (1 if len(model_ids) > 1 else 0))
+        n_steps += len(p["corpora"]) * len(model_ids) + len(p["knn"]) * len(model_ids) + len(p["csc"]) * len(model_ids)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n_steps, desc="model report", unit="step")
+
+    def tick(what: str) -> None:
+        if bar is not None:
+            bar.set_postfix_str(what[:80])
+            bar.update(1)
+
+    verdict_rows, pair_rows, ret_rows, sig_rows, cos_rows, miss_rows, count_rows = [], [], [], [], [], [], []
+    knn_rows, csc_rows, cmp_rows, band_rows, cost_rows, rec_rows, ds_rows = [], [], [], [], [], [], []
+    versions: dict[str, str] = {}
+    datasets_seen: dict[str, str] = {}
+
+    def ds_note(name: str, sha: str, source: str, kind: str) -> None:
+        if name not in datasets_seen:
+            datasets_seen[name] = sha
+            from semanscope_nb.provenance import shareable_source
+
+            ds_rows.append({"dataset": name, "kind": kind, "sha256": sha, "source": shareable_source(source)})
+
+    try:
+        # ---- cost: dimensions, encode time measured now, size on disk
+        from semanscope_nb.models.registry import get_model_info
+
+        probe = list(words[0].words(words[0].languages[0]))[:200]
+        for m in model_ids:
+            secs, dims = _encode_seconds(m, probe, words[0].languages[0])
+            cost_rows.append({"model": m, "dims": dims, "encode_seconds": secs, "size_mb": package_size_mb(m),
+                              "display_name": get_model_info(m).display_name})
+            tick(f"{m}: encode time")
+        costs = pd.DataFrame(cost_rows)
+
+        def embedder(ds: Any) -> Any:
+            """Embed ``ds`` under a model once, only when a step has to be computed (a resumed step needs no vectors)."""
+            box: dict[str, Any] = {}
+
+            def get(m: str) -> Any:
+                if m not in box:
+                    box[m] = embed(ds, m, cache=cache_arg, progress=False)
+                return box[m]
+            return get
+
+        for s in sets:
+            label = _set_label(s)
+            first_sa: dict[str, Any] = {}
+            first_cmp = None
+            for ds in words:
+                if any(x not in ds.languages for x in s):
+                    continue
+                sub = ds.select(list(s))
+                ds_note(sub.name, sub.sha256, sub.source, "words")
+                emb_of = embedder(sub)
+                keys = {}
+                for m in model_ids:
+                    mk, versions[m] = _model_key(m, sub)
+                    keys[m] = mk
+                    keyp = {"model": mk, "dataset": sub.sha256, "languages": list(s), "n_boot": n_boot, "seed": seed,
+                            "confidence": confidence}
+                    sa = jobs.result("sa", keyp, lambda m=m: run_task("sa", emb_of(m), n_boot=n_boot, seed=seed, confidence=confidence))
+                    tick(f"{m} {label} {sub.name}: SA")
+                    pa = jobs.result("pair-sa", keyp, lambda m=m: run_task("pair-sa", emb_of(m), n_boot=n_boot, seed=seed,
+                                                                           confidence=confidence))
+                    tick(f"{m} {label} {sub.name}: pairs")
+                    v = sa.verdict_scores
+                    notes = list(sa.diagnostics.notes)
+                    if sa.excluded_concepts:
+                        notes.insert(0, "left out of the verdict: " + ", ".join(f"{n} {k}" for k, n in sa.excluded_concepts.items()))
+                    row = {"language_set": label, "dataset": sub.name, "model": m, "sa": sa.sa_cosine,
+                           "sa_low": sa.cosine.ci[0], "sa_high": sa.cosine.ci[1],
+                           "sa_judged": v.sa.value if v else math.nan, "sa_judged_low": v.sa.ci[0] if v else math.nan,
+                           "sa_judged_high": v.sa.ci[1] if v else math.nan,
+                           "chance": v.sa_null.value if v else math.nan, "chance_low": v.sa_null.ci[0] if v else math.nan,
+                           "chance_high": v.sa_null.ci[1] if v else math.nan,
+                           "gap": v.delta.value if v else math.nan, "gap_low": v.delta.ci[0] if v else math.nan,
+                           "gap_high": v.delta.ci[1] if v else math.nan, "tier": sa.tier, "paper_tier": sa.paper_tier,
+                           "verdict": sa.verdict, "artefacts": "; ".join(notes), "n_concepts": sa.n_concepts}
+                    verdict_rows.append(row)
+                    if ds is words[0]:
+                        first_sa[m] = row
+                    for r in pa.table.to_dict("records"):
+                        pair_rows.append({"language_set": label, "dataset": sub.name, "model": m, "pair": f"{r['language_a']}-{r['language_b']}",
+                                          "language_a": r["language_a"], "language_b": r["language_b"], "sa": r["sa"],
+                                          "sa_low": r["ci_low"], "sa_high": r["ci_high"], "chance": r["sa_null"], "gap": r["delta"],
+                                          "gap_low": r["delta_low"], "gap_high": r["delta_high"], "verdict": r["verdict"]})
+                if len(model_ids) > 1:
+                    keyc = {"models": [keys[m] for m in model_ids], "dataset": sub.sha256, "languages": list(s), "n_boot": n_boot,
+                            "seed": seed, "n_perm": n_perm, "confidence": confidence}
+                    cmp = jobs.result("comparison", keyc, lambda: run_task(
+                        "comparison", [emb_of(m) for m in model_ids], n_boot=n_boot, seed=seed, n_perm=n_perm, confidence=confidence))
+                    tick(f"{label} {sub.name}: comparison")
+                    if ds is words[0]:
+                        first_cmp = cmp
+                    meas = f"SA ({sub.name})"
+                    for r in cmp.pairs.to_dict("records"):
+                        cmp_rows.append({"language_set": label, "measurement": meas, "model_a": r["model_a"], "model_b": r["model_b"],
+                                         "diff": r["diff"], "diff_low": r["ci_low"], "diff_high": r["ci_high"], "p_value": r["p_value"],
+                                         "p_holm": r["p_holm"], "significant": bool(r["significant"])})
+                    for r in cmp.scores.to_dict("records"):
+                        band_rows.append({"language_set": label, "measurement": meas, "model": r["model"], "score": r["sa"],
+                                          "score_low": r["ci_low"], "score_high": r["ci_high"], "band": int(r["band"])})
+                else:
+                    for m in model_ids:
+                        band_rows.append({"language_set": label, "measurement": f"SA ({sub.name})", "model": m,
+                                          "score": first_sa[m]["sa"] if m in first_sa else math.nan, "score_low": math.nan,
+                                          "score_high": math.nan, "band": 1})
+
+            # ---- parallel corpora: retrieval, signal vs noise, misses
+            for kind, load, labels_of in plan[s]["corpora"]:
+                corpus = load()
+                ds_note(corpus.name, corpus.sha256, corpus.source, "parallel")
+                labels = list(labels_of()) if labels_of is not None else None
+                emb_of = embedder(corpus)
+                per_query: dict[str, np.ndarray] = {}
+                ks_here = [k for k in ks if k <= len(corpus)] or [1]  # a small corpus of the user's: only the k it allows
+                for m in model_ids:
+                    mk, versions[m] = _model_key(m, corpus)
+                    keyp = {"model": mk, "dataset": corpus.sha256, "n": len(corpus), "n_boot": n_boot, "seed": seed,
+                            "ks": ks_here, "confidence": confidence}
+                    ret = jobs.result("retrieval", keyp, lambda m=m: run_task(
+                        "retrieval", emb_of(m), n_boot=n_boot, seed=seed, ks=ks_here, confidence=confidence))
+                    (direction, fwd), = ret.pairs.items()
+                    for r in (fwd, fwd.reverse):
+                        if r is None:
+                            continue
+                        for name, e in r.estimates().items():
+                            if name in ("precision", "recall"):
+                                continue
+                            ret_rows.append({"language_set": label, "corpus": corpus.name, "model": m, "direction": r.direction,
+                                             "measure": name, "value": e.value, "value_low": e.ci[0], "value_high": e.ci[1],
+                                             "n_queries": r.n_queries})
+                    per_query[m] = 1.0 / np.asarray(fwd.ranks, dtype=np.float64)
+                    post = jobs.record("signal-misses", {**keyp, "labels": labels is not None}, lambda m=m, fwd=fwd: _signal_and_misses(
+                        emb_of(m), corpus, fwd, labels, n_boot=n_boot, seed=seed, confidence=confidence))
+                    sig_rows.append({"language_set": label, "corpus": corpus.name, "model": m, **post["signal"]})
+                    cos_rows.extend({"language_set": label, "corpus": corpus.name, "model": m, **c} for c in post["cosines"])
+                    for c in post["counts"]:
+                        count_rows.append({"language_set": label, "corpus": corpus.name, "model": m, "direction": fwd.direction,
+                                           **{k: (math.nan if v is None else v) for k, v in c.items()}})
+                    miss_rows.extend({"language_set": label, "corpus": corpus.name, "model": m, "direction": fwd.direction, **r}
+                                     for r in post["examples"])
+                    tick(f"{m} {corpus.name}: retrieval")
+                if len(per_query) > 1:
+                    pairs_t, bands_t = paired_model_test(per_query, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence)
+                    _add_comparison(cmp_rows, band_rows, label, f"retrieval MRR ({corpus.name}, {direction})", per_query, pairs_t, bands_t)
+
+            # ---- kNN on SIB-200
+            for x in plan[s]["knn"]:
+                from semanscope_nb.data.bitext import LabelledSplits
+
+                splits = LabelledSplits(bt.read_sib200(x, "train"), bt.read_sib200(x, "test"))
+                ds_note(splits.name, splits.sha256, splits.source, "labelled")
+                emb_of = embedder(splits)
+                correct: dict[str, np.ndarray] = {}
+                for m in model_ids:
+                    mk, versions[m] = _model_key(m, splits)
+                    keyp = {"model": mk, "dataset": splits.sha256, "n_boot": n_boot, "seed": seed, "ks": list(ks),
+                            "confidence": confidence}
+                    kr = jobs.result("knn", keyp, lambda m=m: run_task("knn", emb_of(m), n_boot=n_boot, seed=seed, ks=list(ks),
+                                                                       confidence=confidence, logistic=False))
+                    k0 = kr.ks[0]
+                    lo, hi = jobs.record("knn-macro-f1", keyp, lambda kr=kr, k0=k0: _macro_f1_interval(
+                        kr, f"knn@{k0}", n_boot=n_boot, seed=seed, confidence=confidence))
+                    maj = kr.baselines.get("majority", {})
+                    knn_rows.append({"language_set": label, "language": x, "dataset": splits.name, "model": m, "k": k0,
+                                     "macro_f1": kr.macro_f1[k0], "macro_f1_low": _f(lo), "macro_f1_high": _f(hi),
+                                     "accuracy": kr.accuracy[k0], "accuracy_low": kr.intervals[f"knn@{k0}"][0],
+                                     "accuracy_high": kr.intervals[f"knn@{k0}"][1],
+                                     "majority_macro_f1": maj.get("macro_f1", math.nan),
+                                     "random_macro_f1": kr.random_baseline.get("macro_f1", math.nan), "n_test": kr.n_test})
+                    correct[m] = (np.asarray(kr.predictions[f"knn@{k0}"]) == np.asarray(kr.test_labels)).astype(np.float64)
+                    tick(f"{m} {splits.name}: kNN")
+                if len(correct) > 1:
+                    pairs_k, bands_k = paired_model_test(correct, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence)
+                    _add_comparison(cmp_rows, band_rows, label, f"kNN accuracy ({splits.name})", correct, pairs_k, bands_k)
+
+            # ---- CSC
+            for name in plan[s]["csc"]:
+                from semanscope_nb.data.sentences import load_sentence_corpus
+
+                corpus = load_sentence_corpus(name)
+                ds_note(name, corpus.sha256, corpus.source, "sentences")
+                for m in model_ids:
+                    mk, versions[m] = _model_key(m, corpus)
+                    keyp = {"model": mk, "dataset": corpus.sha256, "n_boot": n_boot, "seed": seed, "n": csc_sentences,
+                            "confidence": confidence}
+                    cr = jobs.result("csc", keyp, lambda m=m: run_task("csc", corpus, m, cache=cache_arg, progress=False,
+                                                                     max_sentences=csc_sentences, n_boot=n_boot, seed=seed,
+                                                                     confidence=confidence))
+                    est = cr.estimates().get("overlap")
+                    csc_rows.append({"language_set": label, "language": corpus.language, "corpus": name, "model": m,
+                                     "overlap": cr.overlap, "overlap_low": est.ci[0] if est else math.nan,
+                                     "overlap_high": est.ci[1] if est else math.nan, "n_sentences": cr.n_sentences})
+                    tick(f"{m} {name}: CSC")
+
+            # ---- recommendation
+            tiers = {m: first_sa[m]["tier"] for m in first_sa}
+            bands = first_cmp.bands if first_cmp is not None else [[m] for m in sorted(first_sa, key=lambda m: -first_sa[m]["sa"])]
+            cost_map = {r["model"]: r for r in costs.to_dict("records")}
+            rec = recommend(tiers, bands, cost_map, languages=s)
+            rec_rows.append({"language_set": label, "recommended": rec["recommended"], "tie": rec["tie"], "tied": ", ".join(rec["tied"]),
+                             "sentence": rec["sentence"], "steps": "; ".join(rec["steps"]), "rule": RECOMMENDATION_RULE,
+                             "dataset": words[0].name})
+    finally:
+        if bar is not None:
+            bar.close()
+        if own_cache is not None:
+            own_cache.close()
+
+    provenance = {"created": utc_now(), "packages": package_info(), "semanscope_nb": package_info().get("semanscope_nb", ""),
+                  "model_versions": versions, "datasets": datasets_seen, "parameters": params, "report_version": REPORT_VERSION,
+                  "seconds": time.perf_counter() - t_start, "jobs_reused": jobs.reused, "jobs_computed": jobs.computed}
+    return ModelReport(
+        models=tuple(model_ids), language_sets=tuple(sets), datasets=tuple(d.name for d in words),
+        verdicts=_frame(verdict_rows, ["language_set", "dataset", "model", "sa", "sa_low", "sa_high", "sa_judged", "sa_judged_low",
+                                       "sa_judged_high", "chance", "chance_low", "chance_high", "gap", "gap_low", "gap_high", "tier",
+                                       "paper_tier", "verdict", "artefacts", "n_concepts"]),
+        pairs=_frame(pair_rows, ["language_set", "dataset", "model", "pair", "language_a", "language_b", "sa", "sa_low", "sa_high",
+                                 "chance", "gap", "gap_low", "gap_high", "verdict"]),
+        retrieval=_frame(ret_rows, ["language_set", "corpus", "model", "direction", "measure", "value", "value_low", "value_high", "n_queries"]),
+        signal=_frame(sig_rows, ["language_set", "corpus", "model", "n", "true_mean", "true_mean_low", "true_mean_high", "random_mean",
+                                 "random_mean_low", "random_mean_high", "ks_stat", "ks_p", "cohen_d",
+                                 "cohen_d_low", "cohen_d_high", "auc", "auc_low", "auc_high"]),
+        cosines=_frame(cos_rows, ["language_set", "corpus", "model", "pairs", "cosine"]),
+        misses=_frame(miss_rows, ["language_set", "corpus", "model", "direction", "index", "query", "predicted", "gold",
+                                  "cos_predicted_gold", "class"]),
+        miss_counts=_frame(count_rows, ["language_set", "corpus", "model", "direction", "class", "n", "share", "share_low", "share_high",
+                                        "near_threshold"]),
+        knn=_frame(knn_rows, ["language_set", "language", "dataset", "model", "k", "macro_f1", "macro_f1_low", "macro_f1_high", "accuracy",
+                              "accuracy_low", "accuracy_high", "majority_macro_f1", "random_macro_f1", "n_test"]),
+        csc=_frame(csc_rows, ["language_set", "language", "corpus", "model", "overlap", "overlap_low", "overlap_high", "n_sentences"]),
+        comparisons=_frame(cmp_rows, ["language_set", "measurement", "model_a", "model_b", "diff", "diff_low", "diff_high", "p_value",
+                                      "p_holm", "significant"]),
+        bands=_frame(band_rows, ["language_set", "measurement", "model", "score", "score_low", "score_high", "band"]),
+        costs=_frame(costs.to_dict("records"), ["model", "display_name", "dims", "encode_seconds", "size_mb"]),
+        recommendations=_frame(rec_rows, ["language_set", "recommended", "tie", "tied", "sentence", "steps", "rule", "dataset"]),
+        missing=_frame(missing, ["language_set", "section", "what", "would_fill"]),
+        skipped=_frame(skipped, ["what", "language_set", "reason"]),
+        dataset_info=_frame(ds_rows, ["dataset", "kind", "sha256", "source"]),
+        parameters=params, provenance=provenance,
+    )
+
+
+def _f(x: Any) -> float:
+    """A float, NaN for None / NaN read back from a JSON job file."""
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _wilson(k: int, n: int, confidence: float) -> tuple[float, float]:
+    """Wilson score interval of a proportion k / n (statsmodels' proportion_confint, method 'wilson')."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    if n == 0:
+        return math.nan, math.nan
+    lo, hi = proportion_confint(k, n, alpha=1 - confidence, method="wilson")
+    return float(lo), float(hi)
+
+
+def _macro_f1_interval(kr: Any, method: str, *, n_boot: int, seed: int, confidence: float) -> tuple[float, float]:
+    """Percentile bootstrap interval of the macro F1 of ``method``'s predictions (test items resampled).
+
+    Vectorised over resamples: per class, true positives, predicted and gold counts are weighted sums
+    of the resample counts; F1 = 2 TP / (pred + gold), 0 when both are 0 (sklearn's ``zero_division=0``),
+    averaged over ``kr.classes`` as ``f1_score(..., labels=classes, average="macro")`` does.
+    """
+    if not n_boot:
+        return math.nan, math.nan
+    y = np.asarray(kr.test_labels).astype(str)
+    p = np.asarray(kr.predictions[method]).astype(str)
+    n = len(y)
+    rng = np.random.default_rng(seed)
+    counts = np.zeros((int(n_boot), n))
+    idx = rng.integers(0, n, size=(int(n_boot), n))
+    np.add.at(counts, (np.repeat(np.arange(int(n_boot)), n), idx.ravel()), 1.0)
+    f1s = []
+    for c in sorted(set(kr.classes)):
+        gold, pred = (y == c).astype(float), (p == c).astype(float)
+        tp, g, q = counts @ (gold * pred), counts @ gold, counts @ pred
+        with np.errstate(invalid="ignore", divide="ignore"):
+            f1s.append(np.where(g + q > 0, 2 * tp / (g + q), 0.0))
+    vals = np.mean(f1s, axis=0)
+    lo, hi = np.quantile(vals, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(lo), float(hi)
+
+
+def _add_comparison(cmp_rows: list, band_rows: list, label: str, meas: str, per_item: Mapping[str, np.ndarray],
+                    pairs: pd.DataFrame, bands: list[list[str]]) -> None:
+    for r in pairs.to_dict("records"):
+        cmp_rows.append({"language_set": label, "measurement": meas, "model_a": r["model_a"], "model_b": r["model_b"], "diff": r["diff"],
+                         "diff_low": r["ci_low"], "diff_high": r["ci_high"], "p_value": r["p_value"], "p_holm": r["p_holm"],
+                         "significant": bool(r["significant"])})
+    band_of = {m: i for i, b in enumerate(bands, 1) for m in b}
+    for m, v in per_item.items():
+        band_rows.append({"language_set": label, "measurement": meas, "model": m, "score": float(np.mean(v)), "score_low": math.nan,
+                          "score_high": math.nan, "band": band_of[m]})
+
+
+
+__all__ = [
+    "RECOMMENDATION_RULE",
+    "ModelReport",
+    "classify_misses",
+    "model_report",
+    "paired_model_test",
+    "recommend",
+    "report_numbers",
+    "save_report",
+    "signal_vs_noise",
+    "surface_overlap",
+]
