@@ -204,8 +204,7 @@ class ChanceLevel(Result):
     main_score_name = "sa_null_cosine"
 
     sa_null_cosine: float
-    sa_null_euclidean: float  # closed-form lower bound (Jensen) for unit vectors, else by permutation
-    # (inter_null_euclidean below is always the closed-form sqrt(E[Q]))
+    sa_null_euclidean: float  # closed-form lower bound (Jensen) for unit vectors, else by permutation (so the inter below)
     inter_null_cosine: float
     inter_null_euclidean: float
     provenance: dict[str, Any] = field(default_factory=dict)
@@ -269,8 +268,8 @@ def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None, n_perm: i
 
     Cosine: the closed form of the module docstring.  Euclidean SA: the closed-form
     bound for unit vectors (:func:`is_unit_norm`, where it is tight), else the mean
-    over ``n_perm`` seeded shuffles (:func:`euclidean_chance_by_permutation`);
-    ``inter_null_euclidean`` is always the closed-form ``sqrt(E[Q])``.
+    over ``n_perm`` seeded shuffles (:func:`euclidean_chance_by_permutation`), and
+    ``inter_null_euclidean`` likewise (the closed-form ``sqrt(E[Q])`` on the sphere).
     """
     spreads = spreads if spreads is not None else _Spreads(aw)
     ones = np.ones((1, aw.n_rows))
@@ -278,8 +277,8 @@ def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None, n_perm: i
     inter_cos, inter_euc = _NullParts(aw, spreads).inter(ones)
     sa_euc = float(affinity_ratio(point["intra_euc"][0], inter_euc[0]))
     inter_euc_units = float(np.ldexp(inter_euc[0], spreads.exponent))
-    if not is_unit_norm(aw):  # the SA by permutation; inter_null_euclidean stays the closed-form sqrt(E[Q])
-        sa_euc = euclidean_chance_by_permutation(aw, n_perm=n_perm, seed=seed)[0]
+    if not is_unit_norm(aw):  # the closed form is a loose bound off the unit sphere: both by permutation
+        sa_euc, inter_euc_units = euclidean_chance_by_permutation(aw, n_perm=n_perm, seed=seed)
     return ChanceLevel(
         sa_null_cosine=float(affinity_ratio(point["intra_cos"][0], inter_cos[0])),
         sa_null_euclidean=sa_euc,
