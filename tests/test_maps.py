@@ -378,7 +378,7 @@ def test_tier_bars_with_error_bars_chance_ticks_and_bands(real):
     for model in ("use-multilingual", "random-null"):
         r = real[model].result
         assert rows[model]["tier"] == r.tier and rows[model]["paper_tier"] == r.paper_tier
-        assert rows[model]["sa_null"] == pytest.approx(r.chance.sa_null.value, abs=1e-4)
+        assert rows[model]["sa_null"] == pytest.approx(r.verdict_scores.sa_null.value, abs=1e-4)  # the verdict's quantity
         assert rows[model]["ci_low"] == pytest.approx(r.cosine.ci[0], abs=1e-4)
     assert rows["random-null"]["tier"] == "chance"
     tick = spec["layer"][marks.index("tick")]

@@ -463,9 +463,9 @@ def test_euclidean_chance_by_permutation_equals_a_plain_permutation_loop():
     np.testing.assert_allclose(got, np.mean(sas), rtol=1e-10, err_msg="same permutations, paper formula in loops")
     cl = chance_level(aw, n_perm=30, seed=5)
     np.testing.assert_allclose(cl.sa_null_euclidean, np.mean(sas), rtol=1e-10, err_msg="chance_level uses the permutations")
-    s = null_aware_bootstrap(aw, n_boot=50, seed=5)  # its point: the default number of permutations from its seed
-    np.testing.assert_allclose(s.sa_null_euclidean, euclidean_chance_by_permutation(aw, seed=5)[0], rtol=1e-12,
-                               err_msg="the bootstrap's Euclidean chance point is the permutation estimate")
+    r = affinity_of_words(aw, n_boot=50, seed=5)  # its point: the default number of permutations from its seed
+    np.testing.assert_allclose(r.chance.sa_null_euclidean, euclidean_chance_by_permutation(aw, seed=5)[0], rtol=1e-12,
+                               err_msg="the verdict's Euclidean chance point is the permutation estimate")
 
 
 def test_unit_vectors_keep_the_closed_form_euclidean_chance():

@@ -103,6 +103,8 @@ from semanscope_nb.metrics.chance import (
     SURFACE_TIER,
     NullAwareScores,
     SurfaceComparison,
+    euclidean_chance_by_permutation,
+    is_unit_norm,
     null_aware_bootstrap,
     null_aware_tier,
     percentile_intervals,
@@ -990,6 +992,10 @@ def affinity_of_words(
     if "cos" in defined:  # the chance level and the gap, on multinomial resamples of the concepts
         chance = null_aware_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
                                       thresholds=thresholds, distributions=dists, should_stop=should_stop)
+    if chance is not None and not is_unit_norm(aw) and language_centred_diagnostic(aw, None):
+        # off the unit sphere the closed-form Euclidean chance bound is loose: the mean over seeded shuffles
+        # (up to LANGUAGE_CENTRED_AUTO_WORDS words, like the other diagnostic; beyond, the bound stays)
+        chance = replace(chance, sa_null_euclidean=euclidean_chance_by_permutation(aw, seed=seed)[0])
     if n_boot and defined and method == "percentile" and chance is not None:
         # the same resamples give the SA intervals: no index arrays (B x R) are ever built
         dist = np.stack([dists["sa"], dists["sa_euclidean"]])

@@ -204,7 +204,7 @@ class ChanceLevel(Result):
     main_score_name = "sa_null_cosine"
 
     sa_null_cosine: float
-    sa_null_euclidean: float  # closed-form lower bound (Jensen) for unit vectors, else by permutation
+    sa_null_euclidean: float  # closed-form lower bound (Jensen) for unit vectors, else by permutation (so the inter below)
     inter_null_cosine: float
     inter_null_euclidean: float
     provenance: dict[str, Any] = field(default_factory=dict)
@@ -266,9 +266,10 @@ def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None, n_perm: i
                  seed: int | None = 0) -> ChanceLevel:
     """Expected SA when translation pairings are shuffled independently per language.
 
-    Cosine: the closed form of the module docstring.  Euclidean: the closed-form
+    Cosine: the closed form of the module docstring.  Euclidean SA: the closed-form
     bound for unit vectors (:func:`is_unit_norm`, where it is tight), else the mean
-    over ``n_perm`` seeded shuffles (:func:`euclidean_chance_by_permutation`).
+    over ``n_perm`` seeded shuffles (:func:`euclidean_chance_by_permutation`), and
+    ``inter_null_euclidean`` likewise (the closed-form ``sqrt(E[Q])`` on the sphere).
     """
     spreads = spreads if spreads is not None else _Spreads(aw)
     ones = np.ones((1, aw.n_rows))
@@ -276,7 +277,7 @@ def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None, n_perm: i
     inter_cos, inter_euc = _NullParts(aw, spreads).inter(ones)
     sa_euc = float(affinity_ratio(point["intra_euc"][0], inter_euc[0]))
     inter_euc_units = float(np.ldexp(inter_euc[0], spreads.exponent))
-    if not is_unit_norm(aw):
+    if not is_unit_norm(aw):  # the closed form is a loose bound off the unit sphere: both by permutation
         sa_euc, inter_euc_units = euclidean_chance_by_permutation(aw, n_perm=n_perm, seed=seed)
     return ChanceLevel(
         sa_null_cosine=float(affinity_ratio(point["intra_cos"][0], inter_cos[0])),
@@ -497,10 +498,9 @@ def null_aware_bootstrap(
             flip = float(np.mean([thresholds.classify(float(v)) != base for v in full["sa"]]))
     else:
         est = {k: Estimate(float(point[k][0]), math.nan, Interval(math.nan, math.nan)) for k in keys}
-    sa_null_euc = float(point["sa_null_euclidean"][0])
-    if not is_unit_norm(aw):  # the closed form is a loose bound off the unit sphere: by permutation
-        sa_null_euc = euclidean_chance_by_permutation(aw, seed=seed)[0]
-    return NullAwareScores(**est, sa_null_euclidean=sa_null_euc, n_boot=int(n_boot), tier_flip_rate=flip)
+    # the closed-form bound (tight for unit vectors); affinity_of_words and chance_level replace it by the
+    # permutation estimate off the unit sphere (euclidean_chance_by_permutation), which rebuilds the spreads per shuffle
+    return NullAwareScores(**est, sa_null_euclidean=float(point["sa_null_euclidean"][0]), n_boot=int(n_boot), tier_flip_rate=flip)
 
 
 # --------------------------------------------------------------------------- verdict
