@@ -79,6 +79,15 @@ from semanscope_nb.metrics.chance import (
     percentile_intervals,
     straddle_note,
 )
+from semanscope_nb.metrics.degenerate import (
+    MIN_BOOT_CONCEPTS,
+    MIN_CONCEPTS,
+    MIN_VERDICT_BOOT,
+    UNDETERMINED_TIER,
+    require_concepts,
+    rough_interval_note,
+    too_few_to_test,
+)
 from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, _Spreads, _rows_to_counts and the SA formula are re-exported)
     AlignedWords,
     _check_vectors,
@@ -242,7 +251,13 @@ class SAResult(Result):
         v = self.verdict_scores
         if v is None:
             return self.paper_tier
+        if self.n_boot < MIN_VERDICT_BOOT or self._too_few_to_test():  # too rough to call (metrics.degenerate)
+            return UNDETERMINED_TIER
         return null_aware_tier(self.thresholds.classify(v.sa.value), v.delta.ci)
+
+    def _too_few_to_test(self) -> str | None:
+        judged = self.n_concepts - (sum(self.excluded_concepts.values()) if self.chance_excluding is not None else 0)
+        return too_few_to_test(judged, len(self.languages), confidence=self.confidence)
 
     @property
     def verdict(self) -> str:
@@ -263,6 +278,9 @@ class SAResult(Result):
                 text += (f"; caution: only {judged} of {self.n_concepts} concepts ({judged / self.n_concepts:.0%}) are "
                          "left, the ones the model did not collapse or copy, so the verdict speaks for them alone")
         straddle = straddle_note(v.sa.ci, asdict(self.thresholds)) if tier not in (CHANCE_TIER, BELOW_CHANCE_TIER) else None
+        if tier == UNDETERMINED_TIER:
+            why = rough_interval_note(self.n_boot) or self._too_few_to_test()
+            text = f"{why} (paper's tier: {self.paper_tier}); " + text.split(": ", 1)[1]
         if straddle:
             text += f"; {straddle}"
         return text
@@ -752,8 +770,7 @@ def affinity_of_words(
     _check_vectors(aw.languages, aw.vectors, aw.words)
     aw, zero, dropped = _drop_zero_rows(aw, on_zero)
     R = aw.n_rows
-    if R < 2:
-        raise EmbeddingError(f"need at least 2 concept rows, got {R}")
+    require_concepts(R, minimum=MIN_CONCEPTS, what="semantic_affinity")  # one rule for every statistic (metrics.degenerate)
     for k, (lang, v) in enumerate(zip(aw.languages, aw.vectors)):
         if v.shape[0] < 2:
             word = f" ({aw.words[k][0]!r})" if aw.words else ""
@@ -761,8 +778,8 @@ def affinity_of_words(
                 f"language '{lang}' has only 1 unique word{word} across {R} concepts: its intra spread (the mean "
                 "distance over pairs of distinct words) is undefined, so SA is too; it needs at least 2 distinct words"
             )
-    if n_boot and R < 3:
-        raise EmbeddingError(f"bootstrap needs at least 3 concept rows, got {R} (or pass n_boot=0)")
+    if n_boot:
+        require_concepts(R, minimum=MIN_BOOT_CONCEPTS, what="semantic_affinity's bootstrap")
     spreads = _Spreads(aw, block=block)
     point = spreads.spreads(np.ones((1, R)), scaled=True)
     cos = (float(point["intra_cos"][0]), float(point["inter_cos"][0]))

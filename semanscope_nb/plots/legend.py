@@ -55,8 +55,10 @@ def theme_colours(theme: str) -> dict[str, Any]:
 
 
 def _chance(result: Any) -> dict[str, float] | None:
-    """The null-aware numbers of a result, when it carries them (``result.chance``), else None."""
-    chance = getattr(result, "chance", None)
+    """The null-aware numbers the verdict rests on (``result.verdict_scores``: artefact-free), else ``result.chance``, else None."""
+    chance = getattr(result, "verdict_scores", None)
+    if chance is None:
+        chance = getattr(result, "chance", None)
     if chance is None:
         return None
     try:
@@ -74,9 +76,12 @@ def _chance(result: Any) -> dict[str, float] | None:
 def sa_legend_text(result: SAResult, *, verdict: bool = True, wrap: int = 38) -> str:
     """The SA legend: ``SA cosine 0.xxx ± 0.xxx``, ``SA Euclidean 0.xxx``, ``tier: ...``, then the verdict.
 
-    When the result carries a chance level (``result.chance``) two lines follow
-    (the chance level with its interval, and SA minus chance with its
-    interval), then the verdict's caveats (``result.verdict``'s clauses after
+    When the result carries a chance level two lines follow (the chance level
+    with its interval, and SA minus chance with its interval): the numbers the
+    verdict rests on (:attr:`~semanscope_nb.metrics.affinity.SAResult.verdict_scores`,
+    labelled "artefact-free" when concepts were left out), so the legend and
+    the verdict table never show two gaps; the raw all-concept SA stays on the
+    first line; then the verdict's caveats (``result.verdict``'s clauses after
     the first ";": concepts left out, a threshold inside the interval), wrapped
     at ``wrap`` characters; without a chance level the whole verdict sentence
     follows.  The tier line also names the paper's tier when the null-aware
@@ -99,7 +104,8 @@ def sa_legend_text(result: SAResult, *, verdict: bool = True, wrap: int = 38) ->
         if is_finite(ch["delta"]):
             d_ci = (f" [{ch['delta_low']:+.3f}, {ch['delta_high']:+.3f}]"
                     if is_finite(ch["delta_low"]) and is_finite(ch["delta_high"]) else "")
-            lines.append(f"SA − chance {ch['delta']:+.3f}{d_ci}")
+            judged = getattr(result, "chance_excluding", None) is not None
+            lines.append(f"SA − chance{' (artefact-free)' if judged else ''} {ch['delta']:+.3f}{d_ci}")
     sentence = getattr(result, "verdict", None)
     if isinstance(sentence, str) and sentence.strip():
         # with the numbers above, only the verdict's caveats (its clauses after the first ';') add anything
