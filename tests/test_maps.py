@@ -35,7 +35,7 @@ def real(tmp_path_factory):
     out = {"ds": ds}
     for model in ("use-multilingual", "random-null"):
         vectors = snb.embed(ds, model, cache=cache).vectors
-        result = affinity_of_words(aligned_words(ds, vectors), n_boot=100, seed=0).with_provenance(model=model, dataset=ds.name)
+        result = affinity_of_words(aligned_words(ds, vectors), n_boot=200, seed=0).with_provenance(model=model, dataset=ds.name)
         proj = snb.plots.project_dataset(ds, vectors, settings=snb.plots.ProjectionSettings("pca"), cache=False)
         out[model] = types.SimpleNamespace(vectors=vectors, result=result, proj=proj)
     return out

@@ -12,7 +12,7 @@ Example
 -------
 >>> import semanscope_nb as snb
 >>> emb = snb.embed("edge-cases", "random-null", languages=["en", "zh"], cache=False)
->>> r = snb.run_task("sa", emb, n_boot=50)
+>>> r = snb.run_task("sa", emb, n_boot=200)
 >>> text = sa_legend_text(r)
 >>> text.splitlines()[0].startswith("SA cosine"), sa_legend_text(r, verdict=False).splitlines()[2]
 (True, 'tier: chance')

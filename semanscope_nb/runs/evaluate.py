@@ -3,7 +3,7 @@
 Example
 -------
 >>> import semanscope_nb as snb
->>> r = snb.dataset_affinity("edge-cases", "random-null", languages=["en", "zh"], n_boot=100)
+>>> r = snb.dataset_affinity("edge-cases", "random-null", languages=["en", "zh"], n_boot=200)
 >>> r.provenance["model"], r.tier
 ('random-null', 'chance')
 """

@@ -75,12 +75,12 @@ def sa_task(
 
 
 def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: float = 0.95,
-                 thresholds: TierThresholds = DEFAULT_TIERS) -> Any:
-    """SA of every language pair, each with its own chance level and verdict."""
+                 thresholds: TierThresholds = DEFAULT_TIERS, n_perm: int = 2000, alpha: float = 0.05) -> Any:
+    """SA of every language pair, each with its own chance level, artefact exclusion and FDR-controlled verdict."""
     from semanscope_nb.metrics.pairs import pair_affinity
 
     return _stamp(pair_affinity(aligned_words(embedded), n_boot=n_boot, seed=seed, confidence=confidence,
-                                thresholds=thresholds), embedded)
+                                thresholds=thresholds, n_perm=n_perm, alpha=alpha), embedded)
 
 
 def permutation_task(embedded: Embedded, *, n_perm: int = 1000, seed: int) -> Any:
