@@ -320,6 +320,7 @@ def test_sense_retrieval_real(corpora):
 # --------------------------------------------------------------------------- sense separation
 
 
+@pytest.mark.slow
 def test_sense_separation_matches_loops_and_real(enc):
     rng = np.random.default_rng(8)
     X = rng.normal(size=(9, 4))

@@ -112,6 +112,7 @@ def _points(spec):
 # --------------------------------------------------------------------------- navigation
 
 
+@pytest.mark.slow  # loads real model weights
 def test_zoom_and_pan_are_a_scale_bound_interval_on_every_navigable_map(real):
     r = real["use-multilingual"]
     spec = maps.alignment_map(r.proj, r.result, dataset=real["ds"], navigate=True).to_dict()
@@ -132,6 +133,7 @@ def test_zoom_and_pan_are_a_scale_bound_interval_on_every_navigable_map(real):
         maps.alignment_map(r.proj, dataset=real["ds"], navigate={"pan"})
 
 
+@pytest.mark.slow  # loads real model weights
 def test_search_box_enlarges_outlines_and_labels_the_matches(real):
     r, ds = real["use-multilingual"], real["ds"]
     spec = maps.alignment_map(r.proj, r.result, dataset=ds, navigate={"search"}, search="wander").to_dict()
@@ -155,6 +157,7 @@ def test_search_box_enlarges_outlines_and_labels_the_matches(real):
     assert f">{row[2][0]}<" not in quiet  # empty search box: no labels
 
 
+@pytest.mark.slow  # loads real model weights
 def test_brush_lists_the_selected_words_and_translations_beside_the_map(real):
     r = real["use-multilingual"]
     spec = maps.alignment_map(r.proj, r.result, dataset=real["ds"], navigate={"brush"}).to_dict()
@@ -173,6 +176,7 @@ def test_brush_lists_the_selected_words_and_translations_beside_the_map(real):
     _compiles(spec)
 
 
+@pytest.mark.slow  # loads real model weights
 def test_click_selection_on_concept_starts_from_the_given_concepts(real):
     r, ds = real["use-multilingual"], real["ds"]
     row = ds.rows[3]
@@ -191,6 +195,7 @@ def test_click_selection_on_concept_starts_from_the_given_concepts(real):
     assert "value" not in _param(plain, _is_pick)
 
 
+@pytest.mark.slow  # loads real model weights
 def test_worst_concepts_table_shares_the_concept_selection(real):
     r, ds = real["use-multilingual"], real["ds"]
     spec = maps.alignment_map(r.proj, r.result, dataset=ds, worst_concepts=6).to_dict()
@@ -216,6 +221,7 @@ def test_worst_concepts_table_shares_the_concept_selection(real):
 # --------------------------------------------------------------------------- colours, legend, scales
 
 
+@pytest.mark.slow  # loads real model weights
 def test_language_colours_are_fixed_per_code(real):
     r, ds = real["use-multilingual"], real["ds"]
     two = snb.load_dataset("edge-cases", languages=["en", "zh"]).subset(range(30))
@@ -238,6 +244,7 @@ def test_language_colours_are_fixed_per_code(real):
     assert other == palette.language_colour("tlh")
 
 
+@pytest.mark.slow  # loads real model weights
 def test_sa_legend_sits_on_a_box_in_the_chosen_corner(real):
     r, ds = real["use-multilingual"], real["ds"]
     for position in ("top-left", "top-right", "bottom-left", "bottom-right"):
@@ -272,6 +279,7 @@ def test_sa_legend_sits_on_a_box_in_the_chosen_corner(real):
         maps.alignment_map(r.proj, r.result, dataset=ds, theme="sepia")
 
 
+@pytest.mark.slow  # loads real model weights
 def test_projection_scales_do_not_include_zero(real):
     r, ds = real["use-multilingual"], real["ds"]
     p3 = snb.plots.project_dataset(ds, r.vectors, settings=snb.plots.ProjectionSettings("pca", n_components=3), cache=False)
@@ -289,6 +297,7 @@ def test_projection_scales_do_not_include_zero(real):
     assert n >= 10
 
 
+@pytest.mark.slow  # loads real model weights
 def test_sa_legend_carries_the_chance_level_and_the_verdict(real):
     r = real["random-null"].result
     assert r.chance is not None and r.tier in palette.TIER_COLOURS
@@ -350,6 +359,7 @@ def _benchmark_table(real):
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow  # loads real model weights
 def test_tier_bars_with_error_bars_chance_ticks_and_bands(real):
     table = _benchmark_table(real)
     assert {"sa_null", "delta", "delta_low", "delta_high", "paper_tier", "tier"} <= set(table.columns)
@@ -386,6 +396,7 @@ def test_tier_bars_with_error_bars_chance_ticks_and_bands(real):
     _compiles(same)
 
 
+@pytest.mark.slow  # loads real model weights
 def test_pair_heatmap_of_sa_and_of_the_gap_to_chance(real):
     ds = real["ds"]
     frame = pair_affinity(aligned_words(ds, real["use-multilingual"].vectors), n_boot=200, seed=0).table
@@ -424,6 +435,7 @@ def test_pair_heatmap_of_sa_and_of_the_gap_to_chance(real):
 # --------------------------------------------------------------------------- 3-D, compare, layout
 
 
+@pytest.mark.slow  # loads real model weights
 def test_three_components_give_two_linked_views(real):
     r, ds = real["use-multilingual"], real["ds"]
     settings = snb.plots.ProjectionSettings("pca", n_components=3)
@@ -450,6 +462,7 @@ def test_three_components_give_two_linked_views(real):
         snb.plots.ProjectionSettings("pca", n_components=4)
 
 
+@pytest.mark.slow  # loads real model weights
 def test_compare_maps_side_by_side_with_legends_shared_axes_and_the_difference(real):
     ds = real["ds"]
     a, b = real["use-multilingual"], real["random-null"]
@@ -526,6 +539,7 @@ def test_default_projection_cache_lives_on_disk_beside_the_embedding_cache(tmp_p
     assert second.notes == first.notes  # the summary of PHATE's messages is stored with the coordinates
 
 
+@pytest.mark.slow  # loads real model weights
 def test_projection_cache_survives_a_new_instance_on_the_same_folder(real, tmp_path):
     r = real["use-multilingual"]
     a = projection.ProjectionCache(folder=tmp_path)
@@ -539,6 +553,7 @@ def test_projection_cache_survives_a_new_instance_on_the_same_folder(real, tmp_p
     assert b.computed == 1 and len(list(tmp_path.glob("*.npz"))) == 2
 
 
+@pytest.mark.slow  # loads real model weights
 def test_phate_messages_are_summarised_once_not_printed(real, capsys):
     r = real["use-multilingual"]
     capsys.readouterr()
@@ -556,6 +571,7 @@ def test_phate_messages_are_summarised_once_not_printed(real, capsys):
     assert projection.summarise_messages("phate", []) is None
 
 
+@pytest.mark.slow  # loads real model weights
 def test_download_link_carries_the_navigable_map_offline(real):
     import base64
     import re

@@ -174,6 +174,31 @@ def build(kind: str) -> Result:
         from semanscope_nb.metrics.paper_sem import tool_sem
 
         return tool_sem(_aligned())
+    if kind in ("contextual-word-similarity", "annotator-agreement", "word-similarity-sweep"):
+        from semanscope_nb.metrics.word_similarity import annotator_agreement, contextual_word_similarity
+
+        rng = np.random.default_rng(11)
+        a = rng.normal(size=(30, 6))
+        score = contextual_word_similarity(a, a + rng.normal(size=a.shape), rng.uniform(size=30), n_boot=N_BOOT, seed=0,
+                                           provenance={"dataset": "toy"})
+        human = annotator_agreement(rng.uniform(size=(12, 4)), n_boot=N_BOOT, seed=0)
+        if kind == "contextual-word-similarity":
+            return score
+        if kind == "annotator-agreement":
+            return human
+        from semanscope_nb.runs.word_similarity import WordSimilaritySweep
+
+        row = {"dataset": "bcws", "n_sentences": 0, "anchors": "none", "signal": "-", "mapping": "orig", "rho": score.rho,
+               "ci_low": score.ci.low, "ci_high": score.ci.high, "sem": score.sem, "n_pairs": score.n_pairs, "n_anchors": None}
+        return WordSimilaritySweep(table=pd.DataFrame([row]), human=human, provenance={"model": "toy"})
+    if kind == "sense-retrieval":
+        from semanscope_nb.metrics.btsr import sense_retrieval_scores
+
+        rng = np.random.default_rng(12)
+        C = rng.normal(size=(8, 5))
+        Q = C + 0.3 * rng.normal(size=C.shape)
+        return sense_retrieval_scores(Q, C, np.eye(8, dtype=bool), baseline_queries=rng.normal(size=C.shape),
+                                      baseline_candidates=C, ks=(1, 3), n_boot=N_BOOT, seed=0)
     if kind == "metric-record":  # what a function registered the old way (register_metric) returned
         from semanscope_nb.runs.grid import MetricRecord
 

@@ -24,7 +24,7 @@ import semanscope_nb as snb
 from semanscope_nb.metrics import ties
 from semanscope_nb.metrics.contextual import align_words, csls_scores_topk
 from semanscope_nb.metrics.retrieval import diagonal_ranks, gold_ranks, margin_mining
-from semanscope_nb.metrics.search import EmbeddingDistances, _topk_rows, topk_search
+from semanscope_nb.metrics.search import EmbeddingDistances, topk_rows, topk_search
 
 U32 = 2.0**-24
 U64 = 2.0**-53
@@ -87,18 +87,18 @@ def _planted_rows(rng, n_rows, n, tol):
 
 
 @pytest.mark.parametrize("k", [1, 3, 8])
-@pytest.mark.parametrize("n", [40, 3000])  # both paths of _topk_rows: full partition and the chunk-minimum prefilter
+@pytest.mark.parametrize("n", [40, 3000])  # both paths of topk_rows: full partition and the chunk-minimum prefilter
 def test_topk_rows_equal_a_plain_loop_of_the_rule(k, n):
     rng = np.random.default_rng(k + n)
     tol = 1e-4
     D = _planted_rows(rng, 25, n, tol)
-    idx, val = _topk_rows(D, k, tol)
+    idx, val = topk_rows(D, k, tol)
     want = rule_topk(D, k, tol)
     np.testing.assert_array_equal(idx, np.array(want), err_msg="top-k is a decision: equal exactly")
     np.testing.assert_array_equal(val, np.take_along_axis(D, idx, axis=1), err_msg="values are read, not computed")
     # the same on float32 blocks, whose tied pairs are tested in float32
     D32 = D.astype(np.float32)
-    np.testing.assert_array_equal(_topk_rows(D32, k, tol)[0], np.array(rule_topk(D32, k, tol)))
+    np.testing.assert_array_equal(topk_rows(D32, k, tol)[0], np.array(rule_topk(D32, k, tol)))
 
 
 def test_first_best_ranks_and_column_best_equal_plain_loops():
@@ -353,6 +353,7 @@ def _batches(enc, texts, size):
 
 @pytest.mark.parametrize("model", ["use-multilingual", "multilingual-e5-small", "wordllama-l2-supercat", "tfidf-char",
                                    "random-null", "all-minilm-l6-v2"])
+@pytest.mark.slow  # loads real model weights
 def test_vectors_do_not_move_with_batch_or_threads_beyond_the_documented_tolerance(model):
     if model == "all-minilm-l6-v2":
         pytest.importorskip("sentence_transformers")
@@ -371,6 +372,7 @@ def test_vectors_do_not_move_with_batch_or_threads_beyond_the_documented_toleran
                                    err_msg=f"{model}, {name}: beyond its vector_tolerance {tol} (0 = bit-identical)")
 
 
+@pytest.mark.slow  # loads real model weights
 def test_the_numpy_token_port_runs_each_text_alone_and_pins_its_threads():
     enc = snb.load_token_encoder("multilingual-e5-small")
     texts = TEXTS[12:16]
@@ -390,6 +392,7 @@ def _port_vectors(texts):
     return [t.vectors for t in enc.encode_tokens(texts, "en", cache=False)]
 
 
+@pytest.mark.slow  # loads real model weights
 def test_the_token_port_gives_the_same_bits_in_a_loky_worker():
     import joblib
 
@@ -401,6 +404,7 @@ def test_the_token_port_gives_the_same_bits_in_a_loky_worker():
         np.testing.assert_array_equal(a, b, err_msg="pinned threads and per-text shapes: bit-identical across processes")
 
 
+@pytest.mark.slow  # loads real model weights
 def test_use_batch_jitter_moves_cosines_far_less_than_the_tie_tolerance():
     """Why a text's batch does not change a decision in practice: measured, the cosines of USE vectors move by far
     less than the float32 tie tolerance at d = 512 (the worst-case bound 2 sqrt(d) * vector_tolerance = 9e-5 assumes

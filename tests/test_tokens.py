@@ -300,6 +300,7 @@ def test_port_rejects_a_damaged_file(tmp_path):
         E5Numpy(__file__)
 
 
+@pytest.mark.slow  # loads real model weights
 def test_port_reads_the_file_format(e5):
     m = e5._model
     assert (m.H, m.n_layers, m.n_heads, m.FF, m.max_positions) == (384, 12, 12, 1536, 512)
@@ -331,6 +332,7 @@ def test_layer_choices_equal_loops(backend, request):
             np.testing.assert_allclose(g.vectors, ref, atol=2e-5, rtol=0)
 
 
+@pytest.mark.slow  # loads real model weights
 def test_minilm_states_equal_a_plain_transformers_loop(minilm):
     """Against transformers run by hand on each text alone (no padding, no batching), layers averaged in a loop."""
     import torch
@@ -368,6 +370,7 @@ def _word_loop(token_result: TokenEmbeddings, spans):
     return np.array(out)
 
 
+@pytest.mark.slow  # loads real model weights
 @pytest.mark.parametrize("backend", ["e5", "minilm"])
 def test_word_pooling_equals_loop(backend, request):
     enc = request.getfixturevalue(backend)
@@ -383,6 +386,7 @@ def test_word_pooling_equals_loop(backend, request):
         assert (words.n_subwords >= 1).all()
 
 
+@pytest.mark.slow  # loads real model weights
 def test_word_pooling_chinese_and_japanese(e5):
     pytest.importorskip("jieba", reason="Chinese word spans use jieba")
     pytest.importorskip("fugashi", reason="Japanese word spans use fugashi + unidic-lite")
@@ -426,6 +430,7 @@ def test_japanese_segments_slice_back():
         assert [text[s:e] for s, e in spans] == [n.surface for n in tagger(text)]
 
 
+@pytest.mark.slow  # loads real model weights
 def test_token_offsets_slice_back_e5(e5):
     for r in e5.encode_tokens(EN + ZH[:5], layers="last", pooling="token"):
         for piece, (s, e) in zip(r.tokens, r.spans):
@@ -434,12 +439,14 @@ def test_token_offsets_slice_back_e5(e5):
                 assert unicodedata.normalize("NFKC", r.text[s:e]) == piece.lstrip("▁"), (piece, r.text[s:e])
 
 
+@pytest.mark.slow  # loads real model weights
 def test_token_offsets_slice_back_minilm(minilm):
     for r in minilm.encode_tokens(EN, pooling="token"):
         for piece, (s, e) in zip(r.tokens, r.spans):
             assert r.text[s:e].lower() == piece.removeprefix("##")
 
 
+@pytest.mark.slow  # loads real model weights
 def test_special_positions_and_prefix_are_not_in_text(e5):
     [r] = e5.encode_tokens([EN[0]], layers="last", pooling="token", special_tokens=True)
     assert r.tokens[0] == "<s>" and r.tokens[-1] == "</s>"
@@ -451,6 +458,7 @@ def test_special_positions_and_prefix_are_not_in_text(e5):
 
 
 # -- user spans -----------------------------------------------------------------------------------
+@pytest.mark.slow  # loads real model weights
 def test_user_spans(e5):
     text = "New York is bigger than Los Angeles."
     spans = [(0, 8), (24, 35), (4, 6)]
@@ -465,6 +473,7 @@ def test_user_spans(e5):
 
 
 # -- bad input ------------------------------------------------------------------------------------
+@pytest.mark.slow  # loads real model weights
 @pytest.mark.parametrize(
     "kwargs, texts, match",
     [
@@ -492,6 +501,7 @@ def test_bad_input_names_the_argument(e5, kwargs, texts, match):
         e5.encode_tokens(texts, **kwargs)
 
 
+@pytest.mark.slow  # loads real model weights
 def test_bad_input_types(e5):
     with pytest.raises(TypeError, match="not one str"):
         e5.encode_tokens("one text")
@@ -504,6 +514,7 @@ def test_bad_input_types(e5):
     assert resolve_layers(range(7), 6) == (0, 1, 2, 3, 4, 5, 6)
 
 
+@pytest.mark.slow  # loads real model weights
 def test_empty_string_and_whitespace_only_text(e5):
     r0, r1 = e5.encode_tokens(["", "   "], layers="last")
     assert len(r0) == len(r1) == 0 and r0.vectors.shape == (0, 384)

@@ -43,6 +43,7 @@ def test_identical_strings_inflate_the_paper_tier_but_not_the_verdict():
     assert "judged without the 60 identical-string concepts" in r.verdict
 
 
+@pytest.mark.slow
 def test_a_tokenizer_unknown_vector_is_found_and_left_out_of_the_verdict():
     ds = snb.load_dataset("conceptual-space", languages=["en", "zh"])
     vectors, _, _ = snb.embed_dataset(ds, "use-multilingual")

@@ -53,10 +53,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def _paired(source: Any, target: Any) -> tuple[np.ndarray, np.ndarray]:
-    from semanscope_nb.metrics.search import _as_matrix
+    from semanscope_nb.metrics.search import as_matrix
 
-    S = _as_matrix(source, "source").astype(np.float64)
-    T = _as_matrix(target, "target").astype(np.float64)
+    S = as_matrix(source, "source").astype(np.float64)
+    T = as_matrix(target, "target").astype(np.float64)
     if S.shape[0] != T.shape[0]:
         raise EmbeddingError(f"source has {S.shape[0]} rows but target has {T.shape[0]}: rows must be paired")
     if S.shape[1] != T.shape[1]:

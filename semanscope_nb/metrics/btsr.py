@@ -31,6 +31,7 @@ import numpy as np
 
 from semanscope_nb.errors import ArgumentError, EmbeddingError
 from semanscope_nb.results import Interval, Result
+from semanscope_nb.settings import resolve
 
 __all__ = ["TIE_TOLERANCE", "SenseRetrievalScore", "expected_hits", "sense_retrieval_scores"]
 
@@ -122,7 +123,7 @@ class SenseRetrievalScore(Result):
 
 def sense_retrieval_scores(
     queries: Any, candidates: Any, gold: Any, *, baseline_queries: Any, baseline_candidates: Any,
-    ks: Sequence[int] = (1, 5), n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
+    ks: Sequence[int] = (1, 5), n_boot: int | None = None, seed: int = 0, confidence: float = 0.95,
     provenance: Mapping[str, Any] | None = None,
 ) -> SenseRetrievalScore:
     """P@K by cosine for contextual (``queries``, ``candidates``) and no-context (``baseline_*``) vectors of the
@@ -136,6 +137,7 @@ def sense_retrieval_scores(
     >>> r.accuracy, r.baseline_accuracy, r.pool_size
     ({1: 1.0}, {1: 0.5}, 2)
     """
+    n_boot = resolve(n_boot, "n_boot")
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
         raise ArgumentError(f"n_boot must be a non-negative integer, got {n_boot!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):

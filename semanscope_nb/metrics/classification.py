@@ -44,7 +44,7 @@ import pandas as pd
 
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.errors import DatasetError
-from semanscope_nb.metrics.retrieval import _num
+from semanscope_nb.metrics.retrieval import number_or_nan
 from semanscope_nb.metrics.search import (
     DistanceProvider,
     EmbeddingDistances,
@@ -53,6 +53,7 @@ from semanscope_nb.metrics.search import (
 )
 from semanscope_nb.metrics.spreads import _rows_to_counts
 from semanscope_nb.provenance import json_ready
+from semanscope_nb.settings import resolve
 
 if TYPE_CHECKING:  # pragma: no cover
     from semanscope_nb.metrics.fusion import DistFuse
@@ -218,18 +219,18 @@ class ClassificationResult(Result):
         return cls(
             setting=d["setting"], train_language=d["train_language"], test_language=d["test_language"],
             classes=tuple(d["classes"]), ks=tuple(int(k) for k in d["ks"]),
-            accuracy={int(k): _num(v) for k, v in d["accuracy"].items()},
-            macro_f1={int(k): _num(v) for k, v in d["macro_f1"].items()},
-            baselines={k: {m: _num(x) for m, x in v.items()} for k, v in d["baselines"].items()},
+            accuracy={int(k): number_or_nan(v) for k, v in d["accuracy"].items()},
+            macro_f1={int(k): number_or_nan(v) for k, v in d["macro_f1"].items()},
+            baselines={k: {m: number_or_nan(x) for m, x in v.items()} for k, v in d["baselines"].items()},
             predictions={k: np.asarray(v, dtype=object) for k, v in d["predictions"].items()},
             test_labels=np.asarray(d["test_labels"], dtype=object),
             intervals={k: Interval.of(v) for k, v in d["intervals"].items()},
             n_train=int(d["n_train"]), n_test=int(d["n_test"]), metric=d["metric"], n_boot=int(d["n_boot"]),
             seed=int(d["seed"]), confidence=float(d["confidence"]), provenance=dict(d.get("provenance") or {}),
             notes=tuple(d.get("notes") or ()),
-            macro_precision={int(k): _num(v) for k, v in (d.get("macro_precision") or {}).items()},
-            macro_recall={int(k): _num(v) for k, v in (d.get("macro_recall") or {}).items()},
-            random_baseline={m: _num(x) for m, x in (d.get("random_baseline") or {}).items()},
+            macro_precision={int(k): number_or_nan(v) for k, v in (d.get("macro_precision") or {}).items()},
+            macro_recall={int(k): number_or_nan(v) for k, v in (d.get("macro_recall") or {}).items()},
+            random_baseline={m: number_or_nan(x) for m, x in (d.get("random_baseline") or {}).items()},
         )
 
 
@@ -270,7 +271,7 @@ def knn_classification(
     ks: Sequence[int] = (1, 5, 10),
     metric: Metric = "cosine",
     logistic: bool = True,
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     seed: int = 0,
     confidence: float = 0.95,
     block: int | None = None,
@@ -284,6 +285,7 @@ def knn_classification(
     of test x train distances (e.g. a DistFuse ensemble's), with ``test=None``;
     then the logistic-regression baseline is skipped (it needs embeddings).
     """
+    n_boot = resolve(n_boot, "n_boot")
     y_train = _check_labels(train_labels, "train_labels")
     y_test = _check_labels(test_labels, "test_labels")
     if isinstance(train, DistanceProvider):
@@ -379,7 +381,7 @@ def text_classification(
     train_labels: Sequence[str],
     test_texts: Sequence[str],
     test_labels: Sequence[str],
-    model: "str | Encoder | DistFuse" = "use-multilingual",
+    model: "str | Encoder | DistFuse | None" = None,
     *,
     train_language: str | None = None,
     test_language: str | None = None,
@@ -389,12 +391,12 @@ def text_classification(
 ) -> ClassificationResult:
     """:func:`knn_classification` on texts embedded by ``model`` (id, Encoder or DistFuse) through the cache."""
     from semanscope_nb.metrics.fusion import DistFuse
-    from semanscope_nb.metrics.retrieval import _check_texts, _texts_sha
+    from semanscope_nb.metrics.retrieval import check_texts, hash_texts
     from semanscope_nb.models.embedding import embed_texts, load_encoder
     from semanscope_nb.provenance import package_info, utc_now
 
-    tr = _check_texts(train_texts, "train_texts")
-    te = _check_texts(test_texts, "test_texts")
+    tr = check_texts(train_texts, "train_texts")
+    te = check_texts(test_texts, "test_texts")
     if isinstance(model, DistFuse):
         provider = model.distances(te, tr, query_language=test_language, corpus_language=train_language, cache=cache)
         result = knn_classification(provider, train_labels, None, test_labels, train_language=train_language,
@@ -407,12 +409,12 @@ def text_classification(
         result = knn_classification(X_tr, train_labels, X_te, test_labels, train_language=train_language,
                                     test_language=test_language, **kwargs)
         info = {"model": encoder.model_id, "model_version": encoder.version, "model_options": encoder.options}
-    return replace(result, provenance={**result.provenance, **info, "dataset": name, "texts_sha256": _texts_sha(tr, te),
+    return replace(result, provenance={**result.provenance, **info, "dataset": name, "texts_sha256": hash_texts(tr, te),
                                        "packages": package_info(), "created": utc_now()})
 
 
 def sib200_classification(
-    model: "str | Encoder | DistFuse" = "use-multilingual",
+    model: "str | Encoder | DistFuse | None" = None,
     *,
     train_language: str = "en",
     test_language: str | None = None,

@@ -161,7 +161,7 @@ def code_switch(
 def code_switched_retrieval(
     corpus: "ParallelCorpus",
     dictionary: "BilingualDictionary",
-    model: Any = "use-multilingual",
+    model: Any = None,
     *,
     rates: Sequence[float] = (0.0, 0.25, 0.5),
     seed: int = 0,
@@ -198,8 +198,8 @@ def code_switched_retrieval(
 
 
 def code_switched_classification(
-    model: Any = "use-multilingual",
     dictionary: "BilingualDictionary | None" = None,
+    model: Any = None,
     *,
     language: str = "en",
     rates: Sequence[float] = (0.0, 0.25, 0.5),

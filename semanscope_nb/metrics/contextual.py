@@ -41,6 +41,7 @@ from semanscope_nb.errors import DatasetError, EmbeddingError
 from semanscope_nb.metrics.alignment import fit_alignment
 from semanscope_nb.metrics.ties import csls_tolerance, dot_tolerance, first_best, working_dtype
 from semanscope_nb.models.aligned import Alignment
+from semanscope_nb.settings import resolve
 
 if TYPE_CHECKING:  # pragma: no cover
     from semanscope_nb.models.tokens import TokenEmbeddings, TokenEncoder
@@ -141,13 +142,14 @@ class RetrievalScore(Result):
         return out
 
 
-def precision_at_k(ranks: Any, *, ks: Sequence[int] = (1, 5), n_boot: int = 1000, seed: int = 0,
+def precision_at_k(ranks: Any, *, ks: Sequence[int] = (1, 5), n_boot: int | None = None, seed: int = 0,
                    confidence: float = 0.95, pool_size: int | None = None) -> RetrievalScore:
     """P@K from each query's 0-based rank of its best gold (``-1`` or ``>= pool`` = no gold), bootstrapped.
 
     >>> precision_at_k([0, 3, 1, -1], ks=(1, 5), n_boot=0).accuracy
     {1: 0.25, 5: 0.75}
     """
+    n_boot = resolve(n_boot, "n_boot")
     r = np.asarray(ranks, dtype=np.int64).ravel()
     if r.size == 0:
         raise ValueError("ranks is empty: no queries to score")
@@ -209,11 +211,11 @@ def csls_scores_topk(queries: Any, corpus: Any, *, k: int = 10, knn: int = 10, m
     >>> idx, _ = csls_scores_topk(np.eye(3), np.eye(3), k=1, knn=1); idx.ravel().tolist()
     [0, 1, 2]
     """
-    from semanscope_nb.metrics.search import _as_matrix, _topk_rows
+    from semanscope_nb.metrics.search import as_matrix, topk_rows
 
     # float32 blocks: half the memory and twice the BLAS speed of float64; cosines keep ~1e-7 precision
-    Q = _unit(_as_matrix(queries, "queries")).astype(np.float32)
-    C = _unit(_as_matrix(corpus, "corpus")).astype(np.float32)
+    Q = _unit(as_matrix(queries, "queries")).astype(np.float32)
+    C = _unit(as_matrix(corpus, "corpus")).astype(np.float32)
     if Q.shape[1] != C.shape[1]:
         raise EmbeddingError(f"queries have {Q.shape[1]} dimensions but corpus has {C.shape[1]}")
     if method not in ("csls", "nn"):
@@ -240,7 +242,7 @@ def csls_scores_topk(queries: Any, corpus: Any, *, k: int = 10, knn: int = 10, m
             S -= r_q[a:a + block, None]
             S -= r_c[None, :]
         np.negative(S, out=S)
-        i, d = _topk_rows(S, k, tol)
+        i, d = topk_rows(S, k, tol)
         idx[a:a + block], val[a:a + block] = i, -d
         del S
     return idx, val
@@ -263,7 +265,7 @@ class BDIResult(RetrievalScore):
 def lexicon_induction_vectors(
     source_vectors: Any, source_words: Sequence[str], target_vectors: Any, target_words: Sequence[str],
     gold: Sequence[tuple[str, str]], *, method: str = "nn", ks: Sequence[int] = (1, 5), knn: int = 10,
-    n_boot: int = 1000, seed: int = 0, block: int | None = None, provenance: Mapping[str, Any] | None = None,
+    n_boot: int | None = None, seed: int = 0, block: int | None = None, provenance: Mapping[str, Any] | None = None,
 ) -> BDIResult:
     """BDI (P@K, hit = any gold translation in the top K) of every gold source word against ALL target words.
 
@@ -275,6 +277,7 @@ def lexicon_induction_vectors(
     >>> r.accuracy, r.n_queries
     ({1: 1.0}, 1)
     """
+    n_boot = resolve(n_boot, "n_boot")
     S = np.asarray(source_vectors, dtype=np.float64)
     T = np.asarray(target_vectors, dtype=np.float64)
     if len(source_words) != len(S):
@@ -585,7 +588,7 @@ def check_pool_disjoint(query_sentences: Any, pool_sentences: Any) -> None:
 
 
 def sense_retrieval(pairs: TokenPairs, *, alignment: Alignment | None = None, pool_size: int = 2000,
-                    ks: Sequence[int] = (1, 5), n_boot: int = 1000, seed: int = 0, baseline: bool = False,
+                    ks: Sequence[int] = (1, 5), n_boot: int | None = None, seed: int = 0, baseline: bool = False,
                     max_queries: int | None = None) -> RetrievalScore:
     """BTSR-style retrieval: a source token in context retrieves target tokens in context of OTHER sentences.
 
@@ -596,6 +599,7 @@ def sense_retrieval(pairs: TokenPairs, *, alignment: Alignment | None = None, po
     dropped (counted).  No query's own sentence pair is in the pool (checked; AssertionError otherwise).
     ``baseline=True`` replaces every token by its word's mean vector within its half (context removed).
     """
+    n_boot = resolve(n_boot, "n_boot")
     seed = _check_seed(seed)
     if isinstance(pool_size, bool) or int(pool_size) != pool_size or pool_size < 1:
         raise ValueError(f"pool_size must be a positive integer, got {pool_size!r}")

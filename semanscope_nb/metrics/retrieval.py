@@ -79,13 +79,14 @@ from semanscope_nb.metrics.search import (
     DistanceProvider,
     EmbeddingDistances,
     Metric,
-    _check_k,
-    _provider,
+    check_k,
+    distance_provider,
 )
 from semanscope_nb.metrics.spreads import _rows_to_counts
 from semanscope_nb.metrics.ties import ColumnBest, ceil_to, count_true, first_best, floor_to, margin_tolerance, tie_groups
 from semanscope_nb.models.embedding import embed_texts, load_encoder
 from semanscope_nb.provenance import json_ready
+from semanscope_nb.settings import resolve
 
 if TYPE_CHECKING:  # pragma: no cover
     from semanscope_nb.data.words import WordDataset
@@ -346,7 +347,7 @@ def _bootstrap(
 
 
 
-def _num(x: Any) -> float:
+def number_or_nan(x: Any) -> float:
     return math.nan if x is None else float(x)
 
 
@@ -409,7 +410,7 @@ class BitextResult(Result):
         """Every statistic with its bootstrap percentile interval (``sem``: NaN, the bootstrap keeps only the interval)."""
         names = [f"accuracy@{k}" for k in self.ks] + ["mrr"]
         names += [n for n in ("precision", "recall", "f1") if getattr(self, n) is not None] + [f"f1@{k}" for k in self.f1_at]
-        return {n: Estimate(_num(self.value(n)), math.nan, self.intervals.get(n, Interval.empty())) for n in names}
+        return {n: Estimate(number_or_nan(self.value(n)), math.nan, self.intervals.get(n, Interval.empty())) for n in names}
 
     def summary(self) -> dict[str, Any]:
         """Flat numbers of this direction."""
@@ -471,7 +472,7 @@ class BitextResult(Result):
 
         return cls(
             direction=d["direction"], metric=d["metric"], ks=tuple(int(k) for k in d["ks"]),
-            accuracy={int(k): _num(v) for k, v in d["accuracy"].items()}, mrr=_num(d["mrr"]),
+            accuracy={int(k): number_or_nan(v) for k, v in d["accuracy"].items()}, mrr=number_or_nan(d["mrr"]),
             precision=opt(d["precision"]), recall=opt(d["recall"]), f1=opt(d["f1"]),
             ranks=np.asarray(d["ranks"], dtype=np.int64), predictions=np.asarray(d["predictions"], dtype=np.int64),
             intervals={k: Interval.of(v) for k, v in d["intervals"].items()},
@@ -481,7 +482,7 @@ class BitextResult(Result):
             provenance=dict(d.get("provenance") or {}),
             query_labels=tuple(d["query_labels"]) if d.get("query_labels") is not None else None,
             corpus_labels=tuple(d["corpus_labels"]) if d.get("corpus_labels") is not None else None,
-            f1_at={int(k): _num(v) for k, v in (d.get("f1_at") or {}).items()},
+            f1_at={int(k): number_or_nan(v) for k, v in (d.get("f1_at") or {}).items()},
         )
 
     def with_provenance(self, **extra: Any) -> "BitextResult":
@@ -545,7 +546,7 @@ def _check_ks(ks: Sequence[int], n_corpus: int) -> tuple[int, ...]:
     ks = tuple(ks)
     if not ks:
         raise ValueError("ks must hold at least one k, e.g. ks=(1, 5, 10)")
-    return tuple(sorted({_check_k(k, n_corpus, name="k") for k in ks}))
+    return tuple(sorted({check_k(k, n_corpus, name="k") for k in ks}))
 
 
 def _direction(
@@ -588,7 +589,7 @@ def bitext_retrieval(
     *,
     ks: Sequence[int] = (1, 5, 10),
     metric: Metric = "cosine",
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     seed: int = 0,
     confidence: float = 0.95,
     both_directions: bool = True,
@@ -614,8 +615,9 @@ def bitext_retrieval(
     >>> r.accuracy[1], r.f1, r.reverse.mrr
     (1.0, 1.0, 1.0)
     """
+    n_boot = resolve(n_boot, "n_boot")
     _check_boot(n_boot, confidence)
-    provider = _provider(source, target, metric=metric, names=names, dtype=dtype)
+    provider = distance_provider(source, target, metric=metric, names=names, dtype=dtype)
     if provider.n_queries != provider.n_corpus:
         raise EmbeddingError(
             f"{names[0]} has {provider.n_queries} rows but {names[1]} has {provider.n_corpus}: "
@@ -642,9 +644,9 @@ def bitext_retrieval(
 
 
 def text_distances(
-    model: "str | Encoder | DistFuse",
     query_texts: Sequence[str],
     corpus_texts: Sequence[str],
+    model: "str | Encoder | DistFuse | None" = None,
     *,
     query_language: str | None = None,
     corpus_language: str | None = None,
@@ -669,14 +671,14 @@ def text_distances(
     }
 
 
-def _texts_sha(*lists: Sequence[str]) -> str:
+def hash_texts(*lists: Sequence[str]) -> str:
     h = hashlib.sha256()
     for lst in lists:
         h.update(json.dumps(list(lst), ensure_ascii=False).encode())
     return h.hexdigest()
 
 
-def _check_texts(texts: Sequence[str], name: str) -> list[str]:
+def check_texts(texts: Sequence[str], name: str) -> list[str]:
     texts = list(texts)
     if not texts:
         raise EmbeddingError(f"{name} is empty (no texts)")
@@ -691,13 +693,13 @@ def _check_texts(texts: Sequence[str], name: str) -> list[str]:
 def text_retrieval(
     source_texts: Sequence[str],
     target_texts: Sequence[str],
-    model: "str | Encoder | DistFuse" = "use-multilingual",
+    model: "str | Encoder | DistFuse | None" = None,
     *,
     source_language: str | None = None,
     target_language: str | None = None,
     ks: Sequence[int] = (1, 5, 10),
     metric: Metric = "cosine",
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     seed: int = 0,
     confidence: float = 0.95,
     cache: "EmbeddingCache | None | Literal[False]" = None,
@@ -714,12 +716,13 @@ def text_retrieval(
     >>> r.n_queries, sorted(r.accuracy)
     (3, [1, 3])
     """
-    src = _check_texts(source_texts, "source_texts")
-    tgt = _check_texts(target_texts, "target_texts")
+    n_boot = resolve(n_boot, "n_boot")
+    src = check_texts(source_texts, "source_texts")
+    tgt = check_texts(target_texts, "target_texts")
     if len(src) != len(tgt):
         raise EmbeddingError(f"source_texts has {len(src)} texts but target_texts has {len(tgt)}: row i must translate row i")
     provider, model_info = text_distances(
-        model, src, tgt, query_language=source_language, corpus_language=target_language, metric=metric, cache=cache
+        src, tgt, model, query_language=source_language, corpus_language=target_language, metric=metric, cache=cache
     )
     names = (source_language or "source", target_language or "target")
     if names[0] == names[1]:
@@ -728,7 +731,7 @@ def text_retrieval(
                          source_labels=src, target_labels=tgt, names=names)
     from semanscope_nb.provenance import package_info, utc_now
 
-    return r.with_provenance(**model_info, dataset=name, texts_sha256=_texts_sha(src, tgt), n_texts=len(src),
+    return r.with_provenance(**model_info, dataset=name, texts_sha256=hash_texts(src, tgt), n_texts=len(src),
                              languages=[source_language, target_language], packages=package_info(), created=utc_now())
 
 
@@ -751,7 +754,7 @@ def _word_pairs(
             raise EmbeddingError(f"pairs[{i}] = {p!r} is not a (source word, target word) pair of non-empty strings")
     if not pairs:
         raise EmbeddingError("no word pairs given (empty list)")
-    return pairs, "pairs", source, target, _texts_sha([f"{s}\t{t}" for s, t in pairs])
+    return pairs, "pairs", source, target, hash_texts([f"{s}\t{t}" for s, t in pairs])
 
 
 def _gold_from_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[str], _Gold, _Gold]:
@@ -769,13 +772,13 @@ def _gold_from_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[
 
 def lexicon_induction(
     data: "WordDataset | str | os.PathLike | Sequence[tuple[str, str]]",
-    model: "str | Encoder | DistFuse" = "use-multilingual",
+    model: "str | Encoder | DistFuse | None" = None,
     *,
     source: str | None = None,
     target: str | None = None,
     ks: Sequence[int] = (1, 5, 10),
     metric: Metric = "cosine",
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     seed: int = 0,
     confidence: float = 0.95,
     cache: "EmbeddingCache | None | Literal[False]" = None,
@@ -795,11 +798,12 @@ def lexicon_induction(
     >>> r.n_queries, r.n_corpus, r.reverse.n_queries
     (2, 3, 3)
     """
+    n_boot = resolve(n_boot, "n_boot")
     _check_boot(n_boot, confidence)
     pairs, name, src_lang, tgt_lang, sha = _word_pairs(data, source, target)
     src_words, tgt_words, gold_f, gold_r = _gold_from_pairs(pairs)
     provider, model_info = text_distances(
-        model, src_words, tgt_words, query_language=src_lang, corpus_language=tgt_lang, metric=metric, cache=cache
+        src_words, tgt_words, model, query_language=src_lang, corpus_language=tgt_lang, metric=metric, cache=cache
     )
     names = (src_lang or "source", tgt_lang or "target")
     metric_name = getattr(provider, "metric", metric)
@@ -819,7 +823,7 @@ def lexicon_induction(
 
 def tatoeba_retrieval(
     language: str,
-    model: "str | Encoder | DistFuse" = "use-multilingual",
+    model: "str | Encoder | DistFuse | None" = None,
     *,
     folder: str | os.PathLike | None = None,
     limit: int | None = None,
@@ -954,7 +958,7 @@ class MiningResult(Result):
     def from_dict(cls, d: Mapping[str, Any]) -> "MiningResult":
         return cls(
             pairs=np.asarray(d["pairs"], dtype=np.int64).reshape(-1, 2), scores=np.asarray(d["scores"], dtype=np.float64),
-            gold=np.asarray(d["gold"], dtype=np.int64).reshape(-1, 2), threshold=_num(d["threshold"]),
+            gold=np.asarray(d["gold"], dtype=np.int64).reshape(-1, 2), threshold=number_or_nan(d["threshold"]),
             precision=float(d["precision"]), recall=float(d["recall"]), f1=float(d["f1"]), n_selected=int(d["n_selected"]),
             k=int(d["k"]), mode=d["mode"], n_source=int(d["n_source"]), n_target=int(d["n_target"]),
             provenance=dict(d.get("provenance") or {}),
@@ -1004,7 +1008,7 @@ def margin_mining(
         raise ValueError(f"mode must be one of {MINING_MODES}, got {mode!r}")
     fwd_d = EmbeddingDistances(source, target, metric="cosine", dtype=np.float32, names=("source", "target"))
     n_s, n_t = fwd_d.n_queries, fwd_d.n_corpus
-    k = _check_k(k, min(n_s, n_t))
+    k = check_k(k, min(n_s, n_t))
     gold_arr = np.asarray(gold, dtype=np.int64)
     if gold_arr.ndim != 2 or gold_arr.shape[1] != 2 or gold_arr.shape[0] == 0:
         raise ValueError(f"gold must be a non-empty (n, 2) array of (source index, target index) pairs, got shape {gold_arr.shape}")

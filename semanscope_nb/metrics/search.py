@@ -122,7 +122,7 @@ def _default_dtype(metric: str, dtype: Any) -> np.dtype:
     return dt
 
 
-def _as_matrix(x: Any, name: str) -> np.ndarray:
+def as_matrix(x: Any, name: str) -> np.ndarray:
     arr = np.asarray(x)
     if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
         raise EmbeddingError(f"{name} must be a numeric (rows x dims) array, got dtype {arr.dtype}")
@@ -167,8 +167,8 @@ class EmbeddingDistances(DistanceProvider):
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
         dtype = _default_dtype(metric, dtype)  # None: float32 for cosine (what topk_search / bitext_retrieval use)
-        q = _as_matrix(queries, names[0])
-        c = _as_matrix(corpus, names[1])
+        q = as_matrix(queries, names[0])
+        c = as_matrix(corpus, names[1])
         if q.shape[1] != c.shape[1]:
             raise EmbeddingError(
                 f"{names[0]} has {q.shape[1]} dimensions but {names[1]} has {c.shape[1]}: the two must live in one "
@@ -284,7 +284,7 @@ class TopK:
     distances: np.ndarray  # (n_queries, k) float64
 
 
-def _check_k(k: int, n_corpus: int, name: str = "k") -> int:
+def check_k(k: int, n_corpus: int, name: str = "k") -> int:
     if isinstance(k, bool) or int(k) != k or k < 1:
         raise ValueError(f"{name} must be a positive integer, got {k!r}")
     if k > n_corpus:
@@ -298,7 +298,7 @@ def _outward(x: np.ndarray, dtype: np.dtype, up: bool = True) -> np.ndarray:
     return np.nextafter(x, dtype.type(np.inf if up else -np.inf))
 
 
-def _topk_rows(D: np.ndarray, k: int, tol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def topk_rows(D: np.ndarray, k: int, tol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Exact top-k of each row of ``D`` under the near-tie rule (:mod:`semanscope_nb.metrics.ties`).
 
     Fast path (``k`` well below the row length): the row is cut into chunks of
@@ -357,8 +357,8 @@ def topk_search(
     """
     if backend not in ("auto", "faiss", "numpy"):
         raise ValueError(f"backend must be 'auto', 'faiss' or 'numpy', got {backend!r}")
-    provider = _provider(queries, corpus, metric=metric, dtype=dtype)
-    k = _check_k(k, provider.n_corpus)
+    provider = distance_provider(queries, corpus, metric=metric, dtype=dtype)
+    k = check_k(k, provider.n_corpus)
     faiss_ok = (isinstance(provider, EmbeddingDistances) and provider.metric == "cosine"
                 and provider.dtype == np.float32 and k < provider.n_corpus)
     if backend == "faiss" and not faiss_ok:
@@ -375,7 +375,7 @@ def topk_search(
     tol = float(getattr(provider, "tie_tolerance", 0.0))
     for a in range(0, provider.n_queries, rows):
         b = min(provider.n_queries, a + rows)
-        indices[a:b], dists[a:b] = _topk_rows(provider.block(slice(a, b)), k, tol)
+        indices[a:b], dists[a:b] = topk_rows(provider.block(slice(a, b)), k, tol)
     return TopK(indices, dists)
 
 
@@ -419,7 +419,7 @@ def _faiss_topk(faiss: Any, provider: "EmbeddingDistances", k: int) -> TopK:
     return TopK(out_i, 1.0 + out_v)
 
 
-def _provider(queries: Any, corpus: Any, *, metric: Metric, dtype: type | None = None, names=("source", "target")) -> DistanceProvider:
+def distance_provider(queries: Any, corpus: Any, *, metric: Metric, dtype: type | None = None, names=("source", "target")) -> DistanceProvider:
     if isinstance(queries, DistanceProvider):
         if corpus is not None:
             raise TypeError("pass either a DistanceProvider alone, or two embedding arrays")

@@ -31,6 +31,7 @@ import numpy as np
 
 from semanscope_nb.errors import ArgumentError, EmbeddingError
 from semanscope_nb.results import Interval, Result
+from semanscope_nb.settings import resolve
 
 __all__ = ["AnnotatorAgreement", "WordSimilarityScore", "annotator_agreement", "contextual_word_similarity",
            "paired_cosines", "spearman_rho"]
@@ -133,7 +134,7 @@ class WordSimilarityScore(Result):
 
 def contextual_word_similarity(
     vectors1: Any, vectors2: Any, scores: Any, *, alignment: Any = None, languages: tuple[str, str] | None = None,
-    n_boot: int = 1000, seed: int = 0, confidence: float = 0.95, provenance: Mapping[str, Any] | None = None,
+    n_boot: int | None = None, seed: int = 0, confidence: float = 0.95, provenance: Mapping[str, Any] | None = None,
 ) -> WordSimilarityScore:
     """Spearman's rho between ``cos(vectors1[i], vectors2[i])`` and ``scores[i]`` (paper 001, 5.1), bootstrapped.
 
@@ -145,6 +146,7 @@ def contextual_word_similarity(
     >>> r.rho, r.n_pairs
     (1.0, 3)
     """
+    n_boot = resolve(n_boot, "n_boot")
     n_boot, seed, confidence = _check_boot(n_boot, seed, confidence)
     A, B = np.asarray(vectors1, dtype=np.float64), np.asarray(vectors2, dtype=np.float64)
     s = np.asarray(scores, dtype=np.float64).ravel()
@@ -204,7 +206,7 @@ def _loo_rho(S: np.ndarray) -> np.ndarray:
     return spearman_rho(a, b).reshape(S.shape[0], k)
 
 
-def annotator_agreement(annotators: Any, *, n_boot: int = 1000, seed: int = 0, confidence: float = 0.95,
+def annotator_agreement(annotators: Any, *, n_boot: int | None = None, seed: int = 0, confidence: float = 0.95,
                         provenance: Mapping[str, Any] | None = None) -> AnnotatorAgreement:
     """The human upper bound: mean over annotators of rho(annotator, mean of the other annotators).
 
@@ -216,6 +218,7 @@ def annotator_agreement(annotators: Any, *, n_boot: int = 1000, seed: int = 0, c
     >>> round(a.rho, 3), a.per_annotator.round(3).tolist()
     (0.899, [0.949, 0.8, 0.949])
     """
+    n_boot = resolve(n_boot, "n_boot")
     n_boot, seed, confidence = _check_boot(n_boot, seed, confidence)
     S = np.asarray(annotators, dtype=np.float64)
     if S.ndim != 2 or S.shape[1] < 2 or S.shape[0] < 3:

@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from semanscope_nb.models.encoders import Encoder
 
 
-def load_encoder(model: "str | Encoder", fit_corpus: Sequence[str]) -> "Encoder":
+def load_encoder(model: "str | Encoder | None", fit_corpus: Sequence[str]) -> "Encoder":
+    """``model`` loaded (``None``: ``settings.default_model``) and prepared on ``fit_corpus`` (TF-IDF fits its vocabulary)."""
     from semanscope_nb.models.registry import load_model
 
     return load_model(model).prepare(fit_corpus)

@@ -218,7 +218,7 @@ class WordLlamaEncoder(Encoder):
         return self._model.embed(texts, norm=False)
 
 
-def _folder_fingerprint(folder: Path) -> str:
+def folder_fingerprint(folder: Path) -> str:
     """Hash of a model folder's config files and weight-file sizes (a local revision id)."""
     h = hashlib.sha256()
     for p in sorted(folder.rglob("*")):
@@ -265,7 +265,7 @@ class SentenceTransformerEncoder(Encoder):
             return f"{self.dist}=={package_version(self.dist)}"
         p = Path(self.name_or_path)
         if p.is_dir():
-            return "folder:" + _folder_fingerprint(p)
+            return "folder:" + folder_fingerprint(p)
         return "hub:" + (self.revision or "main")
 
     @property

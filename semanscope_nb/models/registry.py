@@ -438,10 +438,14 @@ def get_model_info(model_id: str) -> ModelInfo:
     )
 
 
-def load_model(model_id: str | enc.Encoder) -> enc.Encoder:
-    """The encoder of a model id (constructed once per process; weights load on first encode)."""
+def load_model(model_id: str | enc.Encoder | None) -> enc.Encoder:
+    """The encoder of a model id (``None``: ``settings.default_model``; constructed once per process; weights load on first encode)."""
     if isinstance(model_id, enc.Encoder):
         return model_id
+    if model_id is None:
+        from semanscope_nb.settings import settings
+
+        model_id = settings.default_model
     info = get_model_info(model_id)
     if info.id not in _LOADED:
         _LOADED[info.id] = info.factory()

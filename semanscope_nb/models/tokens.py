@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from semanscope_nb.errors import ModelLoadError, UnknownModelError
-from semanscope_nb.models.encoders import Encoder, _folder_fingerprint
+from semanscope_nb.models.encoders import Encoder, folder_fingerprint
 from semanscope_nb.provenance import package_version
 
 __all__ = [
@@ -590,7 +590,7 @@ class TransformersTokenEncoder(TokenEncoder):
             return f"{self.dist}=={package_version(self.dist)}"
         p = Path(self.name_or_path)
         if p.is_dir():
-            return "folder:" + _folder_fingerprint(p)
+            return "folder:" + folder_fingerprint(p)
         return "hub:" + (self.revision or "main")
 
     @property

@@ -25,6 +25,7 @@ from semanscope_nb.metrics.affinity import SAResult
 from semanscope_nb.metrics.retrieval import BitextResult
 from semanscope_nb.models.encoders import Encoder
 from semanscope_nb.results import Estimate, Interval, Result
+from semanscope_nb.settings import resolve
 
 if TYPE_CHECKING:  # pragma: no cover
     from semanscope_nb.models.cache import EmbeddingCache
@@ -81,7 +82,7 @@ def alignment_report(
     test: BilingualDictionary | DictionarySplit,
     *,
     ks: Sequence[int] = (1, 5),
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     seed: int = 0,
     cache: "EmbeddingCache | None | Literal[False]" = None,
 ) -> AlignmentReport:
@@ -92,6 +93,7 @@ def alignment_report(
     in both directions.  SA treats each test source word as a concept whose
     translations are ``|`` alternatives.
     """
+    n_boot = resolve(n_boot, "n_boot")
     from semanscope_nb.metrics.retrieval import lexicon_induction
     from semanscope_nb.runs.evaluate import dataset_affinity
 

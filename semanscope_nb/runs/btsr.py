@@ -46,6 +46,7 @@ import pandas as pd
 from semanscope_nb.errors import DatasetError
 from semanscope_nb.metrics.btsr import SenseRetrievalScore, sense_retrieval_scores
 from semanscope_nb.metrics.contextual import check_pool_disjoint
+from semanscope_nb.settings import resolve
 
 __all__ = ["SenseItems", "same_sense", "sense_items", "sense_retrieval_en_zh", "sense_retrieval_table"]
 
@@ -190,9 +191,10 @@ def _type_average(words: Sequence[str], X: np.ndarray) -> np.ndarray:
 
 
 def sense_retrieval_table(token_pairs: Any, items: SenseItems, maps: Mapping[str, Any] | None = None, *,
-                          ks: Sequence[int] = (1, 5), n_boot: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, dict[str, SenseRetrievalScore]]:
+                          ks: Sequence[int] = (1, 5), n_boot: int | None = None, seed: int = 0) -> tuple[pd.DataFrame, dict[str, SenseRetrievalScore]]:
     """Score every map (``{"orig": None, name: Alignment, ...}``) on the same items: contextual vs no-context
     P@K, their paired difference, the pool size and the query count on every row."""
+    n_boot = resolve(n_boot, "n_boot")
     tp = token_pairs
     maps = {"orig": None, **dict(maps or {})}
     # the baseline's type averages: each word's mean over its own half (query half / pool half)
@@ -221,7 +223,7 @@ def sense_retrieval_table(token_pairs: Any, items: SenseItems, maps: Mapping[str
     return pd.DataFrame(rows), results
 
 
-def sense_retrieval_en_zh(training: Any, *, n_train: int = 1000, ks: Sequence[int] = (1, 5), n_boot: int = 1000,
+def sense_retrieval_en_zh(training: Any, *, n_train: int = 1000, ks: Sequence[int] = (1, 5), n_boot: int | None = None,
                           seed: int = 0, max_queries: int | None = None,
                           max_occurrences: int = 20) -> tuple[pd.DataFrame, SenseItems, dict[str, SenseRetrievalScore]]:
     """The sense-testing BTSR on the prepared en-zh data (:func:`~semanscope_nb.runs.word_similarity.
@@ -231,6 +233,7 @@ def sense_retrieval_en_zh(training: Any, *, n_train: int = 1000, ks: Sequence[in
     Returns (table: one row per map with P@K, the no-context P@K, their paired gain, each with its 95 %
     interval, the query count and pool size; the items; the results by map name).
     """
+    n_boot = resolve(n_boot, "n_boot")
     from semanscope_nb.runs.word_similarity import fit_en_zh_maps
 
     if not 2 <= n_train < len(training.parallel):

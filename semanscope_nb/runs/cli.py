@@ -207,7 +207,10 @@ def _cmd_sa(args: argparse.Namespace) -> int:
     from semanscope_nb.provenance import atomic_write_json
     from semanscope_nb.runs.evaluate import dataset_affinity
 
+    from semanscope_nb.settings import resolve
+
     thresholds = _thresholds(args)
+    args.model = resolve(args.model, "default_model")
     get_model_info(args.model)  # an unknown id fails here, before the cache or the data are touched
     _check_dataset_paths([args.dataset], "--dataset")
     cache = _open_cache(args.cache_dir)
@@ -397,14 +400,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     def common(q: argparse.ArgumentParser) -> None:
         q.add_argument("--languages", type=_csv_list, help="comma-separated language codes, e.g. en,zh")
-        q.add_argument("--n-boot", type=_int_at_least(0), default=1000, help="bootstrap resamples (default 1000)")
+        q.add_argument("--n-boot", type=_int_at_least(0), help="bootstrap resamples (default: settings.n_boot, $SEMANSCOPE_N_BOOT)")
         q.add_argument("--seed", type=int, default=0)
         q.add_argument("--great", type=float, default=0.60, help="tier threshold for 'great' (default 0.60)")
         q.add_argument("--good", type=float, default=0.50, help="tier threshold for 'good' (default 0.50)")
         q.add_argument("--cache-dir", type=_non_empty, help="embedding cache folder (default: $SEMANSCOPE_CACHE or the user cache)")
 
     s = sub.add_parser("sa", help="Semantic Affinity of one model on one dataset")
-    s.add_argument("--model", default="use-multilingual")
+    s.add_argument("--model", help="model id (default: settings.default_model, $SEMANSCOPE_MODEL)")
     s.add_argument("--dataset", type=_non_empty, default="conceptual-space", help="bundled dataset name or a CSV path")
     s.add_argument("--json", action="store_true", help="print the full result as JSON")
     s.add_argument("--out", type=_non_empty, help="also write the result JSON here")

@@ -49,6 +49,7 @@ from semanscope_nb.metrics.contextual import (
     token_pairs,
 )
 from semanscope_nb.results import Estimate, Interval, Result
+from semanscope_nb.settings import resolve
 
 __all__ = ["ContextualReport", "contextual_comparison", "parallel_sample", "resolve_encoders"]
 
@@ -144,11 +145,12 @@ def contextual_comparison(
     btsr_pool: int = 1000,
     max_occurrences: int = 20,
     extra_corpus: Mapping[str, Sequence[str]] | None = None,
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     seed: int = 0,
     progress: bool = False,
 ) -> ContextualReport:
     """Run the comparison (see the module docstring); ``encoders`` may differ per language (a mapping)."""
+    n_boot = resolve(n_boot, "n_boot")
     rows, notes, all_anchors = [], [], {}
     encs = resolve_encoders(encoders, ["en", *languages])
     for lang in languages:

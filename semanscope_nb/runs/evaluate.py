@@ -21,7 +21,6 @@ import scipy.sparse as sp
 from semanscope_nb.data.catalog import list_folder_datasets  # noqa: F401  (moved to the data layer; old imports still work)
 from semanscope_nb.data.words import (
     WordDataset,
-    load_dataset,
 )
 from semanscope_nb.metrics.affinity import (
     DEFAULT_TIERS,
@@ -37,11 +36,6 @@ from semanscope_nb.models.registry import (
     load_model,
 )
 from semanscope_nb.runs.grid import GridResult, run_grid
-
-
-def _as_dataset(dataset: WordDataset | str | os.PathLike, languages: Sequence[str] | None) -> WordDataset:
-    ds = dataset if isinstance(dataset, WordDataset) else load_dataset(dataset)
-    return ds.select(languages) if languages is not None else ds
 
 
 def prepare_encoder(model: str | Encoder, dataset: WordDataset) -> Encoder:

@@ -55,6 +55,7 @@ from semanscope_nb.errors import ArgumentError, UnknownNameError
 from semanscope_nb.metrics.affinity import SAResult
 from semanscope_nb.metrics.paper_sem import DeltaMethodSEM, tool_sem
 from semanscope_nb.metrics.spreads import AlignedWords
+from semanscope_nb.settings import resolve
 
 #: a published number counts as reproduced when our SA lies within this many of our standard errors of it
 REPRODUCED_WITHIN_SE = 2.0
@@ -96,7 +97,7 @@ def run_paper_000(
     datasets: Sequence[str] = tuple(PAPER_FILES),
     versions: Sequence[str] = PAPER_FILE_VERSIONS,
     folder: str | Path | None = None,
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     seed: int = 0,
     cache: Any = None,
     max_concepts: int | None = None,
@@ -115,6 +116,7 @@ def run_paper_000(
     ...
     semanscope_nb.errors.ArgumentError: datasets: unknown ['DS9']; the paper's are ['DS1', 'DS2', 'DS3', 'DS4']
     """
+    n_boot = resolve(n_boot, "n_boot")
     from semanscope_nb.data import load_dataset
     from semanscope_nb.models.embedded import embed
     from semanscope_nb.runs.task_library import aligned_words

@@ -32,7 +32,8 @@ from semanscope_nb.models.cache import EmbeddingCache
 from semanscope_nb.models.embedded import Embedded
 from semanscope_nb.models.encoders import Encoder
 from semanscope_nb.models.registry import LanguageSupportWarning, unsupported_languages, warn_unsupported  # noqa: F401  (re-exported)
-from semanscope_nb.runs.evaluate import _as_dataset, dataset_affinity
+from semanscope_nb.data.datasets import as_dataset
+from semanscope_nb.runs.evaluate import dataset_affinity
 from semanscope_nb.runs.tasks import run_task
 
 Cache = EmbeddingCache | None | Literal[False]
@@ -100,17 +101,17 @@ def with_rank_bands(table: pd.DataFrame, comparisons: Mapping[str, ModelComparis
 
 
 def two_stage_report(
-    model: str | Encoder | None,
     datasets: Sequence[WordDataset | str | os.PathLike],
+    model: str | Encoder | None = None,
     *,
     languages: Sequence[str] | None = None,
     n_boot: int | None = None,
     seed: int | None = None,
     cache: Cache = None,
 ) -> DiagnosticReport:
-    """The paper's App. A.6 workflow for one model over several datasets."""
+    """The paper's App. A.6 workflow for one model (``None``: ``settings.default_model``) over several datasets."""
     results = {}
     for d in datasets:
-        ds = _as_dataset(d, languages)
+        ds = as_dataset(d, languages=languages)
         results[ds.name] = dataset_affinity(ds, model, n_boot=n_boot, seed=seed, cache=cache, progress=False)
     return diagnostic_report(results)

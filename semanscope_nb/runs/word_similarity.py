@@ -50,6 +50,7 @@ from semanscope_nb.metrics.word_similarity import (
     contextual_word_similarity,
 )
 from semanscope_nb.results import Result
+from semanscope_nb.settings import resolve
 
 __all__ = [
     "ANCHOR_SETTINGS",
@@ -213,7 +214,7 @@ def _model_meta(encs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def evaluate_word_similarity(pairs: ContextPairs, encoders: Any = "multilingual-e5-small", *, alignment: Any = None,
-                             context: bool = True, layers: Any = "mean", n_boot: int = 1000, seed: int = 0,
+                             context: bool = True, layers: Any = "mean", n_boot: int | None = None, seed: int = 0,
                              cache: Any = None) -> WordSimilarityScore:
     """Embed the targets in context (``context=False``: alone) and score Spearman's rho against the human mean.
 
@@ -229,6 +230,7 @@ def evaluate_word_similarity(pairs: ContextPairs, encoders: Any = "multilingual-
     >>> evaluate_word_similarity(d, Fake(), n_boot=0).rho
     1.0
     """
+    n_boot = resolve(n_boot, "n_boot")
     encs = _resolve(encoders, [pairs.language1, pairs.language2])
     V1, V2 = (encode_targets(pairs, encs, layers=layers, cache=cache) if context
               else isolated_targets(pairs, encs, layers=layers, cache=cache))
@@ -475,7 +477,7 @@ def word_similarity_sweep(
     chinese_script: str = "simplified",
     n_dict_pairs: int = 2000,
     max_occurrences: int = 20,
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     seed: int = 0,
     progress: bool = False,
 ) -> WordSimilaritySweep:
@@ -487,6 +489,7 @@ def word_similarity_sweep(
     ``chinese_script``: ``"simplified"`` (BCWS Chinese converted with OpenCC t2s, the script of the training
     data) or ``"traditional"`` (as published).  Every interval resamples pairs (``n_boot``, ``seed``).
     """
+    n_boot = resolve(n_boot, "n_boot")
     if chinese_script not in ("simplified", "traditional"):
         raise ArgumentError(f"chinese_script must be 'simplified' or 'traditional', got {chinese_script!r}")
     say = print if progress else (lambda *a, **k: None)

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from semanscope_nb.metrics.csc.kde import _KERNEL_REACH, bandwidth_factor, csc_curves
+from semanscope_nb.metrics.csc.kde import KERNEL_REACH, bandwidth_factor, csc_curves
 
 _MIN_SD_BINS = 16.0  # the narrowest kernel spans at least this many fine bins (linear-binning error ~ 1e-4 relative)
 _MAX_Q = 64  # at most this many fine bins per grid step
@@ -151,7 +151,7 @@ def _curves_on_grid(x: np.ndarray, w: np.ndarray, sd: np.ndarray, resolution: in
     dx = 2.0 / (resolution - 1)
     q = max(1, int(math.ceil(_MIN_SD_BINS * dx / float(sd.min()))))  # fine bins per grid step
     h = dx / q
-    reach = _KERNEL_REACH * float(sd.max())
+    reach = KERNEL_REACH * float(sd.max())
     g0 = max(0, int(math.floor((float(x.min()) - reach + 1.0) / dx)))
     g1 = min(resolution - 1, int(math.ceil((float(x.max()) + reach + 1.0) / dx)))
     k_lo = g0 * q  # fine bin k sits at -1 + k*h; grid point g is fine bin g*q

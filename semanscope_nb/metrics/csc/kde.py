@@ -16,7 +16,7 @@ import numpy as np
 KDEMethod = Literal["auto", "binned", "windowed", "direct"]
 _BINNED_MIN_SD_STEPS = 4.0  # narrower kernels (in grid steps) use the exact windowed route
 _BIN_OVERSAMPLE = 4  # the binned route bins at a quarter of the grid step
-_KERNEL_REACH = 8.0  # kernel truncated at 8 sd (relative mass lost < 1e-15)
+KERNEL_REACH = 8.0  # kernel truncated at 8 sd (relative mass lost < 1e-15)
 
 
 #: the authors' demo app (not the paper: paper 002 states no bandwidth) calls gaussian_kde with covariance_factor = 0.2
@@ -41,7 +41,7 @@ def resolve_bandwidth(bandwidth: Any) -> Any:
     return bandwidth
 
 
-def _validate_grid(resolution: Any, bandwidth: Any) -> None:
+def validate_grid(resolution: Any, bandwidth: Any) -> None:
     if isinstance(resolution, bool) or not isinstance(resolution, (int, np.integer)) or resolution < 10:
         raise ValueError(f"resolution must be an integer >= 10 (grid points over [-1, 1]), got {resolution!r}")
     if bandwidth is None or isinstance(bandwidth, str):
@@ -134,7 +134,7 @@ def _linear_bin(x: np.ndarray, start: float, dx: float, size: int) -> np.ndarray
 def _windowed_exact(x: np.ndarray, grid: np.ndarray, sd: float) -> np.ndarray:
     """Exact Gaussian sums at the grid points within 8 sd of each sample (narrow kernels)."""
     dx = float(grid[1] - grid[0])
-    half = int(math.ceil(_KERNEL_REACH * sd / dx)) + 1
+    half = int(math.ceil(KERNEL_REACH * sd / dx)) + 1
     centre = np.rint((x - grid[0]) / dx).astype(np.int64)
     out = np.zeros(grid.size)
     step = max(1, 2_000_000 // (2 * half + 1))  # bounded memory
@@ -184,7 +184,7 @@ def kde_on_grid(
     if method == "windowed" or (method == "auto" and sd < _BINNED_MIN_SD_STEPS * dx):
         return _windowed_exact(x, grid, sd), "windowed"
     h = dx / _BIN_OVERSAMPLE  # bins finer than the grid; every _BIN_OVERSAMPLE-th output is a grid point
-    half = int(math.ceil(_KERNEL_REACH * sd / h))
+    half = int(math.ceil(KERNEL_REACH * sd / h))
     if method == "auto" and half > 2_000_000:  # absurdly wide kernel: the FFT arrays would be huge
         return scipy.stats.gaussian_kde(x, bw_method=scipy_bw_method(bandwidth)).evaluate(grid), "direct"
     lo = min(float(grid[0]), float(x.min())) - half * h
@@ -247,7 +247,7 @@ def csc_curves(
     >>> round(float(c.fuzz.sum()), 6), c.overlap < 0.05
     (1.0, True)
     """
-    _validate_grid(resolution, bandwidth)
+    validate_grid(resolution, bandwidth)
     bandwidth = resolve_bandwidth(bandwidth)
     f = _as_sims(fuzz_sims, "fuzz_sims")
     n = _as_sims(neg_sims, "neg_sims")

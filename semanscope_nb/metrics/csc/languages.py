@@ -18,8 +18,8 @@ from semanscope_nb.errors import UnsupportedLanguageError
 Kind = Literal["fuzz", "negation"]
 NegationMode = Literal["particle", "grammatical", "wrap"]
 KIND_CODES = {"fuzz": 1, "negation": 2}
-_TRAILING_PUNCT = ".,;:!?…)»\"'"
-_VOWELS = set("aeiouyhàâäéèêëîïôöûüùœæAEIOUYHÀÂÄÉÈÊËÎÏÔÖÛÜÙŒÆ")
+TRAILING_PUNCT = ".,;:!?…)»\"'"
+VOWELS = set("aeiouyhàâäéèêëîïôöûüùœæAEIOUYHÀÂÄÉÈÊËÎÏÔÖÛÜÙŒÆ")
 
 
 # --------------------------------------------------------------------------- the rule table

@@ -12,8 +12,8 @@ from typing import Sequence
 import numpy as np
 
 from semanscope_nb.metrics.csc.languages import (
-    _TRAILING_PUNCT,
-    _VOWELS,
+    TRAILING_PUNCT,
+    VOWELS,
     KIND_CODES,
     LANGUAGE_RULES,
     Kind,
@@ -42,7 +42,7 @@ def _stable_int(text: str) -> int:
 
 
 def _elide(rules: LanguageRules, term: str, next_word: str | None) -> str | None:
-    if next_word and next_word[0] in _VOWELS:
+    if next_word and next_word[0] in VOWELS:
         return dict(rules.elisions).get(term)
     return None
 
@@ -96,7 +96,7 @@ def candidate_perturbations(
         for p in range(len(words)):
             w = _insert(rules, words, p, before)  # "ne" before word p (or "n'" glued to it)
             target = p if len(w) == len(words) else p + 1  # index of word p after the insertion
-            core = w[target].rstrip(_TRAILING_PUNCT)
+            core = w[target].rstrip(TRAILING_PUNCT)
             tail = w[target][len(core):]
             if core:  # "pas" goes before trailing punctuation: "mange." -> "mange pas."
                 w = w[:target] + [core, after + tail] + w[target + 1 :]

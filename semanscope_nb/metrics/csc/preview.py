@@ -82,7 +82,7 @@ def perturbation_preview(
     (the default cache) or False (none).  A corpus-fitted model (TF-IDF) is
     fitted on the sentence and its variants.
     """
-    from semanscope_nb.metrics.csc.separation import _cosines, rules_for
+    from semanscope_nb.metrics.csc.separation import pair_cosines, rules_for
     from semanscope_nb.models.cache import EmbeddingCache
     from semanscope_nb.models.registry import load_model
 
@@ -105,7 +105,7 @@ def perturbation_preview(
     row = {t: i for i, t in enumerate(texts)}
     if perts:
         orig = np.repeat(matrix[[0]].astype(np.float64), len(perts), axis=0)
-        cos, _ = _cosines(orig, matrix[[row[p.text] for p in perts]].astype(np.float64))
+        cos, _ = pair_cosines(orig, matrix[[row[p.text] for p in perts]].astype(np.float64))
     else:
         cos = np.zeros(0)
     return PerturbationPreview(

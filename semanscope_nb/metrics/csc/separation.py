@@ -20,7 +20,7 @@ from semanscope_nb.metrics.csc.bootstrap import resampled_csc_stats
 from semanscope_nb.metrics.csc.kde import (
     CSCCurves,
     KDEMethod,
-    _validate_grid,
+    validate_grid,
     csc_curves,
     resolve_bandwidth,
 )
@@ -34,6 +34,7 @@ from semanscope_nb.metrics.csc.languages import (
 from semanscope_nb.metrics.csc.perturbation import perturb_corpus
 from semanscope_nb.models.encoders import Encoder
 from semanscope_nb.provenance import json_ready, package_info, utc_now
+from semanscope_nb.settings import resolve
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ class CSCResult(Result):
 
 
 
-def _cosines(orig: np.ndarray, pert: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pair_cosines(orig: np.ndarray, pert: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row-wise cosine; NaN where either vector is zero (undefined), plus that mask."""
     no = np.linalg.norm(orig, axis=1)
     npt = np.linalg.norm(pert, axis=1)
@@ -333,7 +334,7 @@ def concept_separation(
     seed: int = 0,
     resolution: int = 2001,
     bandwidth: float | str | None = None,
-    n_boot: int = 1000,
+    n_boot: int | None = None,
     confidence: float = 0.95,
     ci_method: Literal["BCa", "percentile", "basic"] = "BCa",
     min_words: int | None = None,
@@ -382,10 +383,11 @@ def concept_separation(
     >>> r.n_fuzz, r.n_negation
     (6, 6)
     """
+    n_boot = resolve(n_boot, "n_boot")
     from semanscope_nb.models.cache import EmbeddingCache
     from semanscope_nb.models.registry import load_model
 
-    _validate_grid(resolution, bandwidth)
+    validate_grid(resolution, bandwidth)
     bandwidth = resolve_bandwidth(bandwidth)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
@@ -434,7 +436,7 @@ def concept_separation(
     row = {t: i for i, t in enumerate(all_texts)}
     orig = matrix[[row[texts[p.sentence]] for p in perts]].astype(np.float64)
     pv = matrix[[row[p.text] for p in perts]].astype(np.float64)
-    sims, zero = _cosines(orig, pv)
+    sims, zero = pair_cosines(orig, pv)
     orig_zero = np.linalg.norm(matrix[[row[t] for t in texts]].astype(np.float64), axis=1) == 0
     frame = pd.DataFrame({
         "sentence": [p.sentence for p in perts], "kind": [p.kind for p in perts], "position": [p.position for p in perts],
