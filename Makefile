@@ -1,5 +1,5 @@
 # Convenience targets; the README's commands are the scripts themselves (no make needed).
-.PHONY: run test bench readme clean-results
+.PHONY: run test bench bench-quick bench-readme readme clean-results
 
 run:
 	bash scripts/run.sh
@@ -10,6 +10,13 @@ test:
 bench:
 	.venv/bin/python bench/bench_sa.py
 	.venv/bin/python bench/bench_cache.py
+
+# every claim of bench/README.md next to its number: run the benches that write bench/results/*.json, then render
+bench-readme:
+	.venv/bin/python bench/make_readme.py --run
+
+bench-quick:
+	.venv/bin/python bench/make_readme.py --run --quick
 
 readme:
 	.venv/bin/python bench/readme_tables.py --write

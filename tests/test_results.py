@@ -117,6 +117,11 @@ def build(kind: str) -> Result:
         return chance.null_aware_bootstrap(_aligned(), n_boot=N_BOOT, seed=0, thresholds=snb.metrics.DEFAULT_TIERS)
     if kind == "chance-level":
         return chance.chance_level(_aligned())
+    if kind == "surface-null":
+        aw = _aligned(languages=("en", "de"))
+        rng = np.random.default_rng(6)
+        spelling = dataclasses.replace(aw, vectors=tuple(rng.normal(size=v.shape) for v in aw.vectors))
+        return chance.surface_null(aw, spelling, n_boot=N_BOOT, seed=0)
     if kind == "comparison":
         aw = _aligned(languages=("en", "de"))
         rng = np.random.default_rng(5)

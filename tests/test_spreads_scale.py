@@ -108,7 +108,8 @@ def _plain_null(aw, counts, unit=1.0):
     return np.array(cos), np.array(euc)
 
 
-ROUTES = {"stacked": {}, "streamed": {"stack_limit": 0, "block": 7}, "streamed, one block": {"stack_limit": 0}}
+ROUTES = {"stacked": {}, "streamed": {"stack_limit": 0, "block": 7}, "streamed, one block": {"stack_limit": 0},
+          "sparse products": {"sparse": True}}
 
 
 # --------------------------------------------------------------------------- the fused path against plain NumPy
@@ -240,3 +241,96 @@ def test_budget_batch_measured_with_tracemalloc_and_same_resamples():
     np.testing.assert_allclose(dist["sa"], ref["sa"], rtol=1e-12)
     np.testing.assert_allclose(dist["sa_null"], ref["sa_null"], rtol=1e-12)
     assert got.sa.value == pytest.approx(float(affinity_ratio(*(_Spreads(aw).spreads(np.ones((1, R)))[k][0] for k in ("intra_cos", "inter_cos")))), rel=1e-12)
+
+
+# --------------------------------------------------------------------------- sparse surface baselines (issue 21)
+
+
+def _sparse_aligned(R, L, d, *, rng, nnz=12):
+    """TF-IDF-like rows: ``nnz`` non-negative coordinates of ``d``, unit length, one word per row."""
+    vectors = []
+    for _ in range(L):
+        X = np.zeros((R, d), dtype=np.float32)
+        for r in range(R):
+            X[r, rng.choice(d, size=nnz, replace=False)] = rng.random(nnz)
+        vectors.append(X / np.linalg.norm(X, axis=1, keepdims=True))
+    return AlignedWords(tuple(f"l{k}" for k in range(L)), tuple(vectors), tuple(sp.identity(R, format="csr") for _ in range(L)),
+                        tuple(map(str, range(R))))
+
+
+def _replicates(aw, sparse, n_boot=200):
+    spreads = _Spreads(aw, sparse=sparse)
+    dist: dict = {}
+    null_aware_bootstrap(aw, n_boot=n_boot, seed=5, spreads=spreads, distributions=dist)
+    return spreads, dist
+
+
+def _rounding_bound(aw, n_boot=200):
+    """How far the sparse and the dense products may move a replicate's SA (both sum the same terms in other orders).
+
+    Per language, each coordinate of ``W @ U`` sums at most ``n`` terms ``w_k u_kj`` (n = its words), so either
+    order is within ``gamma_n sum_k w_k |u_kj|`` of the exact sum, and ``|| sum_k w_k |u_k| || <= w_tot`` (unit
+    rows, non-negative weights): ``| ||WU||^2 - ||WU'||^2 | <= 4 gamma_n w_tot^2`` (1 + O(u)).  The intra spread
+    divides it by ``pairs = w_tot^2 - sum w^2`` and SA = intra / (intra + inter) moves by at most that over
+    ``intra + inter``.  The centred half adds ``(W 1) c`` (at most sqrt(128) times the dense terms, by the
+    cancellation check), hence the factor 1 + sqrt(128) for the Euclidean SA.
+    """
+    n = max(v.shape[0] for v in aw.vectors)
+    gamma = n * np.finfo(np.float64).eps / 2 / (1 - n * np.finfo(np.float64).eps / 2)
+    counts = np.vstack(list(resample_counts(aw.n_rows, n_boot, seed=5)))
+    worst = 0.0
+    for inc in aw.incidence:  # the heaviest word weights any language gets (alternatives share a row's count)
+        w = counts @ sp.csr_matrix(inc, dtype=np.float64)
+        pairs = w.sum(axis=1) ** 2 - (w * w).sum(axis=1)
+        worst = max(worst, float((w.sum(axis=1) ** 2 / pairs).max()))
+    return 4.0 * 1.01 * gamma * worst
+
+
+def test_sparse_products_take_tfidf_like_rows_and_equal_the_dense_route_replicate_for_replicate():
+    rng = np.random.default_rng(21)
+    aw = _sparse_aligned(150, 4, 2048, rng=rng)
+    sparse, got = _replicates(aw, None)  # detected: 12 of 2048 coordinates are non-zero
+    dense, want = _replicates(aw, False)
+    assert all(S is not None for S in sparse.sparse) and all(s is None for s in sparse.stacked)
+    assert all(S is None for S in dense.sparse)
+    tol = _rounding_bound(aw)
+    for key in ("sa", "sa_null", "delta"):
+        scale = 1.0 if key != "delta" else 2.0  # the gap is a difference of two such ratios
+        np.testing.assert_allclose(got[key], want[key], rtol=0, atol=scale * tol, err_msg=f"{key}: beyond the rounding bound")
+    np.testing.assert_allclose(got["sa_euclidean"], want["sa_euclidean"], rtol=0, atol=(1 + np.sqrt(128)) * tol,
+                               err_msg="Euclidean SA: beyond the rounding bound")
+    # and the sparse route's spreads against the plain pairwise loop on a few resamples
+    counts = np.vstack([np.ones(aw.n_rows), rng.multinomial(aw.n_rows, np.full(aw.n_rows, 1 / aw.n_rows), size=2)])
+    plain = _plain_spreads(aw, counts)
+    mine = sparse.spreads(counts)
+    for key in plain:
+        np.testing.assert_allclose(mine[key], plain[key], rtol=1e-10, err_msg=key)
+
+
+def test_dense_spaces_are_never_counted_as_sparse():
+    rng = np.random.default_rng(22)
+    aw = _aligned(40, 3, 1024, alternatives=False, dtype=np.float32, rng=rng)
+    assert all(S is None for S in _Spreads(aw).sparse)
+    narrow = _sparse_aligned(30, 3, 64, rng=rng, nnz=1)  # sparse, but narrower than SPARSE_MIN_DIMS: not looked at
+    assert all(S is None for S in _Spreads(narrow).sparse)
+
+
+def test_real_tfidf_char_sa_and_interval_equal_the_dense_route():
+    """The bundled edge-cases (with | alternatives) through the real TF-IDF baseline: same replicates, same interval."""
+    import semanscope_nb as snb
+    from semanscope_nb.metrics.affinity import affinity_of_words
+    from semanscope_nb.runs.task_library import aligned_words
+
+    emb = snb.embed("edge-cases", "tfidf-char", cache=False, progress=False)
+    aw = aligned_words(emb)
+    sparse, got = _replicates(aw, None)
+    dense, want = _replicates(aw, False)
+    assert any(S is not None for S in sparse.sparse), "TF-IDF rows (under 1% non-zero) take the sparse products"
+    tol = _rounding_bound(aw)
+    np.testing.assert_allclose(got["sa"], want["sa"], rtol=0, atol=tol, err_msg="SA replicates beyond the rounding bound")
+    np.testing.assert_allclose(got["sa_null"], want["sa_null"], rtol=0, atol=tol, err_msg="chance replicates")
+    r = affinity_of_words(aw, n_boot=200, seed=5, on_zero="drop")
+    assert np.isfinite(r.sa_cosine)
+    lo, hi = np.percentile(want["sa"], [2.5, 97.5])
+    lo2, hi2 = np.percentile(got["sa"], [2.5, 97.5])
+    np.testing.assert_allclose([lo2, hi2], [lo, hi], rtol=0, atol=tol, err_msg="a percentile moves no more than its replicates")

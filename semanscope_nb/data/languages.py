@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator, Mapping
 
-import langcodes
+# langcodes (and its CLDR name tables, about half a second to load) is imported on first use, not with the package
 
 # Header names accepted for each language code (ISO 639-1).  The paper's files
 # use full English names ("english", "chinese"); its tool used "enu"/"chn".
@@ -54,6 +55,7 @@ GROUP_COLUMNS = ("category", "group", "domain", "concept_group")
 _TAG = re.compile(r"[a-z]{2,3}([-_][a-z0-9]{2,8})*")
 
 
+@functools.lru_cache(maxsize=1024)
 def language_name(code: str) -> str:
     """The English name of a language code, from ``langcodes`` (any BCP 47 tag).
 
@@ -63,17 +65,39 @@ def language_name(code: str) -> str:
     # langcodes (with language_data) carries the CLDR / IANA registry of every
     # ISO 639 code and its names in many languages: a maintained source instead
     # of a hand table, so Georgian, Armenian, ... need no edit here.
+    import langcodes
+
     return langcodes.Language.get(code).display_name()
 
 
+class _LanguageNames(Mapping[str, str]):
+    """The English names of the codes of :data:`LANGUAGE_ALIASES`, looked up on first use (a read-only mapping)."""
+
+    def __getitem__(self, code: str) -> str:
+        if code not in LANGUAGE_ALIASES:
+            raise KeyError(code)
+        return language_name(code)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(LANGUAGE_ALIASES)
+
+    def __len__(self) -> int:
+        return len(LANGUAGE_ALIASES)
+
+    def __repr__(self) -> str:
+        return f"LANGUAGE_NAMES({dict(self)!r})"
+
+
 #: English names of the codes above (more via :func:`language_name`)
-LANGUAGE_NAMES: dict[str, str] = {code: language_name(code) for code in LANGUAGE_ALIASES}
+LANGUAGE_NAMES: Mapping[str, str] = _LanguageNames()
 
 
 @functools.lru_cache(maxsize=4096)
 def _code_from_langcodes(key: str) -> str | None:
     if key in GROUP_COLUMNS:
         return None
+    import langcodes
+
     if _TAG.fullmatch(key):  # an ISO 639 code or a BCP 47 tag: ka, kat, geo, hy-AM, zh_hant
         try:
             lang = langcodes.Language.get(key.replace("_", "-"))

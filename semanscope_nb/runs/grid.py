@@ -91,6 +91,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from semanscope_nb.data.datasets import as_dataset
@@ -356,13 +357,25 @@ Metric = Task  # the grid's old name for a task
 
 
 class _CountingCache(EmbeddingCache):
-    """The shared cache, counting what this job embedded and read (for the job record)."""
+    """The shared cache, counting what this job embedded and read (for the job record).
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    ``presence_only`` (the embedding phase, which keeps no vector): texts already cached are only looked up by
+    key, not read and checked -- the job reads them (and re-encodes any entry it finds damaged).
+    """
+
+    def __init__(self, *args: Any, presence_only: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.presence_only = presence_only
         self.totals = {"n_unique": 0, "n_cached": 0, "n_encoded": 0, "n_batches": 0}
 
     def embed_with_stats(self, encoder, texts, **kwargs) -> tuple[Any, EmbedStats]:  # type: ignore[override]
+        texts = list(texts)
+        if self.presence_only and texts:
+            unique = list(dict.fromkeys(texts))
+            if len(self.present(encoder.cache_key_for(kwargs.get("language")), unique)) == len(unique):
+                self.totals["n_unique"] += len(unique)
+                self.totals["n_cached"] += len(unique)
+                return np.zeros((len(texts), 0), dtype=np.float32), EmbedStats(len(texts), len(unique), len(unique), 0, 0, 0)
         out, s = super().embed_with_stats(encoder, texts, **kwargs)
         for k in self.totals:
             self.totals[k] += getattr(s, k)
@@ -397,7 +410,7 @@ def warm_model(model: str, info: ModelInfo | None, jobs: list[tuple[Task, Any, d
     out = {"model": model, "n_texts": 0, "n_encoded": 0, "n_batches": 0, "error": None, "worker": _worker_id()}
     try:
         _ensure_model(info)
-        with _CountingCache(cache_folder) as cache:
+        with _CountingCache(cache_folder, presence_only=True) as cache:
             for task, dataset, params in jobs:
                 prepare(task, dataset, model, cache=cache, progress=False, params=params)
             out.update(n_texts=cache.totals["n_unique"], n_encoded=cache.totals["n_encoded"], n_batches=cache.totals["n_batches"])
@@ -941,6 +954,135 @@ def write_leaderboard(out: Path, table: pd.DataFrame, done: Sequence[dict], jobs
     ]
 
 
+def grid_tasks(tasks: Sequence[str] | str, params: Mapping[str, Mapping[str, Any]] | None,
+               param_grid: Mapping[str, Mapping[str, Sequence]] | None) -> tuple[list[Task], dict[str, list[dict]]]:
+    """The grid's tasks (registry entries, in order, once each) and each task's parameter variants.
+
+    >>> tasks, variants = grid_tasks("sa", {"sa": {"n_boot": 50}}, None)
+    >>> [t.name for t in tasks], variants["sa"][0]["n_boot"]
+    (['sa'], 50)
+    """
+    if isinstance(tasks, str):
+        tasks = [tasks]
+    task_objs = [get_task(t) for t in dict.fromkeys(tasks)]
+    if not task_objs:
+        raise ArgumentError("tasks: give at least one task name")
+    registered = sorted(t.name for t in list_tasks())
+    for source, given in (("params", params or {}), ("param_grid", param_grid or {})):
+        extra = sorted(set(given) - set(registered))  # registered tasks not in this run are ignored
+        if extra:
+            raise UnknownNameError(f"{source} names unknown task(s) {extra}; registered: {', '.join(registered)}")
+    variants = {t.name: param_variants(t, (params or {}).get(t.name), (param_grid or {}).get(t.name)) for t in task_objs}
+    return task_objs, variants
+
+
+def check_backend(backend: str, *, n_jobs: int | None, scheduler: str | None, max_retries: int) -> None:
+    """Refuse a backend, worker count, scheduler or retry count the grid cannot use (an ArgumentError naming it)."""
+    if backend not in BACKENDS:
+        raise ArgumentError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1):
+        raise ArgumentError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+    if scheduler is not None and backend != "dask":
+        raise ArgumentError(f"scheduler={scheduler!r} needs backend='dask' (got backend={backend!r})")
+    if max_retries < 0:
+        raise ArgumentError(f"max_retries must be >= 0, got {max_retries}")
+
+
+def grid_cache_folder(cache: EmbeddingCache | str | os.PathLike | None) -> str:
+    """The embedding cache folder the workers open (created now, or a clear CacheError)."""
+    if isinstance(cache, EmbeddingCache):
+        return str(cache.folder)
+    with EmbeddingCache(cache) as probe:
+        return str(probe.folder)
+
+
+def load_grid_data(task_objs: Sequence[Task], datasets: Sequence[Any] | None, corpora: Sequence[Any] | None, *,
+                   languages: Sequence[str] | None, max_concepts: int | None) -> dict[str, list[Any]]:
+    """The data the tasks need, by kind (words, parallel, labelled, sentences); names must be distinct."""
+    from semanscope_nb.runs.tasks import data_kind
+
+    kinds = {k for t in task_objs for k in t.data}
+    data_of: dict[str, list[Any]] = {"words": [], "parallel": [], "sentences": [], "labelled": []}
+    if kinds & {"words", "parallel", "labelled"}:
+        for ds in load_word_datasets(datasets, languages, max_concepts):
+            data_of[data_kind(ds)].append(ds)
+    if "sentences" in kinds:
+        data_of["sentences"] = load_sentence_corpora(corpora)
+    names = [d.name for kind in data_of.values() for d in kind]
+    if len(set(names)) < len(names):
+        raise ArgumentError(f"datasets and corpora need distinct names, got {names}")
+    return data_of
+
+
+def grid_dataset_metadata(loaded: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """What the leaderboard records of each dataset: a shareable source, its hash, size, languages, reader report."""
+    return {ds.name: {"source": shareable_source(ds.source), "sha256": ds.sha256, "rows": len(ds),
+                      "languages": list(ds.texts_by_language()), "reader_report": list(getattr(ds, "report", ()))}
+            for ds in loaded}
+
+
+class GridProgress:
+    """The grid's one progress bar and ``on_job`` callback; files each finished job as a record or a failure."""
+
+    def __init__(self, records: dict[str, dict], failures: dict[str, dict], *, total: int, show: bool,
+                 on_job: Callable[[str, str, str, str], None] | None, initial: int = 0) -> None:
+        self.records, self.failures, self.on_job = records, failures, on_job
+        self.bar = None
+        if show:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc="grid", unit="job", initial=initial)
+
+    def report(self, job_like: Mapping[str, Any], status: str) -> None:
+        label = f"{job_like['model']} x {job_like['dataset']} [{job_like['task']}]: {status}"
+        if self.bar is not None:
+            self.bar.set_postfix_str(label[:120])
+            if status.startswith("failed") or status.startswith("retry"):
+                self.bar.write(label)
+        if self.on_job is not None:
+            self.on_job(job_like["model"], job_like["dataset"], job_like["task"], status)
+
+    def finish(self, rec: dict) -> None:
+        job = rec["job"]
+        if rec["status"] == "done":
+            self.records[job["key"]] = rec
+            self.report(job, "done")
+        else:
+            self.failures[job["key"]] = {**{k: job[k] for k in ("model", "dataset", "task", "params")}, "error": rec["error"]}
+            self.report(job, f"failed: {rec['error']}")
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def execute_jobs(pending: Sequence[GridJob], task_of: Mapping[str, Task], infos: Mapping[str, ModelInfo | None], *,
+                 backend: str, n_jobs: int | None, scheduler: str | None, connect_timeout: float, cache_folder: str,
+                 runs: Path, run_id: str, prefetch: bool, max_retries: int,
+                 tracker: "GridProgress") -> tuple[list[dict], dict[str, int], dict[str, float], str]:
+    """Start the backend, embed what the pending jobs need (``prefetch``), run the jobs; stop the pool on a signal.
+
+    Returns the embedding phase's records, the retry counts, the seconds of each phase and the backend's description.
+    """
+    warm: list[dict] = []
+    attempts: dict[str, int] = {}
+    phases: dict[str, float] = {}
+    t_phase = time.perf_counter()
+    with _backend(backend, n_jobs, scheduler, connect_timeout) as (_, n_workers, desc, stop), _stop_pool_on_signals(stop):
+        phases["startup"] = time.perf_counter() - t_phase
+        t_phase = time.perf_counter()
+        if prefetch and pending:
+            warm = embed_phase(pending, task_of, infos, cache_folder, n_workers)
+        phases["embedding"] = time.perf_counter() - t_phase
+        t_phase = time.perf_counter()
+        attempts = run_jobs(pending, task_of, infos, cache_folder, runs, run_id, n_workers, max_retries, tracker.finish,
+                            tracker.report)
+        phases["jobs"] = time.perf_counter() - t_phase
+    return warm, attempts, phases, desc
+
+
 def run_grid(
     models: Sequence[str] | None = None,
     datasets: Sequence[Any] | None = None,
@@ -980,106 +1122,38 @@ def run_grid(
     """
     t_start = time.perf_counter()
     run_id = uuid.uuid4().hex[:12]  # tells this run's job files from older ones (force=True must not adopt those)
-    if metrics is not None:
-        tasks = metrics
-    if isinstance(tasks, str):
-        tasks = [tasks]
-    if backend not in BACKENDS:
-        raise ArgumentError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1):
-        raise ArgumentError(f"n_jobs must be a positive integer, got {n_jobs!r}")
-    if scheduler is not None and backend != "dask":
-        raise ArgumentError(f"scheduler={scheduler!r} needs backend='dask' (got backend={backend!r})")
-    if max_retries < 0:
-        raise ArgumentError(f"max_retries must be >= 0, got {max_retries}")
-    task_objs = [get_task(t) for t in dict.fromkeys(tasks)]
-    if not task_objs:
-        raise ArgumentError("tasks: give at least one task name")
-    for source, given in (("params", params or {}), ("param_grid", param_grid or {})):
-        extra = sorted(set(given) - {t.name for t in list_tasks()})  # registered tasks not in this run are ignored
-        if extra:
-            raise UnknownNameError(f"{source} names unknown task(s) {extra}; registered: {', '.join(sorted(t.name for t in list_tasks()))}")
-    variants = {t.name: param_variants(t, (params or {}).get(t.name), (param_grid or {}).get(t.name)) for t in task_objs}
-    if isinstance(cache, EmbeddingCache):
-        cache_folder = str(cache.folder)
-    else:
-        with EmbeddingCache(cache) as probe:  # creates the folder, or fails with a clear CacheError
-            cache_folder = str(probe.folder)
+    task_objs, variants = grid_tasks(metrics if metrics is not None else tasks, params, param_grid)
+    check_backend(backend, n_jobs=n_jobs, scheduler=scheduler, max_retries=max_retries)
+    cache_folder = grid_cache_folder(cache)
     skipped: dict[str, str] = {}
     if models is None:
         models = default_models(skipped)
     else:
         models, skipped = resolve_models(list(models))
-    kinds = {k for t in task_objs for k in t.data}
-    data_of: dict[str, list[Any]] = {"words": [], "parallel": [], "sentences": [], "labelled": []}
-    if kinds & {"words", "parallel", "labelled"}:
-        for ds in load_word_datasets(datasets, languages, max_concepts):
-            from semanscope_nb.runs.tasks import data_kind
-
-            data_of[data_kind(ds)].append(ds)
-    if "sentences" in kinds:
-        data_of["sentences"] = load_sentence_corpora(corpora)
+    data_of = load_grid_data(task_objs, datasets, corpora, languages=languages, max_concepts=max_concepts)
     loaded = [d for kind in data_of.values() for d in kind]
-    names = [d.name for d in loaded]
-    if len(set(names)) < len(names):
-        raise ArgumentError(f"datasets and corpora need distinct names, got {names}")
     tmp_out = tempfile.TemporaryDirectory(prefix="semanscope-grid-") if out_dir is None else None
     out = Path(tmp_out.name if tmp_out is not None else out_dir)
-    runs = out / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
+    (runs := out / "runs").mkdir(parents=True, exist_ok=True)
 
     jobs, failures, infos = plan_jobs(models, task_objs, data_of, variants)
     task_of = {t.name: t for t in task_objs}
     records, resumed, pending, grid_warnings = resume_jobs(jobs, runs, force=force)
 
     show = progress if progress is not None else len(jobs) > 1
-    bar = None
-    if show:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(jobs) + len(failures), desc="grid", unit="job", initial=len(resumed) + len(failures))
-
-    def report(job_like: Mapping[str, Any], status: str) -> None:
-        if bar is not None:
-            bar.set_postfix_str(f"{job_like['model']} x {job_like['dataset']} [{job_like['task']}]: {status}"[:120])
-            if status.startswith("failed") or status.startswith("retry"):
-                bar.write(f"{job_like['model']} x {job_like['dataset']} [{job_like['task']}]: {status}")
-        if on_job is not None:
-            on_job(job_like["model"], job_like["dataset"], job_like["task"], status)
-
-    def finish(rec: dict) -> None:
-        if rec["status"] == "done":
-            records[rec["job"]["key"]] = rec
-            report(rec["job"], "done")
-        else:
-            failures[rec["job"]["key"]] = {**{k: rec["job"][k] for k in ("model", "dataset", "task", "params")}, "error": rec["error"]}
-            report(rec["job"], f"failed: {rec['error']}")
-        if bar is not None:
-            bar.update(1)
-
+    tracker = GridProgress(records, failures, total=len(jobs) + len(failures), show=show, on_job=on_job,
+                           initial=len(resumed) + len(failures))
     for key in resumed:
-        report(records[key]["job"], "resumed")
+        tracker.report(records[key]["job"], "resumed")
     for f in failures.values():
-        report(f, f"failed: {f['error']}")
+        tracker.report(f, f"failed: {f['error']}")
 
-    warm: list[dict] = []
-    attempts: dict[str, int] = {}
-    phases: dict[str, float] = {}
-    desc = ""
-    t_phase = time.perf_counter()
     try:
-        with _backend(backend, n_jobs, scheduler, connect_timeout) as (_, n_workers, desc, stop), _stop_pool_on_signals(stop):
-            phases["startup"] = time.perf_counter() - t_phase
-            t_phase = time.perf_counter()
-            if prefetch and pending:
-                warm = embed_phase(pending, task_of, infos, cache_folder, n_workers)
-            phases["embedding"] = time.perf_counter() - t_phase
-            t_phase = time.perf_counter()
-            attempts = run_jobs(pending, task_of, infos, cache_folder, runs, run_id, n_workers, max_retries, finish, report)
-            phases["jobs"] = time.perf_counter() - t_phase
+        warm, attempts, phases, desc = execute_jobs(
+            pending, task_of, infos, backend=backend, n_jobs=n_jobs, scheduler=scheduler, connect_timeout=connect_timeout,
+            cache_folder=cache_folder, runs=runs, run_id=run_id, prefetch=prefetch, max_retries=max_retries, tracker=tracker)
     finally:
-        if bar is not None:
-            bar.close()
+        tracker.close()
 
     done = [records[j.key] for j in jobs if j.key in records]
     table = grid_table(done, [t.name for t in task_objs])
@@ -1088,20 +1162,12 @@ def run_grid(
                         reader_reports={d.name: list(getattr(d, "report", ())) for d in loaded})
     if tmp_out is None:
         meta = {
-            "created": utc_now(),
-            "packages": package_info(),
-            "backend": desc,
+            "created": utc_now(), "packages": package_info(), "backend": desc,
             "tasks": {t.name: {"version": t.version, "variants": [params_json(p) for p in variants[t.name]]} for t in task_objs},
             "parameters": {"languages": list(languages) if languages else None, "max_concepts": max_concepts},
-            "datasets": {ds.name: {"source": shareable_source(ds.source), "sha256": ds.sha256, "rows": len(ds),
-                                   "languages": list(ds.texts_by_language()), "reader_report": list(getattr(ds, "report", ()))}
-                         for ds in loaded},
-            "models": {m: model_metadata(m) for m in models},
-            "n_jobs": len(jobs), "resumed": len(resumed), "retried": attempts,
-            "failures": list(failures.values()),
-            "embedding_phase": warm,
-            "skipped": skipped,
-            "warnings": grid_warnings,
+            "datasets": grid_dataset_metadata(loaded), "models": {m: model_metadata(m) for m in models},
+            "n_jobs": len(jobs), "resumed": len(resumed), "retried": attempts, "failures": list(failures.values()),
+            "embedding_phase": warm, "skipped": skipped, "warnings": grid_warnings,
         }
         result.files = write_leaderboard(out, table, done, jobs, meta)
     else:

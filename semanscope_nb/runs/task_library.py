@@ -67,11 +67,48 @@ def sa_task(
     thresholds: TierThresholds = DEFAULT_TIERS,
     on_zero: str = "drop",
     method: str = "percentile",
+    surface_null: bool = True,
 ) -> SAResult:
-    """SA with its bootstrap, chance level and null-aware verdict (paper 000)."""
-    result = affinity_of_words(aligned_words(embedded), n_boot=n_boot, seed=seed, confidence=confidence,
-                               thresholds=thresholds, on_zero=on_zero, method=method)
+    """SA with its bootstrap, chance level and null-aware verdict (paper 000).
+
+    The verdict excludes the concepts of words the model's tokenizer maps to
+    unknown tokens only (:meth:`~semanscope_nb.models.encoders.Encoder.unknown_token_words`).
+    ``surface_null``: also embed the dataset with the surface-form baseline
+    ('tfidf-char', through the same cache; cheap) and say whether the model beats
+    it on the same concepts (:attr:`SAResult.surface`).
+    """
+    aw = aligned_words(embedded)
+    surface = None
+    if surface_null:
+        from semanscope_nb.models.embedded import embed
+
+        baseline = embed(embedded.dataset, SURFACE_BASELINE, cache=embedded.cache if embedded.cache is not None else False,
+                         progress=False)
+        surface = aligned_words(baseline)
+    result = affinity_of_words(aw, n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds,
+                               on_zero=on_zero, method=method, unknown_words=unknown_words(embedded, aw), surface=surface)
     return _stamp(result, embedded)
+
+
+#: the surface-form baseline of the verdict: character n-gram TF-IDF (it sees spelling only)
+SURFACE_BASELINE = "tfidf-char"
+
+
+def unknown_words(embedded: Embedded, aw: AlignedWords | None = None) -> dict[str, tuple[str, ...]]:
+    """Language -> the words the embedding's tokenizer maps to unknown tokens only (empty when it cannot say)."""
+    aw = aw if aw is not None else aligned_words(embedded)
+    out: dict[str, tuple[str, ...]] = {}
+    hook = getattr(embedded.encoder, "unknown_token_words", None)
+    if hook is None or aw.words is None:
+        return out
+    for lang, words in zip(aw.languages, aw.words):
+        flags = hook(list(words))
+        if flags is None:
+            return {}
+        hit = tuple(w for w, f in zip(words, flags) if f)
+        if hit:
+            out[lang] = hit
+    return out
 
 
 def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: float = 0.95,

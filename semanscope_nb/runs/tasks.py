@@ -253,7 +253,8 @@ def builtin_tasks() -> list[Task]:
     boot = {"n_boot": None, "seed": None}
     return [
         Task("sa", lib.sa_task, SAResult, ("words",), ("languages>=2",),
-             {**boot, "confidence": 0.95, "thresholds": DEFAULT_TIERS, "on_zero": "drop", "method": "percentile"},
+             {**boot, "confidence": 0.95, "thresholds": DEFAULT_TIERS, "on_zero": "drop", "method": "percentile",
+              "surface_null": True},
              description="Semantic Affinity (cosine and Euclidean) with its bootstrap, chance level and verdict",
              check=lib.check_sa),
         Task("pair-sa", lib.pair_sa_task, PairAffinity, ("words",), ("languages>=2",),
