@@ -1,5 +1,5 @@
 # Convenience targets; the README's commands are the scripts themselves (no make needed).
-.PHONY: run test bench bench-quick bench-readme clean-results
+.PHONY: run test bench bench-quick bench-readme readme clean-results
 
 run:
 	bash scripts/run.sh
@@ -17,6 +17,9 @@ bench-readme:
 
 bench-quick:
 	.venv/bin/python bench/make_readme.py --run --quick
+
+readme:
+	.venv/bin/python bench/readme_tables.py --write
 
 clean-results:
 	rm -rf results

@@ -17,7 +17,7 @@ Names that used to be here still work for one release, with a
 
 >>> import semanscope_nb as snb
 >>> emb = snb.embed("edge-cases", "random-null", languages=["en", "zh"], cache=False)
->>> snb.run_task("sa", emb, n_boot=50).tier
+>>> snb.run_task("sa", emb, n_boot=200).tier
 'chance'
 """
 

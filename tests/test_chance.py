@@ -220,7 +220,7 @@ def test_paired_bootstrap_interval_is_the_percentile_of_same_resample_difference
     e = rng.normal(size=(40, 8))
     a = _aw({"en": e, "de": e + 0.4 * rng.normal(size=e.shape)})
     b = _aw({"en": e, "de": e + 0.6 * rng.normal(size=e.shape)})
-    c = compare_models({"a": a, "b": b}, n_boot=300, n_perm=500, seed=9)
+    c = compare_models({"a": a, "b": b}, n_boot=300, n_perm=500, seed=9, score="sa")
     # by hand: one resample at a time, both models on the same resampled concepts
     diffs = []
     for counts in resample_counts(40, 300, seed=9, batch=1):
@@ -291,7 +291,7 @@ def test_pair_affinity_matches_plain_loops_per_pair():
     rng = np.random.default_rng(10)
     e = rng.normal(size=(25, 6))
     arrays = {"en": e, "de": e + 0.3 * rng.normal(size=e.shape), "zh": rng.normal(size=e.shape)}
-    df = pair_affinity(_aw(arrays), n_boot=100, seed=0).table
+    df = pair_affinity(_aw(arrays), n_boot=200, seed=0).table
     assert len(df) == 3
     for r in df.itertuples():
         two = {r.language_a: arrays[r.language_a], r.language_b: arrays[r.language_b]}

@@ -19,7 +19,7 @@ from semanscope_nb.runs.evaluate import aligned_words
 def small():
     ds = snb.load_dataset("edge-cases", languages=["en", "zh"]).subset(range(40))
     vectors = snb.embed(ds, "random-null", cache=False).vectors
-    result = affinity_of_words(aligned_words(ds, vectors), n_boot=100, seed=0).with_provenance(model="random-null", dataset=ds.name)
+    result = affinity_of_words(aligned_words(ds, vectors), n_boot=200, seed=0).with_provenance(model="random-null", dataset=ds.name)
     proj = project_dataset(ds, vectors, settings=ProjectionSettings("pca"), cache=False)
     return ds, vectors, result, proj
 

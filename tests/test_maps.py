@@ -35,7 +35,7 @@ def real(tmp_path_factory):
     out = {"ds": ds}
     for model in ("use-multilingual", "random-null"):
         vectors = snb.embed(ds, model, cache=cache).vectors
-        result = affinity_of_words(aligned_words(ds, vectors), n_boot=100, seed=0).with_provenance(model=model, dataset=ds.name)
+        result = affinity_of_words(aligned_words(ds, vectors), n_boot=200, seed=0).with_provenance(model=model, dataset=ds.name)
         proj = snb.plots.project_dataset(ds, vectors, settings=snb.plots.ProjectionSettings("pca"), cache=False)
         out[model] = types.SimpleNamespace(vectors=vectors, result=result, proj=proj)
     return out
@@ -404,7 +404,7 @@ def test_tier_bars_with_error_bars_chance_ticks_and_bands(real):
 @pytest.mark.slow  # loads real model weights
 def test_pair_heatmap_of_sa_and_of_the_gap_to_chance(real):
     ds = real["ds"]
-    frame = pair_affinity(aligned_words(ds, real["use-multilingual"].vectors), n_boot=100, seed=0).table
+    frame = pair_affinity(aligned_words(ds, real["use-multilingual"].vectors), n_boot=200, seed=0).table
     spec = sa_figures.pair_heatmap(frame).to_dict()
     rect, outline, values, marks = spec["layer"]
     assert [_mark(u) for u in spec["layer"]] == ["rect", "rect", "text", "text"]
@@ -420,7 +420,7 @@ def test_pair_heatmap_of_sa_and_of_the_gap_to_chance(real):
     assert enc["x"]["axis"]["labelAngle"] != 0 and enc["x"]["axis"]["labelLimit"] <= 120  # headers never overlap
     _compiles(spec)
     # the gap to chance: diverging, colour-blind safe, centred at 0; the random model's pairs are marked as chance
-    null = pair_affinity(aligned_words(ds, real["random-null"].vectors), n_boot=100, seed=0).table
+    null = pair_affinity(aligned_words(ds, real["random-null"].vectors), n_boot=200, seed=0).table
     assert set(null["verdict"]) <= {"chance", "below chance"}
     gap = sa_figures.pair_heatmap(null, value="delta", triangle="lower").to_dict()
     rect, outline, values, marks = gap["layer"]

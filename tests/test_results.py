@@ -465,7 +465,7 @@ def test_estimates_carry_the_numbers_of_the_result(built):
     assert eb["f1"].value == b.f1 and eb["mrr"].value == b.mrr and math.isnan(eb["f1"].sem)
     c = built["comparison"]
     row = c.scores.set_index("model").loc["good"]
-    assert c.estimates()["good"] == Estimate(row.sa, row["sem"], Interval(row.ci_low, row.ci_high))
+    assert c.estimates()["good"] == Estimate(row.score, row["sem"], Interval(row.ci_low, row.ci_high))
     pairs = built["pair-sa"]
     first = pairs.table.iloc[0]
     est = pairs.estimates()[f"{first.language_a}-{first.language_b}"]
@@ -476,7 +476,7 @@ def test_new_sem_columns_are_the_bootstrap_std(built):
     """The ``sem`` columns added for estimates() hold the std (ddof=1) of the very bootstrap that gave the interval."""
     from semanscope_nb.metrics.artefacts import subset_languages
     from semanscope_nb.metrics.chance import null_aware_bootstrap, resample_counts
-    from semanscope_nb.metrics.compare import _sa_of_counts
+    from semanscope_nb.metrics.chance import _NullParts, null_aware_statistics
     from semanscope_nb.metrics.pairs import pair_affinity
     from semanscope_nb.metrics.spreads import _Spreads
 
@@ -484,8 +484,11 @@ def test_new_sem_columns_are_the_bootstrap_std(built):
     rng = np.random.default_rng(5)
     bad = dataclasses.replace(aw, vectors=(aw.vectors[0], rng.normal(size=aw.vectors[1].shape)))
     c = built["comparison"]
-    boot = {n: np.concatenate([_sa_of_counts(_Spreads(m), k) for k in resample_counts(aw.n_rows, N_BOOT, seed=0)])
-            for n, m in {"good": aw, "bad": bad}.items()}
+    assert c.excluded_concepts == 0  # no artefacts: every concept is judged; the compared score is SA - chance
+    sp_ = {n: _Spreads(m) for n, m in {"good": aw, "bad": bad}.items()}
+    parts = {n: _NullParts(m, sp_[n]) for n, m in {"good": aw, "bad": bad}.items()}
+    boot = {n: np.concatenate([null_aware_statistics(sp_[n], parts[n], k)["delta"] for k in resample_counts(aw.n_rows, N_BOOT, seed=0)])
+            for n in ("good", "bad")}
     for name in ("good", "bad"):
         values = boot[name].tolist()
         mean = sum(values) / len(values)
@@ -501,7 +504,7 @@ def test_new_sem_columns_are_the_bootstrap_std(built):
     table = pair_affinity(aw3, n_boot=N_BOOT, seed=0).table
     for row in table.itertuples():
         s = null_aware_bootstrap(subset_languages(aw3, (row.language_a, row.language_b)), n_boot=N_BOOT, seed=0)
-        assert (row.sem, row.delta_sem) == (s.sa.sem, s.delta.sem)
+        assert row.n_excluded == 0 and (row.sem, row.delta_sem) == (s.sa.sem, s.delta.sem)
     d = built["diagnostic-report"]
     good, noise = _two_sa()
     assert d.stage1["sem"].tolist() == [good.cosine.sem, noise.cosine.sem]

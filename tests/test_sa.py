@@ -169,7 +169,7 @@ def test_tiers_and_thresholds():
     e = np.random.default_rng(0).normal(size=(20, 4))
     r = snb.semantic_affinity({"en": e, "zh": e + 1.0 * np.random.default_rng(1).normal(size=e.shape)}, n_boot=0)
     r2 = r.with_thresholds(snb.TierThresholds(great=0.0, good=0.0))
-    assert r2.tier == "great" and r2.cosine is r.cosine
+    assert r2.paper_tier == "great" and r2.cosine is r.cosine  # n_boot=0: no interval, so the verdict tier is "undetermined"
 
 
 def test_diagnostics_collapse_and_ratio():

@@ -156,7 +156,7 @@ def test_cli_sa_prints_the_verdict_and_the_two_stage_report(tmp_path):
 
     env = {**os.environ, "SEMANSCOPE_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
     out = subprocess.run([sys.executable, "-m", "semanscope_nb", "sa", "--model", "random-null", "--dataset", "edge-cases",
-                          "--languages", "en,de", "--n-boot", "100", "--report", "--worst", "0"],
+                          "--languages", "en,de", "--n-boot", "200", "--report", "--worst", "0"],
                          capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "tier chance   (paper's tier:" in out.stdout and "verdict: indistinguishable from chance" in out.stdout

@@ -120,7 +120,7 @@ def test_projection_picker_params_follow_the_method():
 def panel():
     from semanscope_nb.widgets import ExplorePanel
 
-    return ExplorePanel(model="random-null", dataset="edge-cases", max_concepts=25, n_boot=50,
+    return ExplorePanel(model="random-null", dataset="edge-cases", max_concepts=25, n_boot=200,
                         projection=ProjectionSettings("pca"), projection_cache=ProjectionCache())
 
 

@@ -110,6 +110,15 @@ from semanscope_nb.metrics.chance import (
     percentile_intervals,
     straddle_note,
 )
+from semanscope_nb.metrics.degenerate import (
+    MIN_BOOT_CONCEPTS,
+    MIN_CONCEPTS,
+    MIN_VERDICT_BOOT,
+    UNDETERMINED_TIER,
+    require_concepts,
+    rough_interval_note,
+    too_few_to_test,
+)
 from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, _Spreads, _rows_to_counts and the SA formula are re-exported)
     AlignedWords,
     _check_vectors,
@@ -322,6 +331,10 @@ class SAResult(Result):
             if self.judged_concepts < MIN_JUDGED_SHARE * self.n_concepts:
                 return INSUFFICIENT_TIER, "minority"
         assert v is not None
+        if self.n_boot < MIN_VERDICT_BOOT:  # no interval, or one too rough to call (metrics.degenerate)
+            return UNDETERMINED_TIER, "rough"
+        if self._too_few_to_test():  # no re-pairing test could reach the verdict's level (metrics.degenerate)
+            return UNDETERMINED_TIER, "few"
         gate = null_aware_tier("", v.delta.ci)
         if gate in (CHANCE_TIER, BELOW_CHANCE_TIER):
             return gate, gate
@@ -344,6 +357,9 @@ class SAResult(Result):
         SA on all concepts stays available as :attr:`paper_tier`.
         """
         return self._decision()[0]
+
+    def _too_few_to_test(self) -> str | None:
+        return too_few_to_test(self.judged_concepts, len(self.languages), confidence=self.confidence)
 
     @property
     def verdict(self) -> str:
@@ -377,6 +393,9 @@ class SAResult(Result):
             "surface": "above chance but not above surface form",
         }.get(why, tier)
         text = f"{what}: {scores}"
+        if why in ("rough", "few"):
+            note = rough_interval_note(self.n_boot) if why == "rough" else self._too_few_to_test()
+            text = f"{note} (paper's tier: {self.paper_tier}); {scores}"
         if why == "negligible":
             text += (f"; the chance-corrected score {v.corrected.value:.4f} is below the minimum {MIN_CORRECTED:g} a "
                      "tier needs: the gap is real but too small to matter")
@@ -941,8 +960,7 @@ def affinity_of_words(
     if surface is not None and zero_rows.any():  # the concepts dropped for a zero vector leave the baseline too
         surface = subset_rows(surface, ~zero_rows)
     R = aw.n_rows
-    if R < 2:
-        raise EmbeddingError(f"need at least 2 concept rows, got {R}")
+    require_concepts(R, minimum=MIN_CONCEPTS, what="semantic_affinity")  # one rule for every statistic (metrics.degenerate)
     for k, (lang, v) in enumerate(zip(aw.languages, aw.vectors)):
         if v.shape[0] < 2:
             word = f" ({aw.words[k][0]!r})" if aw.words else ""
@@ -950,8 +968,8 @@ def affinity_of_words(
                 f"language '{lang}' has only 1 unique word{word} across {R} concepts: its intra spread (the mean "
                 "distance over pairs of distinct words) is undefined, so SA is too; it needs at least 2 distinct words"
             )
-    if n_boot and R < 3:
-        raise EmbeddingError(f"bootstrap needs at least 3 concept rows, got {R} (or pass n_boot=0)")
+    if n_boot:
+        require_concepts(R, minimum=MIN_BOOT_CONCEPTS, what="semantic_affinity's bootstrap")
     spreads = _Spreads(aw, block=block)
     point = spreads.spreads(np.ones((1, R)), scaled=True)
     cos = (float(point["intra_cos"][0]), float(point["inter_cos"][0]))

@@ -208,6 +208,7 @@ class ChanceLevel(Result):
     inter_null_cosine: float
     inter_null_euclidean: float
     provenance: dict[str, Any] = field(default_factory=dict)
+    note: str = ""  # why the chance level is undefined (collapsed vectors)
 
 
 #: vectors whose norms all lie within this of 1 are unit vectors: the Euclidean chance level keeps its closed form there
@@ -270,10 +271,19 @@ def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None, n_perm: i
     bound for unit vectors (:func:`is_unit_norm`, where it is tight), else the mean
     over ``n_perm`` seeded shuffles (:func:`euclidean_chance_by_permutation`), and
     ``inter_null_euclidean`` likewise (the closed-form ``sqrt(E[Q])`` on the sphere).
+
+    Fewer than 2 concepts raise :class:`~semanscope_nb.errors.EmbeddingError`; collapsed
+    vectors give NaN with a ``note`` (the rules of :mod:`semanscope_nb.metrics.degenerate`).
     """
+    from semanscope_nb.metrics.degenerate import MIN_CONCEPTS, collapsed_note, require_concepts
+
+    require_concepts(aw.n_rows, minimum=MIN_CONCEPTS, what="chance_level")
     spreads = spreads if spreads is not None else _Spreads(aw)
     ones = np.ones((1, aw.n_rows))
     point = spreads.spreads(ones, scaled=True)
+    note = collapsed_note(point["intra_cos"][0], point["inter_cos"][0])
+    if note is not None:
+        return ChanceLevel(math.nan, math.nan, math.nan, math.nan, note=note)
     inter_cos, inter_euc = _NullParts(aw, spreads).inter(ones)
     sa_euc = float(affinity_ratio(point["intra_euc"][0], inter_euc[0]))
     inter_euc_units = float(np.ldexp(inter_euc[0], spreads.exponent))
@@ -300,11 +310,13 @@ class PermutationTest(Result):
     sa: float
     null_mean: float
     null_sd: float
-    p_value: float  # one-sided: P(SA_shuffled >= SA), with the +1 correction
+    p_value: float  # one-sided: P(SA_shuffled >= SA); exact, or with the +1 correction (see permutation_test)
     z: float
     n_perm: int
     seed: int | None
     provenance: dict[str, Any] = field(default_factory=dict)
+    exact: bool = False  # every re-pairing was enumerated (n_perm is then their number)
+    note: str = ""  # why the test is undefined (collapsed vectors)
 
 
 def _row_means(aw: AlignedWords) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -334,35 +346,81 @@ def shuffled_inter_cosine(row_means: list[np.ndarray], n_alt: list[np.ndarray], 
     return float(np.sum(tuples * (1.0 - pair_dots / K)) / np.sum(tuples))
 
 
+def n_repairings(n_rows: int, n_languages: int) -> float:
+    """How many distinct re-pairings the permutation test can draw: ``(R!)^(L-1)`` (the first language stays).
+
+    >>> n_repairings(3, 2), n_repairings(2, 3)
+    (6.0, 4.0)
+    """
+    return float(math.factorial(min(int(n_rows), 170))) ** (n_languages - 1) if n_rows <= 170 else math.inf
+
+
 def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None = 0, spreads: _Spreads | None = None) -> PermutationTest:
     """Shuffle each language's rows independently ``n_perm`` times; where does the observed SA fall?
 
     The first language stays in place (only relative pairings matter).  ``D_intra``
-    does not change under the shuffle, so only the inter distance is recomputed.
+    does not change under the shuffle, so only the inter distance is recomputed,
+    and a re-pairing counts as "SA at least the observed" when its inter distance
+    is at most the observed one plus the near-tie tolerance
+    (:func:`~semanscope_nb.metrics.degenerate.sa_tie_tolerance`), so ties are never
+    lost to the last bit.
+
+    * **Exact** when there are at most ``n_perm`` re-pairings (``(R!)^(L-1)``, e.g.
+      2 concepts in 2 languages: 2): every one is enumerated, the observed pairing
+      included, and ``p = #{re-pairings with SA >= observed} / #re-pairings`` (2 concepts
+      -> at least 0.5; 3 -> at least 1/6); ``exact`` is True.
+    * **Monte Carlo** otherwise: ``p = (1 + #{draws >= observed}) / (1 + n_perm)``, the
+      +1 convention counting the observed pairing as one draw (Phipson & Smyth 2010),
+      so p is never 0.
+
+    Fewer than 2 concepts raise :class:`~semanscope_nb.errors.EmbeddingError`;
+    collapsed vectors (every cosine distance zero to rounding) give NaN with a
+    ``note`` (:mod:`semanscope_nb.metrics.degenerate`).
     """
+    import itertools
+
+    from semanscope_nb.metrics.degenerate import MIN_CONCEPTS, collapsed_note, require_concepts, sa_tie_tolerance
+
     _check_count("n_perm", n_perm, minimum=1)
     _check_seed(seed)
+    require_concepts(aw.n_rows, minimum=MIN_CONCEPTS, what="permutation_test")
     spreads = spreads if spreads is not None else _Spreads(aw)
-    point = spreads.spreads(np.ones((1, aw.n_rows)))
-    intra = float(point["intra_cos"][0])
-    sa = float(affinity_ratio(intra, point["inter_cos"][0]))
+    point = spreads.spreads(np.ones((1, aw.n_rows)), scaled=True)
+    intra, inter = float(point["intra_cos"][0]), float(point["inter_cos"][0])
+    note = collapsed_note(intra, inter)
+    if note is not None:
+        nan = math.nan
+        return PermutationTest(sa=nan, null_mean=nan, null_sd=nan, p_value=nan, z=nan, n_perm=int(n_perm), seed=seed, note=note)
+    sa = float(affinity_ratio(intra, inter))
     means, n_alt = _row_means(aw)
-    rng = np.random.default_rng(seed)
     R = aw.n_rows
-    null = np.empty(n_perm)
+    tol = sa_tie_tolerance(aw.vectors, n_rows=R)
     identity = np.arange(R)
-    for p in range(n_perm):
-        perms = [identity] + [rng.permutation(R) for _ in range(len(means) - 1)]
-        null[p] = affinity_ratio(intra, shuffled_inter_cosine(means, n_alt, perms))
-    sd = float(null.std(ddof=1)) if n_perm > 1 else math.nan
+    observed = shuffled_inter_cosine(means, n_alt, [identity] * len(means))  # the same arithmetic as every re-pairing
+    total = n_repairings(R, len(means))
+    exact = total <= n_perm
+    if exact:  # every re-pairing, the observed one included
+        combos = itertools.product(itertools.permutations(range(R)), repeat=len(means) - 1)
+        inters = np.array([shuffled_inter_cosine(means, n_alt, [identity] + [np.array(p) for p in c]) for c in combos])
+    else:
+        rng = np.random.default_rng(seed)
+        inters = np.empty(n_perm)
+        for p in range(n_perm):
+            perms = [identity] + [rng.permutation(R) for _ in range(len(means) - 1)]
+            inters[p] = shuffled_inter_cosine(means, n_alt, perms)
+    null = affinity_ratio(intra, inters)
+    hits = int(np.sum(inters <= observed + tol))  # SA_shuffled >= SA, within the near-tie rule
+    n = inters.size
+    sd = float(null.std(ddof=1)) if n > 1 else math.nan
     return PermutationTest(
         sa=sa,
         null_mean=float(null.mean()),
         null_sd=sd,
-        p_value=float((1 + np.sum(null >= sa)) / (1 + n_perm)),
+        p_value=float(hits / n) if exact else float((1 + hits) / (1 + n)),
         z=float((sa - null.mean()) / sd) if sd and math.isfinite(sd) else math.nan,
-        n_perm=int(n_perm),
+        n_perm=int(n),
         seed=seed,
+        exact=bool(exact),
     )
 
 

@@ -1,5 +1,14 @@
 """Model versus model on the same concepts: paired bootstrap, paired permutation test, Holm, rank bands.
 
+**The compared quantity is the verdict's** (:attr:`~semanscope_nb.metrics.affinity.SAResult.verdict_scores`):
+the artefact-free, chance-corrected score ``SA - chance level`` (the gap ``delta``), each
+model's SA minus *its own* chance level (:mod:`~semanscope_nb.metrics.chance`) on the
+concepts left after artefact exclusion.  A paired comparison needs one set of
+concepts, so a concept excluded in *any* compared model's data (an identical string
+across languages, a degenerate vector of one model) is excluded for *all* models, and
+a note says how many.  The raw all-concept SA stays beside it (column ``sa``);
+``score="sa"`` compares the raw SA instead (no exclusion, no chance correction).
+
 Two 95% intervals that overlap do not mean two models tie, and separate
 intervals do not mean they differ: the scores share their concepts, so the
 comparison must be *paired*.
@@ -29,22 +38,34 @@ Example
 >>> bad = AlignedWords(("en", "de"), (e, rng.normal(size=e.shape)), (eye, eye), good.labels)
 >>> c = compare_models({"good": good, "bad": bad}, n_boot=200, n_perm=200, seed=0)
 >>> row = c.pairs.iloc[0]
->>> row.model_a, row.model_b, bool(row.significant), c.bands
-('good', 'bad', True, [['good'], ['bad']])
+>>> row.model_a, row.model_b, bool(row.significant), c.bands, c.score_label
+('good', 'bad', True, [['good'], ['bad']], 'SA − chance (artefact-free)')
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 import math
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 import numpy as np
 import pandas as pd
 
 from semanscope_nb.results import Estimate, Interval, Result
-from semanscope_nb.metrics.chance import _check_count, _check_seed, percentile_interval, resample_counts
+from semanscope_nb.metrics.artefacts import find_artefacts, subset_rows
+from semanscope_nb.metrics.chance import (
+    _check_count,
+    _check_seed,
+    _NullParts,
+    null_aware_statistics,
+    percentile_interval,
+    resample_counts,
+)
+from semanscope_nb.metrics.degenerate import MIN_BOOT_CONCEPTS, collapsed_note, require_concepts
 from semanscope_nb.metrics.spreads import AlignedWords, _Spreads, affinity_ratio
+
+#: what each ``score`` of :func:`compare_models` compares, as labelled in tables, charts and the CLI
+SCORE_LABELS = {"delta": "SA − chance (artefact-free)", "sa": "SA (raw, all concepts)"}
 
 
 def _sa_of_counts(spreads: _Spreads, counts: np.ndarray) -> np.ndarray:
@@ -53,17 +74,23 @@ def _sa_of_counts(spreads: _Spreads, counts: np.ndarray) -> np.ndarray:
         return affinity_ratio(s["intra_cos"], s["inter_cos"])
 
 
-def jackknife_pseudo_values(spreads: _Spreads, *, batch: int = 256) -> np.ndarray:
-    """``R * SA - (R - 1) * SA_without_r`` for every concept row r (cosine SA)."""
-    R = spreads.R
-    full = float(_sa_of_counts(spreads, np.ones((1, R)))[0])
+def _jackknife(stat: Any, R: int, *, batch: int = 256) -> np.ndarray:
+    """``R * stat(all) - (R - 1) * stat(without r)`` for every row r; ``stat`` maps (B x R) counts to B values."""
+    full = float(stat(np.ones((1, R)))[0])
     out = np.empty(R)
     for a in range(0, R, batch):
         b = min(R, a + batch)
         counts = np.ones((b - a, R))
         counts[np.arange(b - a), np.arange(a, b)] = 0.0
-        out[a:b] = R * full - (R - 1) * _sa_of_counts(spreads, counts)
+        out[a:b] = R * full - (R - 1) * stat(counts)
     return out
+
+
+def jackknife_pseudo_values(spreads: _Spreads, *, batch: int = 256, parts: _NullParts | None = None) -> np.ndarray:
+    """``R * S - (R - 1) * S_without_r`` for every concept row r: S the cosine SA, or with ``parts`` SA minus its chance level."""
+    if parts is None:
+        return _jackknife(lambda c: _sa_of_counts(spreads, c), spreads.R, batch=batch)
+    return _jackknife(lambda c: null_aware_statistics(spreads, parts, c)["delta"], spreads.R, batch=batch)
 
 
 def sign_flip_test(differences: np.ndarray, *, n_perm: int, seed: int | None) -> float:
@@ -81,15 +108,27 @@ def sign_flip_test(differences: np.ndarray, *, n_perm: int, seed: int | None) ->
     return (1 + hits) / (1 + n_perm)
 
 
+_PAIR_COLUMNS = ["model_a", "model_b", "score_a", "score_b", "diff", "ci_low", "ci_high", "p_value", "sem", "sa_a", "sa_b",
+                 "p_holm", "significant"]
+
+
 @dataclass(frozen=True)
 class ModelComparison(Result):
-    """Pairwise paired comparisons of several models on the same concepts."""
+    """Pairwise paired comparisons of several models on the same concepts.
+
+    ``scores``: model, score (the compared quantity, :attr:`score_label`), ci_low,
+    ci_high, sem (its interval and bootstrap std), band, sa (the raw all-concept
+    SA, beside it), sa_judged and sa_null (SA and chance level on the judged
+    concepts), n_concepts (judged), note.  ``pairs``: model_a, model_b, score_a,
+    score_b, diff (of the score), ci_low, ci_high, p_value, sem, sa_a, sa_b (raw),
+    p_holm, significant.
+    """
 
     kind = "comparison"
-    main_score_name = "best_sa"
+    main_score_name = "best_score"
 
-    scores: pd.DataFrame  # model, sa, ci_low, ci_high, band, sem
-    pairs: pd.DataFrame  # model_a, model_b, sa_a, sa_b, diff, ci_low, ci_high, p_value, sem, p_holm, significant
+    scores: pd.DataFrame
+    pairs: pd.DataFrame
     bands: list[list[str]]
     n_boot: int
     n_perm: int
@@ -98,23 +137,35 @@ class ModelComparison(Result):
     alpha: float
     notes: list[str] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
+    score: str = "delta"  # the compared quantity: "delta" (the verdict's) or "sa" (raw)
+    excluded_concepts: int = 0  # concepts left out for every model (artefacts in any model's data)
+
+    @property
+    def score_label(self) -> str:
+        """What the scores and differences are, for a reader (e.g. 'SA − chance (artefact-free)')."""
+        return SCORE_LABELS.get(self.score, self.score)
+
+    @property
+    def best_score(self) -> float:
+        """The compared score of the first model of the first band (the main score)."""
+        return float(self.scores["score"].iloc[0]) if len(self.scores) else float("nan")
 
     @property
     def best_sa(self) -> float:
-        """The SA of the first model of the first band."""
+        """The raw all-concept SA of the first model of the first band."""
         return float(self.scores["sa"].iloc[0]) if len(self.scores) else float("nan")
 
     def estimates(self) -> dict[str, Estimate]:
-        """Each model's SA (by name) and each paired difference (``"a - b"``): value, bootstrap std, interval."""
+        """Each model's compared score (by name) and each paired difference (``"a - b"``): value, bootstrap std, interval."""
         out = {}
         for r in self.scores.to_dict("records"):
-            out[r["model"]] = Estimate(r["sa"], r.get("sem", math.nan), Interval(r["ci_low"], r["ci_high"]))
+            out[r["model"]] = Estimate(r["score"], r.get("sem", math.nan), Interval(r["ci_low"], r["ci_high"]))
         for r in self.pairs.to_dict("records"):
             out[f"{r['model_a']} - {r['model_b']}"] = Estimate(r["diff"], r.get("sem", math.nan), Interval(r["ci_low"], r["ci_high"]))
         return out
 
     def band_of(self, model: str) -> int:
-        """1-based rank band of ``model``."""
+        """1-based rank band of ``model`` (KeyError for a model without a score, e.g. collapsed vectors)."""
         for i, band in enumerate(self.bands, 1):
             if model in band:
                 return i
@@ -130,8 +181,20 @@ def compare_models(
     confidence: float = 0.95,
     alpha: float = 0.05,
     batch: int | None = None,
+    score: Literal["delta", "sa"] = "delta",
 ) -> ModelComparison:
-    """Paired bootstrap and permutation comparison of the cosine SA of two or more models on the same concepts."""
+    """Paired bootstrap and permutation comparison of two or more models on the same concepts.
+
+    ``score="delta"`` (default) compares the verdict's quantity: SA minus its chance
+    level on the concepts that are artefact-free in *every* model's data (see the
+    module docstring); ``score="sa"`` the raw cosine SA of all concepts.  The raw SA
+    is in ``scores.sa`` and ``pairs.sa_a`` / ``sa_b`` either way.
+
+    Refusals (:mod:`semanscope_nb.metrics.degenerate`): fewer than 3 concepts
+    (before or after exclusion) raise :class:`~semanscope_nb.errors.EmbeddingError`;
+    a model whose vectors are collapsed gets a NaN score, no band and a note, and
+    is left out of the pairs.
+    """
     from statsmodels.stats.multitest import multipletests
 
     names = list(models)
@@ -144,6 +207,8 @@ def compare_models(
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if score not in SCORE_LABELS:
+        raise ValueError(f"score must be one of {tuple(SCORE_LABELS)}, got {score!r}")
     first = models[names[0]]
     for name in names[1:]:
         aw = models[name]
@@ -152,46 +217,96 @@ def compare_models(
                 f"models '{names[0]}' and '{name}' were not scored on the same concepts and languages "
                 "(a paired comparison needs identical concept rows)"
             )
-    R = first.n_rows
-    spreads = {n: _Spreads(models[n]) for n in names}
-    point = {n: float(_sa_of_counts(spreads[n], np.ones((1, R)))[0]) for n in names}
-    dist = {n: [] for n in names}
+    require_concepts(first.n_rows, minimum=MIN_BOOT_CONCEPTS, what="compare_models")
+    notes: list[str] = []
+    keep = np.ones(first.n_rows, dtype=bool)
+    full = {n: _Spreads(models[n]) for n in names}
+    raw_sa = {n: _sa_or_nan(full[n], first.n_rows) for n in names}
+    collapsed = {n for n in names if math.isnan(raw_sa[n])}  # no SA at all: set aside before the exclusion
+    if score == "delta":  # one set of concepts for every model: an artefact in any model's data excludes the concept
+        found = {n: find_artefacts(models[n]).excluded_rows for n in names if n not in collapsed}
+        for n in found:
+            keep &= ~found[n]
+        if not keep.all():
+            who = ", ".join(f"{n} ({int(m.sum())})" for n, m in found.items() if m.any())
+            notes.append(
+                f"{int((~keep).sum())} of {first.n_rows} concepts excluded for all models: they hold an identical string "
+                f"across languages or a degenerate vector in some model's data (concepts per model: {who}); every score "
+                f"is SA minus its chance level on the {int(keep.sum())} concepts left"
+            )
+        require_concepts(int(keep.sum()), minimum=MIN_BOOT_CONCEPTS,
+                         what=f"compare_models (after excluding {int((~keep).sum())} artefact concepts)")
+    judged = {n: subset_rows(models[n], keep) if not keep.all() else models[n] for n in names}
+    R = int(keep.sum())
+    spreads = {n: _Spreads(judged[n]) if not keep.all() else full[n] for n in names}
+    point_parts = {n: spreads[n].spreads(np.ones((1, R)), scaled=True) for n in names}
+    undefined = {n: collapsed_note(point_parts[n]["intra_cos"][0], point_parts[n]["inter_cos"][0]) for n in names}
+    for n, why in undefined.items():
+        if why:
+            notes.append(f"{n}: {why}; it gets no score and no band")
+    defined = [n for n in names if not undefined[n]]
+    parts = {n: _NullParts(judged[n], spreads[n]) for n in defined}
+
+    def stats(n: str, counts: np.ndarray) -> dict[str, np.ndarray]:
+        return null_aware_statistics(spreads[n], parts[n], counts)
+
+    point = {n: stats(n, np.ones((1, R))) for n in defined}
+    value = {n: float(point[n][score][0]) for n in defined}
+    dist: dict[str, list[np.ndarray]] = {n: [] for n in defined}
     for counts in resample_counts(R, n_boot, seed=seed, batch=batch):
-        for n in names:
-            dist[n].append(_sa_of_counts(spreads[n], counts))
-    boot = {n: np.concatenate(dist[n]) for n in names}
-    pseudo = {n: jackknife_pseudo_values(spreads[n]) for n in names}
-    order = sorted(names, key=lambda n: -point[n])
+        for n in defined:
+            dist[n].append(stats(n, counts)[score])
+    boot = {n: np.concatenate(dist[n]) for n in defined}
+    pseudo = {n: _jackknife(lambda c, n=n: stats(n, c)[score], R) for n in defined}
+    order = sorted(defined, key=lambda n: -value[n])
     rows = []
     for i, a in enumerate(order):
         for b in order[i + 1:]:
             diff = boot[a] - boot[b]
             lo, hi = percentile_interval(diff, confidence)
             rows.append({
-                "model_a": a, "model_b": b, "sa_a": point[a], "sa_b": point[b], "diff": point[a] - point[b],
+                "model_a": a, "model_b": b, "score_a": value[a], "score_b": value[b], "diff": value[a] - value[b],
                 "ci_low": lo, "ci_high": hi,
                 "p_value": sign_flip_test(pseudo[a] - pseudo[b], n_perm=n_perm, seed=seed), "sem": _bootstrap_sd(diff),
+                "sa_a": raw_sa[a], "sa_b": raw_sa[b],
             })
-    pairs = pd.DataFrame(rows)
-    pairs["p_holm"] = multipletests(pairs["p_value"].to_numpy(), alpha=alpha, method="holm")[1]
+    pairs = pd.DataFrame(rows, columns=_PAIR_COLUMNS[:-2])
+    pairs["p_holm"] = multipletests(pairs["p_value"].to_numpy(), alpha=alpha, method="holm")[1] if len(pairs) else []
     pairs["significant"] = pairs["p_holm"] < alpha
     bands = rank_bands(order, pairs)
     band_index = {m: i for i, band in enumerate(bands, 1) for m in band}
-    scores = pd.DataFrame([
-        {"model": n, "sa": point[n], "ci_low": percentile_interval(boot[n], confidence)[0],
-         "ci_high": percentile_interval(boot[n], confidence)[1], "band": band_index[n], "sem": _bootstrap_sd(boot[n])}
-        for n in order
-    ])
-    notes = []
+    records = []
+    for n in order + [n for n in names if undefined[n]]:
+        if n in boot:
+            ci = percentile_interval(boot[n], confidence)
+            records.append({"model": n, "score": value[n], "ci_low": ci[0], "ci_high": ci[1], "sem": _bootstrap_sd(boot[n]),
+                            "band": band_index[n], "sa": raw_sa[n], "sa_judged": float(point[n]["sa"][0]),
+                            "sa_null": float(point[n]["sa_null"][0]), "n_concepts": R, "note": ""})
+        else:
+            nan = math.nan
+            records.append({"model": n, "score": nan, "ci_low": nan, "ci_high": nan, "sem": nan, "band": None,
+                            "sa": raw_sa[n], "sa_judged": nan, "sa_null": nan,
+                            "n_concepts": R, "note": undefined[n]})
+    scores = pd.DataFrame(records)
+    by_model = scores.set_index("model")
     for _, r in pairs.iterrows():
-        ci_a = scores.set_index("model").loc[r.model_a, ["ci_low", "ci_high"]]
-        ci_b = scores.set_index("model").loc[r.model_b, ["ci_low", "ci_high"]]
+        ci_a = by_model.loc[r.model_a, ["ci_low", "ci_high"]]
+        ci_b = by_model.loc[r.model_b, ["ci_low", "ci_high"]]
         overlap = ci_a.ci_low <= ci_b.ci_high and ci_b.ci_low <= ci_a.ci_high
         if overlap and r.significant:
             notes.append(f"{r.model_a} vs {r.model_b}: the intervals overlap, yet the paired test finds a difference")
         elif not overlap and not r.significant:
             notes.append(f"{r.model_a} vs {r.model_b}: the intervals are apart, yet the paired test finds no significant difference")
-    return ModelComparison(scores, pairs, bands, int(n_boot), int(n_perm), seed, confidence, alpha, notes)
+    return ModelComparison(scores, pairs, bands, int(n_boot), int(n_perm), seed, confidence, alpha, notes,
+                           score=score, excluded_concepts=int((~keep).sum()))
+
+
+def _sa_or_nan(spreads: _Spreads, R: int) -> float:
+    """The raw cosine SA of all concepts, NaN when it is undefined (collapsed vectors)."""
+    s = spreads.spreads(np.ones((1, R)), scaled=True)
+    if collapsed_note(s["intra_cos"][0], s["inter_cos"][0]):
+        return math.nan
+    return float(affinity_ratio(s["intra_cos"][0], s["inter_cos"][0]))
 
 
 def _bootstrap_sd(values: np.ndarray) -> float:

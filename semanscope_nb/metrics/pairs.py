@@ -1,8 +1,34 @@
-"""Semantic Affinity of every language pair, each with its interval and its own chance level.
+"""Semantic Affinity of every language pair, each with its own chance level, under false-discovery-rate control.
 
 One aggregate can hide failing pairs: a "good" model may have a dozen language
 pairs below their chance level.  :func:`pair_affinity` answers the paper's
-diagnostic question "which language pairs fail" directly.
+diagnostic question "which language pairs fail" directly, with the verdict's
+quantity and two safeguards a table of many pairs needs:
+
+* **Artefacts per pair.**  Each pair is judged on its own artefact-free concepts:
+  a concept whose strings are identical in *these two* languages (names,
+  loanwords, shared characters), or that holds a degenerate vector in one of
+  them, is left out of that pair's chance-corrected score (``n_excluded``).
+* **Multiplicity.**  With 12 languages there are 66 pairs; at a 5% level some
+  pair of random vectors would look "above chance" almost every time.  Each
+  pair's ``p_value`` comes from the **permutation test** of its artefact-free
+  concepts (:func:`~semanscope_nb.metrics.chance.permutation_test`: exact for tiny
+  pairs, otherwise ``(1 + hits) / (1 + n_perm)``; valid at any sample size, where
+  the bootstrap interval is liberal), and the false discovery rate across pairs is
+  controlled by Benjamini-Hochberg (``statsmodels.stats.multitest.multipletests``,
+  ``method="fdr_bh"``, a well-kept implementation): ``p_fdr`` is the adjusted
+  p-value and ``survives`` says whether the pair is above chance at ``alpha``.
+
+A pair's ``verdict`` is the paper's tier of its raw SA (all its concepts) only
+when it survives the FDR control *and* the bootstrap interval of its artefact-free
+gap lies above 0, so exclusion can only lower a verdict; "below chance" when that
+interval lies below 0; "chance" otherwise; "undetermined" below
+:data:`~semanscope_nb.metrics.degenerate.MIN_VERDICT_BOOT` resamples; "undefined"
+(NaN, with a ``note``) when the pair has collapsed vectors or fewer than 3
+artefact-free concepts (a whole input with fewer than 3 concepts raises, as every
+statistic does: :mod:`semanscope_nb.metrics.degenerate`).  The smallest permutation
+p-value is ``1 / (1 + n_perm)``: a lone true pair among N needs it below
+``alpha / N``, so ``n_perm`` should exceed ``N / alpha`` (a note says so when it does not).
 
 Layer: metrics.  Imports :mod:`semanscope_nb.metrics.chance` and
 :mod:`semanscope_nb.metrics.artefacts`.
@@ -14,9 +40,11 @@ Example
 >>> rng = np.random.default_rng(0); eye = sp.identity(80, format="csr"); e = rng.normal(size=(80, 8))
 >>> aw = AlignedWords(("en", "de", "xx"), (e, e + 0.2 * rng.normal(size=e.shape), rng.normal(size=e.shape)),
 ...                   (eye, eye, eye), tuple(map(str, range(80))))
->>> pairs = pair_affinity(aw, n_boot=200, seed=0)
+>>> pairs = pair_affinity(aw, n_boot=200, n_perm=200, seed=0)
 >>> pairs.table.set_index(["language_a", "language_b"]).verdict.to_dict()
 {('en', 'de'): 'great', ('en', 'xx'): 'chance', ('de', 'xx'): 'chance'}
+>>> pairs.table.survives.tolist()
+[True, False, False]
 """
 
 from __future__ import annotations
@@ -26,21 +54,39 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, AlignedWords, TierThresholds
-from semanscope_nb.metrics.artefacts import subset_languages
-from semanscope_nb.metrics.chance import null_aware_bootstrap, null_aware_tier
+from semanscope_nb.metrics.artefacts import degenerate_vector_groups, identical_string_rows, rows_with_words, subset_languages, subset_rows
+from semanscope_nb.metrics.chance import _check_count, null_aware_bootstrap, null_aware_tier, permutation_test
+from semanscope_nb.metrics.degenerate import (
+    MIN_BOOT_CONCEPTS,
+    MIN_VERDICT_BOOT,
+    UNDETERMINED_TIER,
+    collapsed_note,
+    require_concepts,
+    too_few_to_test,
+)
+from semanscope_nb.metrics.spreads import _Spreads
 from semanscope_nb.results import Estimate, Interval, Result
+
+#: the verdict of a pair without a defined score (collapsed vectors, fewer than 3 artefact-free concepts)
+UNDEFINED_TIER = "undefined"
 
 
 @dataclass(frozen=True)
 class PairAffinity(Result):
     """SA per language pair: ``table`` holds one row per pair (SA, interval, chance level, gap, verdict).
 
-    Intervals sit in the table as ``ci_low`` / ``ci_high`` (SA) and ``delta_low`` /
-    ``delta_high`` (the gap), with their bootstrap std in ``sem`` / ``delta_sem``;
-    :meth:`estimates` gives them as :class:`~semanscope_nb.results.Estimate` values.
+    Columns: language_a, language_b; ``sa`` (the raw SA of all the pair's concepts)
+    with ``ci_low`` / ``ci_high`` and ``sem``; ``n_concepts``, ``n_excluded``
+    (artefacts of this pair) and, on the artefact-free concepts, ``sa_judged``,
+    ``sa_null``, ``delta`` (SA minus chance: the verdict's quantity) with
+    ``delta_low`` / ``delta_high`` and ``delta_sem``, ``corrected``; ``p_value``
+    (permutation test), ``p_fdr`` (Benjamini-Hochberg), ``survives``;
+    ``paper_tier``, ``verdict``, ``note``.  :meth:`estimates` gives the intervals
+    as :class:`~semanscope_nb.results.Estimate` values.
     """
 
     kind = "pair-sa"
@@ -51,6 +97,9 @@ class PairAffinity(Result):
     seed: int | None
     confidence: float
     provenance: dict[str, Any] = field(default_factory=dict)
+    n_perm: int = 0
+    alpha: float = 0.05
+    notes: list[str] = field(default_factory=list)
 
     @property
     def lowest_sa(self) -> float:
@@ -71,6 +120,40 @@ class PairAffinity(Result):
         return out
 
 
+def _pair_row(aw2: AlignedWords, excluded: np.ndarray, *, n_boot: int, n_perm: int, seed: int | None, confidence: float,
+              should_stop: Any = None,
+              thresholds: TierThresholds) -> dict[str, Any]:
+    """One pair's numbers: raw SA on all its concepts, the gap and permutation p on its artefact-free ones."""
+    nan = math.nan
+    a, b = aw2.languages
+    R = aw2.n_rows
+    row: dict[str, Any] = {"language_a": a, "language_b": b, "n_concepts": R, "n_excluded": int(excluded.sum()), "note": ""}
+    s0 = _Spreads(aw2).spreads(np.ones((1, R)), scaled=True)
+    undefined = collapsed_note(s0["intra_cos"][0], s0["inter_cos"][0])
+    full = None if undefined else null_aware_bootstrap(aw2, n_boot=n_boot, seed=seed, confidence=confidence, should_stop=should_stop)
+    judged = subset_rows(aw2, ~excluded) if excluded.any() else aw2
+    left = judged.n_rows
+    if not undefined and left < MIN_BOOT_CONCEPTS:
+        undefined = (f"only {left} of {R} concepts are left without the artefacts of this pair (identical strings or "
+                     f"degenerate vectors); at least {MIN_BOOT_CONCEPTS} are needed, so the pair has no verdict")
+    if not undefined and judged is not aw2:
+        s1 = _Spreads(judged).spreads(np.ones((1, left)), scaled=True)
+        undefined = collapsed_note(s1["intra_cos"][0], s1["inter_cos"][0])
+    if full is not None:
+        row.update(sa=full.sa.value, ci_low=full.sa.ci[0], ci_high=full.sa.ci[1], sem=full.sa.sem)
+    else:
+        row.update(sa=nan, ci_low=nan, ci_high=nan, sem=nan)
+    if undefined:
+        row.update(sa_judged=nan, sa_null=nan, delta=nan, delta_low=nan, delta_high=nan, delta_sem=nan, corrected=nan,
+                   p_value=nan, note=undefined)
+        return row
+    v = full if judged is aw2 else null_aware_bootstrap(judged, n_boot=n_boot, seed=seed, confidence=confidence, should_stop=should_stop)
+    perm = permutation_test(judged, n_perm=n_perm, seed=seed)
+    row.update(sa_judged=v.sa.value, sa_null=v.sa_null.value, delta=v.delta.value, delta_low=v.delta.ci[0],
+               delta_high=v.delta.ci[1], delta_sem=v.delta.sem, corrected=v.corrected.value, p_value=perm.p_value)
+    return row
+
+
 def pair_affinity(
     aw: AlignedWords,
     *,
@@ -78,22 +161,64 @@ def pair_affinity(
     seed: int | None = 0,
     confidence: float = 0.95,
     thresholds: TierThresholds = DEFAULT_TIERS,
+    n_perm: int = 2000,
+    alpha: float = 0.05,
     should_stop: Any = None,
 ) -> PairAffinity:
-    """One row per language pair: SA and interval, its chance level, the gap and its interval, the verdict.
+    """One row per language pair: raw SA and interval, the artefact-free gap to chance, FDR-controlled p, the verdict.
 
-    ``should_stop`` (see :mod:`semanscope_nb.models.cancel`) is asked between bootstrap batches.
+    See the module docstring for the rules; ``n_perm`` permutations per pair
+    (exact enumeration when a pair has at most that many re-pairings), ``alpha``
+    the false discovery rate.  Fewer than 3 concepts raise
+    :class:`~semanscope_nb.errors.EmbeddingError`.  ``should_stop`` (see
+    :mod:`semanscope_nb.models.cancel`) is asked between bootstrap batches.
     """
+    from statsmodels.stats.multitest import multipletests
+
+    _check_count("n_perm", n_perm, minimum=1)
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    require_concepts(aw.n_rows, minimum=MIN_BOOT_CONCEPTS, what="pair_affinity")
+    degenerate = degenerate_vector_groups(aw)  # once per language, not once per pair
+    deg_rows = {lang: rows_with_words(aw, lang, {w for g in groups for w in g}) for lang, groups in degenerate.items()}
+    no_rows = np.zeros(aw.n_rows, dtype=bool)
     rows = []
     for a, b in itertools.combinations(aw.languages, 2):
-        s = null_aware_bootstrap(subset_languages(aw, (a, b)), n_boot=n_boot, seed=seed, confidence=confidence,
-                                 should_stop=should_stop)
-        paper = thresholds.classify(s.sa.value)
-        rows.append({
-            "language_a": a, "language_b": b,
-            "sa": s.sa.value, "ci_low": s.sa.ci[0], "ci_high": s.sa.ci[1],
-            "sa_null": s.sa_null.value, "delta": s.delta.value, "delta_low": s.delta.ci[0], "delta_high": s.delta.ci[1],
-            "corrected": s.corrected.value, "paper_tier": paper, "verdict": null_aware_tier(paper, s.delta.ci),
-            "sem": s.sa.sem, "delta_sem": s.delta.sem,
-        })
-    return PairAffinity(pd.DataFrame(rows), n_boot=n_boot, seed=seed, confidence=confidence)
+        aw2 = subset_languages(aw, (a, b))
+        excluded = identical_string_rows(aw2) | deg_rows.get(a, no_rows) | deg_rows.get(b, no_rows)
+        rows.append(_pair_row(aw2, excluded, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence,
+                              thresholds=thresholds, should_stop=should_stop))
+    table = pd.DataFrame(rows)
+    p = table["p_value"].to_numpy(dtype=float)
+    ok = np.isfinite(p)
+    table["p_fdr"] = np.nan
+    if ok.any():
+        table.loc[ok, "p_fdr"] = multipletests(p[ok], alpha=alpha, method="fdr_bh")[1]
+    table["survives"] = (table["p_fdr"] < alpha).to_numpy() & ok
+    verdicts, papers = [], []
+    for r in table.itertuples():
+        paper = thresholds.classify(r.sa)
+        papers.append(paper)
+        if not math.isfinite(r.p_value):
+            verdicts.append(UNDEFINED_TIER)
+        elif n_boot < MIN_VERDICT_BOOT or too_few_to_test(r.n_concepts - r.n_excluded, 2, confidence=confidence):
+            verdicts.append(UNDETERMINED_TIER)
+        else:
+            tier = null_aware_tier(paper, (r.delta_low, r.delta_high))
+            verdicts.append(tier if tier == "below chance" or (r.survives and tier == paper) else "chance")
+    table["paper_tier"] = papers
+    table["verdict"] = verdicts
+    notes = []
+    n_pairs = int(ok.sum())
+    if n_pairs and 1.0 / (1 + n_perm) > alpha / n_pairs:
+        notes.append(f"with {n_pairs} pairs a lone pair above chance needs p <= {alpha / n_pairs:.2g}, but {n_perm} "
+                     f"permutations cannot go below {1 / (1 + n_perm):.2g}: raise n_perm above {math.ceil(n_pairs / alpha)}")
+    if (table["n_excluded"] > 0).any():
+        notes.append(f"{int((table['n_excluded'] > 0).sum())} pairs were judged without their artefact concepts "
+                     "(identical strings in the two languages, or degenerate vectors): see n_excluded")
+    if 0 <= n_boot < MIN_VERDICT_BOOT:
+        from semanscope_nb.metrics.degenerate import rough_interval_note
+
+        notes.append(rough_interval_note(n_boot) or "")
+    return PairAffinity(table, n_boot=n_boot, seed=seed, confidence=confidence, n_perm=int(n_perm), alpha=float(alpha),
+                        notes=notes)

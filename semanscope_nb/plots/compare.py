@@ -84,11 +84,15 @@ def _sa_line(name: str, result: Any) -> str:
         return f"{name}: no SA"
     c = result.cosine
     ci = f" [{c.ci[0]:.3f}, {c.ci[1]:.3f}]" if is_finite(c.ci[0]) and is_finite(c.ci[1]) else ""
-    return f"{name}: SA {c.sa:.3f}{ci} ({getattr(result, 'tier', '?')})"
+    v = getattr(result, "verdict_scores", None)  # the verdict's quantity beside the raw SA
+    gap = f", SA − chance {v.delta.value:+.3f}" if v is not None and is_finite(v.delta.value) else ""
+    return f"{name}: SA {c.sa:.3f}{ci}{gap} ({getattr(result, 'tier', '?')})"
 
 
 def difference_line(difference: Mapping[str, Any], names: Sequence[str] = ("A", "B")) -> str:
     """``A − B: +0.012 [-0.004, +0.027], Holm-adjusted p = 0.210`` from a paired comparison's row.
+
+    A ``label`` key (e.g. ``ModelComparison.score_label``) names the compared quantity after the pair.
 
     >>> difference_line({"diff": 0.2, "ci_low": 0.15, "ci_high": 0.25, "p_holm": 0.0004}, ["USE", "E5"])
     'USE − E5: +0.200 [+0.150, +0.250], Holm-adjusted p = 0.0004'
@@ -98,7 +102,8 @@ def difference_line(difference: Mapping[str, Any], names: Sequence[str] = ("A", 
     d = float(difference["diff"])
     lo, hi = difference.get("ci_low", math.nan), difference.get("ci_high", math.nan)
     ci = f" [{float(lo):+.3f}, {float(hi):+.3f}]" if is_finite(lo) and is_finite(hi) else ""
-    text = f"{a} − {b}: {d:+.3f}{ci}"
+    label = difference.get("label")
+    text = f"{a} − {b}{f' ({label})' if label else ''}: {d:+.3f}{ci}"
     p = difference.get("p_holm", difference.get("p_value"))
     if is_finite(p):
         p = float(p)

@@ -35,7 +35,10 @@ def leaderboard_wide(table: pd.DataFrame, *, distance: str = "cosine", datasets:
     """Tables D.1/D.2 layout: one row per model, ``SA ± SEM`` per dataset, ``Avg SA``; best model first.
 
     The dataset columns hold strings ("0.807 ± 0.005"); ``Avg SA`` is a number
-    (the mean over the datasets shown), so a Styler can colour it.
+    (the mean over the datasets shown), so a Styler can colour it.  When the
+    table carries the verdict's gap (``delta``: SA minus chance on the
+    artefact-free concepts), ``Avg SA − chance (artefact-free)`` follows and the
+    models are ranked by it, the quantity every verdict and comparison uses.
     """
     col, sem = f"sa_{distance}", f"sem_{distance}"
     require_columns(table, ["model", "dataset", col], what="leaderboard_wide")
@@ -55,7 +58,14 @@ def leaderboard_wide(table: pd.DataFrame, *, distance: str = "cosine", datasets:
         wide[d] = [cell(v, errs.loc[m, d] if d in errs and m in errs.index else math.nan) if pd.notna(v) else ""
                    for m, v in zip(out.index, out[d] if d in out else [np.nan] * len(out))]
     wide["Avg SA"] = out[[d for d in datasets if d in out]].mean(axis=1)
-    wide = wide.sort_values("Avg SA", ascending=False, kind="stable")
+    key = "Avg SA"
+    if distance == "cosine" and "delta" in df and pd.to_numeric(df["delta"], errors="coerce").notna().any():
+        # the verdict's quantity beside the raw SA, and the ranking by it (SA - chance on the artefact-free concepts)
+        gaps = df.assign(delta=pd.to_numeric(df["delta"], errors="coerce")).pivot_table(
+            index="name", columns="dataset", values="delta", aggfunc="first")
+        key = "Avg SA − chance (artefact-free)"
+        wide[key] = gaps[[d for d in datasets if d in gaps]].mean(axis=1).reindex(wide.index)
+    wide = wide.sort_values(key, ascending=False, kind="stable", na_position="last")
     wide.index.name = "Model"
     return wide
 
@@ -86,7 +96,7 @@ def leaderboard_table(
         return f"background-color: {TIER_COLOURS[thresholds.classify(float(v))]}33"
 
     styler = (
-        wide.style.format(escape="html").format({"Avg SA": "{:.3f}"})
+        wide.style.format(escape="html").format({"Avg SA": "{:.3f}", "Avg SA − chance (artefact-free)": "{:+.3f}"})
         .format_index(escape="html", axis=0).format_index(escape="html", axis=1)
         .map(shade, subset=["Avg SA"])
         .set_caption(html.escape(caption or default))

@@ -18,7 +18,7 @@ Example
 -------
 >>> import semanscope_nb as snb
 >>> emb = snb.embed("edge-cases", "random-null", languages=["en", "zh"], cache=False)
->>> r = snb.run_task("sa", emb, n_boot=50)
+>>> r = snb.run_task("sa", emb, n_boot=200)
 >>> text = sa_legend_text(r)
 >>> text.splitlines()[0].startswith("SA cosine"), sa_legend_text(r, verdict=False).splitlines()[2]
 (True, 'tier: chance')
@@ -84,10 +84,11 @@ def sa_legend_text(result: SAResult, *, verdict: bool = True, wrap: int = 38) ->
     """The SA legend: ``SA cosine 0.xxx ± 0.xxx``, ``SA Euclidean 0.xxx``, ``tier: ...``, then the verdict.
 
     When the result carries a chance level two lines follow (the chance level
-    with its interval, and SA minus chance with its interval), read from
-    ``result.verdict_scores`` -- the very numbers of the verdict sentence and the
-    panel's table (without the concepts that fake alignment, when there are
-    any: the next line says on how many concepts) -- then the verdict's caveats (``result.verdict``'s clauses after
+    with its interval, and SA minus chance with its interval): the numbers the
+    verdict rests on (:attr:`~semanscope_nb.metrics.affinity.SAResult.verdict_scores`,
+    labelled "artefact-free" when concepts were left out), so the legend and
+    the verdict table never show two gaps; the raw all-concept SA stays on the
+    first line; then the verdict's caveats (``result.verdict``'s clauses after
     the first ";": concepts left out, a threshold inside the interval), wrapped
     at ``wrap`` characters; without a chance level the whole verdict sentence
     follows.  The tier line also names the paper's tier when the null-aware
@@ -110,7 +111,8 @@ def sa_legend_text(result: SAResult, *, verdict: bool = True, wrap: int = 38) ->
         if is_finite(ch["delta"]):
             d_ci = (f" [{ch['delta_low']:+.3f}, {ch['delta_high']:+.3f}]"
                     if is_finite(ch["delta_low"]) and is_finite(ch["delta_high"]) else "")
-            lines.append(f"SA − chance {ch['delta']:+.3f}{d_ci}")
+            judged = getattr(result, "chance_excluding", None) is not None
+            lines.append(f"SA − chance{' (artefact-free)' if judged else ''} {ch['delta']:+.3f}{d_ci}")
         basis = getattr(result, "verdict_basis", None)
         if isinstance(basis, str) and basis and not basis.startswith("all "):
             lines.append(f"(verdict on {basis})")

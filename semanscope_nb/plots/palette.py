@@ -40,13 +40,14 @@ LANGUAGE_PALETTE = OKABE_ITO + TABLEAU_CB10
 LANGUAGE_ORDER = ("en", "zh", "de", "fr", "es", "ja", "ko", "ru", "ar", "hi", "pt", "it", "nl", "tr", "pl", "vi", "th")
 
 #: Verdict tiers, in display order, and their colours (colour-blind safe, no red/green pair).
-TIER_ORDER = ["great", "good", "non-aligned", "chance", "below chance", "undefined"]
+TIER_ORDER = ["great", "good", "non-aligned", "chance", "below chance", "undetermined", "undefined"]
 TIER_COLOURS = {
     "great": "#0072b2",  # blue
     "good": "#56b4e9",  # sky blue
     "non-aligned": "#e69f00",  # orange
     "chance": "#8c8c8c",  # neutral grey: indistinguishable from shuffled translations
     "below chance": "#cc79a7",  # reddish purple: translations farther apart than random pairs
+    "undetermined": "#f0e442",  # yellow: a score, but too few resamples or concepts to call (metrics.degenerate)
     "undefined": "#d9d9d9",  # light grey: no score
 }
 CHANCE_COLOUR = "#4d4d4d"  # the chance-level rule / tick and its label

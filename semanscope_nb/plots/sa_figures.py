@@ -59,8 +59,15 @@ def model_means(table: pd.DataFrame, *, thresholds: TierThresholds = DEFAULT_TIE
     Several: the mean, with ``sem`` (or the gap's half-widths) pooled as if the
     datasets were independent (``sqrt(sum of squares) / n``).  ``tier`` is the
     null-aware tier ("chance" when the gap's interval holds 0) when the table
-    has the gap's interval, else the paper's tier.  ``band`` is kept only when
-    it is the same on every dataset of the model.
+    has the gap's interval, else the paper's tier; with one dataset it is that
+    row's verdict tier itself.  ``band`` is kept only when it is the same on
+    every dataset of the model.
+
+    **One quantity.**  ``delta`` (and its interval) is the verdict's: SA minus its
+    chance level on the artefact-free concepts (a benchmark table's ``delta``
+    column, :attr:`~semanscope_nb.metrics.affinity.SAResult.verdict_scores`), and
+    models are ranked by it when the table has it (else by ``avg_sa``); the raw
+    all-concept SA stays beside it as ``avg_sa``.
     """
     col = f"sa_{distance}"
     require_columns(table, ["model", col], what="model_means")
@@ -92,11 +99,18 @@ def model_means(table: pd.DataFrame, *, thresholds: TierThresholds = DEFAULT_TIE
             bands = set(g["band"].dropna())
             rec["band"] = next(iter(bands)) if len(bands) == 1 else None
         rec["paper_tier"] = thresholds.classify(avg)
-        rec["tier"] = (_null_aware_tier(rec["paper_tier"], rec["delta_low"], rec["delta_high"])
-                       if "delta_low" in rec else rec["paper_tier"])
+        tiers = set(g["tier"].dropna()) if "tier" in g else set()
+        if len(g) == 1 and tiers and thresholds == DEFAULT_TIERS:
+            rec["tier"] = str(g["tier"].iloc[0])  # the verdict itself: one dataset, one number, one tier
+        elif "undetermined" in tiers:
+            rec["tier"] = "undetermined"  # some dataset's interval was too rough to call
+        else:
+            rec["tier"] = (_null_aware_tier(rec["paper_tier"], rec["delta_low"], rec["delta_high"])
+                           if "delta_low" in rec else rec["paper_tier"])
         out.append(rec)
     df = pd.DataFrame(out)
-    return df.sort_values("avg_sa", ascending=False, kind="stable").reset_index(drop=True)
+    key = "delta" if "delta" in df and df["delta"].notna().any() else "avg_sa"  # rank by the verdict's quantity
+    return df.sort_values(key, ascending=False, kind="stable", na_position="last").reset_index(drop=True)
 
 
 def _tier_colour_scale(tiers: Iterable[str]) -> "alt.Scale":
@@ -207,7 +221,8 @@ def sa_heatmap(table: pd.DataFrame, *, distance: str = "cosine", title: str | No
 
 
 #: the columns :func:`pair_heatmap` reads (those missing are filled with NaN)
-PAIR_COLUMNS = ("language_a", "language_b", "sa", "ci_low", "ci_high", "sa_null", "delta", "delta_low", "delta_high", "verdict")
+PAIR_COLUMNS = ("language_a", "language_b", "sa", "ci_low", "ci_high", "sa_null", "delta", "delta_low", "delta_high", "verdict",
+                "p_fdr", "survives")
 _CHANCE_VERDICTS = ("chance", "below chance")
 
 
@@ -227,7 +242,10 @@ def pair_heatmap(
     for one.  SA uses the sequential viridis scheme; the gap uses the
     colour-blind-safe blue-orange diverging scheme centred at 0 (blue: above
     chance).  Cells show the value; pairs whose verdict is "chance" get a
-    dashed outline and "≈ chance", "below chance" a solid outline and "< chance".
+    dashed outline and "≈ chance", "below chance" a solid outline and "< chance";
+    pairs that survive the false-discovery-rate control of
+    :func:`~semanscope_nb.metrics.pairs.pair_affinity` (column ``survives``) are
+    marked "✓ FDR".
     Tooltips give both intervals.  Axis labels are angled and cut at ``label_limit`` px.
 
     >>> df = pd.DataFrame({"language_a": ["en"], "language_b": ["de"], "sa": [0.7], "ci_low": [0.68], "ci_high": [0.72],
@@ -250,7 +268,7 @@ def pair_heatmap(
     df = frame.copy()
     for c in PAIR_COLUMNS:
         if c not in df:
-            df[c] = None if c == "verdict" else np.nan
+            df[c] = None if c in ("verdict", "survives") else np.nan
     languages = list(dict.fromkeys(list(df["language_a"]) + list(df["language_b"])))
     rank = {lang: i for i, lang in enumerate(languages)}
     cols = list(PAIR_COLUMNS)
@@ -261,7 +279,9 @@ def pair_heatmap(
         both = both[[rank[a] > rank[b] for a, b in zip(both["language_a"], both["language_b"])]]
     both = both.drop_duplicates(subset=["language_a", "language_b"]).reset_index(drop=True)
     both["verdict"] = both["verdict"].fillna("")
-    both["mark"] = ["≈ chance" if v == "chance" else "< chance" if v == "below chance" else "" for v in both["verdict"]]
+    both["survives"] = [bool(v) if v is not None and not (isinstance(v, float) and math.isnan(v)) else None for v in both["survives"]]
+    both["mark"] = ["≈ chance" if v == "chance" else "< chance" if v == "below chance" else "✓ FDR" if ok else ""
+                    for v, ok in zip(both["verdict"], both["survives"])]
     fmt = ".3f" if value == "sa" else "+.3f"
     both["cell_text"] = [format(float(v), fmt) if is_finite(v) else "n/a" for v in both[value]]
     n = len(languages)
@@ -292,7 +312,9 @@ def pair_heatmap(
                alt.Tooltip("ci_high:Q", title="SA high", format=".3f"), alt.Tooltip("sa_null:Q", title="chance", format=".3f"),
                alt.Tooltip("delta:Q", title="SA − chance", format="+.3f"),
                alt.Tooltip("delta_low:Q", title="SA − chance, low", format="+.3f"),
-               alt.Tooltip("delta_high:Q", title="SA − chance, high", format="+.3f"), alt.Tooltip("verdict:N")]
+               alt.Tooltip("delta_high:Q", title="SA − chance, high", format="+.3f"), alt.Tooltip("verdict:N"),
+               alt.Tooltip("p_fdr:Q", title="p (Benjamini–Hochberg)", format=".4f"),
+               alt.Tooltip("survives:N", title="above chance after FDR")]
     rect = base.mark_rect().encode(color=colour, tooltip=tooltip)
     outline = base.transform_filter(alt.FieldOneOfPredicate(field="verdict", oneOf=list(_CHANCE_VERDICTS))).mark_rect(
         fillOpacity=0, strokeWidth=2.5, stroke=CHANCE_COLOUR).encode(
@@ -305,6 +327,8 @@ def pair_heatmap(
         text="mark:N", color=text_colour, tooltip=tooltip)
     heading = title or ("Semantic Affinity per language pair" if value == "sa" else "SA minus chance per language pair")
     subtitle = "dashed outline: indistinguishable from chance · solid outline: below chance"
+    if both["survives"].notna().any():
+        subtitle = "✓ FDR: above chance after Benjamini–Hochberg across pairs · " + subtitle
     return alt.layer(rect, outline, values, marks).properties(
         width=size * n, height=size * n, title=alt.TitleParams(heading, subtitle=subtitle, anchor="start"))
 

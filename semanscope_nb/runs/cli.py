@@ -226,6 +226,11 @@ def _cmd_sa(args: argparse.Namespace) -> int:
         print(f"model {args.model}  dataset {r.provenance['dataset']}  languages {','.join(r.languages)}  concepts {r.n_concepts}")
         print(f"SA cosine    {c.sa:.4f} ± {c.sem:.4f}  95% CI [{c.ci[0]:.4f}, {c.ci[1]:.4f}]  intra {c.intra:.4f}  inter {c.inter:.4f}")
         print(f"SA Euclidean {e.sa:.4f} ± {e.sem:.4f}  intra {e.intra:.4f}  inter {e.inter:.4f}")
+        v = r.verdict_scores
+        if v is not None:  # the verdict's quantity, labelled; the raw SA is the line above
+            judged = r.n_concepts - (sum(r.excluded_concepts.values()) if r.chance_excluding is not None else 0)
+            print(f"SA − chance  {v.delta.value:+.4f}  95% CI [{v.delta.ci[0]:+.4f}, {v.delta.ci[1]:+.4f}]  "
+                  f"(artefact-free: {judged} of {r.n_concepts} concepts; chance level {v.sa_null.value:.4f})")
         print(f"tier {r.tier}   (paper's tier: {r.paper_tier})   diagnostics: {r.diagnostics.magnitude_band}")
         print(f"verdict: {r.verdict}")
         for note in r.diagnostics.notes:

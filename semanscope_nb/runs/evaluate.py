@@ -3,13 +3,14 @@
 Example
 -------
 >>> import semanscope_nb as snb
->>> r = snb.dataset_affinity("edge-cases", "random-null", languages=["en", "zh"], n_boot=100)
+>>> r = snb.dataset_affinity("edge-cases", "random-null", languages=["en", "zh"], n_boot=200)
 >>> r.provenance["model"], r.tier
 ('random-null', 'chance')
 """
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any, Callable, Literal, Mapping, Sequence
 
@@ -124,19 +125,39 @@ def leaderboard(results: Mapping[tuple[str, str], SAResult]) -> pd.DataFrame:
 
 
 def format_leaderboard(table: pd.DataFrame) -> str:
-    """A plain-text leaderboard: model, dataset, SA cosine +- SEM, 95% CI, chance level, SA Euclidean, verdict tier."""
+    """A plain-text leaderboard: model, dataset, the verdict's score, raw SA, chance level, SA Euclidean, verdict tier.
+
+    The score column is the verdict's quantity, ``SA − chance`` on the artefact-free
+    concepts (``delta`` with its interval; ``n`` concepts left out when any were),
+    ranked best first within each dataset; the raw all-concept SA with its SEM and
+    95% CI stays beside it.
+    """
     if table.empty:
         return "(no results)"
-    header = f"{'model':<24} {'dataset':<20} {'SA cos ± SEM':<16} {'95% CI':<17} {'chance':<7} {'SA euc':<7} tier (paper's)"
+    header = (f"{'model':<24} {'dataset':<20} {'SA − chance (artefact-free)':<28} {'SA cos ± SEM':<16} {'95% CI':<17} "
+              f"{'chance':<7} {'SA euc':<7} tier (paper's)")
     lines = [header, "-" * len(header)]
-    for r in table.itertuples():
-        chance = getattr(r, "sa_null", float("nan"))
+    nan = float("nan")
+    t = table
+    if "delta" in t and "dataset" in t:  # best first by the verdict's quantity, datasets in their order
+        rank = {d: i for i, d in enumerate(dict.fromkeys(t["dataset"]))}
+        t = t.assign(_d=t["dataset"].map(rank), _s=-pd.to_numeric(t["delta"], errors="coerce")).sort_values(
+            ["_d", "_s"], kind="stable", na_position="last")
+    for r in t.itertuples():
+        chance = getattr(r, "sa_null", nan)
         paper = getattr(r, "paper_tier", r.tier)
+        d, lo, hi = (float(getattr(r, k, nan)) for k in ("delta", "delta_low", "delta_high"))
+        excl = int(getattr(r, "excluded_concepts", 0) or 0) if pd.notna(getattr(r, "excluded_concepts", 0)) else 0
+        score = (f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" if math.isfinite(lo) and math.isfinite(hi) else f"{d:+.3f}") \
+            if math.isfinite(d) else "n/a"
+        score += f" -{excl}" if excl else ""
         lines.append(
-            f"{r.model:<24} {r.dataset:<20} {r.sa_cosine:.3f} ± {r.sem_cosine:.3f}    "
+            f"{r.model:<24} {r.dataset:<20} {score:<28} {r.sa_cosine:.3f} ± {r.sem_cosine:.3f}    "
             f"[{r.ci_low:.3f}, {r.ci_high:.3f}]  {chance:.3f}   {r.sa_euclidean:.3f}   {r.tier}"
             + (f" ({paper})" if paper != r.tier else "")
         )
+    if "excluded_concepts" in table and (pd.to_numeric(table["excluded_concepts"], errors="coerce").fillna(0) > 0).any():
+        lines.append("(-n: n artefact concepts (identical strings, degenerate vectors) left out of SA − chance)")
     return "\n".join(lines)
 
 

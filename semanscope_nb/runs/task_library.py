@@ -114,12 +114,13 @@ def unknown_words(embedded: Embedded, aw: AlignedWords | None = None) -> dict[st
 
 
 def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: float = 0.95,
-                 thresholds: TierThresholds = DEFAULT_TIERS, should_stop: Any = None) -> Any:
-    """SA of every language pair, each with its own chance level and verdict."""
+                 thresholds: TierThresholds = DEFAULT_TIERS, n_perm: int = 2000, alpha: float = 0.05,
+                 should_stop: Any = None) -> Any:
+    """SA of every language pair, each with its own chance level, artefact exclusion and FDR-controlled verdict."""
     from semanscope_nb.metrics.pairs import pair_affinity
 
     return _stamp(pair_affinity(aligned_words(embedded), n_boot=n_boot, seed=seed, confidence=confidence,
-                                thresholds=thresholds, should_stop=should_stop), embedded)
+                                thresholds=thresholds, n_perm=n_perm, alpha=alpha, should_stop=should_stop), embedded)
 
 
 def permutation_task(embedded: Embedded, *, n_perm: int = 1000, seed: int) -> Any:

@@ -30,7 +30,7 @@ task                    data        result (main score)
 Example
 -------
 >>> import semanscope_nb as snb
->>> r = snb.run_task("sa", "edge-cases", "random-null", languages=["en", "zh"], n_boot=50, cache=False)
+>>> r = snb.run_task("sa", "edge-cases", "random-null", languages=["en", "zh"], n_boot=200, cache=False)
 >>> r.provenance["task"], r.tier
 ('sa', 'chance')
 >>> sorted(t.name for t in snb.list_tasks())[:3]
@@ -280,13 +280,15 @@ def builtin_tasks() -> list[Task]:
              description="Semantic Affinity (cosine and Euclidean) with its bootstrap, chance level and verdict",
              check=lib.check_sa),
         Task("pair-sa", lib.pair_sa_task, PairAffinity, ("words",), ("languages>=2",),
-             {**boot, "confidence": 0.95, "thresholds": DEFAULT_TIERS},
-             description="SA of every language pair, each with its own chance level and verdict", check=lib.check_sa),
+             {**boot, "confidence": 0.95, "thresholds": DEFAULT_TIERS, "n_perm": 2000, "alpha": 0.05}, version="2",
+             description="SA of every language pair, each with its own chance level, artefact exclusion and an FDR-controlled "
+                         "verdict", check=lib.check_sa),
         Task("permutation", lib.permutation_task, PermutationTest, ("words",), ("languages>=2",), {"n_perm": 1000, "seed": None},
-             higher_is_better=False, description="permutation test of the SA against shuffled translations", check=lib.check_sa),
+             version="2", higher_is_better=False, description="permutation test of the SA against shuffled translations", check=lib.check_sa),
         Task("comparison", lib.comparison_task, ModelComparison, ("words",), ("languages>=2", "models>=2"),
-             {**boot, "n_perm": 10000, "confidence": 0.95, "alpha": 0.05}, inputs="models",
-             description="paired model-vs-model comparison on the same concepts (Holm, rank bands)", check=lib.check_sa),
+             {**boot, "n_perm": 10000, "confidence": 0.95, "alpha": 0.05}, inputs="models", version="2",
+             description="paired model-vs-model comparison of SA − chance on the same artefact-free concepts (Holm, rank bands)",
+             check=lib.check_sa),
         Task("retrieval", lib.retrieval_task, RetrievalSet, ("words", "parallel"), ("languages>=2",),
              {"source": None, "targets": None, "ks": [1, 5, 10], "n_boot": None, "seed": None, "confidence": 0.95},
              version="lexicon-induction-1",

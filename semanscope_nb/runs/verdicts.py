@@ -10,7 +10,7 @@ Layer: runs.  Imports the metrics, models and data layers and :mod:`semanscope_n
 Example
 -------
 >>> import semanscope_nb as snb
->>> pairs = snb.language_pairs("edge-cases", "random-null", languages=["en", "de", "zh"], n_boot=100, cache=False)
+>>> pairs = snb.language_pairs("edge-cases", "random-null", languages=["en", "de", "zh"], n_boot=200, n_perm=200, cache=False)
 >>> sorted(set(pairs.table.verdict))
 ['chance']
 """
@@ -49,10 +49,17 @@ def language_pairs(
     confidence: float = 0.95,
     thresholds: TierThresholds = DEFAULT_TIERS,
     cache: Cache = None,
+    n_perm: int = 2000,
+    alpha: float = 0.05,
 ) -> PairAffinity:
-    """SA of ``model`` for every language pair of ``dataset``, each with its interval and own chance level (the ``pair-sa`` task)."""
+    """SA of ``model`` for every language pair of ``dataset``, each with its own chance level (the ``pair-sa`` task).
+
+    Each pair is judged on its own artefact-free concepts, with a permutation p-value
+    (``n_perm``) under Benjamini-Hochberg control of the false discovery rate
+    (``alpha``) across pairs: :func:`semanscope_nb.metrics.pairs.pair_affinity`.
+    """
     return run_task("pair-sa", dataset, model, languages=languages, cache=cache, progress=False, n_boot=n_boot, seed=seed,
-                    confidence=confidence, thresholds=thresholds)
+                    confidence=confidence, thresholds=thresholds, n_perm=n_perm, alpha=alpha)
 
 
 def dataset_permutation_test(

@@ -144,10 +144,14 @@ def compare_slots(
         if key not in memo:
             cmp = run_task("comparison", [out[which[0]].embedded, out[which[1]].embedded], n_boot=n_boot, n_perm=n_perm,
                            seed=seed)
-            row = cmp.pairs.iloc[0].to_dict()
-            if row["model_a"] != a.model:  # orient as slot A − slot B
-                row = {**row, "model_a": a.model, "model_b": b.model, "diff": -row["diff"],
-                       "ci_low": -row["ci_high"], "ci_high": -row["ci_low"]}
+            if cmp.pairs.empty:  # a model without a score (collapsed vectors): no difference to show
+                row = None
+            else:
+                row = {**cmp.pairs.iloc[0].to_dict(), "label": cmp.score_label}
+                if row["model_a"] != a.model:  # orient as slot A − slot B
+                    row = {**row, "model_a": a.model, "model_b": b.model, "diff": -row["diff"],
+                           "ci_low": -row["ci_high"], "ci_high": -row["ci_low"],
+                           "score_a": row["score_b"], "score_b": row["score_a"], "sa_a": row["sa_b"], "sa_b": row["sa_a"]}
             memo[key] = row
         difference = memo[key]
     return Comparison(out, difference, which)
