@@ -16,6 +16,8 @@ import math
 import os
 import re
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -204,6 +206,15 @@ def build(kind: str) -> Result:
         Q = C + 0.3 * rng.normal(size=C.shape)
         return sense_retrieval_scores(Q, C, np.eye(8, dtype=bool), baseline_queries=rng.normal(size=C.shape),
                                       baseline_candidates=C, ks=(1, 3), n_boot=N_BOOT, seed=0)
+    if kind == "model-report":
+        import tempfile
+
+        from semanscope_nb.runs.model_report import model_report
+
+        work = Path(tempfile.mkdtemp(prefix="snb-report-"))
+        return model_report(["random-null", "tfidf-char"], languages=["en", "zh"], datasets=["edge-cases"], n_boot=N_BOOT,
+                            seed=0, tatoeba=False, sib200=False, csc=False, work_dir=work / "work", cache=False,
+                            progress=False, n_perm=100)
     if kind == "metric-record":  # what a function registered the old way (register_metric) returned
         from semanscope_nb.runs.grid import MetricRecord
 
