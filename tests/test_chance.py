@@ -12,10 +12,10 @@ import scipy.sparse as sp
 from reference import _sq_dist, reference_sa
 
 import semanscope_nb as snb
-from semanscope_nb.metrics.affinity import AlignedWords, _Spreads
+from semanscope_nb.metrics.affinity import AlignedWords, Spreads
 from semanscope_nb.metrics.artefacts import find_artefacts, language_centred
 from semanscope_nb.metrics.chance import (
-    _NullParts,
+    NullParts,
     chance_level,
     null_aware_bootstrap,
     null_aware_statistics,
@@ -120,8 +120,8 @@ def test_null_for_resampled_rows_equals_the_null_of_the_duplicated_dataset():
     arrays = {"en": rng.normal(size=(4, 5)), "de": rng.normal(size=(4, 5)) + 1.0}
     aw = _aw(arrays)
     counts = np.array([[2.0, 0.0, 1.0, 1.0]])
-    spreads = _Spreads(aw)
-    inter_cos, _ = _NullParts(aw, spreads).inter(counts)
+    spreads = Spreads(aw)
+    inter_cos, _ = NullParts(aw, spreads).inter(counts)
     # plain loop: the resample as a dataset of duplicated rows, every re-pairing
     picked = [0, 0, 2, 3]
     rows = [[[f"e{i}"], [f"d{i}"]] for i in picked]
@@ -181,8 +181,8 @@ def test_null_aware_statistics_match_plain_loops():
     R = 4
     arrays = {"en": rng.normal(size=(R, 4)), "de": rng.normal(size=(R, 4)) + 0.7, "fr": rng.normal(size=(R, 4))}
     aw = _aw(arrays)
-    spreads = _Spreads(aw)
-    stats = null_aware_statistics(spreads, _NullParts(aw, spreads), np.ones((1, R)))
+    spreads = Spreads(aw)
+    stats = null_aware_statistics(spreads, NullParts(aw, spreads), np.ones((1, R)))
     rows, vec = _rows_vec(arrays)
     ref = reference_sa(rows, vec)["cosine"]
     inters = [reference_sa(_shuffled_rows(rows, [tuple(range(R)), p, q]), vec)["cosine"]["inter"]
@@ -224,7 +224,7 @@ def test_paired_bootstrap_interval_is_the_percentile_of_same_resample_difference
     # by hand: one resample at a time, both models on the same resampled concepts
     diffs = []
     for counts in resample_counts(40, 300, seed=9, batch=1):
-        sa = [snb.metrics.affinity.affinity_ratio(*(_Spreads(aw).spreads(counts)[k][0] for k in ("intra_cos", "inter_cos"))) for aw in (a, b)]
+        sa = [snb.metrics.affinity.affinity_ratio(*(Spreads(aw).spreads(counts)[k][0] for k in ("intra_cos", "inter_cos"))) for aw in (a, b)]
         diffs.append(sa[0] - sa[1])
     row = c.pairs.iloc[0]
     assert row.model_a == "a" and row["diff"] == pytest.approx(c.scores.sa.iloc[0] - c.scores.sa.iloc[1])
@@ -239,7 +239,7 @@ def test_jackknife_pseudo_values_from_plain_loops():
     rng = np.random.default_rng(6)
     arrays = {"en": rng.normal(size=(7, 3)), "de": rng.normal(size=(7, 3))}
     aw = _aw(arrays)
-    pv = jackknife_pseudo_values(_Spreads(aw))
+    pv = jackknife_pseudo_values(Spreads(aw))
     rows, vec = _rows_vec(arrays)
     full = reference_sa(rows, vec)["cosine"]["sa"]
     for r in range(7):

@@ -487,17 +487,17 @@ def test_new_sem_columns_are_the_bootstrap_std(built):
     """The ``sem`` columns added for estimates() hold the std (ddof=1) of the very bootstrap that gave the interval."""
     from semanscope_nb.metrics.artefacts import subset_languages
     from semanscope_nb.metrics.chance import null_aware_bootstrap, resample_counts
-    from semanscope_nb.metrics.chance import _NullParts, null_aware_statistics
+    from semanscope_nb.metrics.chance import NullParts, null_aware_statistics
     from semanscope_nb.metrics.pairs import pair_affinity
-    from semanscope_nb.metrics.spreads import _Spreads
+    from semanscope_nb.metrics.spreads import Spreads
 
     aw = _aligned(languages=("en", "de"))
     rng = np.random.default_rng(5)
     bad = dataclasses.replace(aw, vectors=(aw.vectors[0], rng.normal(size=aw.vectors[1].shape)))
     c = built["comparison"]
     assert c.excluded_concepts == 0  # no artefacts: every concept is judged; the compared score is SA - chance
-    sp_ = {n: _Spreads(m) for n, m in {"good": aw, "bad": bad}.items()}
-    parts = {n: _NullParts(m, sp_[n]) for n, m in {"good": aw, "bad": bad}.items()}
+    sp_ = {n: Spreads(m) for n, m in {"good": aw, "bad": bad}.items()}
+    parts = {n: NullParts(m, sp_[n]) for n, m in {"good": aw, "bad": bad}.items()}
     boot = {n: np.concatenate([null_aware_statistics(sp_[n], parts[n], k)["delta"] for k in resample_counts(aw.n_rows, N_BOOT, seed=0)])
             for n in ("good", "bad")}
     for name in ("good", "bad"):

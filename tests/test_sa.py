@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from reference import reference_sa
 
 import semanscope_nb as snb
-from semanscope_nb.metrics.affinity import AlignedWords, _rows_to_counts, _Spreads, affinity_of_words
+from semanscope_nb.metrics.affinity import AlignedWords, rows_to_counts, Spreads, affinity_of_words
 
 
 def _aligned(rows, vec, languages):
@@ -113,9 +113,9 @@ def test_resample_statistic_matches_plain_loops():
     rng = np.random.default_rng(5)
     E = {k: rng.normal(size=(12, 6)) for k in ("en", "zh", "de")}
     aw = AlignedWords(tuple(E), tuple(E.values()), tuple(sp.identity(12, format="csr") for _ in E), tuple(map(str, range(12))))
-    spreads = _Spreads(aw)
+    spreads = Spreads(aw)
     idx = rng.integers(0, 12, size=(4, 12))
-    s = spreads.spreads(_rows_to_counts(idx, 12))
+    s = spreads.spreads(rows_to_counts(idx, 12))
     for b in range(4):
         want_c, want_e = _loop_resample_stat(E, idx[b])
         assert snb.affinity_ratio(s["intra_cos"][b], s["inter_cos"][b]) == pytest.approx(want_c, rel=1e-10)

@@ -1,6 +1,6 @@
 """Issue 11, "speed and memory": the fused, blocked SA parts against plain NumPy, and the bootstrap's batch budget.
 
-``_Spreads`` computes norms, unit and centred rows, per-row inter sums and the
+``Spreads`` computes norms, unit and centred rows, per-row inter sums and the
 point estimate's sums in one fused pass, keeps float32 blocks as float32 until
 one conversion, and streams large vocabularies in blocks.  Every route (stacked
 or streamed, one word per row or ``|`` alternatives, float32 or float64, any
@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from semanscope_nb.metrics.chance import _NullParts, null_aware_bootstrap, resample_counts
+from semanscope_nb.metrics.chance import NullParts, null_aware_bootstrap, resample_counts
 from semanscope_nb.metrics.spreads import (
     MIN_BOOTSTRAP_BUDGET,
     AlignedWords,
-    _Spreads,
+    Spreads,
     affinity_ratio,
     bootstrap_budget,
 )
@@ -123,7 +123,7 @@ def test_fused_spreads_match_plain_pairs(route, alternatives, dtype):
     R = 17
     aw = _aligned(R, 3, 6, alternatives=alternatives, dtype=dtype, rng=rng)
     counts = np.vstack([np.ones(R), rng.multinomial(R, np.full(R, 1.0 / R), size=3)]).astype(float)
-    spreads = _Spreads(aw, **ROUTES[route])
+    spreads = Spreads(aw, **ROUTES[route])
     assert (spreads.stacked[0] is None) == (route != "stacked")
     want = _plain_spreads(aw, counts)
     for c in (counts, counts[:1]):  # a batch, and the point estimate (served from the construction pass)
@@ -144,10 +144,10 @@ def test_null_parts_match_plain_occurrence_means_cached_or_not(route, alternativ
     aw = _aligned(R, 3, 5, alternatives=alternatives, dtype=np.float32, rng=rng, offset=0.7)
     counts = np.vstack([np.ones(R), rng.multinomial(R, np.full(R, 1.0 / R), size=4)]).astype(float)
     want_cos, want_euc = _plain_null(aw, counts)
-    fresh = _Spreads(aw, **ROUTES[route])
-    cold = _NullParts(aw, fresh).inter(counts)  # no spreads() call before: streams its own pass
-    warm_spreads = _Spreads(aw, **ROUTES[route])
-    parts = _NullParts(aw, warm_spreads)
+    fresh = Spreads(aw, **ROUTES[route])
+    cold = NullParts(aw, fresh).inter(counts)  # no spreads() call before: streams its own pass
+    warm_spreads = Spreads(aw, **ROUTES[route])
+    parts = NullParts(aw, warm_spreads)
     warm_spreads.spreads(counts)
     warm = parts.inter(counts)  # reuses the products of the spreads() call
     for got in (cold, warm):
@@ -166,9 +166,9 @@ def test_extreme_magnitudes_on_every_route(scale, route):
     aw = _aligned(R, 3, 5, alternatives=True, dtype=np.float64, rng=rng, scale=scale, offset=2.0)
     counts = np.vstack([np.ones(R), rng.multinomial(R, np.full(R, 1.0 / R), size=2)]).astype(float)
     with np.errstate(over="raise"):
-        spreads = _Spreads(aw, **ROUTES[route])
+        spreads = Spreads(aw, **ROUTES[route])
         got = spreads.spreads(counts, scaled=True)
-        null = _NullParts(aw, spreads).inter(counts)
+        null = NullParts(aw, spreads).inter(counts)
     unit = spreads.scale
     want = _plain_spreads(aw, counts, unit=unit)  # rescaled first: the plain loop cannot square 1e300
     for key in want:
@@ -186,7 +186,7 @@ def test_offset_data_and_odd_rows_take_the_exact_routes():
     counts = np.vstack([np.ones(R), rng.multinomial(R, np.full(R, 1.0 / R), size=2)]).astype(float)
     want = _plain_spreads(aw, counts)
     for route in ROUTES.values():
-        got = _Spreads(aw, **route).spreads(counts)
+        got = Spreads(aw, **route).spreads(counts)
         for key in ("intra_euc", "inter_euc"):  # the route the cancellation check exists for
             np.testing.assert_allclose(got[key], want[key], rtol=1e-10, err_msg=key)
         for key in ("intra_cos", "inter_cos"):  # cosine distances of 1e-8: float64's own cancellation, in any method
@@ -201,7 +201,7 @@ def test_batch_size_keeps_the_bootstrap_within_the_budget():
     R, L, d = 30_000, 3, 96
     vecs = tuple(rng.standard_normal((R, d), dtype=np.float32) for _ in range(L))
     aw = AlignedWords(tuple("abc"), vecs, tuple(sp.identity(R, format="csr") for _ in range(L)), tuple(map(str, range(R))))
-    spreads = _Spreads(aw, stack_limit=0)
+    spreads = Spreads(aw, stack_limit=0)
     size = sum(v.nbytes for v in vecs)
     budget = bootstrap_budget(size)
     assert budget == max(0.5 * size, MIN_BOOTSTRAP_BUDGET)
@@ -230,7 +230,7 @@ def test_budget_batch_measured_with_tracemalloc_and_same_resamples():
     budget = MIN_BOOTSTRAP_BUDGET
     tracemalloc.start()
     try:
-        spreads = _Spreads(aw, stack_limit=0)
+        spreads = Spreads(aw, stack_limit=0)
         B = spreads.bootstrap_batch(120, budget_bytes=budget)
         dist: dict = {}
         got = null_aware_bootstrap(aw, n_boot=120, seed=3, batch=B, spreads=spreads, distributions=dist)
@@ -240,10 +240,10 @@ def test_budget_batch_measured_with_tracemalloc_and_same_resamples():
     assert B < 120 and peak <= budget
     # the batch changes how resamples are grouped, never which resamples are drawn
     ref: dict = {}
-    null_aware_bootstrap(aw, n_boot=120, seed=3, spreads=_Spreads(aw), distributions=ref)
+    null_aware_bootstrap(aw, n_boot=120, seed=3, spreads=Spreads(aw), distributions=ref)
     np.testing.assert_allclose(dist["sa"], ref["sa"], rtol=1e-12)
     np.testing.assert_allclose(dist["sa_null"], ref["sa_null"], rtol=1e-12)
-    assert got.sa.value == pytest.approx(float(affinity_ratio(*(_Spreads(aw).spreads(np.ones((1, R)))[k][0] for k in ("intra_cos", "inter_cos")))), rel=1e-12)
+    assert got.sa.value == pytest.approx(float(affinity_ratio(*(Spreads(aw).spreads(np.ones((1, R)))[k][0] for k in ("intra_cos", "inter_cos")))), rel=1e-12)
 
 
 # --------------------------------------------------------------------------- sparse surface baselines (issue 21)
@@ -262,7 +262,7 @@ def _sparse_aligned(R, L, d, *, rng, nnz=12):
 
 
 def _replicates(aw, sparse, n_boot=200):
-    spreads = _Spreads(aw, sparse=sparse)
+    spreads = Spreads(aw, sparse=sparse)
     dist: dict = {}
     null_aware_bootstrap(aw, n_boot=n_boot, seed=5, spreads=spreads, distributions=dist)
     return spreads, dist
@@ -313,9 +313,9 @@ def test_sparse_products_take_tfidf_like_rows_and_equal_the_dense_route_replicat
 def test_dense_spaces_are_never_counted_as_sparse():
     rng = np.random.default_rng(22)
     aw = _aligned(40, 3, 1024, alternatives=False, dtype=np.float32, rng=rng)
-    assert all(S is None for S in _Spreads(aw).sparse)
+    assert all(S is None for S in Spreads(aw).sparse)
     narrow = _sparse_aligned(30, 3, 64, rng=rng, nnz=1)  # sparse, but narrower than SPARSE_MIN_DIMS: not looked at
-    assert all(S is None for S in _Spreads(narrow).sparse)
+    assert all(S is None for S in Spreads(narrow).sparse)
 
 
 def test_real_tfidf_char_sa_and_interval_equal_the_dense_route():

@@ -119,12 +119,12 @@ from semanscope_nb.metrics.degenerate import (
     rough_interval_note,
     too_few_to_test,
 )
-from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, _Spreads, _rows_to_counts and the SA formula are re-exported)
+from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spreads, rows_to_counts and the SA formula are re-exported)
     AlignedWords,
-    _check_vectors,
-    _chunks,
-    _rows_to_counts,
-    _Spreads,
+    check_vectors,
+    row_chunks,
+    rows_to_counts,
+    Spreads,
     affinity_ratio,
 )
 from semanscope_nb.provenance import json_ready
@@ -152,8 +152,6 @@ says so and gives no tier either (it never falls back to all concepts).
 COLLAPSE_DISTANCE = 1e-6  # paper App. A.6: max pairwise embedding distance below this = collapsed
 ROUNDING_FLOOR = 1e-12  # D_intra + D_inter below this (cosine; Euclidean in units of the largest coordinate) = zero
 BOOT_METHODS = {"percentile": "percentile", "basic": "basic", "bca": "BCa"}
-
-
 
 
 @dataclass(frozen=True)
@@ -543,41 +541,22 @@ class SAResult(Result):
         return pd.DataFrame([row])
 
 
-# --------------------------------------------------------------------------- preparation
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 # --------------------------------------------------------------------------- public API
 
 
-
-
-def _max_pairwise_distance(spreads: _Spreads, aw: AlignedWords) -> float:
+def _max_pairwise_distance(spreads: Spreads, aw: AlignedWords) -> float:
     """The largest distance between any two vectors (exact, in blocks; used only for nearly collapsed spaces)."""
     from scipy.spatial.distance import cdist
 
     allv = np.vstack([spreads._scaled(v) for v in aw.vectors])
     best = 0.0
-    for a, b in _chunks(allv.shape[0], 2048):
+    for a, b in row_chunks(allv.shape[0], 2048):
         best = max(best, float(cdist(allv[a:b], allv).max()))
     return best * spreads.scale
 
 
 def _diagnose(
-    spreads: _Spreads,
+    spreads: Spreads,
     aw: AlignedWords,
     zero: dict[str, int],
     dropped: list[str],
@@ -830,7 +809,7 @@ def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
     if any(not np.any(v) for v in centred.vectors) or any((~np.any(v, axis=1)).any() for v in centred.vectors):
         return math.nan  # a word at its language's mean has no direction: the diagnostic is undefined
     with np.errstate(all="ignore"):
-        s = _Spreads(centred, block=block).spreads(np.ones((1, aw.n_rows)), scaled=True)
+        s = Spreads(centred, block=block).spreads(np.ones((1, aw.n_rows)), scaled=True)
         return float(_sa_or_nan(s["intra_cos"], s["inter_cos"], ROUNDING_FLOOR)[0])
 
 
@@ -952,7 +931,7 @@ def affinity_of_words(
         if getattr(v, "ndim", 0) == 2 and inc.shape[1] != v.shape[0]:
             raise EmbeddingError(f"language '{lang}': the incidence has {inc.shape[1]} word columns but there are {v.shape[0]} vectors")
     _check_tuple_counts(np.stack([np.diff(inc.indptr) for inc in aw.incidence]), aw.languages, aw.labels, max_tuples_per_row)
-    _check_vectors(aw.languages, aw.vectors, aw.words)
+    check_vectors(aw.languages, aw.vectors, aw.words)
     if surface is not None:
         surface = _matching_surface(surface, aw)
         zero_rows = _zero_vector_rows(aw)
@@ -970,7 +949,7 @@ def affinity_of_words(
             )
     if n_boot:
         require_concepts(R, minimum=MIN_BOOT_CONCEPTS, what="semantic_affinity's bootstrap")
-    spreads = _Spreads(aw, block=block)
+    spreads = Spreads(aw, block=block)
     point = spreads.spreads(np.ones((1, R)), scaled=True)
     cos = (float(point["intra_cos"][0]), float(point["inter_cos"][0]))
     euc_s = (float(point["intra_euc"][0]), float(point["inter_euc"][0]))
@@ -996,7 +975,7 @@ def affinity_of_words(
     def statistic(idx: np.ndarray, axis: int = -1) -> np.ndarray:
         """SA (cosine, Euclidean) of each resample: shape (2,) for one index vector, (2, B) for B of them."""
         idx = np.asarray(idx)
-        s = spreads.spreads(_rows_to_counts(idx, R), scaled=True)
+        s = spreads.spreads(rows_to_counts(idx, R), scaled=True)
         out = np.stack([
             _sa_or_nan(s["intra_cos"], s["inter_cos"], ROUNDING_FLOOR),
             _sa_or_nan(s["intra_euc"], s["inter_euc"], ROUNDING_FLOOR),
@@ -1172,7 +1151,7 @@ def semantic_affinity(
         v = embeddings[lang]
         arr = v if isinstance(v, np.ndarray) and v.dtype in (np.float32, np.float64) else np.asarray(v, dtype=np.float64)
         vectors.append(arr)
-    _check_vectors(languages, vectors)
+    check_vectors(languages, vectors)
     counts = {lang: v.shape[0] for lang, v in zip(languages, vectors)}
     if len(set(counts.values())) > 1:
         raise EmbeddingError(f"languages have different numbers of concept rows: {counts}")

@@ -61,7 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from semanscope_nb.results import Estimate, Interval, Result
-from semanscope_nb.metrics.spreads import AlignedWords, _Spreads, _unit_rows, affinity_ratio
+from semanscope_nb.metrics.spreads import AlignedWords, Spreads, unit_rows, affinity_ratio
 from semanscope_nb.models.cancel import check_stop
 
 #: resamples held in memory at once when ``batch`` is not given (counts are float64, B x R)
@@ -82,12 +82,12 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
     >>> sum(c.shape[0] for c in resample_counts(10, 25, seed=0, batch=7)), next(resample_counts(10, 3, seed=0)).sum(axis=1)
     (25, array([10., 10., 10.]))
     """
-    _check_count("n_boot", n_boot, minimum=1)
-    _check_count("n_rows", n_rows, minimum=1)
-    _check_seed(seed)
+    check_count("n_boot", n_boot, minimum=1)
+    check_count("n_rows", n_rows, minimum=1)
+    check_seed(seed)
     if batch is None:
         batch = max(1, DEFAULT_MAX_BATCH_BYTES // (8 * n_rows))
-    _check_count("batch", batch, minimum=1)
+    check_count("batch", batch, minimum=1)
     rng = np.random.default_rng(seed)
     p = np.full(n_rows, 1.0 / n_rows)
     done = 0
@@ -97,12 +97,12 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
         done += b
 
 
-def _check_count(name: str, value: object, *, minimum: int) -> None:
+def check_count(name: str, value: object, *, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
 
 
-def _check_seed(seed: object) -> None:
+def check_seed(seed: object) -> None:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
         raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
 
@@ -146,12 +146,12 @@ def percentile_intervals(dist: np.ndarray, confidence: float) -> Interval:
 # --------------------------------------------------------------------------- the null
 
 
-class _NullParts:
+class NullParts:
     """Per-language occurrence sums that give the closed-form null for any row weights (counts).
 
     The sums ``V @ [unit | centred]`` and ``V @ q`` (occurrence weights ``V =
     counts @ A``) come from the spreads' own passes over the vectors
-    (:meth:`~semanscope_nb.metrics.spreads._Spreads.occurrence_parts`): all-ones
+    (:meth:`~semanscope_nb.metrics.spreads.Spreads.occurrence_parts`): all-ones
     counts use the sums of its construction pass, and the count matrix the
     spreads were last evaluated on reuses that call's products (with one word
     per row the occurrence weights are the intra weights; otherwise both are
@@ -160,7 +160,7 @@ class _NullParts:
     memory stays O(block x dims) whatever the number of concepts.
     """
 
-    def __init__(self, aw: AlignedWords, spreads: _Spreads) -> None:
+    def __init__(self, aw: AlignedWords, spreads: Spreads) -> None:
         self.aw, self.spreads = aw, spreads
         self.L = len(aw.languages)
         self.K = self.L * (self.L - 1) / 2
@@ -169,11 +169,11 @@ class _NullParts:
 
     def inter(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Expected cosine inter distance and sqrt(E[Q]) (Euclidean, scaled units) under shuffling, per count row."""
-        from semanscope_nb.metrics.spreads import _rowdot  # row dot products (np.vecdot where available)
+        from semanscope_nb.metrics.spreads import rowdot  # row dot products (np.vecdot where available)
 
         counts = np.asarray(counts, dtype=np.float64)
         d = self.spreads.d
-        parts = self.spreads.occurrence_parts(counts)  # working units (see _Spreads)
+        parts = self.spreads.occurrence_parts(counts)  # working units (see Spreads)
         total = 0.0  # sum over languages of [a_l | mu_l]
         sq_u = 0.0
         sq_c = 0.0
@@ -183,11 +183,11 @@ class _NullParts:
             both, sq = parts[k]
             means = both / n[:, None]  # [occurrence-mean unit vector a_l | occurrence-mean centred vector mu_l]
             total = total + means
-            sq_u = sq_u + _rowdot(means[:, :d], means[:, :d])
-            sq_c = sq_c + _rowdot(means[:, d:], means[:, d:])
+            sq_u = sq_u + rowdot(means[:, :d], means[:, :d])
+            sq_c = sq_c + rowdot(means[:, d:], means[:, d:])
             s_sum = s_sum + sq / n
-        pair_dots_u = (_rowdot(total[:, :d], total[:, :d]) - sq_u) / 2.0  # sum_{l<m} a_l . a_m
-        pair_dots_c = (_rowdot(total[:, d:], total[:, d:]) - sq_c) / 2.0
+        pair_dots_u = (rowdot(total[:, :d], total[:, :d]) - sq_u) / 2.0  # sum_{l<m} a_l . a_m
+        pair_dots_c = (rowdot(total[:, d:], total[:, d:]) - sq_c) / 2.0
         inter_cos = 1.0 - pair_dots_u / self.K
         # sum_{l<m} (s_l + s_m) = (L - 1) sum_l s_l
         expected_q = ((self.L - 1) * s_sum - 2.0 * pair_dots_c) / self.K
@@ -225,7 +225,7 @@ def is_unit_norm(aw: AlignedWords, *, tol: float = UNIT_NORM_TOL) -> bool:
     >>> is_unit_norm(AlignedWords(("en", "de"), (np.eye(2), 2 * np.eye(2)), (eye, eye), ("a", "b")))
     False
     """
-    return all(bool(np.all(np.abs(_unit_rows(np.asarray(v))[1] - 1.0) <= tol)) for v in aw.vectors)
+    return all(bool(np.all(np.abs(unit_rows(np.asarray(v))[1] - 1.0) <= tol)) for v in aw.vectors)
 
 
 def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,
@@ -246,8 +246,8 @@ def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN
     >>> 0.0 < sa < 1.0 and inter > 0
     True
     """
-    _check_count("n_perm", n_perm, minimum=1)
-    _check_seed(seed)
+    check_count("n_perm", n_perm, minimum=1)
+    check_seed(seed)
     rng = np.random.default_rng(seed)
     R = aw.n_rows
     sas = np.empty(n_perm)
@@ -256,14 +256,14 @@ def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN
     for p in range(n_perm):
         perms = [np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)]
         shuffled = AlignedWords(aw.languages, aw.vectors, tuple(inc[perm] for inc, perm in zip(incidence, perms)), aw.labels)
-        spreads = _Spreads(shuffled, stack_limit=0)  # one shuffle at a time, no stacked copy of the vectors
+        spreads = Spreads(shuffled, stack_limit=0)  # one shuffle at a time, no stacked copy of the vectors
         s = spreads.spreads(np.ones((1, R)), scaled=True)
         sas[p] = affinity_ratio(s["intra_euc"][0], s["inter_euc"][0])
         inters[p] = np.ldexp(s["inter_euc"][0], spreads.exponent)
     return float(sas.mean()), float(inters.mean())
 
 
-def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,
+def chance_level(aw: AlignedWords, *, spreads: Spreads | None = None, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,
                  seed: int | None = 0) -> ChanceLevel:
     """Expected SA when translation pairings are shuffled independently per language.
 
@@ -278,13 +278,13 @@ def chance_level(aw: AlignedWords, *, spreads: _Spreads | None = None, n_perm: i
     from semanscope_nb.metrics.degenerate import MIN_CONCEPTS, collapsed_note, require_concepts
 
     require_concepts(aw.n_rows, minimum=MIN_CONCEPTS, what="chance_level")
-    spreads = spreads if spreads is not None else _Spreads(aw)
+    spreads = spreads if spreads is not None else Spreads(aw)
     ones = np.ones((1, aw.n_rows))
     point = spreads.spreads(ones, scaled=True)
     note = collapsed_note(point["intra_cos"][0], point["inter_cos"][0])
     if note is not None:
         return ChanceLevel(math.nan, math.nan, math.nan, math.nan, note=note)
-    inter_cos, inter_euc = _NullParts(aw, spreads).inter(ones)
+    inter_cos, inter_euc = NullParts(aw, spreads).inter(ones)
     sa_euc = float(affinity_ratio(point["intra_euc"][0], inter_euc[0]))
     inter_euc_units = float(np.ldexp(inter_euc[0], spreads.exponent))
     if not is_unit_norm(aw):  # the closed form is a loose bound off the unit sphere: both by permutation
@@ -322,7 +322,7 @@ class PermutationTest(Result):
 def _row_means(aw: AlignedWords) -> tuple[list[np.ndarray], list[np.ndarray]]:
     means, n_alt = [], []
     for v, inc in zip(aw.vectors, aw.incidence):
-        unit = _unit_rows(np.asarray(v, dtype=np.float64))[0]
+        unit = unit_rows(np.asarray(v, dtype=np.float64))[0]
         A = sp.csr_matrix(inc, dtype=np.float64)
         n = np.diff(A.indptr).astype(np.float64)
         means.append(np.asarray(A @ unit) / n[:, None])
@@ -355,7 +355,7 @@ def n_repairings(n_rows: int, n_languages: int) -> float:
     return float(math.factorial(min(int(n_rows), 170))) ** (n_languages - 1) if n_rows <= 170 else math.inf
 
 
-def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None = 0, spreads: _Spreads | None = None) -> PermutationTest:
+def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None = 0, spreads: Spreads | None = None) -> PermutationTest:
     """Shuffle each language's rows independently ``n_perm`` times; where does the observed SA fall?
 
     The first language stays in place (only relative pairings matter).  ``D_intra``
@@ -381,10 +381,10 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
 
     from semanscope_nb.metrics.degenerate import MIN_CONCEPTS, collapsed_note, require_concepts, sa_tie_tolerance
 
-    _check_count("n_perm", n_perm, minimum=1)
-    _check_seed(seed)
+    check_count("n_perm", n_perm, minimum=1)
+    check_seed(seed)
     require_concepts(aw.n_rows, minimum=MIN_CONCEPTS, what="permutation_test")
-    spreads = spreads if spreads is not None else _Spreads(aw)
+    spreads = spreads if spreads is not None else Spreads(aw)
     point = spreads.spreads(np.ones((1, aw.n_rows)), scaled=True)
     intra, inter = float(point["intra_cos"][0]), float(point["inter_cos"][0])
     note = collapsed_note(intra, inter)
@@ -495,7 +495,7 @@ class NullAwareScores(Result):
     provenance: dict[str, Any] = field(default_factory=dict)
 
 
-def null_aware_statistics(spreads: _Spreads, parts: _NullParts, counts: np.ndarray) -> dict[str, np.ndarray]:
+def null_aware_statistics(spreads: Spreads, parts: NullParts, counts: np.ndarray) -> dict[str, np.ndarray]:
     """SA (cosine and Euclidean), the cosine null, delta and the corrected score for each row-count vector (B x R)."""
     s = spreads.spreads(counts, scaled=True)
     inter_null_cos, inter_null_euc = parts.inter(counts)
@@ -516,7 +516,7 @@ def null_aware_bootstrap(
     seed: int | None = 0,
     confidence: float = 0.95,
     batch: int | None = None,
-    spreads: _Spreads | None = None,
+    spreads: Spreads | None = None,
     thresholds: Any = None,
     distributions: dict[str, np.ndarray] | None = None,
     should_stop: Any = None,
@@ -534,8 +534,8 @@ def null_aware_bootstrap(
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    spreads = spreads if spreads is not None else _Spreads(aw)
-    parts = _NullParts(aw, spreads)
+    spreads = spreads if spreads is not None else Spreads(aw)
+    parts = NullParts(aw, spreads)
     point = null_aware_statistics(spreads, parts, np.ones((1, aw.n_rows)))
     keys = ("sa", "sa_null", "delta", "corrected")
     flip = math.nan
@@ -729,8 +729,8 @@ def surface_null(
              and np.asarray(model_distribution).shape == (n_boot,))
     sides = []
     for aw in (m_aw, s_aw):
-        spreads = _Spreads(aw)
-        sides.append((spreads, _NullParts(aw, spreads)))
+        spreads = Spreads(aw)
+        sides.append((spreads, NullParts(aw, spreads)))
     R = m_aw.n_rows
     ones = np.ones((1, R))
     point = [null_aware_statistics(sp_, parts, ones)["corrected"][0] for sp_, parts in sides]

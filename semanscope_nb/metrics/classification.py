@@ -51,7 +51,7 @@ from semanscope_nb.metrics.search import (
     Metric,
     topk_search,
 )
-from semanscope_nb.metrics.spreads import _rows_to_counts
+from semanscope_nb.metrics.spreads import rows_to_counts
 from semanscope_nb.provenance import json_ready, shareable_report, shareable_source
 from semanscope_nb.settings import resolve
 
@@ -242,7 +242,7 @@ def _accuracy_intervals(hits: dict[str, np.ndarray], *, n_boot: int, seed: int, 
         return {name: (math.nan, math.nan) for name in names}
 
     def statistic(idx: np.ndarray, axis: int = -1) -> np.ndarray:
-        c = _rows_to_counts(idx, n)
+        c = rows_to_counts(idx, n)
         return (H @ c.T) / c.sum(axis=1)
 
     import scipy.stats  # here, not at import time: it costs ~0.6 s of package start-up

@@ -54,21 +54,21 @@ import pandas as pd
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.metrics.artefacts import find_artefacts, subset_rows
 from semanscope_nb.metrics.chance import (
-    _check_count,
-    _check_seed,
-    _NullParts,
+    check_count,
+    check_seed,
+    NullParts,
     null_aware_statistics,
     percentile_interval,
     resample_counts,
 )
 from semanscope_nb.metrics.degenerate import MIN_BOOT_CONCEPTS, collapsed_note, require_concepts
-from semanscope_nb.metrics.spreads import AlignedWords, _Spreads, affinity_ratio
+from semanscope_nb.metrics.spreads import AlignedWords, Spreads, affinity_ratio
 
 #: what each ``score`` of :func:`compare_models` compares, as labelled in tables, charts and the CLI
 SCORE_LABELS = {"delta": "SA − chance (artefact-free)", "sa": "SA (raw, all concepts)"}
 
 
-def _sa_of_counts(spreads: _Spreads, counts: np.ndarray) -> np.ndarray:
+def _sa_of_counts(spreads: Spreads, counts: np.ndarray) -> np.ndarray:
     s = spreads.spreads(counts)
     with np.errstate(invalid="ignore", divide="ignore"):
         return affinity_ratio(s["intra_cos"], s["inter_cos"])
@@ -86,7 +86,7 @@ def _jackknife(stat: Any, R: int, *, batch: int = 256) -> np.ndarray:
     return out
 
 
-def jackknife_pseudo_values(spreads: _Spreads, *, batch: int = 256, parts: _NullParts | None = None) -> np.ndarray:
+def jackknife_pseudo_values(spreads: Spreads, *, batch: int = 256, parts: NullParts | None = None) -> np.ndarray:
     """``R * S - (R - 1) * S_without_r`` for every concept row r: S the cosine SA, or with ``parts`` SA minus its chance level."""
     if parts is None:
         return _jackknife(lambda c: _sa_of_counts(spreads, c), spreads.R, batch=batch)
@@ -200,9 +200,9 @@ def compare_models(
     names = list(models)
     if len(names) < 2:
         raise ValueError(f"compare_models needs at least two models, got {names}")
-    _check_count("n_boot", n_boot, minimum=2)
-    _check_count("n_perm", n_perm, minimum=1)
-    _check_seed(seed)
+    check_count("n_boot", n_boot, minimum=2)
+    check_count("n_perm", n_perm, minimum=1)
+    check_seed(seed)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     if not 0 < confidence < 1:
@@ -220,7 +220,7 @@ def compare_models(
     require_concepts(first.n_rows, minimum=MIN_BOOT_CONCEPTS, what="compare_models")
     notes: list[str] = []
     keep = np.ones(first.n_rows, dtype=bool)
-    full = {n: _Spreads(models[n]) for n in names}
+    full = {n: Spreads(models[n]) for n in names}
     raw_sa = {n: _sa_or_nan(full[n], first.n_rows) for n in names}
     collapsed = {n for n in names if math.isnan(raw_sa[n])}  # no SA at all: set aside before the exclusion
     if score == "delta":  # one set of concepts for every model: an artefact in any model's data excludes the concept
@@ -238,14 +238,14 @@ def compare_models(
                          what=f"compare_models (after excluding {int((~keep).sum())} artefact concepts)")
     judged = {n: subset_rows(models[n], keep) if not keep.all() else models[n] for n in names}
     R = int(keep.sum())
-    spreads = {n: _Spreads(judged[n]) if not keep.all() else full[n] for n in names}
+    spreads = {n: Spreads(judged[n]) if not keep.all() else full[n] for n in names}
     point_parts = {n: spreads[n].spreads(np.ones((1, R)), scaled=True) for n in names}
     undefined = {n: collapsed_note(point_parts[n]["intra_cos"][0], point_parts[n]["inter_cos"][0]) for n in names}
     for n, why in undefined.items():
         if why:
             notes.append(f"{n}: {why}; it gets no score and no band")
     defined = [n for n in names if not undefined[n]]
-    parts = {n: _NullParts(judged[n], spreads[n]) for n in defined}
+    parts = {n: NullParts(judged[n], spreads[n]) for n in defined}
 
     def stats(n: str, counts: np.ndarray) -> dict[str, np.ndarray]:
         return null_aware_statistics(spreads[n], parts[n], counts)
@@ -301,7 +301,7 @@ def compare_models(
                            score=score, excluded_concepts=int((~keep).sum()))
 
 
-def _sa_or_nan(spreads: _Spreads, R: int) -> float:
+def _sa_or_nan(spreads: Spreads, R: int) -> float:
     """The raw cosine SA of all concepts, NaN when it is undefined (collapsed vectors)."""
     s = spreads.spreads(np.ones((1, R)), scaled=True)
     if collapsed_note(s["intra_cos"][0], s["inter_cos"][0]):

@@ -59,7 +59,7 @@ import pandas as pd
 
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, AlignedWords, TierThresholds
 from semanscope_nb.metrics.artefacts import degenerate_vector_groups, identical_string_rows, rows_with_words, subset_languages, subset_rows
-from semanscope_nb.metrics.chance import _check_count, null_aware_bootstrap, null_aware_tier, permutation_test
+from semanscope_nb.metrics.chance import check_count, null_aware_bootstrap, null_aware_tier, permutation_test
 from semanscope_nb.metrics.degenerate import (
     MIN_BOOT_CONCEPTS,
     MIN_VERDICT_BOOT,
@@ -68,7 +68,7 @@ from semanscope_nb.metrics.degenerate import (
     require_concepts,
     too_few_to_test,
 )
-from semanscope_nb.metrics.spreads import _Spreads
+from semanscope_nb.metrics.spreads import Spreads
 from semanscope_nb.results import Estimate, Interval, Result
 
 #: the verdict of a pair without a defined score (collapsed vectors, fewer than 3 artefact-free concepts)
@@ -128,7 +128,7 @@ def _pair_row(aw2: AlignedWords, excluded: np.ndarray, *, n_boot: int, n_perm: i
     a, b = aw2.languages
     R = aw2.n_rows
     row: dict[str, Any] = {"language_a": a, "language_b": b, "n_concepts": R, "n_excluded": int(excluded.sum()), "note": ""}
-    s0 = _Spreads(aw2).spreads(np.ones((1, R)), scaled=True)
+    s0 = Spreads(aw2).spreads(np.ones((1, R)), scaled=True)
     undefined = collapsed_note(s0["intra_cos"][0], s0["inter_cos"][0])
     full = None if undefined else null_aware_bootstrap(aw2, n_boot=n_boot, seed=seed, confidence=confidence, should_stop=should_stop)
     judged = subset_rows(aw2, ~excluded) if excluded.any() else aw2
@@ -137,7 +137,7 @@ def _pair_row(aw2: AlignedWords, excluded: np.ndarray, *, n_boot: int, n_perm: i
         undefined = (f"only {left} of {R} concepts are left without the artefacts of this pair (identical strings or "
                      f"degenerate vectors); at least {MIN_BOOT_CONCEPTS} are needed, so the pair has no verdict")
     if not undefined and judged is not aw2:
-        s1 = _Spreads(judged).spreads(np.ones((1, left)), scaled=True)
+        s1 = Spreads(judged).spreads(np.ones((1, left)), scaled=True)
         undefined = collapsed_note(s1["intra_cos"][0], s1["inter_cos"][0])
     if full is not None:
         row.update(sa=full.sa.value, ci_low=full.sa.ci[0], ci_high=full.sa.ci[1], sem=full.sa.sem)
@@ -175,7 +175,7 @@ def pair_affinity(
     """
     from statsmodels.stats.multitest import multipletests
 
-    _check_count("n_perm", n_perm, minimum=1)
+    check_count("n_perm", n_perm, minimum=1)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     require_concepts(aw.n_rows, minimum=MIN_BOOT_CONCEPTS, what="pair_affinity")

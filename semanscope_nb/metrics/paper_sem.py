@@ -61,7 +61,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from semanscope_nb.metrics.spreads import AlignedWords, _pow2_exponent, _unit_rows
+from semanscope_nb.metrics.spreads import AlignedWords, pow2_exponent, unit_rows
 from semanscope_nb.results import Result
 
 Distance = Literal["cosine", "euclidean"]
@@ -156,10 +156,10 @@ def language_intra_spreads(aw: AlignedWords, *, distance: Distance = "cosine") -
         if n < 2:
             raise ValueError(f"language '{lang}' has {n} unique word(s): its intra spread needs at least 2")
         if distance == "cosine":
-            u, _ = _unit_rows(x)
+            u, _ = unit_rows(x)
             out.append(float(((u - u.mean(axis=0)) ** 2).sum() / (n - 1)))
         else:
-            e = int(_pow2_exponent(np.abs(x).max()))
+            e = int(pow2_exponent(np.abs(x).max()))
             xs = np.ldexp(x, -e)
             out.append(math.ldexp(math.sqrt(2.0 * ((xs - xs.mean(axis=0)) ** 2).sum() / (n - 1)), e))
     return np.array(out)
@@ -185,9 +185,9 @@ def tuple_inter_spreads(aw: AlignedWords, *, distance: Distance = "cosine") -> n
         idx.extend(itertools.product(*alts))
     idx = np.asarray(idx, dtype=np.intp).reshape(-1, L)
     if distance == "cosine":
-        vecs = [_unit_rows(np.asarray(v, dtype=np.float64))[0] for v in aw.vectors]
+        vecs = [unit_rows(np.asarray(v, dtype=np.float64))[0] for v in aw.vectors]
     else:
-        e = int(max(_pow2_exponent(np.abs(np.asarray(v, dtype=np.float64)).max()) for v in aw.vectors))
+        e = int(max(pow2_exponent(np.abs(np.asarray(v, dtype=np.float64)).max()) for v in aw.vectors))
         vecs = [np.ldexp(np.asarray(v, dtype=np.float64), -e) for v in aw.vectors]
     acc = np.zeros(idx.shape[0])
     for a, b in itertools.combinations(range(L), 2):

@@ -82,7 +82,7 @@ from semanscope_nb.metrics.search import (
     check_k,
     distance_provider,
 )
-from semanscope_nb.metrics.spreads import _rows_to_counts
+from semanscope_nb.metrics.spreads import rows_to_counts
 from semanscope_nb.metrics.ties import ColumnBest, ceil_to, count_true, first_best, floor_to, margin_tolerance, tie_groups
 from semanscope_nb.models.embedding import embed_texts, load_encoder
 from semanscope_nb.provenance import json_ready, shareable_report, shareable_source
@@ -322,7 +322,7 @@ def _bootstrap(
     batch = int(max(1, min(n_boot, 4_000_000 // n)))
 
     def statistic(idx: np.ndarray, axis: int = -1) -> np.ndarray:
-        return _statistics(ranks, preds, ks, one_to_one, _rows_to_counts(idx, n))
+        return _statistics(ranks, preds, ks, one_to_one, rows_to_counts(idx, n))
 
     import scipy.stats  # here, not at import time: it costs ~0.6 s of package start-up
     with warnings.catch_warnings():

@@ -2,7 +2,7 @@
 
 :func:`affinity_ratio` is the SA formula (paper eq. 3).  :class:`AlignedWords`
 holds unique word vectors per language and which concept rows hold them (``|``
-alternatives).  :class:`_Spreads` turns them into cosine and Euclidean intra and
+alternatives).  :class:`Spreads` turns them into cosine and Euclidean intra and
 inter spreads for any row-count vectors (the point estimate is all ones; a
 bootstrap resample is a count vector), without enumerating pairs; see
 :mod:`semanscope_nb.metrics.affinity` for the algebra.
@@ -12,7 +12,7 @@ coordinate and the centre, then one fused pass for norms, squared centred
 norms, the per-row inter sums and the point estimate's sums), converting
 float32 blocks once into a reused float64 buffer; every product is float64.
 A batch of resample counts streams the vectors once (one matrix product per
-block), and the chance level reuses those products.  :meth:`_Spreads.bootstrap_batch`
+block), and the chance level reuses those products.  :meth:`Spreads.bootstrap_batch`
 sizes batches from a memory budget relative to the embeddings
 (:func:`bootstrap_budget`).
 
@@ -23,7 +23,7 @@ Example
 >>> import numpy as np, scipy.sparse as sp
 >>> e = np.eye(3); eye = sp.identity(3, format="csr")
 >>> aw = AlignedWords(("en", "de"), (e, e), (eye, eye), ("a", "b", "c"))
->>> s = _Spreads(aw).spreads(np.ones((1, 3)))
+>>> s = Spreads(aw).spreads(np.ones((1, 3)))
 >>> float(affinity_ratio(s["intra_cos"][0], s["inter_cos"][0]))
 1.0
 """
@@ -75,7 +75,7 @@ BOOTSTRAP_MEMORY_FRACTION = 0.5
 #: ... but at least this much, so a small data set still draws its resamples in a few batches
 MIN_BOOTSTRAP_BUDGET = 32 * 2**20
 #: a language whose vectors hold at most this share of non-zero coordinates (TF-IDF: about 0.4%) has its resample
-#: products taken as sparse products (:meth:`_Spreads._sparse_products`) instead of dense ones over the zeros
+#: products taken as sparse products (:meth:`Spreads._sparse_products`) instead of dense ones over the zeros
 SPARSE_DENSITY = 1 / 32
 #: ... looked for only from this many dimensions on (dense models below it are never counted)
 SPARSE_MIN_DIMS = 1024
@@ -86,12 +86,12 @@ _NORMAL = np.finfo(np.float64).tiny
 _KAPPA = 64.0  # squared centred norms from raw dot products only while ||x||^2 + ||c||^2 <= _KAPPA * ||x - c||^2
 
 
-def _chunks(n: int, size: int) -> Iterator[tuple[int, int]]:
+def row_chunks(n: int, size: int) -> Iterator[tuple[int, int]]:
     for a in range(0, n, size):
         yield a, min(n, a + size)
 
 
-def _rowdot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def rowdot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Row-wise dot products (``y`` may be one vector).
 
     ``np.vecdot`` (NumPy >= 2) for rows of embedding length; long rows (count
@@ -103,13 +103,13 @@ def _rowdot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _rowsq(x: np.ndarray) -> np.ndarray:
-    return _rowdot(x, x)
+    return rowdot(x, x)
 
 
 _VECDOT = getattr(np, "vecdot", None)  # numpy >= 2: a SIMD row-dot loop, about twice einsum's speed
 
 
-def _pow2_exponent(maxabs: Any) -> Any:
+def pow2_exponent(maxabs: Any) -> Any:
     """e with ``maxabs = m * 2**e``, 0.5 <= m < 1 (0 for 0): ``x / 2**e`` lies in (-1, 1) and is exact."""
     return np.frexp(maxabs)[1]
 
@@ -124,14 +124,14 @@ def _abnormal(sq: np.ndarray) -> np.ndarray:
 
 def _unit_rows_scaled(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(unit vectors, norms) with each row first divided by a power of two near its largest coordinate."""
-    e = _pow2_exponent(np.abs(x).max(axis=1))
+    e = pow2_exponent(np.abs(x).max(axis=1))
     xs = np.ldexp(x, -e[:, None])
     n = np.sqrt(_rowsq(xs))
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         return xs / n[:, None], np.ldexp(n, e)
 
 
-def _unit_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def unit_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(unit vectors, norms) of the rows of ``x``, overflow- and underflow-safe.
 
     Rows whose squared norm lies in the normal range are divided by their norm
@@ -151,7 +151,7 @@ def _unit_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return u, n
 
 
-def _check_vectors(languages: Sequence[str], vectors: Sequence[np.ndarray], words=None) -> None:
+def check_vectors(languages: Sequence[str], vectors: Sequence[np.ndarray], words=None) -> None:
     dims = {lang: (v.shape[1] if v.ndim == 2 else None) for lang, v in zip(languages, vectors)}
     for lang, v in zip(languages, vectors):
         if v.ndim != 2:
@@ -180,7 +180,7 @@ def bootstrap_budget(embedding_bytes: int, fraction: float = BOOTSTRAP_MEMORY_FR
     return int(max(fraction * embedding_bytes, MIN_BOOTSTRAP_BUDGET))
 
 
-class _Spreads:
+class Spreads:
     """Per-row inter sums and weighted intra spreads of an :class:`AlignedWords`.
 
     Holds no copy of the embeddings beyond per-word norms and squared centred
@@ -204,7 +204,7 @@ class _Spreads:
     of two near the largest coordinate, so exact) -- or, when the largest
     coordinate lies within 2**-400 .. 2**400, in the vectors' own units, which
     gives the same numbers without the scaling pass; unit vectors come from
-    :func:`_unit_rows`'s rule.  ``centre``, ``norms``, ``row_euc`` and
+    :func:`unit_rows`'s rule.  ``centre``, ``norms``, ``row_euc`` and
     :meth:`spreads` are in the vectors' own units, ``sqn_c``, ``centre_scaled``
     and ``row_euc_scaled`` in units of ``scale``.
 
@@ -265,7 +265,7 @@ class _Spreads:
             X, G, tmp = np.empty((self.rows, d)), np.ones((4, self.rows)), np.empty((self.rows, d))
             with np.errstate(divide="ignore", invalid="ignore"):
                 for lang, n in enumerate(n_words):
-                    for a, b in _chunks(n, self.rows):
+                    for a, b in row_chunks(n, self.rows):
                         self._block(lang, a, b, X, G, tmp, bad[lang])
             row_cos, row_euc_w = None, None
         self._bad = [np.concatenate(b) if b else np.zeros(0, dtype=np.intp) for b in bad]
@@ -349,7 +349,7 @@ class _Spreads:
         ones = np.ones(self.rows)
         for v in self.aw.vectors:
             total += v.shape[0]
-            for a, b in _chunks(v.shape[0], self.rows):
+            for a, b in row_chunks(v.shape[0], self.rows):
                 x = v[a:b]
                 m = max(float(np.max(x)), -float(np.min(x)))
                 maxabs = max(maxabs, m)
@@ -359,9 +359,9 @@ class _Spreads:
                         x = X[: b - a]
                     raw_sum += ones[: b - a] @ x
                 else:
-                    e = int(_pow2_exponent(m))
+                    e = int(pow2_exponent(m))
                     scaled_sums.append((np.ldexp(np.asarray(x, dtype=np.float64), -e).sum(axis=0), e))
-        self.exponent = int(_pow2_exponent(maxabs))
+        self.exponent = int(pow2_exponent(maxabs))
         self.scale = math.ldexp(1.0, self.exponent)
         E = self.exponent
         centre = np.ldexp(raw_sum, -E)
@@ -474,21 +474,21 @@ class _Spreads:
         tmp = np.empty((self.rows, d))
         total = np.empty((self.rows, d))
         pairs = [(i, j) for i in range(L) for j in range(i + 1, L)]
-        for a, b in _chunks(R, self.rows):
+        for a, b in row_chunks(R, self.rows):
             m = b - a
             blocks = [self._block(lang, a, b, bufs[lang], Gs[lang], tmp, bad[lang]) for lang in range(L)]
             dots = np.zeros(m)
             sxy = np.zeros(m)
             for i, j in pairs:
-                xy = _rowdot(blocks[i][0], blocks[j][0])
+                xy = rowdot(blocks[i][0], blocks[j][0])
                 sxy += xy
                 xy *= blocks[i][2]
                 xy *= blocks[j][2]
                 dots += xy
             odd = np.unique(np.concatenate([blk[3] for blk in blocks])) if any(blk[3].size for blk in blocks) else _NO_ROWS
             if odd.size:  # rows normalised one by one: their dots from explicit unit vectors of the input rows
-                units = [_unit_rows(np.asarray(v[a:b][odd], dtype=np.float64))[0] for v in self.aw.vectors]
-                dots[odd] = sum(_rowdot(units[i], units[j]) for i, j in pairs)
+                units = [unit_rows(np.asarray(v[a:b][odd], dtype=np.float64))[0] for v in self.aw.vectors]
+                dots[odd] = sum(rowdot(units[i], units[j]) for i, j in pairs)
             if all(blk[4] for blk in blocks):
                 dist = (L - 1) * sum(blk[1] for blk in blocks) - 2.0 * sxy  # sum_{l<m} ||x_l - x_m||^2
             else:
@@ -548,7 +548,7 @@ class _Spreads:
         """Sum over each row's expanded tuples of the tuple's cosine / RMS-Euclidean (working units) distance."""
         R, L, K = self.R, self.L, self.K
         row_cos = np.empty(R)
-        for a, b in _chunks(R, self.block):
+        for a, b in row_chunks(R, self.block):
             total = 0.0
             sq_each = np.zeros(b - a)
             for lang in range(L):
@@ -570,13 +570,13 @@ class _Spreads:
         out = np.zeros(R)
         first_word = [inc.indices[inc.indptr[:-1]] for inc in self.aw.incidence]
         single = np.flatnonzero(self.tuples == 1)
-        for a, b in _chunks(single.size, self.block):
+        for a, b in row_chunks(single.size, self.block):
             rows = single[a:b]
             out[rows] = self._tuple_rms([w[rows] for w in first_word])
         for r in np.flatnonzero(self.tuples > 1):  # loop over rows only; tuples in blocks
             alts = [inc.indices[inc.indptr[r] : inc.indptr[r + 1]] for inc in self.aw.incidence]
             shape = tuple(len(x) for x in alts)
-            for a, b in _chunks(int(self.tuples[r]), self.block):
+            for a, b in row_chunks(int(self.tuples[r]), self.block):
                 pos = np.unravel_index(np.arange(a, b), shape)
                 out[r] += self._tuple_rms([alts[lang][pos[lang]] for lang in range(L)]).sum()
         return out
@@ -634,7 +634,7 @@ class _Spreads:
             rows = self._boot_rows(J)
             buf, X, Q = np.empty((rows, N)), np.empty((rows, d)), np.empty((rows, J))
             acc, acc_q, tmp = np.zeros((B, N)), np.zeros((B, J)), np.empty((B, N))
-            for a, b in _chunks(self.R, rows):
+            for a, b in row_chunks(self.R, rows):
                 m = b - a
                 for i, lang in enumerate(joint):
                     self._fill(lang, slice(a, b), X, buf[:m, 2 * d * i : 2 * d * (i + 1)])
@@ -665,7 +665,7 @@ class _Spreads:
             if X is None:
                 X, UC = self._buffers()
             acc_k = {k: [np.zeros(B), np.zeros(B), np.zeros((B, 2 * d)), np.zeros(B)] for k in want}
-            for a, b in _chunks(self.aw.vectors[lang].shape[0], self.rows):
+            for a, b in row_chunks(self.aw.vectors[lang].shape[0], self.rows):
                 block = self._fill(lang, slice(a, b), X, UC)
                 for k in want:
                     Wb = self._word_weights(counts, k, lang, a, b)
@@ -809,7 +809,7 @@ class _Spreads:
         return int(max(1, min(n_boot, room // self.bytes_per_resample())))
 
 
-def _rows_to_counts(idx: np.ndarray, n_rows: int) -> np.ndarray:
+def rows_to_counts(idx: np.ndarray, n_rows: int) -> np.ndarray:
     """Bootstrap index matrix (B x R) -> row-count matrix (B x R)."""
     idx = np.atleast_2d(np.asarray(idx, dtype=np.int64))
     B = idx.shape[0]

@@ -62,7 +62,7 @@ from semanscope_nb.models.encoders import Encoder
 #: seconds one embedding batch should take when a caller may ask to stop (``should_stop``): the stop latency
 STOP_LATENCY = 0.4
 
-_SCHEMA = """
+VECTORS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
     model_key TEXT NOT NULL,
     text      TEXT NOT NULL,
@@ -75,7 +75,7 @@ CREATE TABLE IF NOT EXISTS vectors (
 # Token-level entries (models.tokens): one row per (model, entry) where the entry key is the JSON of the
 # text, its word spans and the layer / pooling choice; ``meta`` holds the tokens and shapes, ``blob`` the
 # offsets, subword counts and float32 vectors; the digest covers both.
-_TOKEN_SCHEMA = """
+TOKEN_VECTORS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS token_vectors (
     model_key TEXT NOT NULL,
     entry     TEXT NOT NULL,
@@ -238,8 +238,8 @@ class EmbeddingCache:
         try:
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
-            con.execute(_SCHEMA)
-            con.execute(_TOKEN_SCHEMA)
+            con.execute(VECTORS_SCHEMA)
+            con.execute(TOKEN_VECTORS_SCHEMA)
             con.execute("SELECT 1 FROM vectors LIMIT 1").fetchall()
         except BaseException:
             con.close()
@@ -272,9 +272,9 @@ class EmbeddingCache:
             try:
                 con.execute("PRAGMA temp_store=MEMORY")
                 if con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vectors'").fetchone() is None:
-                    con.execute(_SCHEMA.replace("CREATE TABLE", "CREATE TEMP TABLE"))  # an empty file: nothing cached
+                    con.execute(VECTORS_SCHEMA.replace("CREATE TABLE", "CREATE TEMP TABLE"))  # an empty file: nothing cached
                 if con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='token_vectors'").fetchone() is None:
-                    con.execute(_TOKEN_SCHEMA.replace("CREATE TABLE", "CREATE TEMP TABLE"))  # a cache from before token entries
+                    con.execute(TOKEN_VECTORS_SCHEMA.replace("CREATE TABLE", "CREATE TEMP TABLE"))  # a cache from before token entries
                 return con
             except sqlite3.DatabaseError as exc:
                 con.close()

@@ -81,7 +81,7 @@ PHATE_DEFAULTS: dict[str, Any] = {"knn": 15, "decay": 40, "t": "auto", "gamma": 
 UMAP_DEFAULTS: dict[str, Any] = {"n_neighbors": 15, "min_dist": 0.1, "metric": "euclidean", "n_components": 2}
 TSNE_DEFAULTS: dict[str, Any] = {"perplexity": 30.0, "n_components": 2}
 PCA_DEFAULTS: dict[str, Any] = {"n_components": 2}
-_DEFAULTS = {"phate": PHATE_DEFAULTS, "umap": UMAP_DEFAULTS, "tsne": TSNE_DEFAULTS, "pca": PCA_DEFAULTS}
+DEFAULTS = {"phate": PHATE_DEFAULTS, "umap": UMAP_DEFAULTS, "tsne": TSNE_DEFAULTS, "pca": PCA_DEFAULTS}
 _LIBRARY = {"phate": "phate", "umap": "umap-learn", "tsne": "scikit-learn", "pca": "scikit-learn"}
 JITTER = 1e-10  # Appendix B.3: epsilon noise for numerical stability
 
@@ -437,13 +437,13 @@ def _as_matrix(
 
 
 def _effective_params(method: str, n_unique: int, params: Mapping[str, Any], dims: int = 2) -> dict[str, Any]:
-    unknown = set(params) - set(_DEFAULTS[method]) - _EXTRA_PARAMS[method]
+    unknown = set(params) - set(DEFAULTS[method]) - EXTRA_PARAMS[method]
     if unknown:
         raise ValueError(
             f"unknown parameter(s) {sorted(unknown)} for method '{method}'; "
-            f"known: {sorted(set(_DEFAULTS[method]) | _EXTRA_PARAMS[method])}"
+            f"known: {sorted(set(DEFAULTS[method]) | EXTRA_PARAMS[method])}"
         )
-    p = {**_DEFAULTS[method], **params}
+    p = {**DEFAULTS[method], **params}
     if p.get("n_components", 2) != 2:
         raise ValueError(f"only 2-D maps come from params (n_components=2), got {p['n_components']}; "
                          "ask for a 3-D projection with dims=3 (ProjectionSettings(n_components=3))")
@@ -460,7 +460,7 @@ def _effective_params(method: str, n_unique: int, params: Mapping[str, Any], dim
     return p
 
 
-_EXTRA_PARAMS: dict[str, set[str]] = {
+EXTRA_PARAMS: dict[str, set[str]] = {
     "phate": {"n_landmark", "mds_solver", "n_pca", "knn_dist", "scale", "jitter"},
     "umap": {"spread", "init", "scale"},
     "tsne": {"early_exaggeration", "learning_rate", "max_iter", "init", "scale"},

@@ -90,7 +90,7 @@ def _expected_cache_columns() -> list[str] | None:
 
     try:
         with sqlite3.connect(":memory:") as mem:
-            mem.execute(cache_module._SCHEMA)
+            mem.execute(cache_module.VECTORS_SCHEMA)
             return [row[1] for row in mem.execute("PRAGMA table_info(vectors)")]
     except (AttributeError, sqlite3.Error):
         return None

@@ -39,7 +39,7 @@ from semanscope_nb.plots.projection import (
     default_projection_cache,
 )
 from semanscope_nb.runs.tasks import prepare, run_task
-from semanscope_nb.widgets.pickers import DatasetChoice, DatasetPicker, ModelPicker, ProjectionPicker, _error_html
+from semanscope_nb.widgets.pickers import DatasetChoice, DatasetPicker, ModelPicker, ProjectionPicker, error_html
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
 MAX_SLOTS = 4
@@ -280,7 +280,7 @@ class ComparePanel(W.VBox):
                 self.status.value = "done"
             except Exception as exc:  # shown in the panel, not as a traceback
                 self.error = f"{type(exc).__name__}: {exc}"
-                self.message.value = _error_html(self.error)
+                self.message.value = error_html(self.error)
                 self.status.value = "<span style='color:#b00020'>failed</span>"
             finally:
                 self.chart_out.remove_class("snb-stale")

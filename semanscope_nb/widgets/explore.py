@@ -106,7 +106,7 @@ from semanscope_nb.widgets.pickers import (
     NumberField,
     ProjectionPicker,
     TierThresholdsPicker,
-    _error_html,
+    error_html,
     as_thresholds,
 )
 from semanscope_nb.widgets.vega_view import HAVE_ANYWIDGET, VegaView
@@ -601,7 +601,7 @@ class ExplorePanel(W.VBox):
                                                svg_fonts="embed"))  # the SVG keeps its CJK glyphs on any machine
             self.downloads.value = " · ".join(links)
         except Exception as exc:  # shown beside the button
-            self.downloads.value = _error_html(f"export failed: {type(exc).__name__}: {exc}")
+            self.downloads.value = error_html(f"export failed: {type(exc).__name__}: {exc}")
         return self.downloads.value
 
     # -- state ------------------------------------------------------------------
@@ -639,7 +639,7 @@ class ExplorePanel(W.VBox):
         try:
             d = read_state(path_or_dict)
         except StateError as exc:
-            self.message.value = _error_html(str(exc))
+            self.message.value = error_html(str(exc))
             raise
         self._hold = True
         try:
@@ -720,7 +720,7 @@ class ExplorePanel(W.VBox):
                 self._drawn["brush"] = self.brush
                 self.brushed_words = self._words_in(self.brush)
         except Exception as exc:  # a malformed report from the browser: noted, never raised into the kernel log
-            self.message.value = _error_html(f"selection from the map not understood: {type(exc).__name__}: {exc}")
+            self.message.value = error_html(f"selection from the map not understood: {type(exc).__name__}: {exc}")
 
     def _words_in(self, brush: tuple | None, projection: Projection | None = None) -> tuple[str, ...]:
         """The words whose points lie in the brushed box (the map's x and y; the shown projection by default)."""
@@ -905,7 +905,7 @@ class ExplorePanel(W.VBox):
             outcome = "failed"
             self.counts["errors"] += 1
             self.error = f"{type(exc).__name__}: {exc}"
-            self.message.value = _error_html(self.error)
+            self.message.value = error_html(self.error)
             self.progress.bar_style = "danger"
             self.status.value = "<span style='color:#b00020'>failed</span>"
         seconds = time.perf_counter() - t_start

@@ -152,9 +152,9 @@ def read_state(source: "str | os.PathLike | dict", *, what: str | None = None) -
         raise StateError(f"{name}: field 'thresholds': great ({th['great']}) must be >= good ({th['good']})")
     pr = data.get("projection")
     if pr:
-        from semanscope_nb.plots.projection import _DEFAULTS, _EXTRA_PARAMS
+        from semanscope_nb.plots.projection import DEFAULTS, EXTRA_PARAMS
 
-        unknown = sorted(set(pr.get("params") or {}) - set(_DEFAULTS[pr["method"]]) - _EXTRA_PARAMS[pr["method"]])
+        unknown = sorted(set(pr.get("params") or {}) - set(DEFAULTS[pr["method"]]) - EXTRA_PARAMS[pr["method"]])
         if unknown:
             raise StateError(f"{name}: field 'projection.params': unknown parameter(s) {unknown} for {pr['method']}")
     return data

@@ -194,7 +194,7 @@ class DatasetPicker(W.VBox):
             if keep in self.infos:
                 self.dropdown.value = keep
         except Exception as exc:  # shown in the picker, not raised into the kernel log
-            self.message.value = _error_html(f"folder '{folder}': {type(exc).__name__}: {exc}")
+            self.message.value = error_html(f"folder '{folder}': {type(exc).__name__}: {exc}")
         finally:
             self._loading = False
         try:
@@ -210,7 +210,7 @@ class DatasetPicker(W.VBox):
             else:
                 self._fill_languages()
         except Exception as exc:
-            self.message.value = _error_html(f"folder '{folder}': {type(exc).__name__}: {exc}")
+            self.message.value = error_html(f"folder '{folder}': {type(exc).__name__}: {exc}")
 
     def _refresh_options(self, folder: str | os.PathLike | None) -> None:
         infos = {d.name: d for d in list_datasets()}
@@ -222,15 +222,15 @@ class DatasetPicker(W.VBox):
                 is_dir = root.is_dir()
                 found, skipped = list_folder_datasets(root) if is_dir else ([], [])
             except Exception as exc:  # noqa: BLE001 - an unreadable folder: a message, the bundled datasets stay
-                self.message.value = _error_html(f"folder '{root}' cannot be listed: {type(exc).__name__}: {exc}")
+                self.message.value = error_html(f"folder '{root}' cannot be listed: {type(exc).__name__}: {exc}")
                 is_dir, found, skipped = None, [], []
             if is_dir is False:
-                self.message.value = _error_html(f"folder '{root}' does not exist")
+                self.message.value = error_html(f"folder '{root}' does not exist")
             elif is_dir:
                 if not found:
-                    self.message.value = _error_html(f"folder '{root}' holds no {'usable ' if skipped else ''}*.csv file")
+                    self.message.value = error_html(f"folder '{root}' holds no {'usable ' if skipped else ''}*.csv file")
                 if skipped:
-                    self.message.value += "".join(_error_html(note) for note in skipped)
+                    self.message.value += "".join(error_html(note) for note in skipped)
                 for d in found:
                     key = d.name if d.name not in infos else f"{d.name} ({root.name})"
                     infos[key] = d
@@ -251,7 +251,7 @@ class DatasetPicker(W.VBox):
             current = tuple(language_code(lang) or lang for lang in self._wanted_languages)
             unknown = [w for w, c in zip(self._wanted_languages, current) if c not in langs]
             if unknown and info is not None:
-                self.message.value = _error_html(
+                self.message.value = error_html(
                     f"language(s) {', '.join(map(str, unknown))} not in '{self.dropdown.value}' "
                     f"(it has {', '.join(langs)}); pick the languages below"
                 )
@@ -281,7 +281,7 @@ class DatasetPicker(W.VBox):
         langs = tuple(self.language_select.value)
         if info is None or len(langs) < 2:
             if info is not None:
-                self.message.value = _error_html("select at least two languages")
+                self.message.value = error_html("select at least two languages")
             self.value = None
             return
         if "select at least two" in self.message.value:
@@ -361,7 +361,7 @@ class NumberField(W.HBox):
         try:
             new = self.parse(change["new"])
         except ValueError as exc:  # shown beside the field; the last valid value stays, in the field too
-            self.message.value = _error_html(f"{exc}; kept {self._show(self.value)}")
+            self.message.value = error_html(f"{exc}; kept {self._show(self.value)}")
             self._write(self._show(self.value))
             return
         self.message.value = ""
@@ -422,7 +422,7 @@ class TierThresholdsPicker(W.VBox):
         great = number if which == "great" else self.value.great
         good = number if which == "good" else self.value.good
         if great < good:
-            self.message.value = _error_html(f"great ({great:.2f}) must be ≥ good ({good:.2f}); the tiers still use "
+            self.message.value = error_html(f"great ({great:.2f}) must be ≥ good ({good:.2f}); the tiers still use "
                                              f"great ≥ {self.value.great:.2f}, good ≥ {self.value.good:.2f}")
             self._show_fields(self.value)
             return
@@ -430,7 +430,7 @@ class TierThresholdsPicker(W.VBox):
         try:
             self.value = TierThresholds(great=great, good=good)
         except (ValueError, traitlets.TraitError) as exc:
-            self.message.value = _error_html(str(exc))
+            self.message.value = error_html(str(exc))
             self._show_fields(self.value)
 
     def _show_fields(self, v: TierThresholds) -> None:
@@ -450,7 +450,7 @@ class TierThresholdsPicker(W.VBox):
                 self._drag(self.good_slider, self.great_slider.value)
             self._set()
         except Exception as exc:  # shown under the sliders, not raised into the kernel log
-            self.message.value = _error_html(f"{type(exc).__name__}: {exc}")
+            self.message.value = error_html(f"{type(exc).__name__}: {exc}")
 
     def _good_moved(self, change: Any) -> None:
         try:
@@ -458,7 +458,7 @@ class TierThresholdsPicker(W.VBox):
                 self._drag(self.great_slider, self.good_slider.value)
             self._set()
         except Exception as exc:
-            self.message.value = _error_html(f"{type(exc).__name__}: {exc}")
+            self.message.value = error_html(f"{type(exc).__name__}: {exc}")
 
     def _drag(self, slider: W.FloatSlider, value: float) -> None:
         self._syncing = True
@@ -474,7 +474,7 @@ class TierThresholdsPicker(W.VBox):
         try:
             new = TierThresholds(great=great, good=good)  # NaN or out of range: a ValueError naming the threshold
         except ValueError as exc:
-            self.message.value = _error_html(f"{exc}; the tiers still use great ≥ {self.value.great}, good ≥ {self.value.good}")
+            self.message.value = error_html(f"{exc}; the tiers still use great ≥ {self.value.great}, good ≥ {self.value.good}")
             return
         self.message.value = ""
         if (great, good) != (self.value.great, self.value.good):
@@ -568,7 +568,7 @@ class ProjectionPicker(W.VBox):
         try:
             self._apply()
         except Exception as exc:  # shown under the picker, not raised into the kernel log
-            self.message.value = _error_html(f"{type(exc).__name__}: {exc}")
+            self.message.value = error_html(f"{type(exc).__name__}: {exc}")
         else:
             self.message.value = ""
 
@@ -588,5 +588,5 @@ class ProjectionPicker(W.VBox):
             self.value = new
 
 
-def _error_html(text: str) -> str:
+def error_html(text: str) -> str:
     return f"<div class='snb-error' style='color:#b00020'>⚠ {html.escape(text)}</div>"
