@@ -40,6 +40,7 @@ from semanscope_nb.models.encoders import Encoder
 from semanscope_nb.provenance import package_info, shareable_report, shareable_source, utc_now
 from semanscope_nb.settings import settings
 
+
 @dataclass(frozen=True, eq=False)
 class Embedded:
     """A dataset with the vector of each of its unique texts, per language, under one model.

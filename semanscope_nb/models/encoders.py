@@ -28,7 +28,6 @@ import numpy as np
 from semanscope_nb.errors import EmbeddingError, ModelLoadError
 from semanscope_nb.provenance import package_version
 
-
 #: control characters (Unicode category Cc) a text may not hold: all but tab, line feed and carriage return
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 

@@ -32,21 +32,18 @@ Example
 
 from __future__ import annotations
 
-import json
-import logging
 import os
-import re
-import threading
-import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from semanscope_nb.errors import ModelLoadError, UnknownModelError
-from semanscope_nb.models.encoders import Encoder, check_text_characters, folder_fingerprint
+from semanscope_nb.models.encoders import Encoder, folder_fingerprint
+from semanscope_nb.models.token_cache import entry_key, from_entry, to_entry, token_cache, token_embeddings
+from semanscope_nb.models.token_pooling import NOT_IN_TEXT, TokenEmbeddings, check_spans, check_token_texts, pool_words, resolve_layers
+from semanscope_nb.models.word_spans import Span, word_spans
 from semanscope_nb.provenance import package_version
 
 __all__ = [
@@ -58,337 +55,6 @@ __all__ = [
     "resolve_layers",
     "word_spans",
 ]
-
-Span = tuple[int, int]
-NOT_IN_TEXT: Span = (-1, -1)  # offsets of positions that come from no character of the text (<s>, </s>, prefix)
-
-
-# ------------------------------------------------------------------------------------------------
-# result
-# ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True, eq=False)
-class TokenEmbeddings:
-    """One text's token (``pooling="token"``) or word (``pooling="word"``) vectors.
-
-    ``tokens[i]`` is the subword piece or the word ``text[start:end]``; ``offsets[i] = (start, end)``
-    indexes ``text`` (``(-1, -1)`` for special and prefix positions, kept only with ``special_tokens=True``);
-    ``vectors`` is float32 (n, dims); ``n_subwords[i]`` counts the subwords averaged into row i (1 for
-    tokens; a word no subword overlaps has 0 and a NaN row); ``layers`` are the hidden-state indices
-    averaged (0 = embedding output).
-    """
-
-    text: str
-    tokens: tuple[str, ...]
-    offsets: np.ndarray
-    vectors: np.ndarray
-    n_subwords: np.ndarray
-    layers: tuple[int, ...]
-    pooling: str
-    model_id: str
-
-    def __len__(self) -> int:
-        return len(self.tokens)
-
-    @property
-    def dims(self) -> int:
-        return int(self.vectors.shape[1])
-
-    @property
-    def spans(self) -> list[Span]:
-        """``offsets`` as a list of ``(start, end)`` tuples."""
-        return [(int(a), int(b)) for a, b in self.offsets]
-
-    def to_frame(self):
-        """A pandas table: token, start, end, n_subwords (vectors left out)."""
-        import pandas as pd
-
-        return pd.DataFrame({"token": list(self.tokens), "start": self.offsets[:, 0], "end": self.offsets[:, 1],
-                             "n_subwords": self.n_subwords})
-
-
-# ------------------------------------------------------------------------------------------------
-# word spans
-# ------------------------------------------------------------------------------------------------
-_CHINESE = {"zh", "zho", "chi", "cmn", "yue", "wuu"}
-_JAPANESE = {"ja", "jpn"}
-_seg_lock = threading.Lock()
-_mecab: Any = None
-
-
-def _is_punct(ch: str) -> bool:
-    return unicodedata.category(ch).startswith("P")
-
-
-def _lang_base(language: str | None) -> str | None:
-    return None if language is None else str(language).lower().replace("_", "-").split("-")[0]
-
-
-def _jieba_segments(text: str) -> list[Span]:
-    # jieba: well kept (the reference Chinese segmenter), pure Python, and its dictionary ships inside
-    # the wheel, so it segments offline with no download; it caches the parsed dictionary in the temp dir.
-    try:
-        import jieba
-    except ImportError as exc:
-        raise ModelLoadError("Chinese word spans need jieba: pip install jieba (or pass spans=)") from exc
-    with _seg_lock:
-        if not jieba.dt.initialized:
-            jieba.setLogLevel(logging.WARNING)  # its first load logs to stderr otherwise
-        return [(s, e) for _, s, e in jieba.tokenize(text)]
-
-
-def _mecab_segments(text: str) -> list[Span]:
-    # fugashi (MeCab) + unidic-lite: both wheels, dictionary included, so Japanese segments offline too.
-    global _mecab
-    try:
-        import fugashi
-    except ImportError as exc:
-        raise ModelLoadError("Japanese word spans need fugashi + unidic-lite: pip install fugashi unidic-lite "
-                             "(or pass spans=)") from exc
-    with _seg_lock:
-        if _mecab is None:
-            try:
-                _mecab = fugashi.Tagger()
-            except RuntimeError as exc:
-                raise ModelLoadError("fugashi found no dictionary: pip install unidic-lite") from exc
-        out: list[Span] = []
-        pos = 0
-        for node in _mecab(text):
-            surface = node.surface
-            if not surface:
-                continue
-            start = text.find(surface, pos)
-            if start < 0:  # MeCab changed the surface (should not happen): skip it rather than guess
-                continue
-            out.append((start, start + len(surface)))
-            pos = start + len(surface)
-        return out
-
-
-#: runs of the scripts written without spaces between words (Han, kana, CJK punctuation and full-width
-#: forms): segmented by jieba or MeCab; every other run of non-space characters is one word
-_CJK_RUN = re.compile("[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u31c0-\u31ff\u3200-\u4dbf\u4e00-\u9fff"
-                      "\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003134f]+")
-_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
-
-
-def _script_segments(text: str, base: str | None) -> list[Span]:
-    """Each script by its own rule: CJK runs by the segmenter, everything else split at whitespace.
-
-    A CJK run goes to MeCab when the language is Japanese or the run holds kana, else to jieba.
-    """
-    out: list[Span] = []
-    for word in re.finditer(r"\S+", text):
-        pos, end = word.start(), word.end()
-        for run in _CJK_RUN.finditer(text, pos, end):
-            if run.start() > pos:
-                out.append((pos, run.start()))
-            piece = run.group()
-            use_mecab = base in _JAPANESE or (base not in _CHINESE and _KANA.search(piece) is not None)
-            out.extend((run.start() + a, run.start() + b) for a, b in (_mecab_segments if use_mecab else _jieba_segments)(piece))
-            pos = run.end()
-        if pos < end:
-            out.append((pos, end))
-    return out
-
-
-def word_spans(text: str, language: str | None = None, *, punctuation: str = "strip") -> list[Span]:
-    """Character spans ``(start, end)`` of the words of ``text``.
-
-    Each script follows its own rule: runs of Han, kana and CJK punctuation are segmented (``language``
-    ``"ja"``, or kana in a run of a text in any language but Chinese: fugashi/MeCab with unidic-lite;
-    otherwise jieba), and every other run of non-space characters (Latin, Cyrillic, Hangul, digits ...)
-    is one word, so a Russian word in a Chinese text stays whole.  ``punctuation="strip"`` trims leading and
-    trailing Unicode punctuation (category P*) off each word and drops words made only of it (inner
-    punctuation stays: ``it's``, ``e-mail``, ``U.S`` from ``U.S.``); ``"keep"`` keeps segments as they are.
-
-    >>> word_spans("(yes) no", punctuation="keep"), word_spans("(yes) no")
-    ([(0, 5), (6, 8)], [(1, 4), (6, 8)])
-    >>> text = "Hello 世界 Привет"
-    >>> [text[a:b] for a, b in word_spans(text, "zh")]
-    ['Hello', '世界', 'Привет']
-    """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    if punctuation not in ("strip", "keep"):
-        raise ValueError(f"punctuation must be 'strip' or 'keep', got {punctuation!r}")
-    raw = _script_segments(text, _lang_base(language))
-    out: list[Span] = []
-    for s, e in raw:
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        if punctuation == "strip":
-            while s < e and _is_punct(text[s]):
-                s += 1
-            while e > s and _is_punct(text[e - 1]):
-                e -= 1
-        if s < e:
-            out.append((s, e))
-    return out
-
-
-# ------------------------------------------------------------------------------------------------
-# argument checks
-# ------------------------------------------------------------------------------------------------
-def resolve_layers(layers: str | int | Iterable[int], n_layers: int) -> tuple[int, ...]:
-    """Hidden-state indices for a layer choice: 0 = embedding output, ``n_layers`` = last.
-
-    ``"mean"`` -> 1..n (the paper's mean of the transformer layers), ``"last"`` -> n, an int (negative
-    counts from the end, -1 = last) or a list of ints.
-
-    >>> resolve_layers("mean", 6), resolve_layers(-2, 6), resolve_layers([0, -1], 6)
-    ((1, 2, 3, 4, 5, 6), (5,), (0, 6))
-    """
-    top = n_layers
-
-    def one(v: Any) -> int:
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-            raise ValueError(f"layers must be 'mean', 'last', an int or a list of ints, got {v!r}")
-        i = int(v)
-        if not -(top + 1) <= i <= top:
-            raise ValueError(f"layers={i} is out of range: this model has hidden states 0..{top} "
-                             f"(0 = embedding output, {top} = last; negative counts from the end)")
-        return i % (top + 1)
-
-    if isinstance(layers, str):
-        if layers == "mean":
-            return tuple(range(1, top + 1))
-        if layers == "last":
-            return (top,)
-        raise ValueError(f"layers must be 'mean', 'last', an int or a list of ints, got {layers!r}")
-    if isinstance(layers, (int, np.integer)) and not isinstance(layers, (bool, np.bool_)):
-        return (one(layers),)
-    try:
-        chosen = tuple(one(v) for v in layers)
-    except TypeError:
-        raise ValueError(f"layers must be 'mean', 'last', an int or a list of ints, got {layers!r}") from None
-    if not chosen:
-        raise ValueError("layers is an empty list: name at least one layer")
-    if len(set(chosen)) != len(chosen):
-        raise ValueError(f"layers lists a layer twice: {list(layers)}")
-    return chosen
-
-
-def _check_texts(texts: Any, *, who: str = "encoder") -> list[str]:
-    if isinstance(texts, str):
-        raise TypeError("texts must be a list of strings, not one str: wrap it as [text]")
-    try:
-        texts = list(texts)
-    except TypeError:
-        raise TypeError(f"texts must be a list of strings, got {type(texts).__name__}") from None
-    if not texts:
-        raise ValueError("texts is empty: pass at least one text")
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise TypeError(f"texts[{i}] must be a str, got {type(t).__name__}")
-    check_text_characters(texts, who=who)  # the rule of Encoder.encode: no control characters
-    return texts
-
-
-def _check_spans(spans: Any, texts: list[str]) -> list[list[Span]]:
-    if isinstance(spans, (str, bytes)) or not hasattr(spans, "__len__"):
-        raise ValueError("spans must be one list of (start, end) pairs per text")
-    if len(spans) != len(texts):
-        raise ValueError(f"spans has {len(spans)} lists for {len(texts)} texts: give one list of (start, end) per text")
-    out = []
-    for i, (text, row) in enumerate(zip(texts, spans)):
-        checked = []
-        for j, pair in enumerate(row):
-            try:
-                s, e = pair
-                ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in (s, e))
-            except (TypeError, ValueError):
-                ok = False
-            if not ok:
-                raise ValueError(f"spans[{i}][{j}] must be a pair of ints (start, end), got {pair!r}")
-            s, e = int(s), int(e)
-            if not 0 <= s < e <= len(text):
-                raise ValueError(f"spans[{i}][{j}] = ({s}, {e}) is out of range for texts[{i}] "
-                                 f"(need 0 <= start < end <= {len(text)})")
-            checked.append((s, e))
-        out.append(checked)
-    return out
-
-
-def _pool_words(offsets: np.ndarray, states: np.ndarray, words: list[Span]) -> tuple[np.ndarray, np.ndarray]:
-    """Mean of the subword rows overlapping each word span (a subword shared by two words counts in both).
-
-    Subwords in text order (starts and ends non-decreasing, as tokenizers give them) make each word's
-    subwords one contiguous run: two binary searches and a float64 running sum, O(tokens + words) memory.
-    Otherwise an overlap matrix is built in blocks of 256 words.
-    """
-    dims = states.shape[1]
-    if not words:
-        return np.zeros((0, dims)), np.zeros(0, dtype=np.int64)
-    w = np.asarray(words, dtype=np.int64).reshape(-1, 2)
-    valid = offsets[:, 1] > offsets[:, 0]  # drops <s>, </s>, prefix pieces and empty spans
-    ts, te, st = offsets[valid, 0], offsets[valid, 1], states[valid]
-    if (np.diff(ts) >= 0).all() and (np.diff(te) >= 0).all():
-        lo = np.searchsorted(te, w[:, 0], side="right")  # first subword ending after the word starts
-        hi = np.searchsorted(ts, w[:, 1], side="left")  # subwords starting before the word ends
-        counts = np.maximum(hi - lo, 0)
-        csum = np.zeros((len(st) + 1, dims))
-        np.cumsum(st, axis=0, out=csum[1:])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            vec = (csum[np.maximum(hi, lo)] - csum[lo]) / counts[:, None]
-        return vec, counts.astype(np.int64)
-    vec, counts = np.empty((len(w), dims)), np.empty(len(w), dtype=np.int64)
-    for a in range(0, len(w), 256):
-        b = w[a:a + 256]
-        member = (ts[None, :] < b[:, 1:2]) & (te[None, :] > b[:, 0:1])
-        counts[a:a + 256] = member.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            vec[a:a + 256] = (member.astype(np.float64) @ st) / counts[a:a + 256, None]
-    return vec, counts
-
-
-# ------------------------------------------------------------------------------------------------
-# encoders
-# ------------------------------------------------------------------------------------------------
-def _token_cache(cache: Any) -> Any:
-    """The cache to use, by the one rule of :func:`~semanscope_nb.models.cache.resolve_cache`."""
-    from semanscope_nb.models.cache import resolve_cache
-
-    return resolve_cache(cache)
-
-
-def _entry_key(text: str, spans: Sequence[Span] | None, layers: Any, pooling: str, special_tokens: bool) -> str:
-    """What a token-level cache entry is keyed on (beside the model): text, word spans, layers, pooling.
-
-    >>> _entry_key("a b", [(0, 1), (2, 3)], "mean", "word", False)
-    '["a b", [[0, 1], [2, 3]], "mean", "word", false]'
-    """
-    span_key = None if spans is None else [[int(a), int(b)] for a, b in spans]
-    # layers as given ("mean", 3, [1, 2]); anything JSON cannot hold keys by its repr (an invalid choice is
-    # never stored: resolve_layers rejects it by name before anything is encoded)
-    return json.dumps([text, span_key, layers, pooling, bool(special_tokens)], ensure_ascii=False, default=repr)
-
-
-def _token_embeddings(text: str, toks: tuple[str, ...], offs: np.ndarray, vec: np.ndarray, counts: np.ndarray,
-                      layers: tuple[int, ...], pooling: str, model_id: str, dims: int) -> TokenEmbeddings:
-    arrays = [np.ascontiguousarray(offs, dtype=np.int64).reshape(len(toks), 2),
-              np.ascontiguousarray(vec, dtype=np.float32).reshape(len(toks), dims),
-              np.ascontiguousarray(counts, dtype=np.int64).reshape(len(toks))]
-    for a in arrays:
-        a.setflags(write=False)
-    return TokenEmbeddings(text, toks, arrays[0], arrays[1], arrays[2], tuple(layers), pooling, model_id)
-
-
-def _to_entry(r: TokenEmbeddings) -> tuple[str, bytes]:
-    """(meta JSON, blob) of one result: offsets and counts as little-endian int64, vectors as float32."""
-    meta = json.dumps({"tokens": list(r.tokens), "layers": list(r.layers), "dims": r.dims}, ensure_ascii=False)
-    blob = (r.offsets.astype("<i8").tobytes() + r.n_subwords.astype("<i8").tobytes() + r.vectors.astype("<f4").tobytes())
-    return meta, blob
-
-
-def _from_entry(text: str, meta: str, blob: bytes, *, pooling: str, model_id: str) -> TokenEmbeddings:
-    m = json.loads(meta)
-    n, dims = len(m["tokens"]), int(m["dims"])
-    offs = np.frombuffer(blob, dtype="<i8", count=2 * n).reshape(n, 2)
-    counts = np.frombuffer(blob, dtype="<i8", count=n, offset=16 * n)
-    vec = np.frombuffer(blob, dtype="<f4", count=n * dims, offset=24 * n).reshape(n, dims)
-    return _token_embeddings(text, tuple(m["tokens"]), offs, vec, counts, tuple(m["layers"]), pooling, model_id, dims)
 
 
 class TokenEncoder(Encoder):
@@ -432,7 +98,7 @@ class TokenEncoder(Encoder):
         >>> r.tokens, r.spans
         (('▁Bonjour', '▁le', '▁monde'), [(0, 7), (8, 10), (11, 16)])
         """
-        texts = _check_texts(texts, who=self.model_id)
+        texts = check_token_texts(texts, who=self.model_id)
         if pooling not in ("word", "token"):
             raise ValueError(f"pooling must be 'word' (mean of a word's subwords) or 'token', got {pooling!r}")
         if spans is not None and pooling != "word":
@@ -441,11 +107,11 @@ class TokenEncoder(Encoder):
             raise ValueError("special_tokens=True applies to pooling='token' only")
         if punctuation not in ("strip", "keep"):
             raise ValueError(f"punctuation must be 'strip' or 'keep', got {punctuation!r}")
-        words = _check_spans(spans, texts) if spans is not None else None
+        words = check_spans(spans, texts) if spans is not None else None
         if pooling == "word" and words is None:
             words = [word_spans(t, language, punctuation=punctuation) for t in texts]
-        store = _token_cache(cache)
-        keys = [_entry_key(t, None if words is None else words[i], layers, pooling, special_tokens)
+        store = token_cache(cache)
+        keys = [entry_key(t, None if words is None else words[i], layers, pooling, special_tokens)
                 for i, t in enumerate(texts)]
         model_key = "tokens|" + self.cache_key
         out: list[TokenEmbeddings | None] = [None] * len(texts)
@@ -453,7 +119,7 @@ class TokenEncoder(Encoder):
             found = store.get_token_entries(model_key, keys)
             for i, k in enumerate(keys):
                 if k in found:
-                    out[i] = _from_entry(texts[i], *found[k], pooling=pooling, model_id=self.model_id)
+                    out[i] = from_entry(texts[i], *found[k], pooling=pooling, model_id=self.model_id)
         todo = [i for i, r in enumerate(out) if r is None]
         self.last_token_stats = {"texts": len(texts), "from_cache": len(texts) - len(todo), "encoded": len(todo)}
         if not todo:
@@ -476,12 +142,12 @@ class TokenEncoder(Encoder):
                 toks = tuple(p for p, k in zip(pieces, keep) if k)
                 offs, vec, counts = offsets[keep], states[keep], np.ones(int(keep.sum()), dtype=np.int64)
             else:
-                vec, counts = _pool_words(offsets, states, words[i])
+                vec, counts = pool_words(offsets, states, words[i])
                 toks = tuple(text[s:e] for s, e in words[i])
                 offs = np.asarray(words[i], dtype=np.int64).reshape(-1, 2)
-            out[i] = _token_embeddings(text, toks, offs, vec, counts, chosen, pooling, self.model_id, states.shape[1])
+            out[i] = token_embeddings(text, toks, offs, vec, counts, chosen, pooling, self.model_id, states.shape[1])
             if store is not None:
-                pending.append((keys[i], *_to_entry(out[i])))
+                pending.append((keys[i], *to_entry(out[i])))
                 if len(pending) >= 64:  # one transaction per batch: an interrupted run keeps what it finished
                     store.put_token_entries(model_key, pending)
                     pending = []
@@ -741,3 +407,4 @@ def load_token_encoder(model: str = "multilingual-e5-small", **options: Any) -> 
         return TransformersTokenEncoder(model, **options)
     raise UnknownModelError(f"no token-level backend for {model!r}: use 'multilingual-e5-small', 'all-minilm-l6-v2', "
                             "'st:<name-or-folder>' or a model folder")
+
