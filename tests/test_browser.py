@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOT = ROOT / "figures" / "explore-screenshot.png"
 N_CONCEPTS = 30
-N_BOOT = 100
+N_BOOT = 200  # MIN_VERDICT_BOOT: fewer resamples give "undetermined", which no tier slider moves
 USER_CSVS = {
     "everyday": "english,german,french\nwater,Wasser,eau\nfire,Feuer,feu\nsun,Sonne,soleil\nmoon,Mond,lune\n"
                 "tree,Baum,arbre\nhouse,Haus,maison\ndog,Hund,chien\ncat,Katze,chat\nbread,Brot,pain\nbook,Buch,livre\n"

@@ -120,7 +120,7 @@ def _no_noise(seen: str) -> None:
 def test_workshop_notebook_forgives_sloppy_answers(shared_cache_dir):
     sloppy = {"identical": "about 1", "random": "~0,5", "tiny_tier": " Great", "shuffled_sa": "0.5 ",
               "strict_tier": "GOOD", "minilm_vs_chance": "Above its chance level"}
-    nb = run_notebook("04-workshop.ipynb", {"ANSWERS": sloppy, "N_BOOT": 100, "CACHE_DIR": str(shared_cache_dir)})
+    nb = run_notebook("04-workshop.ipynb", {"ANSWERS": sloppy, "N_BOOT": 200, "CACHE_DIR": str(shared_cache_dir)})
     seen = _student_sees(nb)
     assert "score: 6/6 correct (0 unanswered)" in seen, seen[-2000:]
     assert "[random] ✓ correct: you said 0.5; measured 0.4" in seen or "[random] ✓ correct: you said 0.5; measured 0.5" in seen
@@ -133,7 +133,7 @@ def test_workshop_notebook_forgives_sloppy_answers(shared_cache_dir):
 def test_workshop_notebook_hints_at_wrong_answers_and_gives_nothing_away(shared_cache_dir):
     wrong = {"identical": None, "random": "half", "tiny_tier": "non-aligned", "shuffled_sa": 0.9, "strict_tier": "good",
              "minilm_vs_chance": "below"}
-    nb = run_notebook("04-workshop.ipynb", {"ANSWERS": wrong, "N_BOOT": 100, "CACHE_DIR": str(shared_cache_dir)})
+    nb = run_notebook("04-workshop.ipynb", {"ANSWERS": wrong, "N_BOOT": 200, "CACHE_DIR": str(shared_cache_dir)})
     seen = _student_sees(nb)
     assert "[identical] no answer yet" in seen
     assert "[random] ? I could not read your answer: 'half' holds no number; write one, e.g. 0.5" in seen  # no ValueError
