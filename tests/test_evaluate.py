@@ -11,6 +11,8 @@ import sys
 import pandas as pd
 import pytest
 
+from semanscope_nb.plots.palette import TIER_COLOURS
+
 import semanscope_nb as snb
 
 
@@ -80,19 +82,20 @@ def test_cli_models_datasets_and_errors():
 def test_main_job_on_a_small_subset(tmp_path, shared_cache_dir):
     """The README's first command runs `semanscope benchmark`: here on every offline model, 25 concepts each."""
     env = {"SEMANSCOPE_CACHE": str(shared_cache_dir)}
-    cold = _cli("benchmark", "--max-concepts", "25", "--n-boot", "100", "--out", str(tmp_path / "results"), env_extra=env)
+    cold = _cli("benchmark", "--max-concepts", "25", "--n-boot", "200", "--out", str(tmp_path / "results"), env_extra=env)
     assert cold.returncode == 0, cold.stderr[-2000:]
     assert "SA cos ± SEM" in cold.stdout and "wrote" in cold.stdout
     table = pd.read_csv(tmp_path / "results" / "leaderboard.csv")
     n_models = len([m for m in snb.list_models(offline=True) if m.available])
     assert len(table) == 4 * n_models
-    assert table["sa_cosine"].between(0, 1).all() and table["tier"].isin(["great", "good", "non-aligned", "chance", "below chance"]).all()
+    assert table["sa_cosine"].between(0, 1).all() and table["tier"].isin(list(TIER_COLOURS)).all()  # every verdict label has its colour
     assert table["paper_tier"].isin(["great", "good", "non-aligned"]).all()
-    assert (table.loc[table["model"] == "random-null", "tier"] == "chance").all()
+    # random vectors never earn an above-chance tier ("insufficient" where identical strings leave too few concepts)
+    assert table.loc[table["model"] == "random-null", "tier"].isin(["chance", "insufficient"]).all()
     use = table[table.model == "use-multilingual"].sa_cosine.mean()
     null = table[table.model == "random-null"].sa_cosine.mean()
     assert use > null + 0.1  # a translation-supervised model beats noise
-    warm = _cli("benchmark", "--max-concepts", "25", "--n-boot", "100", "--out", str(tmp_path / "results"), "--force", env_extra=env)
+    warm = _cli("benchmark", "--max-concepts", "25", "--n-boot", "200", "--out", str(tmp_path / "results"), "--force", env_extra=env)
     assert warm.returncode == 0 and "encoder calls: 0" in warm.stdout
 
 

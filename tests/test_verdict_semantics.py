@@ -552,3 +552,14 @@ def test_too_few_concepts_for_the_surface_null_is_a_note_not_a_crash():
     r = affinity_of_words(aw, n_boot=50, seed=0, surface=AlignedWords(aw.languages, (s, s.copy()), (eye, eye), aw.labels))
     assert r.surface is None
     assert any(n.startswith("no surface-form comparison: surface_null: 2 concepts") for n in r.diagnostics.notes), r.diagnostics.notes
+
+
+def test_every_verdict_label_has_its_colour():
+    from semanscope_nb.metrics.chance import NO_TIER_LABELS
+    from semanscope_nb.metrics.degenerate import UNDETERMINED_TIER
+    from semanscope_nb.metrics.pairs import UNDEFINED_TIER
+    from semanscope_nb.plots.palette import TIER_COLOURS
+
+    labels = {*NO_TIER_LABELS, UNDETERMINED_TIER, UNDEFINED_TIER, "great", "good", "non-aligned"}
+    assert labels <= set(TIER_COLOURS), labels - set(TIER_COLOURS)
+    assert len(set(TIER_COLOURS.values())) == len(TIER_COLOURS)  # no two labels share a colour

@@ -18,7 +18,7 @@ Layer: metrics.  Imports :mod:`semanscope_nb.metrics.affinity` only.
 Example
 -------
 >>> import numpy as np, scipy.sparse as sp
->>> from semanscope_nb.metrics.spreads import AlignedWords, _unit_rows
+>>> from semanscope_nb.metrics.spreads import AlignedWords, unit_rows
 >>> eye = sp.identity(3, format="csr")
 >>> v = np.eye(3)
 >>> aw = AlignedWords(("en", "de"), (v, v), (eye, eye), ("a", "b", "c"), words=(("Paris", "dog", "3"), ("Paris", "Hund", "3")))

@@ -209,7 +209,7 @@ class Spreads:
     and ``row_euc_scaled`` in units of ``scale``.
 
     The products of the most recent count matrix with occurrence weights (what
-    :class:`~semanscope_nb.metrics.chance._NullParts` needs) are kept, keyed on
+    :class:`~semanscope_nb.metrics.chance.NullParts` needs) are kept, keyed on
     the matrix's shape and a random projection of its content, so the chance
     level on the same resamples costs no second pass over the vectors.
     """
@@ -290,7 +290,7 @@ class Spreads:
             self.row_euc = np.ldexp(self.row_euc_scaled, self.exponent)
         self._probe = np.random.default_rng(0x5EED).random(self.R)  # fingerprint of a count matrix
         self._occ_cache: tuple[tuple, np.ndarray, list] | None = None
-        self.track_occurrences = False  # set by _NullParts: spreads() then also keeps the occurrence products
+        self.track_occurrences = False  # set by NullParts: spreads() then also keeps the occurrence products
 
     # -- construction -------------------------------------------------------------
     @staticmethod

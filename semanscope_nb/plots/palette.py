@@ -48,6 +48,8 @@ TIER_COLOURS = {
     "chance": "#8c8c8c",  # neutral grey: indistinguishable from shuffled translations
     "below chance": "#cc79a7",  # reddish purple: translations farther apart than random pairs
     "undetermined": "#f0e442",  # yellow: a score, but too few resamples or concepts to call (metrics.degenerate)
+    "insufficient": "#b3b3b3",  # mid grey: too few concepts left once the artefacts are excluded (no tier)
+    "not above surface form": "#d55e00",  # vermillion: above chance, but not above the character n-gram baseline
     "undefined": "#d9d9d9",  # light grey: no score
 }
 CHANCE_COLOUR = "#4d4d4d"  # the chance-level rule / tick and its label

@@ -64,7 +64,7 @@ parameters); a rerun reads them back instead of recomputing.
 Example
 -------
 >>> import tempfile, semanscope_nb as snb
->>> r = snb.model_report(["random-null", "tfidf-char"], languages=["en", "zh"], datasets=["edge-cases"], n_boot=20,
+>>> r = snb.model_report(["random-null", "tfidf-char"], languages=["en", "zh"], datasets=["edge-cases"], n_boot=200,
 ...                      tatoeba=False, sib200=False, csc=False, work_dir=tempfile.mkdtemp(), progress=False)
 >>> r.recommendation(("en", "zh"))["recommended"] != "random-null", r.verdicts.set_index("model").loc["random-null", "tier"]
 (True, 'chance')
