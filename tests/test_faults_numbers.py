@@ -363,7 +363,7 @@ def test_rows_with_too_many_tuples_are_refused_before_any_work(monkeypatch):
     def work_started(*args, **kwargs):
         raise AssertionError("the tuple enumeration started before the row was refused")
 
-    monkeypatch.setattr(affinity, "_Spreads", work_started)
+    monkeypatch.setattr(affinity, "Spreads", work_started)
     with pytest.raises(snb.DatasetError, match=r"concept 'big' \(row 0\) expands to 2,985,984 translation tuples"):
         affinity_of_words(aw, n_boot=0)
     monkeypatch.undo()
