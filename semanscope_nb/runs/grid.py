@@ -364,10 +364,13 @@ class _CountingCache(EmbeddingCache):
     key, not read and checked -- the job reads them (and re-encodes any entry it finds damaged).
     """
 
-    def __init__(self, *args: Any, presence_only: bool = False, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, presence_only: bool = False, aside: Sequence[str] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.presence_only = presence_only
         self.totals = {"n_unique": 0, "n_cached": 0, "n_encoded": 0, "n_batches": 0}
+        #: encoders counted apart (the verdict's surface-form baseline, embedded inside an SA job): ``baseline_totals``
+        self.aside = set(aside)
+        self.baseline_totals = dict(self.totals)
 
     def embed_with_stats(self, encoder, texts, **kwargs) -> tuple[Any, EmbedStats]:  # type: ignore[override]
         texts = list(texts)
@@ -378,8 +381,9 @@ class _CountingCache(EmbeddingCache):
                 self.totals["n_cached"] += len(unique)
                 return np.zeros((len(texts), 0), dtype=np.float32), EmbedStats(len(texts), len(unique), len(unique), 0, 0, 0)
         out, s = super().embed_with_stats(encoder, texts, **kwargs)
-        for k in self.totals:
-            self.totals[k] += getattr(s, k)
+        totals = self.baseline_totals if getattr(encoder, "model_id", None) in self.aside else self.totals
+        for k in totals:
+            totals[k] += getattr(s, k)
         return out, s
 
 
@@ -433,7 +437,10 @@ def run_job(job: GridJob, task: Task, infos: Sequence[ModelInfo | None], cache_f
     try:
         for info in infos:
             _ensure_model(info)
-        cache = _CountingCache(cache_folder)
+        from semanscope_nb.runs.task_library import SURFACE_BASELINE
+
+        job_models = set(job.members) if job.members else {job.model}
+        cache = _CountingCache(cache_folder, aside=() if SURFACE_BASELINE in job_models else (SURFACE_BASELINE,))
         result = run_task(task, job.dataset, list(job.members) if job.members else job.model, cache=cache, progress=False,
                           **job.params)
         record.update(
@@ -443,6 +450,7 @@ def run_job(job: GridJob, task: Task, infos: Sequence[ModelInfo | None], cache_f
                                 "main_score": result.main_score}),
             result=result.to_dict(),
             embedding=dict(cache.totals),
+            embedding_baseline=dict(cache.baseline_totals),  # the surface-form baseline of the verdict, counted apart
             seconds=time.perf_counter() - t0,
             provenance=json_ready({**dict(getattr(result, "provenance", {})), "model_cache_key": job.model_key,
                                    "n_rows": len(job.dataset), "task": task.name, "task_version": task.version,
@@ -678,6 +686,11 @@ class GridResult:
             if k not in self.resumed:
                 m = rec["job"]["model"]
                 calls[m] = calls.get(m, 0) + int(rec.get("embedding", {}).get("n_batches", 0))
+                base = int(rec.get("embedding_baseline", {}).get("n_batches", 0))
+                if base:
+                    from semanscope_nb.runs.task_library import SURFACE_BASELINE
+
+                    calls[SURFACE_BASELINE] = calls.get(SURFACE_BASELINE, 0) + base
         return calls
 
     @property
