@@ -29,7 +29,7 @@ def test_committed_notebooks_have_no_outputs_and_a_parameters_cell():
 
 def test_quickstart(tmp_path, shared_cache_dir):
     nb = run_notebook("00-quickstart.ipynb", {
-        "MAX_CONCEPTS": 40, "N_BOOT": 100, "CACHE_DIR": str(shared_cache_dir), "FIGURES_DIR": str(tmp_path),
+        "MAX_CONCEPTS": 40, "N_BOOT": 200, "CACHE_DIR": str(shared_cache_dir), "FIGURES_DIR": str(tmp_path),
     })
     text = cell_outputs_text(nb)
     assert "SA cosine" in text and "paper tier:" in text and "verdict: great: SA" in text
