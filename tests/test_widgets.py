@@ -371,7 +371,9 @@ def test_compare_panel_side_by_side_with_paired_difference():
     assert [s.state.model for s in c.slots] == ["random-null", "tfidf-char", "random-null"]
     assert c.slots[0].result is c.slots[2].result or c.slots[0].result.cosine.sa == c.slots[2].result.cosine.sa
     assert c.difference_slots == (0, 1) and c.difference["model_a"] == "random-null"
-    assert c.difference["diff"] == pytest.approx(c.slots[0].result.cosine.sa - c.slots[1].result.cosine.sa, abs=0.02)
+    # the paired difference is of the verdict's quantity (SA − chance on the concepts both keep), not of raw SA
+    gap = [c.slots[i].result.verdict_scores.delta.value for i in (0, 1)]
+    assert c.difference["diff"] == pytest.approx(gap[0] - gap[1], abs=0.02)
     assert len(cp.spec["vconcat"][0]["hconcat"]) == 3  # three maps in one row
     assert cp.summary.value.count("snb-compare-verdict") == 3 and "paired difference, slot 1 − slot 2" in cp.summary.value
     cp.add_slot(model="tfidf-char")
