@@ -12,18 +12,13 @@ temporary folder; the last one is copied to figures/explore-screenshot.png.
 
 from __future__ import annotations
 
-import os
 import re
-import secrets
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
+from lab_browser import start_lab
 from notebook_runner import NOTEBOOKS, inject_parameters, kernel_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,12 +37,6 @@ USER_CSVS = {
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def jupyterlab(tmp_path, shared_cache_dir):
     if not Path(CHROMIUM).exists():
@@ -61,42 +50,8 @@ def jupyterlab(tmp_path, shared_cache_dir):
     (root / "my-csvs").mkdir()
     for name, text in USER_CSVS.items():  # a folder of the user's own Semanscope CSVs, in the lab root
         (root / "my-csvs" / f"{name}.csv").write_text(text, encoding="utf-8")
-    labconfig = tmp_path / "jcfg" / "labconfig"
-    labconfig.mkdir(parents=True)
-    # no "news?" toast (the announcements plugin would also try to fetch a feed)
-    (labconfig / "page_config.json").write_text('{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}')
-    port, token = _free_port(), secrets.token_hex(16)
-    env = {**os.environ, **kernel_env(),  # the notebook's kernel (semanscope_nb), installed for this interpreter
-           "JUPYTER_CONFIG_DIR": str(tmp_path / "jcfg"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "jrun"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "jws"), "SEMANSCOPE_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
-    log = open(tmp_path / "jupyterlab.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.open_browser=False", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.extension_manager=readonly", f"--LabApp.workspaces_dir={tmp_path / 'jws'}"]
-        + (["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []),
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-                break
-            except Exception:
-                if proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError(f"JupyterLab did not start: {(tmp_path / 'jupyterlab.log').read_text()[-3000:]}")
-                time.sleep(0.5)
+    with start_lab(root, tmp_path, env=kernel_env()) as (base, token, _):  # the notebook's kernel (semanscope_nb)
         yield base, token, root
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def _text(page, selector: str) -> str:

@@ -414,6 +414,7 @@ def test_use_batch_jitter_moves_cosines_far_less_than_the_tie_tolerance():
     assert np.abs(a @ a.T - b @ b.T).max() < ties.dot_tolerance(512, np.float32) / 10
 
 
+@pytest.mark.slow  # loads real model weights
 def test_use_batch_sizes_change_no_decision_and_sa_within_the_derived_bound():
     """Batch sizes 1 / 16 / all for the one offline model whose vectors move with their batch: the same retrieval and
     kNN decisions, SA within eps / (intra + inter) with eps = 2 sqrt(512) * vector_tolerance (see test_api_models)."""

@@ -133,16 +133,6 @@ def identical_string_rows(aw: AlignedWords) -> np.ndarray:
     return out
 
 
-def _row_keys(aw: AlignedWords) -> list[list[set[str]]]:
-    """Per language, per row: the surface keys of the row's alternatives."""
-    per_lang = []
-    for lang, words, inc in zip(aw.languages, aw.words, aw.incidence):
-        A = sp.csr_matrix(inc)
-        keys = [surface_key(w, lang) for w in words]
-        per_lang.append([{keys[k] for k in A.indices[A.indptr[r]:A.indptr[r + 1]]} for r in range(aw.n_rows)])
-    return per_lang
-
-
 def _han(text: str) -> set[str]:
     return {ch for ch in text if "CJK UNIFIED IDEOGRAPH" in unicodedata.name(ch, "") or "CJK COMPATIBILITY IDEOGRAPH" in unicodedata.name(ch, "")}
 
