@@ -40,7 +40,9 @@ LANGUAGE_PALETTE = OKABE_ITO + TABLEAU_CB10
 LANGUAGE_ORDER = ("en", "zh", "de", "fr", "es", "ja", "ko", "ru", "ar", "hi", "pt", "it", "nl", "tr", "pl", "vi", "th")
 
 #: Verdict tiers, in display order, and their colours (colour-blind safe, no red/green pair).
-TIER_ORDER = ["great", "good", "non-aligned", "chance", "below chance", "undetermined", "undefined"]
+TIER_ORDER = [
+    "great", "good", "non-aligned", "not above surface form", "chance", "below chance", "undetermined", "insufficient", "undefined",
+]
 TIER_COLOURS = {
     "great": "#0072b2",  # blue
     "good": "#56b4e9",  # sky blue
