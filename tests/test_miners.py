@@ -423,6 +423,7 @@ def _rows(spec: dict) -> list[dict]:
     return data["values"] if "values" in data else spec["datasets"][data["name"]]
 
 
+@pytest.mark.slow  # loads real model weights (USE)
 def test_sentence_map_of_real_sib200_sentences_by_class_language_and_sample(tmp_path):
     from semanscope_nb.plots.retrieval_charts import sentence_map
 
