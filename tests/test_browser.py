@@ -331,4 +331,4 @@ def test_long_visit_cancel_restart_export(tmp_path, shared_cache_dir):
     assert m["console_errors"] == [], m["console_errors"][:5]
     assert m["blocked"] == [], m["blocked"][:10]
     assert m["visit_seconds"] < 600, m["visit_seconds"]
-    assert len(list(shots.glob("*.png"))) >= 8
+    assert len(list(shots.glob("*.png"))) >= 7  # one per step that changes what the panel shows
