@@ -8,6 +8,11 @@ method, a tier slider.  After EACH step it asserts that the SA shown is the one
 languages (same n_boot and seed), that the map is drawn, that the panel shows no error
 and that the browser console logged no error.  A screenshot per step goes to a
 temporary folder; the last one is copied to figures/explore-screenshot.png.
+
+The second test is issue 24's long visit (tests/explore_visit.py): rapid changes, Ctrl-click,
+Cancel mid-projection and mid-embedding with the kernel's CPU measured after it, invalid
+thresholds, the legend over no point or label, an export with labels, save_state / restart /
+from_state.  Its timings are recorded by bench/bench_panel_ux.py --part browser, not asserted here.
 """
 
 from __future__ import annotations
