@@ -290,6 +290,7 @@ class Spreads:
             self.row_euc = np.ldexp(self.row_euc_scaled, self.exponent)
         self._probe = np.random.default_rng(0x5EED).random(self.R)  # fingerprint of a count matrix
         self._occ_cache: tuple[tuple, np.ndarray, list] | None = None
+        self._intra_cache: tuple[tuple, np.ndarray, list] | None = None  # the latest spreads() call's intra products
         self.track_occurrences = False  # set by NullParts: spreads() then also keeps the occurrence products
 
     # -- construction -------------------------------------------------------------
@@ -716,7 +717,6 @@ class Spreads:
         undefined intra spread (NaN).
         """
         counts = np.asarray(counts, dtype=np.float64)
-        d = self.d
         if self._is_ones(counts):
             stats = self._row_stack.sum(axis=0)[None, :]
             parts = [(np.array([float(v.shape[0])]),) * 2 + (p[0][None, :], np.array([p[1]]))
@@ -728,7 +728,35 @@ class Spreads:
             parts = w["intra"]
             if self.track_occurrences:
                 self._occ_cache = (*self._fingerprint(counts), [(p[2], p[3]) for p in w["occ"]])
-        B = counts.shape[0]
+            self._intra_cache = (*self._fingerprint(counts), parts)
+        return self.from_parts(stats, parts, scaled=scaled)
+
+    def intra_parts(self, counts: np.ndarray) -> list[tuple]:
+        """Per language ``(w_tot, sum of squared weights, W @ [unit | centred], W @ q)`` (working units) for ``counts``.
+
+        The products of the latest :meth:`spreads` call when ``counts`` is its count matrix, else computed.
+        """
+        counts = np.asarray(counts, dtype=np.float64)
+        if self._is_ones(counts):
+            return [(np.array([float(v.shape[0])]),) * 2 + (p[0][None, :], np.array([p[1]]))
+                    for v, p in zip(self.aw.vectors, self._point)]
+        if self._intra_cache is not None:
+            shape, probe, parts = self._intra_cache
+            fp = self._fingerprint(counts)
+            if fp[0] == shape and np.array_equal(fp[1], probe):
+                return parts
+        return self._weighted(counts, ("intra",))["intra"]
+
+    def from_parts(self, stats: np.ndarray, parts: Sequence[tuple], *, scaled: bool = True) -> dict[str, np.ndarray]:
+        """The spreads from the per-row inter sums ``stats`` (B x 3: tuples, cosine, Euclidean) and the intra ``parts``.
+
+        The SA's parts in one place (paper eq. 3's D_intra and D_inter): the intra mean over
+        pairs of distinct words is ``(W^2 - ||sum w u||^2) / (W^2 - sum w^2)`` per language
+        (``2 (W sum w q - ||sum w c||^2) / (W^2 - sum w^2)`` squared distances for the
+        Euclidean one, its root), the inter mean is tuple-weighted.
+        """
+        d = self.d
+        B = stats.shape[0]
         inter_cos = stats[:, 1] / stats[:, 0]
         inter_euc = stats[:, 2] / stats[:, 0]
         intra_cos = np.zeros(B)
@@ -815,3 +843,96 @@ def rows_to_counts(idx: np.ndarray, n_rows: int) -> np.ndarray:
     B = idx.shape[0]
     flat = (idx + n_rows * np.arange(B)[:, None]).ravel()
     return np.bincount(flat, minlength=B * n_rows).reshape(B, n_rows).astype(np.float64)
+
+
+class RowSubset:
+    """The spreads of the concepts ``keep`` from a :class:`Spreads`' products on full-set counts: a left-out concept weighs 0.
+
+    The rule: a resample of the subset is the full set's resample with the left-out
+    concepts' counts set to zero (``counts * keep``), not a fresh draw over the kept
+    concepts.  The kept rows' counts then total a Binomial(R, k/R) number, not k; SA is
+    a ratio of weighted means, so the total cancels, and given that total the kept rows
+    are a multinomial resample of the subset (``bench/bench_fused_verdict.py`` checks the
+    interval's coverage against fresh draws).  The point estimate is all ones on the
+    kept rows, the same as the subset's own.
+
+    Every weight is linear in the counts, so the subset's products are the full set's
+    plus a correction on few words: per language, ``T`` = words held by a left-out row
+    (their weights change: a kept row's alternative shared with a left-out row is
+    normalised over the kept rows only) and ``K`` = words still used.  With ``|T| <= |K|``
+    ``W_sub @ X = W @ X + (counts @ (M_sub - M)[:, T]) @ X[T]``, else ``W_sub[:, K] @ X[K]``,
+    at a cost of ``B x min(|T|, |K|) x 2d`` instead of a second pass over every word; the
+    occurrence weights of the chance level likewise.  The numbers equal those of
+    ``Spreads(subset_rows(aw, keep)).spreads(counts[:, keep])`` to rounding (the
+    subset is centred and scaled with the full set's centre and power of two, which
+    Euclidean differences and ratios do not see); ``tests/test_fused_verdict.py`` holds
+    them to 1e-12, replicate for replicate.
+    """
+
+    def __init__(self, spreads: Spreads, keep: np.ndarray) -> None:
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (spreads.R,):
+            raise ValueError(f"keep must be a boolean per concept ({spreads.R}), got shape {keep.shape}")
+        self.spreads, self.keep = spreads, keep
+        self.row_stack = spreads._row_stack * keep[:, None]
+        self.n_alt = [a.astype(np.float64) * keep for a in spreads.alternatives]
+        self.langs: list[dict[str, Any]] = []
+        kf = keep.astype(np.float64)
+        for lang in range(spreads.L):
+            q = spreads._q[lang]
+            if spreads.identity[lang]:
+                touched, used = np.flatnonzero(~keep), np.flatnonzero(keep)
+                direct = used.size <= touched.size
+                idx = used if direct else touched
+                info = {"identity": True, "direct": direct, "idx": idx, "q": kf * q}
+            else:
+                A = spreads.occurrence_map[lang]  # R x n, float64 0/1
+                A_keep = sp.csr_matrix(sp.diags(kf) @ A)
+                colsum = np.asarray(A_keep.sum(axis=0)).ravel()
+                with np.errstate(divide="ignore"):
+                    inv = np.where(colsum > 0, 1.0 / np.where(colsum > 0, colsum, 1.0), 0.0)
+                M_sub = sp.csr_matrix(A_keep @ sp.diags(inv))
+                touched = np.flatnonzero(np.asarray((A - A_keep).sum(axis=0)).ravel() > 0)
+                used = np.flatnonzero(colsum > 0)
+                direct = used.size <= touched.size
+                idx = used if direct else touched
+                M = spreads.word_weight_map[lang]
+                intra_op = M_sub[:, idx] if direct else (M_sub - M)[:, idx]
+                occ_op = A_keep[:, idx] if direct else (A_keep - A)[:, idx]
+                info = {"identity": False, "direct": direct, "idx": idx, "M_sub_T": sp.csr_matrix(M_sub.T),
+                        "intra_T": sp.csr_matrix(intra_op.T), "occ_T": sp.csr_matrix(occ_op.T),
+                        "tot": np.asarray(M_sub.sum(axis=1)).ravel(), "q": M_sub @ q, "occ_q": A_keep @ q}
+            info["X"] = np.array(spreads._fill(lang, idx, None, None)) if idx.size else np.zeros((0, 2 * spreads.d))
+            self.langs.append(info)
+
+    def parts(self, counts: np.ndarray, full_intra: Sequence[tuple], full_occ: Sequence[tuple] | None
+              ) -> tuple[np.ndarray, list[tuple], list[tuple] | None]:
+        """(inter sums, intra parts, occurrence parts) of the subset for ``counts`` over all rows, from the full set's parts."""
+        counts = np.asarray(counts, dtype=np.float64)
+        stats = counts @ self.row_stack
+        kept = counts * self.keep
+        intra, occ = [], [] if full_occ is not None else None
+        for lang, info in enumerate(self.langs):
+            idx, X, direct = info["idx"], info["X"], info["direct"]
+            if info["identity"]:
+                G = counts[:, idx]
+                both = G @ X if direct else full_intra[lang][2] - G @ X
+                s_q = counts @ info["q"]
+                part = (kept.sum(axis=1), _rowsq(kept), both, s_q)
+                intra.append(part)
+                if occ is not None:
+                    occ.append((both, s_q))
+                continue
+            W = _sparse_times(info["M_sub_T"], counts)
+            G = _sparse_times(info["intra_T"], counts)
+            both = G @ X if direct else full_intra[lang][2] + G @ X
+            intra.append((counts @ info["tot"], _rowsq(W), both, counts @ info["q"]))
+            if occ is not None:
+                Go = _sparse_times(info["occ_T"], counts)
+                occ.append((Go @ X if direct else full_occ[lang][0] + Go @ X, counts @ info["occ_q"]))
+        return stats, intra, occ
+
+
+def _sparse_times(op_T: sp.csr_matrix, counts: np.ndarray) -> np.ndarray:
+    """``counts @ op`` (B x n) for a sparse ``op`` held transposed (n x R, CSR): scipy's kernel, no dense copy of ``op``."""
+    return np.ascontiguousarray((op_T @ np.ascontiguousarray(counts.T)).T)
