@@ -996,7 +996,7 @@ def affinity_of_words(
     if chance is not None and not is_unit_norm(aw) and language_centred_diagnostic(aw, None):
         # off the unit sphere the closed-form Euclidean chance bound is loose: the mean over seeded shuffles
         # (up to LANGUAGE_CENTRED_AUTO_WORDS words, like the other diagnostic; beyond, the bound stays)
-        chance = replace(chance, sa_null_euclidean=euclidean_chance_by_permutation(aw, seed=seed)[0])
+        chance = replace(chance, sa_null_euclidean=euclidean_chance_by_permutation(aw, seed=seed, spreads=spreads)[0])
     if n_boot and defined and method == "percentile" and chance is not None:
         # the same resamples give the SA intervals: no index arrays (B x R) are ever built
         dist = np.stack([dists["sa"], dists["sa_euclidean"]])

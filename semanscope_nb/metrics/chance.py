@@ -137,9 +137,13 @@ def percentile_intervals(dist: np.ndarray, confidence: float) -> Interval:
     import warnings
 
     a = (1.0 - confidence) / 2.0
+    dist = np.asarray(dist, dtype=np.float64)
+    if np.isfinite(dist).all():  # the same quantiles; nanquantile loops over the rows in Python
+        q = np.quantile(dist, [a, 1.0 - a], axis=1)
+        return Interval(q[0], q[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN row: NaN, not a warning
-        q = np.nanquantile(np.asarray(dist, dtype=np.float64), [a, 1.0 - a], axis=1)
+        q = np.nanquantile(dist, [a, 1.0 - a], axis=1)
     return Interval(q[0], q[1])
 
 
@@ -238,7 +242,7 @@ def is_unit_norm(aw: AlignedWords, *, tol: float = UNIT_NORM_TOL) -> bool:
 
 
 def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,
-                                    seed: int | None = 0) -> tuple[float, float]:
+                                    seed: int | None = 0, spreads: Spreads | None = None) -> tuple[float, float]:
     """(expected Euclidean SA, expected Euclidean inter spread) over ``n_perm`` shuffles of the translation pairing.
 
     The permutation estimate of the Euclidean chance level, for vectors that are not
@@ -246,7 +250,9 @@ def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN
     (wordllama's off by up to 0.015).  Each permutation keeps the first language in
     place and re-pairs every other language's rows by ``rng.permutation(R)`` (drawn
     in language order from ``default_rng(seed)``); the paper's Euclidean spreads of
-    the re-paired concepts are computed exactly (alternatives expand to their tuples).
+    the re-paired concepts are computed exactly (alternatives expand to their tuples), from one
+    :class:`~semanscope_nb.metrics.spreads.Spreads` of ``aw`` (``spreads``: reuse one; a re-pairing
+    changes only the inter spread's tuples, so nothing per word is computed again).
 
     >>> import scipy.sparse as sp
     >>> rng = np.random.default_rng(0); eye = sp.identity(60, format="csr")
@@ -261,14 +267,13 @@ def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN
     R = aw.n_rows
     sas = np.empty(n_perm)
     inters = np.empty(n_perm)
-    incidence = [sp.csr_matrix(inc) for inc in aw.incidence]
+    spreads = spreads if spreads is not None else Spreads(aw)  # built once: a re-pairing changes only the inter tuples
+    intra = spreads.spreads(np.ones((1, R)), scaled=True)["intra_euc"][0]
     for p in range(n_perm):
         perms = [np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)]
-        shuffled = AlignedWords(aw.languages, aw.vectors, tuple(inc[perm] for inc, perm in zip(incidence, perms)), aw.labels)
-        spreads = Spreads(shuffled, stack_limit=0)  # one shuffle at a time, no stacked copy of the vectors
-        s = spreads.spreads(np.ones((1, R)), scaled=True)
-        sas[p] = affinity_ratio(s["intra_euc"][0], s["inter_euc"][0])
-        inters[p] = np.ldexp(s["inter_euc"][0], spreads.exponent)
+        inter = spreads.repaired_inter_euclidean(perms)
+        sas[p] = affinity_ratio(intra, inter)
+        inters[p] = np.ldexp(inter, spreads.exponent)
     return float(sas.mean()), float(inters.mean())
 
 
@@ -297,7 +302,7 @@ def chance_level(aw: AlignedWords, *, spreads: Spreads | None = None, n_perm: in
     sa_euc = float(affinity_ratio(point["intra_euc"][0], inter_euc[0]))
     inter_euc_units = float(np.ldexp(inter_euc[0], spreads.exponent))
     if not is_unit_norm(aw):  # the closed form is a loose bound off the unit sphere: both by permutation
-        sa_euc, inter_euc_units = euclidean_chance_by_permutation(aw, n_perm=n_perm, seed=seed)
+        sa_euc, inter_euc_units = euclidean_chance_by_permutation(aw, n_perm=n_perm, seed=seed, spreads=spreads)
     return ChanceLevel(
         sa_null_cosine=float(affinity_ratio(point["intra_cos"][0], inter_cos[0])),
         sa_null_euclidean=sa_euc,
@@ -708,8 +713,7 @@ def verdict_bootstrap(
         dists, dists_sub = {}, ({} if subset is not None else None)
         if batch is None:  # bound the peak beside the embeddings (resamples do not depend on the batch size)
             batch = spreads.bootstrap_batch(n_boot)
-            if side is not None:
-                batch = min(batch, side[2].bootstrap_batch(n_boot))
+        s_batch = min(batch, side[2].bootstrap_batch(n_boot)) if side is not None else batch  # the baseline's own budget
         for counts in resample_counts(R, n_boot, seed=seed, batch=batch):
             check_stop(should_stop, "bootstrap")
             full = null_aware_statistics(spreads, parts, counts)
@@ -723,7 +727,8 @@ def verdict_bootstrap(
             if side is not None:
                 rows, model_rows, s_spreads, s_parts = side
                 dists_side[0].append(model_on(model_rows, full, sub, counts)["corrected"])
-                dists_side[1].append(null_aware_statistics(s_spreads, s_parts, counts[:, rows])["corrected"])
+                for a in range(0, counts.shape[0], s_batch):
+                    dists_side[1].append(null_aware_statistics(s_spreads, s_parts, counts[a:a + s_batch, rows])["corrected"])
     kw = {"n_boot": n_boot, "confidence": confidence, "thresholds": thresholds}
     full_scores = _scores(point, dists, distributions=distributions, **kw)
     sub_scores = _scores(point_sub, dists_sub, distributions=subset_distributions, **kw) if subset is not None else None

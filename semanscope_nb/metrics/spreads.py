@@ -80,6 +80,9 @@ SPARSE_DENSITY = 1 / 32
 #: ... looked for only from this many dimensions on (dense models below it are never counted)
 SPARSE_MIN_DIMS = 1024
 
+#: numbers the Gram matrices of the centred words of every language pair may hold (the Euclidean chance level's re-pairings)
+GRAM_LIMIT = 8_000_000
+
 _RAW_EXPONENT = 400  # largest |coordinate| within 2**-400 .. 2**400: work in the vectors' own units (no scaling pass)
 _TINY_SQ = 2.0**-900  # rows with a squared norm below this (or not finite) are normalised with per-row scaling
 _NORMAL = np.finfo(np.float64).tiny
@@ -249,6 +252,15 @@ class Spreads:
             np.empty((v.shape[0], 2 * d)) if v.shape[0] * d <= stack_limit and not ws else None
             for v, ws in zip(aw.vectors, want_sparse)
         ]
+        # stacked one-word-per-row languages share their weights (the counts): their rows live side by side in one
+        # array, so a batch of resamples multiplies them in one product (a wider product runs closer to peak)
+        side = [lang for lang in range(self.L) if self.stacked[lang] is not None and self.identity[lang]]
+        self._stack_joint: tuple[list[int], np.ndarray] | None = None
+        if len(side) > 1:
+            joint = np.empty((self.R, 2 * d * len(side)))
+            for i, lang in enumerate(side):
+                self.stacked[lang] = joint[:, 2 * d * i : 2 * d * (i + 1)]
+            self._stack_joint = (side, joint)
         self._dot_ok = [True] * self.L  # every block of the language passed the cancellation check of _block
         self._scan()
         n_words = [v.shape[0] for v in aw.vectors]
@@ -566,21 +578,66 @@ class Spreads:
             row_cos[a:b] = self.tuples[a:b] * np.maximum(1.0 - pair_dots / K, 0.0)  # a distance is >= 0
         return row_cos, self._row_euclid()
 
-    def _row_euclid(self) -> np.ndarray:
+    def _row_euclid(self, pairing: Sequence[np.ndarray] | None = None) -> np.ndarray:
+        """Per row, the sum over its expanded tuples of the tuple's RMS distance (working units).
+
+        ``pairing``: row r of language l is taken from the original row ``pairing[l][r]``
+        (a re-pairing of the translations, as the Euclidean chance level draws); None: as given.
+        """
         R, L = self.R, self.L
+        rows_of = [np.arange(R) if pairing is None else np.asarray(pr) for pr in (pairing or [None] * L)]
+        alts = [self.alternatives[lang][rows_of[lang]] for lang in range(L)]
+        tuples = np.prod(np.stack(alts).astype(np.float64), axis=0)
         out = np.zeros(R)
-        first_word = [inc.indices[inc.indptr[:-1]] for inc in self.aw.incidence]
-        single = np.flatnonzero(self.tuples == 1)
-        for a, b in row_chunks(single.size, self.block):
-            rows = single[a:b]
-            out[rows] = self._tuple_rms([w[rows] for w in first_word])
-        for r in np.flatnonzero(self.tuples > 1):  # loop over rows only; tuples in blocks
-            alts = [inc.indices[inc.indptr[r] : inc.indptr[r + 1]] for inc in self.aw.incidence]
-            shape = tuple(len(x) for x in alts)
-            for a, b in row_chunks(int(self.tuples[r]), self.block):
+        first_word = [inc.indices[inc.indptr[:-1]][rows_of[lang]] for lang, inc in enumerate(self.aw.incidence)]
+        single = np.flatnonzero(tuples == 1)
+        gram = self._centred_gram() if pairing is not None else None
+        if gram is not None:  # re-pairings: each tuple's squared distances read from the words' centred Gram matrices
+            w = [fw[single] for fw in first_word]
+            pair_sq = np.zeros(single.size)
+            for i in range(L):
+                for j in range(i + 1, L):
+                    pair_sq += self._q[i][w[i]] + self._q[j][w[j]] - 2.0 * gram[i, j][w[i], w[j]]
+            out[single] = np.sqrt(np.maximum(pair_sq, 0.0) / self.K)
+        else:
+            for a, b in row_chunks(single.size, self.block):
+                rows = single[a:b]
+                out[rows] = self._tuple_rms([w[rows] for w in first_word])
+        for r in np.flatnonzero(tuples > 1):  # loop over rows only; tuples in blocks
+            cells = []
+            for lang, inc in enumerate(self.aw.incidence):
+                src = rows_of[lang][r]
+                cells.append(inc.indices[inc.indptr[src] : inc.indptr[src + 1]])
+            shape = tuple(len(x) for x in cells)
+            for a, b in row_chunks(int(tuples[r]), self.block):
                 pos = np.unravel_index(np.arange(a, b), shape)
-                out[r] += self._tuple_rms([alts[lang][pos[lang]] for lang in range(L)]).sum()
+                out[r] += self._tuple_rms([cells[lang][pos[lang]] for lang in range(L)]).sum()
         return out
+
+    def _centred_gram(self) -> dict[tuple[int, int], np.ndarray] | None:
+        """``C_l @ C_m.T`` (centred words, working units) for every language pair, when they hold at most
+        :data:`GRAM_LIMIT` numbers in all (else None): a re-pairing then costs O(R) per pair, not O(R d)."""
+        if getattr(self, "_gram", False) is False:
+            n = [v.shape[0] for v in self.aw.vectors]
+            size = sum(n[i] * n[j] for i in range(self.L) for j in range(i + 1, self.L))
+            self._gram = None
+            if size <= GRAM_LIMIT:
+                C = [self._centred(lang, slice(0, n[lang])) for lang in range(self.L)]
+                self._gram = {(i, j): C[i] @ C[j].T for i in range(self.L) for j in range(i + 1, self.L)}
+        return self._gram
+
+    def repaired_inter_euclidean(self, pairing: Sequence[np.ndarray]) -> float:
+        """The Euclidean inter spread (units of ``scale``) after re-pairing language l's rows by ``pairing[l]``.
+
+        The same arithmetic as the spreads of the re-paired :class:`AlignedWords` (the
+        same tuples, centre and squared norms), without building them again: D_intra and
+        everything per word do not change under a re-pairing.
+        """
+        alts = np.stack([self.alternatives[lang][np.asarray(pr)] for lang, pr in enumerate(pairing)]).astype(np.float64)
+        row = self._row_euclid(pairing)
+        shift = self._wexp - self.exponent
+        row = np.ldexp(row, shift) if shift else row
+        return float(row.sum() / alts.prod(axis=0).sum())
 
     def _tuple_rms(self, word_idx: list[np.ndarray]) -> np.ndarray:
         """sqrt(mean over language pairs of ||e_i - e_j||^2) for each tuple (working units)."""
@@ -646,6 +703,11 @@ class Spreads:
                 acc_q += Wb @ Q[:m]
             for i, lang in enumerate(joint):
                 res[lang] = {"intra": (own[0], own[1], acc[:, 2 * d * i : 2 * d * (i + 1)], acc_q[:, i])}
+        if self._stack_joint is not None:
+            side, stack = self._stack_joint
+            prod = counts @ stack
+            for i, lang in enumerate(side):
+                res[lang] = {"intra": (own[0], own[1], prod[:, 2 * d * i : 2 * d * (i + 1)], counts @ self._q[lang])}
         X = UC = None
         tmp = np.empty((B, 2 * d))
         for lang in range(self.L):
