@@ -78,7 +78,7 @@ def test_subset_statistics_equal_a_separate_bootstrap_replicate_for_replicate(sh
     spreads = Spreads(aw)
     parts = NullParts(aw, spreads)
     subset = RowSubset(spreads, keep)
-    assert any(info["direct"] for info in subset.langs) == (share_kept < 0.5)
+    assert any(info.get("direct") for info in subset.langs) == (share_kept < 0.5)
     for counts in resample_counts(aw.n_rows, 60, seed=4, batch=25):
         null_aware_statistics(spreads, parts, counts)  # the full set's products for these counts, as the pass makes them
         got = subset_statistics(subset, counts)
@@ -86,6 +86,29 @@ def test_subset_statistics_equal_a_separate_bootstrap_replicate_for_replicate(sh
         for k in KEYS:
             np.testing.assert_allclose(got[k], want[k], rtol=RTOL, atol=0,
                                        err_msg=f"{k}: left-out concepts as zero weights = a separate subset bootstrap")
+
+
+def test_one_word_per_row_languages_get_the_subset_as_a_part_of_the_full_product():
+    """Stacked one-word-per-row languages: the full product is kept rows + the rest, the subset's is the first part."""
+    aw, _ = _aw_with_alternatives(12, R=50)
+    rng = np.random.default_rng(13)
+    eye = sp.identity(aw.n_rows, format="csr")
+    extra = tuple(aw.vectors[0] + rng.normal(size=aw.vectors[0].shape) for _ in range(2))
+    aw = AlignedWords(aw.languages + ("es", "it"), aw.vectors + extra, aw.incidence + (eye, eye), aw.labels)
+    keep = rng.random(aw.n_rows) < 0.7
+    spreads = Spreads(aw)
+    parts = NullParts(aw, spreads)
+    subset = RowSubset(spreads, keep)
+    assert sum("split" in info for info in subset.langs) == 3  # en, es, it
+    for counts in [np.ones((1, aw.n_rows)), *resample_counts(aw.n_rows, 40, seed=1, batch=15)]:
+        full = null_aware_statistics(spreads, parts, counts)
+        got = subset_statistics(subset, counts)
+        want = _separate(aw, keep, counts)
+        alone = Spreads(aw)  # the full set without the split: the same numbers
+        plain = null_aware_statistics(alone, NullParts(aw, alone), counts)
+        for k in KEYS:
+            np.testing.assert_allclose(got[k], want[k], rtol=RTOL, err_msg=f"{k}: the kept rows' part of the product")
+            np.testing.assert_allclose(full[k], plain[k], rtol=RTOL, err_msg=f"{k}: kept + rest = the whole product")
 
 
 def test_the_subset_point_estimate_is_the_plain_loop_sa_of_the_kept_concepts():

@@ -303,6 +303,8 @@ class Spreads:
         self._probe = np.random.default_rng(0x5EED).random(self.R)  # fingerprint of a count matrix
         self._occ_cache: tuple[tuple, np.ndarray, list] | None = None
         self._intra_cache: tuple[tuple, np.ndarray, list] | None = None  # the latest spreads() call's intra products
+        self._split: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # see split_rows
+        self._kept_cache: tuple[tuple, np.ndarray, np.ndarray] | None = None
         self.track_occurrences = False  # set by NullParts: spreads() then also keeps the occurrence products
 
     # -- construction -------------------------------------------------------------
@@ -705,7 +707,13 @@ class Spreads:
                 res[lang] = {"intra": (own[0], own[1], acc[:, 2 * d * i : 2 * d * (i + 1)], acc_q[:, i])}
         if self._stack_joint is not None:
             side, stack = self._stack_joint
-            prod = counts @ stack
+            if self._split is not None:  # kept and left-out rows apart: the subset's product is a part of this one
+                keep, kept_rows, other_rows = self._split
+                kept = counts[:, keep] @ kept_rows
+                prod = kept + counts[:, ~keep] @ other_rows
+                self._kept_cache = (*self._fingerprint(counts), kept)
+            else:
+                prod = counts @ stack
             for i, lang in enumerate(side):
                 res[lang] = {"intra": (own[0], own[1], prod[:, 2 * d * i : 2 * d * (i + 1)], counts @ self._q[lang])}
         X = UC = None
@@ -792,6 +800,31 @@ class Spreads:
                 self._occ_cache = (*self._fingerprint(counts), [(p[2], p[3]) for p in w["occ"]])
             self._intra_cache = (*self._fingerprint(counts), parts)
         return self.from_parts(stats, parts, scaled=scaled)
+
+    def split_rows(self, keep: np.ndarray) -> bool:
+        """Take the joint product of the stacked one-word-per-row languages as kept rows + the rest (:class:`RowSubset`).
+
+        The full set's product is then the sum of two, and the kept rows' part is the
+        subset's product at no extra cost (:meth:`kept_product`).  False when there is no
+        joint product to split.
+        """
+        if self._stack_joint is None:
+            return False
+        keep = np.asarray(keep, dtype=bool)
+        stack = self._stack_joint[1]
+        self._split = (keep, np.ascontiguousarray(stack[keep]), np.ascontiguousarray(stack[~keep]))
+        self._kept_cache = None
+        return True
+
+    def kept_product(self, counts: np.ndarray) -> np.ndarray:
+        """``counts[:, keep] @ stack[keep]`` of :meth:`split_rows` (the latest :meth:`spreads` call's, when it is for ``counts``)."""
+        keep, kept_rows, _ = self._split
+        if self._kept_cache is not None:
+            shape, probe, kept = self._kept_cache
+            fp = self._fingerprint(counts)
+            if fp[0] == shape and np.array_equal(fp[1], probe):
+                return kept
+        return counts[:, keep] @ kept_rows
 
     def intra_parts(self, counts: np.ndarray) -> list[tuple]:
         """Per language ``(w_tot, sum of squared weights, W @ [unit | centred], W @ q)`` (working units) for ``counts``.
@@ -940,8 +973,16 @@ class RowSubset:
         self.n_alt = [a.astype(np.float64) * keep for a in spreads.alternatives]
         self.langs: list[dict[str, Any]] = []
         kf = keep.astype(np.float64)
+        joint = spreads._stack_joint[0] if spreads._stack_joint is not None else []
+        split = bool(joint) and (spreads._split is not None and np.array_equal(spreads._split[0], keep)
+                                 or spreads._split is None and spreads.split_rows(keep))
         for lang in range(spreads.L):
             q = spreads._q[lang]
+            if split and lang in joint:  # its product is a part of the full set's (Spreads.split_rows)
+                i = joint.index(lang)
+                self.langs.append({"identity": True, "split": slice(2 * spreads.d * i, 2 * spreads.d * (i + 1)),
+                                   "q": kf * q})
+                continue
             if spreads.identity[lang]:
                 touched, used = np.flatnonzero(~keep), np.flatnonzero(keep)
                 direct = used.size <= touched.size
@@ -974,7 +1015,17 @@ class RowSubset:
         stats = counts @ self.row_stack
         kept = counts * self.keep
         intra, occ = [], [] if full_occ is not None else None
+        kept_prod = None
         for lang, info in enumerate(self.langs):
+            if "split" in info:
+                if kept_prod is None:
+                    kept_prod = self.spreads.kept_product(counts)
+                both = kept_prod[:, info["split"]]
+                s_q = counts @ info["q"]
+                intra.append((kept.sum(axis=1), _rowsq(kept), both, s_q))
+                if occ is not None:
+                    occ.append((both, s_q))
+                continue
             idx, X, direct = info["idx"], info["X"], info["direct"]
             if info["identity"]:
                 G = counts[:, idx]
