@@ -65,6 +65,13 @@ The verdict (:attr:`SAResult.tier`, :attr:`SAResult.verdict`) -- exclusion can o
    and on the concepts left; when they differ the verdict names both ("good on
    all concepts; leaving out the 126 degenerate-vector concepts would give great").
 
+Every verdict statistic comes from one pass over the same multinomial resamples
+(:func:`~semanscope_nb.metrics.chance.verdict_bootstrap`): the SA, its chance level, gap
+and corrected score on all concepts, the same on the artefact-free concepts -- a left-out
+concept weighs 0 in the full set's counts, it is not resampled a second time
+(:class:`~semanscope_nb.metrics.spreads.RowSubset` states the rule) -- and the surface-form
+baseline on the same counts of the concepts it is compared on.
+
 :attr:`SAResult.verdict_scores` (a :class:`~semanscope_nb.metrics.chance.NullAwareScores`:
 ``sa``, ``sa_null``, ``delta``, ``corrected``) is the one quantity comparisons,
 pair maps, legends and leaderboards read: the artefact-free, chance-corrected
