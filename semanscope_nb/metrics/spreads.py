@@ -956,7 +956,8 @@ class RowSubset:
     (their weights change: a kept row's alternative shared with a left-out row is
     normalised over the kept rows only) and ``K`` = words still used.  With ``|T| <= |K|``
     ``W_sub @ X = W @ X + (counts @ (M_sub - M)[:, T]) @ X[T]``, else ``W_sub[:, K] @ X[K]``,
-    at a cost of ``B x min(|T|, |K|) x 2d`` instead of a second pass over every word; the
+    at a cost of ``B x min(|T|, |K|) x 2d`` instead of a second pass over every word (the rows of
+    those words formed a block at a time, as the spreads stream theirs); the
     occurrence weights of the chance level likewise.  The numbers equal those of
     ``Spreads(subset_rows(aw, keep)).spreads(counts[:, keep])`` to rounding (the
     subset is centred and scaled with the full set's centre and power of two, which
@@ -1013,7 +1014,6 @@ class RowSubset:
                 info = {"identity": False, "direct": direct, "idx": idx, "M_sub_T": sp.csr_matrix(M_sub.T),
                         "intra_T": sp.csr_matrix(intra_op.T), "occ_T": sp.csr_matrix(occ_op.T),
                         "tot": np.asarray(M_sub.sum(axis=1)).ravel(), "q": M_sub @ q, "occ_q": A_keep @ q}
-            info["X"] = np.array(spreads._fill(lang, idx, None, None)) if idx.size else np.zeros((0, 2 * spreads.d))
             self.langs.append(info)
 
     def parts(self, counts: np.ndarray, full_intra: Sequence[tuple], full_occ: Sequence[tuple] | None
@@ -1034,10 +1034,10 @@ class RowSubset:
                 if occ is not None:
                     occ.append((both, s_q))
                 continue
-            idx, X, direct = info["idx"], info["X"], info["direct"]
+            idx, direct = info["idx"], info["direct"]
             if info["identity"]:
                 G = counts[:, idx]
-                both = G @ X if direct else full_intra[lang][2] - G @ X
+                both = self._times_rows(lang, G) if direct else full_intra[lang][2] - self._times_rows(lang, G)
                 s_q = counts @ info["q"]
                 part = (kept.sum(axis=1), _rowsq(kept), both, s_q)
                 intra.append(part)
@@ -1046,12 +1046,21 @@ class RowSubset:
                 continue
             W = _sparse_times(info["M_sub_T"], counts)
             G = _sparse_times(info["intra_T"], counts)
-            both = G @ X if direct else full_intra[lang][2] + G @ X
+            both = self._times_rows(lang, G) if direct else full_intra[lang][2] + self._times_rows(lang, G)
             intra.append((counts @ info["tot"], _rowsq(W), both, counts @ info["q"]))
             if occ is not None:
                 Go = _sparse_times(info["occ_T"], counts)
-                occ.append((Go @ X if direct else full_occ[lang][0] + Go @ X, counts @ info["occ_q"]))
+                occ.append((self._times_rows(lang, Go) if direct else full_occ[lang][0] + self._times_rows(lang, Go),
+                            counts @ info["occ_q"]))
         return stats, intra, occ
+
+    def _times_rows(self, lang: int, G: np.ndarray) -> np.ndarray:
+        """``G @ [unit | centred][idx]`` of the language's corrected words, their rows formed a block at a time (never all kept)."""
+        sp_, idx = self.spreads, self.langs[lang]["idx"]
+        out = np.zeros((G.shape[0], 2 * sp_.d))
+        for a, b in row_chunks(idx.size, sp_.rows):
+            out += G[:, a:b] @ sp_._fill(lang, idx[a:b], None, None)
+        return out
 
 
 def _sparse_times(op_T: sp.csr_matrix, counts: np.ndarray) -> np.ndarray:
