@@ -167,9 +167,13 @@ def test_the_surface_comparison_rides_the_same_resamples():
     assert v.surface.n_concepts == int(keep.sum())
 
 
-def test_euclidean_chance_from_one_spreads_equals_rebuilding_the_repaired_concepts():
+@pytest.mark.parametrize("one_word_per_row", [False, True])  # tuples row by row / every re-pairing at once (Gram)
+def test_euclidean_chance_from_one_spreads_equals_rebuilding_the_repaired_concepts(one_word_per_row):
     aw, _ = _aw_with_alternatives(11, R=30)
     aw = AlignedWords(aw.languages, tuple(3.0 * v for v in aw.vectors), aw.incidence, aw.labels)
+    if one_word_per_row:
+        eye = sp.identity(aw.n_rows, format="csr")
+        aw = AlignedWords(aw.languages, tuple(v[: aw.n_rows] + k for k, v in enumerate(aw.vectors)), (eye,) * 3, aw.labels)
     rng = np.random.default_rng(0)
     R = aw.n_rows
     sas, inters = [], []

@@ -269,11 +269,10 @@ def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN
     inters = np.empty(n_perm)
     spreads = spreads if spreads is not None else Spreads(aw)  # built once: a re-pairing changes only the inter tuples
     intra = spreads.spreads(np.ones((1, R)), scaled=True)["intra_euc"][0]
-    for p in range(n_perm):
-        perms = [np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)]
-        inter = spreads.repaired_inter_euclidean(perms)
-        sas[p] = affinity_ratio(intra, inter)
-        inters[p] = np.ldexp(inter, spreads.exponent)
+    pairings = [[np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)] for _ in range(n_perm)]
+    inter = spreads.repaired_inters_euclidean(pairings)
+    sas[:] = affinity_ratio(intra, inter)
+    inters[:] = np.ldexp(inter, spreads.exponent)
     return float(sas.mean()), float(inters.mean())
 
 

@@ -628,6 +628,23 @@ class Spreads:
                 self._gram = {(i, j): C[i] @ C[j].T for i in range(self.L) for j in range(i + 1, self.L)}
         return self._gram
 
+    def repaired_inters_euclidean(self, pairings: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
+        """:meth:`repaired_inter_euclidean` of each re-pairing; one word per row everywhere: all at once from the Gram matrices."""
+        gram = self._centred_gram() if bool((self.tuples == 1).all()) else None
+        if gram is None or not len(pairings):
+            return np.array([self.repaired_inter_euclidean(p) for p in pairings])
+        P = np.asarray(pairings)  # (re-pairings, L, R): row r of language l comes from row P[:, l, r]
+        first_word = [inc.indices[inc.indptr[:-1]] for inc in self.aw.incidence]
+        w = [first_word[lang][P[:, lang]] for lang in range(self.L)]
+        pair_sq = np.zeros(P[:, 0].shape)
+        for i in range(self.L):
+            for j in range(i + 1, self.L):
+                pair_sq += self._q[i][w[i]] + self._q[j][w[j]] - 2.0 * gram[i, j][w[i], w[j]]
+        row = np.sqrt(np.maximum(pair_sq, 0.0) / self.K)
+        shift = self._wexp - self.exponent
+        row = np.ldexp(row, shift) if shift else row
+        return row.sum(axis=1) / float(self.R)
+
     def repaired_inter_euclidean(self, pairing: Sequence[np.ndarray]) -> float:
         """The Euclidean inter spread (units of ``scale``) after re-pairing language l's rows by ``pairing[l]``.
 
