@@ -359,6 +359,35 @@ def shuffled_inter_cosine(row_means: list[np.ndarray], n_alt: list[np.ndarray], 
     return float(np.sum(tuples * (1.0 - pair_dots / K)) / np.sum(tuples))
 
 
+#: Largest total size (bytes) of the language-pair Gram matrices of row means that
+#: :func:`permutation_test` holds; beyond it, each re-pairing is computed from the vectors.
+PERMUTATION_GRAM_BYTES = 256 * 2**20
+
+
+def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray], perms: list[np.ndarray]) -> np.ndarray:
+    """:func:`shuffled_inter_cosine` for a batch of re-pairings at once (``perms[l]`` is ``P x R``).
+
+    Every row-mean dot product of a language pair is taken once, in one Gram matrix
+    ``M_k M_l^T`` (R x R); a re-pairing is then a gather from it, O(R) instead of O(R d).
+    Used when the Gram matrices fit :data:`PERMUTATION_GRAM_BYTES`.
+
+    >>> rng = np.random.default_rng(0); m = [rng.normal(size=(5, 3)) for _ in range(3)]; n = [np.ones(5)] * 3
+    >>> perms = [np.tile(np.arange(5), (2, 1)), np.array([np.arange(5), [1, 0, 2, 3, 4]]), np.tile(np.arange(5), (2, 1))]
+    >>> one = [shuffled_inter_cosine(m, n, [p[i] for p in perms]) for i in range(2)]
+    >>> bool(np.allclose(shuffled_inter_cosines(m, n, perms), one, rtol=1e-12))
+    True
+    """
+    L = len(row_means)
+    K = L * (L - 1) / 2
+    tuples = np.ones(perms[0].shape)
+    pair_dots = np.zeros(perms[0].shape)
+    for k in range(L):
+        tuples *= n_alt[k][perms[k]]
+        for m in range(k + 1, L):
+            pair_dots += (row_means[k] @ row_means[m].T)[perms[k], perms[m]]
+    return np.sum(tuples * (1.0 - pair_dots / K), axis=1) / np.sum(tuples, axis=1)
+
+
 def n_repairings(n_rows: int, n_languages: int) -> float:
     """How many distinct re-pairings the permutation test can draw: ``(R!)^(L-1)`` (the first language stays).
 
@@ -412,18 +441,24 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     R = aw.n_rows
     tol = sa_tie_tolerance(aw.vectors, n_rows=R)
     identity = np.arange(R)
-    observed = shuffled_inter_cosine(means, n_alt, [identity] * len(means))  # the same arithmetic as every re-pairing
-    total = n_repairings(R, len(means))
+    L = len(means)
+    total = n_repairings(R, L)
     exact = total <= n_perm
     if exact:  # every re-pairing, the observed one included
-        combos = itertools.product(itertools.permutations(range(R)), repeat=len(means) - 1)
-        inters = np.array([shuffled_inter_cosine(means, n_alt, [identity] + [np.array(p) for p in c]) for c in combos])
-    else:
+        combos = itertools.product(itertools.permutations(range(R)), repeat=L - 1)
+        drawn = [[identity] + [np.array(p) for p in c] for c in combos]
+    else:  # the generator's draws in a fixed order (draw by draw, language by language): the same seed, the same p
         rng = np.random.default_rng(seed)
-        inters = np.empty(n_perm)
-        for p in range(n_perm):
-            perms = [identity] + [rng.permutation(R) for _ in range(len(means) - 1)]
-            inters[p] = shuffled_inter_cosine(means, n_alt, perms)
+        drawn = [[identity] + [rng.permutation(R) for _ in range(L - 1)] for _ in range(n_perm)]
+    if R * R * 8 * L * (L - 1) / 2 <= PERMUTATION_GRAM_BYTES:  # one Gram matrix per language pair, then gathers
+        batch = max(1, int(PERMUTATION_GRAM_BYTES // (8 * R)))
+        stacked = [np.stack([d[k] for d in drawn]) for k in range(L)]
+        observed = float(shuffled_inter_cosines(means, n_alt, [identity[None, :]] * L)[0])  # the same arithmetic as every re-pairing
+        inters = np.concatenate([shuffled_inter_cosines(means, n_alt, [p[i:i + batch] for p in stacked])
+                                 for i in range(0, len(drawn), batch)])
+    else:
+        observed = shuffled_inter_cosine(means, n_alt, [identity] * L)
+        inters = np.array([shuffled_inter_cosine(means, n_alt, d) for d in drawn])
     null = affinity_ratio(intra, inters)
     hits = int(np.sum(inters <= observed + tol))  # SA_shuffled >= SA, within the near-tie rule
     n = inters.size
