@@ -79,6 +79,7 @@ def test_card_matches_data(name: str) -> None:
     assert "MIT, as the project" in card
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 @pytest.mark.parametrize("name", sorted(MINIMUM_ROWS))
 def test_card_cedict_numbers(name: str) -> None:
     found = CEDICT_LINE.search(_card(name))

@@ -110,6 +110,7 @@ def _writer(folder: str, offset: int, n: int) -> int:
     return cache.count()
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_two_processes_write_at_once(tmp_path):
     ctx = mp.get_context("spawn")
     with ctx.Pool(2) as pool:
@@ -123,6 +124,7 @@ def test_two_processes_write_at_once(tmp_path):
     assert sqlite3.connect(cache.path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_killed_mid_write_loses_nothing_committed(tmp_path):
     script = textwrap.dedent(f"""
         import sys, numpy as np, semanscope_nb as snb

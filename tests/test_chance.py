@@ -49,6 +49,7 @@ def _shuffled_rows(rows, perms):
 # --------------------------------------------------------------------------- the closed form
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 @pytest.mark.parametrize("n_lang", [2, 3])
 def test_closed_form_null_equals_the_exhaustive_shuffle_average(n_lang):
     rng = np.random.default_rng(n_lang)
@@ -72,6 +73,7 @@ def test_closed_form_null_equals_the_exhaustive_shuffle_average(n_lang):
     assert c.sa_null_cosine == pytest.approx(intra / (intra + np.mean(inters)), abs=1e-12)
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 @pytest.mark.parametrize("n_lang", [2, 3])
 def test_euclidean_chance_off_the_unit_sphere_is_the_shuffle_average(n_lang):
     """Vectors that are not unit norm: the Euclidean chance level is a permutation estimate of the exhaustive average."""
@@ -88,6 +90,7 @@ def test_euclidean_chance_off_the_unit_sphere_is_the_shuffle_average(n_lang):
     assert abs(c.inter_null_euclidean - inters.mean()) <= 4 * se, (c.inter_null_euclidean, inters.mean(), se)
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_closed_form_null_with_alternatives_matches_a_plain_permutation_loop():
     rng = np.random.default_rng(7)
     R, d = 12, 6
@@ -130,6 +133,7 @@ def test_null_for_resampled_rows_equals_the_null_of_the_duplicated_dataset():
     assert inter_cos[0] == pytest.approx(np.mean(inters), abs=1e-12)
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_permutation_test_agrees_with_a_plain_loop_and_the_closed_form():
     rng = np.random.default_rng(11)
     R = 30

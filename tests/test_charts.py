@@ -215,6 +215,7 @@ def test_map_legend_on_real_model(shared_cache_dir):
     assert (f"(paper: {r.paper_tier})" in tier_line) == (r.tier != r.paper_tier), tier_line  # the paper's tier when they differ
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_the_old_charts_module_resolves_every_name_to_its_new_module_with_a_warning():
     import importlib
     import subprocess

@@ -92,6 +92,7 @@ def test_csls_topk_matches_loops_random(method):
     assert (idx1 == idx).all()
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_csls_matches_loops_real(corpora):
     Q = np.concatenate([t.vectors for t in corpora["en"].tokens])
     C = np.concatenate([t.vectors for t in corpora["de"].tokens])
@@ -229,6 +230,7 @@ def test_fit_anchor_alignment_asserts_disjointness():
     assert cx.fit_anchor_alignment(a, mim=True).mim
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_token_anchors_drop_test_words(corpora):
     pairs = cx.token_pairs(corpora["en"], corpora["de"])
     a = cx.token_anchors(pairs, exclude_source_words=["Dog", "car"])

@@ -24,9 +24,12 @@ def test_every_layer_is_walked():
 
 #: modules whose examples load real model weights (the fast tier, `-m "not slow"`, leaves them out)
 REAL_MODEL_EXAMPLES = {"semanscope_nb.models.tokens"}
+#: modules whose examples run a whole pipeline (several seconds each): slow tier too
+PIPELINE_EXAMPLES = {"semanscope_nb.runs.model_report", "semanscope_nb.runs.report_html", "semanscope_nb.runs.mteb",
+                     "semanscope_nb.plots.compare", "semanscope_nb.plots.export"}
 
 
-@pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.slow) if m in REAL_MODEL_EXAMPLES else m for m in MODULES])
+@pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.slow) if m in REAL_MODEL_EXAMPLES | PIPELINE_EXAMPLES else m for m in MODULES])
 def test_docstring_examples_run(name):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)

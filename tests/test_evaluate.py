@@ -36,6 +36,7 @@ def test_zero_vector_concepts_dropped_and_listed(dict_encoder, tmp_path):
         snb.dataset_affinity(ds, enc, cache=snb.EmbeddingCache(tmp_path), n_boot=0, on_zero="error")
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_benchmark_writes_results_and_resumes(tmp_path):
     cache = snb.EmbeddingCache(tmp_path / "cache")
     kw = dict(models=["random-null", "tfidf-char"], datasets=["edge-cases", "cultural-nuance"], n_boot=50,
@@ -67,6 +68,7 @@ def _cli(*args, env_extra=None, cwd=None):
     return subprocess.run([sys.executable, "-m", "semanscope_nb", *args], capture_output=True, text=True, env=env, cwd=cwd)
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_cli_models_datasets_and_errors():
     out = _cli("models", "--offline")
     assert out.returncode == 0 and "use-multilingual" in out.stdout and "random-null" in out.stdout

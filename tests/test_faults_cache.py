@@ -232,6 +232,7 @@ def test_lock_held_by_another_process_waits_then_raises_cache_error(tmp_path, ex
     _assert_all_rows_survive(tmp_path, vectors, extra=0 if exclusive else 3)
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 @pytest.mark.parametrize("exclusive", [False, True], ids=["writer-holds-lock", "exclusive-locking-mode"])
 def test_four_processes_while_another_holds_the_lock(tmp_path, exclusive):
     """4 processes at once against a locked cache: each gets hits or a CacheError naming the folder; no row lost."""
@@ -358,6 +359,7 @@ def test_full_disk_keeps_every_row_and_stores_again_when_there_is_room(tmpfs):
     _assert_all_rows_survive(folder, vectors, extra=3)
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_four_processes_on_a_full_disk(tmpfs):
     """4 processes at once on a full tmpfs (one cache already open, then none): correct vectors, no row lost."""
     folder = tmpfs("1m")

@@ -56,6 +56,7 @@ def _pairs(folder: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_bad_arguments_and_inputs_are_one_named_line(tmp_path):
     folder_csv = tmp_path / "folder.csv"
     folder_csv.mkdir()
@@ -89,6 +90,7 @@ def test_bad_arguments_and_inputs_are_one_named_line(tmp_path):
     assert "pairs" in datasets.stdout and "en,zh" in datasets.stdout
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_cache_faults_are_named_not_tracebacks(tmp_path):
     data = _pairs(tmp_path / "data")
     a_file = tmp_path / "a-file"
@@ -119,6 +121,7 @@ def test_cache_faults_are_named_not_tracebacks(tmp_path):
     assert mine.returncode == 0 and "SA cosine" in mine.stdout, mine.stderr[-1500:]
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_damaged_job_files_are_recomputed_and_named(tmp_path):
     data = _pairs(tmp_path / "data")
     common = ("benchmark", "--models", "random-null", "--datasets", data, "--n-boot", "20", "--cache-dir", tmp_path / "c")
@@ -140,6 +143,7 @@ def test_damaged_job_files_are_recomputed_and_named(tmp_path):
         assert json.loads((root / "leaderboard.json").read_text())["meta"]["warnings"] == [warned[0].removeprefix("semanscope: warning: ")]
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_unknown_languages_are_an_error_naming_them(tmp_path):
     r1, r2 = tmp_path / "r1", tmp_path / "r2"
     serial, grid = _run(
@@ -161,6 +165,7 @@ def test_unknown_languages_are_an_error_naming_them(tmp_path):
     assert ok.results[("random-null", "edge-cases", "sa")].languages == ("en", "zh")  # names are still accepted
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_panels_show_errors_inside_and_stay_usable(tmp_path):
     from semanscope_nb.plots.projection import ProjectionCache, ProjectionSettings
     from semanscope_nb.widgets import ExplorePanel
@@ -226,6 +231,7 @@ def _alive(procs: list) -> list:
     return out
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_killing_a_loky_grid_driver_stops_its_workers(tmp_path, signum):
     psutil = pytest.importorskip("psutil")
@@ -262,6 +268,7 @@ def test_killing_a_loky_grid_driver_stops_its_workers(tmp_path, signum):
             c.kill()
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_reader_reports_are_printed_and_kept_in_provenance(tmp_path):
     data = _pairs(tmp_path / "data")
     from semanscope_nb.provenance import shareable_report

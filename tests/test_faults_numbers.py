@@ -218,6 +218,7 @@ def _interval_cases():
     yield {"en": base, "zh": zh}, "percentile", 0.2, 0
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_intervals_lie_in_unit_range_and_hold_the_point_or_a_note_says_why():
     seen = {"clean": 0, "left out": 0, "clipped": 0, "does not contain": 0}
     for E, method, confidence, seed in _interval_cases():

@@ -139,6 +139,7 @@ def _datasets():
     return big, small
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 @pytest.mark.parametrize("backend", ["serial", "loky"])
 def test_job_file_copied_over_another_is_recomputed_on_every_backend(tmp_path, backend):
     from semanscope_nb.runs.grid import JobFileWarning, run_grid

@@ -52,6 +52,7 @@ def _files(root: Path) -> dict[str, str]:
     return {str(p): p.read_text(encoding="utf-8") for p in root.rglob("*.json")}
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_cli_results_name_the_file_not_its_folder(private, tmp_path):
     csv = private / "words.csv"
     out = tmp_path / "out"
@@ -76,6 +77,7 @@ def test_cli_results_name_the_file_not_its_folder(private, tmp_path):
     assert all(r["run_file"].startswith("runs/") for r in board["rows"])
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_absolute_paths_only_when_asked(private, tmp_path):
     csv = private / "words.csv"
     common = ["--model", "random-null", "--dataset", csv, "--n-boot", "20", "--cache-dir", tmp_path / "cache"]

@@ -195,6 +195,7 @@ def test_batched_re_pairings_equal_the_one_at_a_time_route(monkeypatch):
 # --------------------------------------------------------------------------- too few resamples: no tier
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_too_few_resamples_give_no_tier_with_a_note():
     rng = np.random.default_rng(9)
     promoted = 0
@@ -214,6 +215,7 @@ def test_too_few_resamples_give_no_tier_with_a_note():
 # --------------------------------------------------------------------------- the same verdict on every backend
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_the_cli_prints_the_same_verdict_on_the_serial_and_the_loky_backend(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "HF_HUB_OFFLINE": "1"}
     shown = {}

@@ -145,6 +145,7 @@ def test_grid_metrics_match_simple_references(tmp_path, shared_cache_dir):
     assert use["use-multilingual"] > use["random-null"]
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_resume_skips_finished_jobs_and_keys_on_parameters(tmp_path):
     kw = dict(models=["random-null", "tfidf-char"], datasets=["edge-cases"], tasks=["sa", "retrieval"],
               cache=tmp_path / "c", out_dir=tmp_path / "r", **FAST)

@@ -81,6 +81,7 @@ def _close(shown: str, value: float, why: str) -> None:
     assert shown == format_number(value), f"{why}: HTML shows {shown}, the function gives {value!r}"
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_every_number_in_the_html_is_in_the_numbers_file_with_provenance(built):
     html = Path(built["paths"]["html"]).read_text(encoding="utf-8")
     spans = _spans(html)
@@ -105,6 +106,7 @@ def test_every_number_in_the_html_is_in_the_numbers_file_with_provenance(built):
         assert ((part.ci_low <= part.value + 1e-12) & (part.value <= part.ci_high + 1e-12)).all(), (sec, measure)
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_verdict_pairs_retrieval_knn_equal_the_tasks(built):
     spans = _spans(Path(built["paths"]["html"]).read_text(encoding="utf-8"))
     tat = read_tatoeba("zh", limit=N_TATOEBA)
@@ -262,6 +264,7 @@ def test_bad_model_and_language_give_clear_errors(tmp_path):
         model_report(MODELS, languages=LANGS, n_boot=-1, work_dir=tmp_path, progress=False)
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_cli_report(tmp_path, capsys):
     from semanscope_nb.runs.cli import main
 
@@ -343,6 +346,7 @@ def test_notebook_08_runs_top_to_bottom(tmp_path, shared_cache_dir):
     assert out.exists() and (tmp_path / "nb-report-numbers.csv").exists()
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_an_interrupted_report_resumes_from_its_job_files(tmp_path, monkeypatch):
     import semanscope_nb.runs.tasks as tasks
 
@@ -368,6 +372,7 @@ def test_an_interrupted_report_resumes_from_its_job_files(tmp_path, monkeypatch)
     pd.testing.assert_frame_equal(r.comparisons, fresh.comparisons, obj="resumed vs fresh comparison")
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_a_model_this_machine_cannot_run_is_skipped_with_its_reason(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     from semanscope_nb.models.registry import get_model_info

@@ -122,6 +122,7 @@ def test_raw_sa_and_the_corrected_score_rank_a_planted_pair_in_opposite_orders()
                                rtol=1e-12, err_msg="the same all-concept SA")
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_random_vectors_are_never_ranked_significantly_above_a_real_model():
     above = 0
     for seed in range(8):
@@ -137,6 +138,7 @@ def test_random_vectors_are_never_ranked_significantly_above_a_real_model():
 # --------------------------------------------------------------------------- language pairs
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_pairs_of_random_languages_survive_fdr_on_at_most_about_five_percent_of_seeds():
     langs = tuple(f"l{k}" for k in range(12))
     seeds = range(40)

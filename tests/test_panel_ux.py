@@ -151,6 +151,7 @@ def test_typed_thresholds_that_would_invert_the_tiers_are_refused_with_a_message
     assert panel.tiers.good_text.text.value == f"{before.good:.2f}"
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_projection_fields_check_their_input(panel):
     panel.projection_picker.method.value = "umap"
     field = panel.projection_picker.n_neighbors
@@ -346,6 +347,7 @@ def test_an_auto_legend_sits_where_no_point_lies_else_above_the_map():
     assert all(u["mark"]["type"] != "rect" for u in spec["vconcat"][1]["layer"])
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_a_compare_panel_says_why_it_is_blank_until_compare_is_pressed():
     from semanscope_nb.widgets import ComparePanel
 

@@ -125,6 +125,7 @@ def test_missing_access_gives_one_reason_per_model(monkeypatch, tmp_path):
         resolve_models("paper")
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_cli_benchmark_models_paper_skips_with_reasons(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "OPENROUTER_API_KEY"}
     env.update(HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(tmp_path / "hf"))
@@ -146,6 +147,7 @@ def test_cli_benchmark_models_paper_skips_with_reasons(tmp_path):
     assert sum(ln.startswith("skipped ") for ln in p.stdout.splitlines()) == 12 and "use-multilingual" in p.stdout
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_cli_models_lists_the_paper_preset_with_what_each_needs():
     def run(*args):
         return subprocess.run([sys.executable, "-m", "semanscope_nb", "models", *args], capture_output=True, text=True, timeout=120)

@@ -18,6 +18,7 @@ def test_phate_defaults_are_the_papers():
     assert PHATE_DEFAULTS == {"knn": 15, "decay": 40, "t": "auto", "gamma": 1.0, "n_components": 2}
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 @pytest.mark.parametrize("method", ["phate", "umap", "tsne", "pca"])
 def test_duplicates_keep_their_word_and_language(method):
     x = _points(30)

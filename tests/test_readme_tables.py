@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -15,6 +17,7 @@ def _module():
     return mod
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_readme_blocks_equal_the_generated_tables():
     mod = _module()
     text = (ROOT / "README.md").read_text(encoding="utf-8")

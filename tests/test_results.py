@@ -400,6 +400,7 @@ def test_every_kind_is_built_and_registered_once():
         assert isinstance(inspect.getattr_static(cls, "main_score"), property), f"{cls.__name__}.main_score is not a property"
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 @pytest.mark.parametrize("kind", ALL_KINDS)
 def test_round_trip_through_dict_and_json(kind, built):
     r = built[kind]

@@ -182,6 +182,7 @@ def test_diagnostics_collapse_and_ratio():
     assert r.cosine.inter_intra_ratio == pytest.approx(r.cosine.inter / r.cosine.intra)
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_large_vocabulary_never_builds_pair_matrix():
     # 20,000 concepts: an M x M float64 matrix would be 3.2 GB; blocks keep this cheap.
     rng = np.random.default_rng(0)

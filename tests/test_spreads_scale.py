@@ -289,6 +289,7 @@ def _rounding_bound(aw, n_boot=200):
     return 4.0 * 1.01 * gamma * worst
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_sparse_products_take_tfidf_like_rows_and_equal_the_dense_route_replicate_for_replicate():
     rng = np.random.default_rng(21)
     aw = _sparse_aligned(150, 4, 2048, rng=rng)

@@ -56,6 +56,7 @@ def test_the_registry_describes_every_task():
         snb.run_task("sa", "edge-cases", "random-null", nboot=3)
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_every_task_runs_through_run_task_from_the_grid(spy, tmp_path):
     splits = LabelledSplits(read_sib200("eng_Latn", "train").head(40), read_sib200("eng_Latn", "test").head(15))
     g = snb.run_grid(["random-null", "tfidf-char"], ["edge-cases", splits], tasks=list(BUILTIN),
@@ -86,6 +87,7 @@ def test_every_task_runs_through_run_task_from_the_cli(spy, task, tmp_path, caps
     assert isinstance(back, get_task(task).result_type) and back.provenance["task"] == task
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_the_panels_run_their_tasks_through_run_task(spy, tmp_path):
     from semanscope_nb.widgets import ComparePanel, CSCPanel, CSCPanelState, ExplorePanel
 

@@ -13,6 +13,7 @@ from semanscope_nb.metrics.affinity import SAResult
 from semanscope_nb.runs.evaluate import aligned_words
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 @pytest.mark.parametrize("dataset", ["conceptual-space", "cultural-nuance", "edge-cases", "oracle-primitives"])
 @pytest.mark.parametrize("languages", [None, ["en", "zh"]], ids=["all-languages", "en-zh"])
 def test_seeded_random_vectors_get_the_chance_verdict_on_every_bundled_dataset(dataset, languages):
