@@ -1175,27 +1175,11 @@ def _assemble(run: _Run, sets: list[tuple[str, ...]], params: dict[str, Any], se
 
 
 def model_report(
-    models: Sequence[str] | str,
-    *,
-    languages: Sequence[str] | Sequence[Sequence[str]] | str,
-    datasets: Sequence[Any] | None = None,
-    n_boot: int | None = None,
-    seed: int | None = None,
-    progress: bool = True,
-    confidence: float = 0.95,
-    n_perm: int = 2000,
-    tatoeba: bool = True,
-    sib200: bool = True,
-    csc: bool = True,
-    contextual: bool = True,
-    parallel: Sequence[Any] = (),
-    max_sentences: int | None = 1000,
-    csc_sentences: int = 40,
-    bcws_pairs: int = 100,
-    ks: Sequence[int] = (1, 5, 10),
-    work_dir: str | os.PathLike | None = None,
-    cache: Any = None,
-    force: bool = False,
+    models: Sequence[str] | str, *, languages: Sequence[str] | Sequence[Sequence[str]] | str, datasets: Sequence[Any] | None = None,
+    n_boot: int | None = None, seed: int | None = None, progress: bool = True, confidence: float = 0.95, n_perm: int = 2000,
+    tatoeba: bool = True, sib200: bool = True, csc: bool = True, contextual: bool = True, parallel: Sequence[Any] = (),
+    max_sentences: int | None = 1000, csc_sentences: int = 40, bcws_pairs: int = 100, ks: Sequence[int] = (1, 5, 10),
+    work_dir: str | os.PathLike | None = None, cache: Any = None, force: bool = False,
 ) -> ModelReport:
     """Run every measurement for ``models`` on each language set and return the :class:`ModelReport`.
 
