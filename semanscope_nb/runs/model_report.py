@@ -53,7 +53,8 @@ number is the one the task computes, with its provenance):
   ``random-null`` whose null-aware tier on the first dataset is above chance;
   take the best SA rank band on the first dataset that holds a candidate; if it
   holds one candidate, recommend it; otherwise prefer fewer dimensions, then
-  the faster encoder (encode time measured in this run; times within a factor
+  the faster encoder (encode time measured on this machine by the run that first needed it, kept in
+  ``<work_dir>/costs``; times within a factor
   :data:`TIME_TIE_FACTOR` tie), then the smaller package on disk (within
   :data:`SIZE_TIE_SHARE` tie).  Candidates still level after that are a tie,
   and the sentence says tie.  No candidate: no recommendation.
@@ -112,7 +113,7 @@ MISS_CLASSES = ("surface", "near semantic", "topic", "far")
 RECOMMENDATION_RULE = (
     "Candidates: every model except random-null whose null-aware tier on the first dataset is above chance. "
     "Take the best SA rank band (paired test, Holm) on the first dataset holding a candidate. One candidate: "
-    "recommended. Several: fewer dimensions first, then the faster encoder (encode time measured in this run; "
+    "recommended. Several: fewer dimensions first, then the faster encoder (encode time measured on this machine, kept for resumed runs; "
     f"times within a factor {TIME_TIE_FACTOR} tie), then the smaller package on disk (within {SIZE_TIE_SHARE:.0%} tie); "
     "candidates still level are a tie. No candidate: no recommendation."
 )
@@ -605,7 +606,7 @@ _COLUMNS: dict[str, list[str]] = {
     "comparisons": ["language_set", "measurement", "model_a", "model_b", "diff", "diff_low", "diff_high", "p_value", "p_holm",
                     "significant"],
     "bands": ["language_set", "measurement", "model", "score", "score_low", "score_high", "band"],
-    "costs": ["model", "display_name", "dims", "encode_seconds", "size_mb"],
+    "costs": ["model", "display_name", "dims", "encode_seconds", "size_mb", "measured"],
     "recommendations": ["language_set", "recommended", "tie", "tied", "sentence", "steps", "rule", "dataset"],
     "missing": ["language_set", "section", "what", "would_fill"],
     "skipped": ["what", "language_set", "reason"],
@@ -885,16 +886,39 @@ def _count_steps(n_models: int, n_words: int, plan: Mapping[Any, Mapping[str, li
 # --------------------------------------------------------------------------- the steps
 
 
+def _measured_cost(run: _Run, model: str, probe: list[str], language: str) -> dict[str, Any]:
+    """(dims, encode seconds per 1000 texts, when measured) of ``model`` on ``probe``: measured once, then read back.
+
+    Kept in ``<work_dir>/costs`` (not a job: the measurement is of this machine, and a resumed report
+    must not load every model only to time it again); ``force`` measures again.
+    """
+    from semanscope_nb.models.registry import load_model
+
+    blob = json.dumps({"model": load_model(model).cache_key, "probe": probe, "language": language, "version": REPORT_VERSION},
+                      sort_keys=True, ensure_ascii=False)
+    path = path_inside(run.jobs.folder.parent / "costs", f"{safe_name(model)}__{hashlib.sha256(blob.encode()).hexdigest()[:16]}.json")
+    if path.exists() and not run.jobs.force:
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))
+            return {"dims": int(rec["dims"]), "encode_seconds": float(rec["encode_seconds"]), "measured": str(rec["measured"])}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # a damaged record is measured again
+    secs, dims = _encode_seconds(model, probe, language)
+    rec = {"dims": dims, "encode_seconds": secs, "measured": utc_now()}
+    atomic_write_json(path, rec)
+    return rec
+
+
 def _measure_costs(run: _Run) -> None:
-    """Dimensions, encode time measured now (on the first dataset's first 200 words) and package size of each model."""
+    """Dimensions, encode time (measured on this machine on the first dataset's first 200 words) and package size of each model."""
     from semanscope_nb.models.registry import get_model_info
 
     first = run.words[0]
     probe = list(first.words(first.languages[0]))[:200]
     for m in run.model_ids:
-        secs, dims = _encode_seconds(m, probe, first.languages[0])
-        run.rows["costs"].append({"model": m, "dims": dims, "encode_seconds": secs, "size_mb": package_size_mb(m),
-                                  "display_name": get_model_info(m).display_name})
+        rec = _measured_cost(run, m, probe, first.languages[0])
+        run.rows["costs"].append({"model": m, "dims": rec["dims"], "encode_seconds": rec["encode_seconds"], "size_mb": package_size_mb(m),
+                                  "display_name": get_model_info(m).display_name, "measured": rec["measured"]})
         run.tick(f"{m}: encode time")
 
 

@@ -316,10 +316,10 @@ def report_html(report: Any, *, title: str | None = None, numbers_file: str = "n
         parts.append("\n".join(h))
     toc.append("<li><a href='#cost'>Cost</a></li><li><a href='#skipped'>Skipped</a></li><li><a href='#provenance'>Provenance</a></li>"
                "<li><a href='#method'>Method</a></li>")
-    tail = ["<h2 id='cost'>Cost (measured in this run)</h2>",
+    tail = ["<h2 id='cost'>Cost (measured on this machine)</h2>",
             _table(report.costs, "cost", ("model",), [("model", "model", "text"), ("display_name", "name", "text"),
                                                       ("dims", "dimensions", "num"), ("encode_seconds", "encode seconds / 1000 texts", "num"),
-                                                      ("size_mb", "package size (MB)", "num")]),
+                                                      ("size_mb", "package size (MB)", "num"), ("measured", "timed at (UTC)", "text")]),
             "<h2 id='skipped'>Skipped</h2>",
             _table(report.skipped, "", (), [("what", "what", "text"), ("language_set", "language set", "text"), ("reason", "reason", "text")]),
             "<h2 id='provenance'>Provenance</h2>",
