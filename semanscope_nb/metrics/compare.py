@@ -332,12 +332,3 @@ def rank_bands(order: list[str], pairs: pd.DataFrame) -> list[list[str]]:
             bands.append([m])
     return bands
 
-
-def difference_is_significant(comparison: ModelComparison, a: str, b: str) -> bool:
-    """Whether the Holm-adjusted paired test separates models ``a`` and ``b``."""
-    p = comparison.pairs
-    row = p[((p.model_a == a) & (p.model_b == b)) | ((p.model_a == b) & (p.model_b == a))]
-    if row.empty:
-        raise KeyError(f"no comparison of '{a}' and '{b}'")
-    return bool(row.significant.iloc[0])
-

@@ -166,38 +166,6 @@ def register_cjk_fonts() -> list[str]:
         return list(_registered)
 
 
-def browser_cjk_font_available() -> bool:
-    """Whether a CJK font is installed where a local browser (Debian chromium, via fontconfig) finds it.
-
-    Without one, Chinese/Japanese labels in notebook maps show as boxes in the browser,
-    whatever the exported figures do (fix: ``apt-get install fonts-noto-cjk``).
-
-    >>> isinstance(browser_cjk_font_available(), bool)
-    True
-    """
-    import shutil
-    import subprocess
-
-    if shutil.which("fc-list"):
-        try:
-            out = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True, timeout=10).stdout
-            return bool(out.strip())
-        except (OSError, subprocess.SubprocessError):
-            pass
-    return any(Path(d).is_dir() and any(Path(d).glob("*CJK*")) for d in _DEBIAN_CJK)
-
-
-def warn_if_no_browser_cjk_font() -> bool:
-    """Warn (``UserWarning``) when the browser has no CJK font; returns whether one is available."""
-    ok = browser_cjk_font_available()
-    if not ok:
-        import warnings
-
-        warnings.warn("no CJK font for the browser: Chinese/Japanese labels will show as boxes in notebook maps; "
-                      "install Debian's fonts-noto-cjk (apt-get install fonts-noto-cjk)", UserWarning, stacklevel=2)
-    return ok
-
-
 def embed_svg_fonts(svg: str) -> str:
     """The SVG with the Regular CJK face embedded (subset to the characters used) as an ``@font-face``.
 
