@@ -1,5 +1,5 @@
 # Convenience targets; the README's commands are the scripts themselves (no make needed).
-.PHONY: run test bench bench-quick bench-readme readme clean-results
+.PHONY: run test bench bench-quick bench-readme readme readme-verdicts clean-results
 
 run:
 	bash scripts/run.sh
@@ -20,6 +20,10 @@ bench-quick:
 
 readme:
 	.venv/bin/python bench/readme_tables.py --write
+
+# the README's verdict table (offline models x bundled datasets; loads the real models, a few minutes)
+readme-verdicts:
+	.venv/bin/python bench/readme_verdict_table.py --write README.md
 
 clean-results:
 	rm -rf results

@@ -55,9 +55,12 @@ The verdict (:attr:`SAResult.tier`, :attr:`SAResult.verdict`) -- exclusion can o
    :data:`MIN_JUDGED_SHARE` of the concepts left: 'insufficient', no tier.
 2. "Above chance" is decided on the concepts left (the artefact-free scores,
    :attr:`SAResult.verdict_scores`): the interval of SA minus its chance level
-   lies above 0 *and* the chance-corrected score reaches
-   :data:`~semanscope_nb.metrics.chance.MIN_CORRECTED` (else 'chance'; 'below
-   chance' when the interval lies below 0).
+   lies above 0, the seeded permutation test of those concepts
+   (:attr:`SAResult.permutation`, ``n_perm = n_boot``, the bootstrap's seed) gives a
+   one-sided p below ``(1 - confidence) / 2`` (the bootstrap alone is liberal;
+   :func:`~semanscope_nb.metrics.chance.above_chance_gate`), *and* the
+   chance-corrected score reaches :data:`~semanscope_nb.metrics.chance.MIN_CORRECTED`
+   (else 'chance'; 'below chance' when the interval lies below 0).
 3. With a surface-form null (:attr:`SAResult.surface`, on by default in
    ``dataset_affinity``), a model that does not beat the character n-gram TF-IDF
    baseline on the same concepts is 'not above surface form'.
@@ -101,13 +104,17 @@ from semanscope_nb.metrics.chance import (
     INSUFFICIENT_TIER,
     MIN_CORRECTED,
     SURFACE_TIER,
+    UNCONFIRMED_BY_PERMUTATION,
     NullAwareScores,
+    PermutationTest,
     SurfaceComparison,
+    above_chance_gate,
     euclidean_chance_by_permutation,
     is_unit_norm,
     null_aware_bootstrap,
     null_aware_tier,
     percentile_intervals,
+    permutation_test,
     straddle_note,
 )
 from semanscope_nb.metrics.degenerate import (
@@ -258,6 +265,8 @@ class SAResult(Result):
     language_centred_sa: float = math.nan
     #: the model against the surface-form baseline (character n-gram TF-IDF) on the judged concepts, when computed
     surface: SurfaceComparison | None = None
+    #: the permutation test of the judged concepts (run when the gap's interval lies above 0; None otherwise)
+    permutation: PermutationTest | None = None
 
     @property
     def sa_cosine(self) -> float:
@@ -333,9 +342,13 @@ class SAResult(Result):
             return UNDETERMINED_TIER, "rough"
         if self._too_few_to_test():  # no re-pairing test could reach the verdict's level (metrics.degenerate)
             return UNDETERMINED_TIER, "few"
-        gate = null_aware_tier("", v.delta.ci)
+        p_value = self.permutation.p_value if self.permutation is not None else None
+        gate = above_chance_gate(v.delta.ci, p_value=p_value, confidence=self.confidence)
         if gate in (CHANCE_TIER, BELOW_CHANCE_TIER):
             return gate, gate
+        if gate == UNCONFIRMED_BY_PERMUTATION:
+            return CHANCE_TIER, "unconfirmed"
+        gate = null_aware_tier("", v.delta.ci)
         if gate == "" and null_aware_tier("", v.delta.ci, corrected=v.corrected.value) == CHANCE_TIER:
             return CHANCE_TIER, "negligible"
         if self.surface is not None and not self.surface.above:
@@ -388,6 +401,7 @@ class SAResult(Result):
             CHANCE_TIER: "indistinguishable from chance",
             BELOW_CHANCE_TIER: "below chance",
             "negligible": "not meaningfully above chance",
+            "unconfirmed": "indistinguishable from chance",
             "surface": "above chance but not above surface form",
         }.get(why, tier)
         text = f"{what}: {scores}"
@@ -397,6 +411,12 @@ class SAResult(Result):
         if why == "negligible":
             text += (f"; the chance-corrected score {v.corrected.value:.4f} is below the minimum {MIN_CORRECTED:g} a "
                      "tier needs: the gap is real but too small to matter")
+        if why == "unconfirmed" and self.permutation is not None:
+            pt = self.permutation
+            text += (f"; the bootstrap interval lies above 0 but the permutation test does not confirm it (one-sided "
+                     f"p = {pt.p_value:.3g}, not below {(1 - self.confidence) / 2:g}; {pt.n_perm} "
+                     f"{'re-pairings, exact' if pt.exact else 'seeded re-pairings'}): on these concepts the bootstrap "
+                     "is liberal")
         if why == "surface" and self.surface is not None:
             text += f"; {self.surface.sentence()}"
         if self.chance_excluding is not None:
@@ -494,6 +514,7 @@ class SAResult(Result):
             "excluded_concepts": dict(self.excluded_concepts),
             "language_centred_sa": self.language_centred_sa,
             "surface": self.surface.to_dict() if self.surface is not None else None,
+            "permutation": self.permutation.to_dict() if self.permutation is not None else None,
         }
         return json_ready(d)
 
@@ -530,6 +551,7 @@ class SAResult(Result):
             excluded_concepts=dict(d.get("excluded_concepts") or {}),
             language_centred_sa=num(d.get("language_centred_sa")),
             surface=SurfaceComparison.from_dict(d["surface"]) if d.get("surface") else None,
+            permutation=PermutationTest.from_dict(d["permutation"]) if d.get("permutation") else None,
         )
 
     def to_frame(self) -> pd.DataFrame:
@@ -1056,6 +1078,13 @@ def affinity_of_words(
         )
     centred_sa = _language_centred_sa(aw, block=block) if language_centred_diagnostic(aw, language_centred) else math.nan
     basis = chance_excluding if excluded else chance
+    permutation = None
+    if basis is not None and n_boot >= MIN_VERDICT_BOOT and basis.delta.ci[0] > 0:
+        # the verdict's second gate (metrics.chance.above_chance_gate): the permutation test of the judged concepts,
+        # n_perm = n_boot (p down to 1 / (n_boot + 1)) from the bootstrap's seed; only asked when the interval says above
+        check_stop(should_stop, "permutation test")
+        judged = subset_rows(aw, kept) if excluded else aw
+        permutation = permutation_test(judged, n_perm=n_boot, seed=seed, spreads=None if excluded else spreads)
     if basis is not None and null_aware_tier("", basis.delta.ci) == CHANCE_TIER:
         artefact_notes.append(
             f"the cosine SA cannot be told apart from this model's chance level {basis.sa_null.value:.3f} on these "
@@ -1100,6 +1129,7 @@ def affinity_of_words(
         excluded_concepts=excluded,
         language_centred_sa=centred_sa,
         surface=surface_result,
+        permutation=permutation,
     )
     if sem == "delta":  # the original tool's error propagation (its own module)
         from semanscope_nb.metrics.paper_sem import with_delta_method_sem

@@ -349,10 +349,13 @@ def shuffled_inter_cosine(row_means: list[np.ndarray], n_alt: list[np.ndarray], 
 def n_repairings(n_rows: int, n_languages: int) -> float:
     """How many distinct re-pairings the permutation test can draw: ``(R!)^(L-1)`` (the first language stays).
 
-    >>> n_repairings(3, 2), n_repairings(2, 3)
-    (6.0, 4.0)
+    >>> n_repairings(3, 2), n_repairings(2, 3), n_repairings(120, 6)
+    (6.0, 4.0, inf)
     """
-    return float(math.factorial(min(int(n_rows), 170))) ** (n_languages - 1) if n_rows <= 170 else math.inf
+    n = int(n_rows)
+    if n > 170 or math.lgamma(n + 1) * (n_languages - 1) > 709:  # (R!)^(L-1) beyond a float (e^709.78), e.g. 120 concepts x 6 languages
+        return math.inf
+    return float(math.factorial(n)) ** (n_languages - 1)
 
 
 def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None = 0, spreads: Spreads | None = None) -> PermutationTest:
@@ -608,6 +611,44 @@ def null_aware_tier(paper_tier: str, delta_ci: tuple[float, float], *, corrected
     if corrected is not None and not corrected >= min_corrected:  # NaN fails too
         return CHANCE_TIER
     return paper_tier
+
+
+#: the verdict's gate: the bootstrap and the permutation test both say the gap is above 0
+ABOVE_CHANCE = "above chance"
+#: the gap's bootstrap interval lies above 0 but the permutation p-value does not reach the one-sided level
+UNCONFIRMED_BY_PERMUTATION = "unconfirmed by permutation"
+
+
+def above_chance_gate(delta_ci: tuple[float, float], *, p_value: float | None, confidence: float = 0.95) -> str:
+    """The verdict's "above chance" decision: the bootstrap interval *and* the permutation p-value must agree.
+
+    The percentile bootstrap of the gap is liberal on few concepts: on random vectors
+    its lower end lies above 0 more often than the nominal one-sided ``(1 - confidence) / 2``
+    (``bench/bench_verdict_calibration.py`` measures it).  The seeded permutation test
+    (:func:`permutation_test`) gives a valid p-value at any number of shuffles
+    (exact, or ``(1 + hits) / (1 + n_perm)``), so the gate requires both:
+
+    * :data:`BELOW_CHANCE_TIER` when the interval lies below 0, :data:`CHANCE_TIER`
+      when it holds 0 (the bootstrap alone decides these: the permutation test cannot
+      raise a verdict);
+    * otherwise :data:`ABOVE_CHANCE` when ``p_value < (1 - confidence) / 2``, else
+      :data:`UNCONFIRMED_BY_PERMUTATION` (a NaN p, from collapsed vectors, fails too).
+
+    ``p_value=None`` (no test was run: a result built by hand, or read from a file
+    written before this rule) leaves the interval alone to decide; a non-finite
+    interval (no bootstrap) is passed on as :data:`ABOVE_CHANCE`, and callers refuse
+    it first (:data:`~semanscope_nb.metrics.degenerate.MIN_VERDICT_BOOT`).
+
+    >>> above_chance_gate((0.01, 0.05), p_value=0.001), above_chance_gate((0.01, 0.05), p_value=0.04)
+    ('above chance', 'unconfirmed by permutation')
+    >>> above_chance_gate((-0.01, 0.05), p_value=0.001), above_chance_gate((-0.05, -0.01), p_value=None)
+    ('chance', 'below chance')
+    """
+    gate = null_aware_tier(ABOVE_CHANCE, delta_ci)
+    if gate != ABOVE_CHANCE or p_value is None:
+        return gate
+    level = (1.0 - confidence) / 2.0
+    return ABOVE_CHANCE if p_value < level else UNCONFIRMED_BY_PERMUTATION  # NaN < level is False
 
 
 def straddle_note(sa_ci: tuple[float, float], thresholds: dict[str, float], labels: tuple[str, ...] = ("great", "good", "non-aligned")) -> str | None:
