@@ -6,7 +6,7 @@ On ``--rows`` concepts in two languages (float32 vectors, one word per concept,
 22 planted groups of near-identical vectors, 5% identical strings), measured in
 this run:
 
-1. the point SA (``_Spreads`` of the concepts and its all-ones evaluation: what
+1. the point SA (``Spreads`` of the concepts and its all-ones evaluation: what
    ``affinity_of_words(..., n_boot=0)`` computes before any verdict);
 2. ``degenerate_vector_groups`` (float32, no float64 copy);
 3. ``identical_string_rows`` (the surface normalisation of every word);
@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from _timing import best_of
 
 from semanscope_nb.metrics.artefacts import degenerate_vector_groups, find_artefacts, identical_string_rows
-from semanscope_nb.metrics.spreads import AlignedWords, _Spreads
+from semanscope_nb.metrics.spreads import AlignedWords, Spreads
 
 
 def planted(rows: int, dims: int, seed: int = 0) -> AlignedWords:
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     ones = np.ones((1, aw.n_rows))
 
     def point_sa():
-        return _Spreads(aw).spreads(ones, scaled=True)
+        return Spreads(aw).spreads(ones, scaled=True)
 
     point_sa(), degenerate_vector_groups(aw)  # warm-up: BLAS threads, lazy imports, OpenCC tables
     groups = degenerate_vector_groups(aw)

@@ -15,10 +15,20 @@ Part 2, stopping work (``background=True``, the kernel's mode):
 * Cancel during a t-SNE projection (worker process): time to the worker process being gone, CPU after;
 * baselines, same run: the uninterrupted embedding and the uninterrupted t-SNE.
 
-Ratios are against the baselines of the same run.  Timings in the browser are not measured here.
+Part 3, as the browser measures them (``--part browser``, not in ``all``: it takes minutes): the long
+visit of tests/explore_visit.py in a real JupyterLab and headless chromium, wall-clock from the user's
+action to the page showing its result -- a cached model switch (held by the kernel, and read from disk
+after a restart), a tier-slider move, Restart Kernel and Run All to the map restored by ``from_state``,
+the time from a change made after Cancel to its computation starting, and the kernel's CPU after
+Cancel.  Each row's baseline is a measurement of the same visit (the uncached computation of the same
+data, or the CPU while the cancelled work ran).  The rows go to bench/results/panel_ux_browser.json
+(bench/_results.py), rendered into bench/README.md by bench/make_readme.py, with the load average.
+
+Ratios are against the baselines of the same run.
 
     python bench/bench_panel_ux.py                      # conceptual-space en,zh,de; use-multilingual / e5-small
     python bench/bench_panel_ux.py --part cached --max-concepts 200
+    python bench/bench_panel_ux.py --part browser       # the long browser visit (minutes)
 """
 
 from __future__ import annotations
@@ -195,9 +205,59 @@ def part_cancel(a) -> None:
         print(f"ratio: stopped after {stop / tsne:.3f}x the uninterrupted t-SNE")
 
 
+def part_browser(a) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "bench"))
+    import explore_visit  # tests/explore_visit.py: the visit tests/test_browser.py asserts on
+    from _results import row, write_results
+
+    cache = snb.EmbeddingCache(Path(tempfile.mkdtemp(prefix="bench-ux-")) / "cache")
+
+    def expected_sa(model: str, dataset: str, languages: list[str]) -> str:
+        ds = snb.load_dataset(dataset, languages=languages).subset(range(explore_visit.N_CONCEPTS))
+        r = snb.dataset_affinity(ds, model, n_boot=explore_visit.N_BOOT, seed=0, cache=cache, progress=False)
+        return f"SA cosine {r.cosine.sa:.3f} ± {r.cosine.sem:.3f}"
+
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp:
+        m = explore_visit.long_visit(Path(tmp) / "visit", expected_sa=expected_sa)
+    load_after = os.getloadavg()
+    load = f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after the visit, 2 cores shared"
+    common = dict(threads="kernel default", repeats=1, clock="wall (browser)")
+    uncached = ("uncached tfidf-char: embed + SA + PCA + map (same visit, after Cancel)", m["after_embed_cancel_shown"])
+    rows = [
+        row("browser: model switch to data the kernel holds (use-multilingual, 5 languages x 120 concepts)",
+            m["cached_switch_memo"], uncached[1], baseline_name=uncached[0], target="< 1 s", note=load, **common),
+        row("browser: model switch after a restart, data cached on disk (tfidf-char)", m["cached_switch_disk"],
+            uncached[1], baseline_name=uncached[0], target="< 1 s",
+            note=f"the panel's own refresh {m['cached_switch_disk_refresh']:.2f} s; {load}", **common),
+        row("browser: tier-slider move (mouse up to the legend updated in place)", m["tier_move"], m["cached_switch_memo"],
+            baseline_name="model switch with a new spec (same visit)", target="< 1 s", note=load, **common),
+        row("browser: Restart Kernel and Run All to the map restored by from_state (kernel start and import included)",
+            m["restart_to_map"], m["first_map_open"], baseline_name="first open: Run All to the first map, empty cache, en+zh",
+            note=f"the panel's own from_state refresh (import excluded) {m['from_state_refresh']:.2f} s; {load}", **common),
+        row("browser: first map after a restart, the panel's own refresh (from_state, cached data, import excluded)",
+            m["from_state_refresh"], m["first_map_open"], baseline_name="first open: Run All to the first map, empty cache",
+            target="< 1 s", note=load, **common),
+        row("browser: a change after Cancel (mid-embedding) starts computing", m["after_embed_cancel_start"],
+            m["after_embed_cancel_shown"], baseline_name="the same change, until shown", target="< 1 s", note=load, **common),
+        row("browser: a change after Cancel (mid-t-SNE) starts computing", m["after_projection_cancel_start"],
+            m["after_projection_cancel_shown"], baseline_name="the same change, until shown", target="< 1 s", note=load,
+            **common),
+        row(f"browser: kernel + worker CPU in the {explore_visit.CPU_WINDOW} s after Cancel mid-embedding",
+            m["cpu_after_embed_cancel"], m["cpu_embedding"], unit="cores", baseline_name="while embedding (0.5 s)",
+            target="near 0", note=load, **{**common, "clock": "CPU (psutil)"}),
+        row(f"browser: kernel + worker CPU in the {explore_visit.CPU_WINDOW} s after Cancel mid-t-SNE",
+            m["cpu_after_tsne_cancel"], m["cpu_tsne_running"], unit="cores", baseline_name="while t-SNE ran (0.5 s)",
+            target="near 0", note=load, **{**common, "clock": "CPU (psutil)"}),
+    ]
+    print(load)
+    write_results("panel_ux_browser", rows, script="bench/bench_panel_ux.py", args=["--part", "browser"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--part", choices=("cached", "cancel", "all"), default="all")
+    ap.add_argument("--part", choices=("cached", "cancel", "all", "browser"), default="all")
     ap.add_argument("--dataset", default="conceptual-space")
     ap.add_argument("--cancel-dataset", default="conceptual-space")
     ap.add_argument("--languages", default="en,zh,de")
@@ -213,6 +273,8 @@ def main() -> None:
         part_cached(a)
     if a.part in ("cancel", "all"):
         part_cancel(a)
+    if a.part == "browser":
+        part_browser(a)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ Run:  .venv/bin/python bench/bench_sa.py [--quick]
    resamples and scaled to 1000, and (b) the floor: one float64 matrix product
    (resamples x concepts) @ (concepts x dims).
 2. Point SA for 200,000 concepts x 3 languages x 384 dims, float32 and float64
-   embeddings, each in a fresh subprocess: the SA core (``_Spreads``, the point
+   embeddings, each in a fresh subprocess: the SA core (``Spreads``, the point
    spreads and the chance level) and ``semantic_affinity(..., n_boot=0)`` end to
    end, against a single pass over the data -- every block read once and its
    row norms computed, in blocks of the size the fused pass uses -- timed in the
@@ -17,7 +17,7 @@ Run:  .venv/bin/python bench/bench_sa.py [--quick]
 3. Memory of the 1000-resample bootstrap at 50,000 concepts x 3 languages x 384
    dims (float32): peak beside the embeddings for the multinomial bootstrap
    (``null_aware_bootstrap``, what ``affinity_of_words`` runs for
-   method="percentile") with its default batch (``_Spreads.bootstrap_batch``: a budget of
+   method="percentile") with its default batch (``Spreads.bootstrap_batch``: a budget of
    half the embeddings' size) and with the fixed 64 MiB batch it used before, against
    the index-array bootstrap (``scipy.stats.bootstrap`` with vectorised index
    arrays and ``affinity_of_words``' batch rule, what method="basic"/"BCa" runs),
@@ -79,10 +79,10 @@ def bootstrap_bench(n_slice: int) -> dict:
     # the two routes compute the same statistic: check on the sliced resamples
     import scipy.sparse as sp
 
-    from semanscope_nb.metrics.affinity import AlignedWords, _rows_to_counts, _Spreads
+    from semanscope_nb.metrics.spreads import AlignedWords, Spreads, rows_to_counts
 
     aw = AlignedWords(("en", "zh"), (E["en"], E["zh"]), tuple(sp.identity(R, format="csr") for _ in range(2)), tuple(map(str, range(R))))
-    s = _Spreads(aw).spreads(_rows_to_counts(idx, R))
+    s = Spreads(aw).spreads(rows_to_counts(idx, R))
     ours_vals = np.stack([snb.affinity_ratio(s["intra_cos"], s["inter_cos"]), snb.affinity_ratio(s["intra_euc"], s["inter_euc"])], axis=1)
     max_diff = float(np.abs(ours_vals - np.array(base_vals)).max())
     return {
@@ -102,7 +102,7 @@ import json, sys, time, tracemalloc
 import numpy as np, scipy.sparse as sp
 import semanscope_nb as snb
 from semanscope_nb.metrics import spreads as S
-from semanscope_nb.metrics.chance import _NullParts
+from semanscope_nb.metrics.chance import NullParts
 R, dtype, L, d = int(sys.argv[1]), np.dtype(sys.argv[2]), 3, 384
 rng = np.random.default_rng(0)
 E = {f"l{k}": rng.standard_normal((R, d), dtype=np.float32).astype(dtype) for k in range(L)}
@@ -120,10 +120,10 @@ def whole():  # the previous floor: row norms of each whole array (one temporary
         np.linalg.norm(v, axis=1)
 
 def core():
-    s = S._Spreads(aw)
+    s = S.Spreads(aw)
     ones = np.ones((1, R))
     s.spreads(ones, scaled=True)
-    _NullParts(aw, s).inter(ones)
+    NullParts(aw, s).inter(ones)
 
 best = {"one_pass": 1e9, "whole": 1e9, "core": 1e9}
 for _ in range(3):  # interleaved, so load from other work hits all three alike
@@ -141,7 +141,7 @@ print(json.dumps({"concepts": R, "dtype": dtype.name, "embeddings_bytes": size, 
 _BOOT = r"""
 import json, sys, time, tracemalloc, warnings
 import numpy as np, scipy.sparse as sp
-from semanscope_nb.metrics.spreads import AlignedWords, _Spreads, _rows_to_counts, affinity_ratio
+from semanscope_nb.metrics.spreads import AlignedWords, Spreads, rows_to_counts, affinity_ratio
 from semanscope_nb.metrics.chance import DEFAULT_MAX_BATCH_BYTES, null_aware_bootstrap
 R, B, mode, L, d = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], 3, 384
 rng = np.random.default_rng(0)
@@ -152,11 +152,11 @@ size = sum(v.nbytes for v in vecs)
 out = {"mode": mode, "concepts": R, "n_boot": B, "embeddings_bytes": size}
 tracemalloc.start()
 t = time.perf_counter()
-spreads = _Spreads(aw)
+spreads = Spreads(aw)
 if mode == "index":  # scipy.stats.bootstrap with index arrays, as affinity_of_words runs for method="basic"/"BCa"
     import scipy.stats
     def statistic(idx, axis=-1):
-        s = spreads.spreads(_rows_to_counts(np.asarray(idx), R), scaled=True)
+        s = spreads.spreads(rows_to_counts(np.asarray(idx), R), scaled=True)
         return np.stack([affinity_ratio(s["intra_cos"], s["inter_cos"]), affinity_ratio(s["intra_euc"], s["inter_euc"])])
     batch = int(max(1, min(B, 32_000_000 // (R + 2 * d))))
     res = scipy.stats.bootstrap((np.arange(R),), statistic, n_resamples=B, batch=batch, vectorized=True,

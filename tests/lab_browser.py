@@ -122,5 +122,7 @@ def run_all(page) -> None:
 def restart_kernel_and_run_all(page) -> None:
     """Kernel > Restart Kernel and Run All Cells… (accepting the dialog)."""
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Kernel$")).click(timeout=10_000)
-    page.locator("li.lm-Menu-item[data-command='notebook:restart-run-all']").click(timeout=10_000)
+    # the Kernel menu's item is runmenu:restart-and-run-all in JupyterLab 4 (notebook:restart-run-all is the toolbar's)
+    page.locator("li.lm-Menu-item[data-command='runmenu:restart-and-run-all'], "
+                 "li.lm-Menu-item[data-command='notebook:restart-run-all']").first.click(timeout=10_000)
     page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").first.click(timeout=20_000)

@@ -8,6 +8,11 @@ method, a tier slider.  After EACH step it asserts that the SA shown is the one
 languages (same n_boot and seed), that the map is drawn, that the panel shows no error
 and that the browser console logged no error.  A screenshot per step goes to a
 temporary folder; the last one is copied to figures/explore-screenshot.png.
+
+The second test is issue 24's long visit (tests/explore_visit.py): rapid changes, Ctrl-click,
+Cancel mid-projection and mid-embedding with the kernel's CPU measured after it, invalid
+thresholds, the legend over no point or label, an export with labels, save_state / restart /
+from_state.  Its timings are recorded by bench/bench_panel_ux.py --part browser, not asserted here.
 """
 
 from __future__ import annotations
@@ -285,3 +290,50 @@ def test_explore_panel_in_headless_chromium(jupyterlab, tmp_path, shared_cache_d
     assert outside == [], f"requests outside 127.0.0.1: {outside[:10]}"
     assert len(seen) > 20  # the recorder saw JupyterLab's own (local) traffic
     assert SCREENSHOT.stat().st_size > 20_000
+
+
+def test_long_visit_cancel_restart_export(tmp_path, shared_cache_dir):
+    """Issue 24's long visit (tests/explore_visit.py): rapid changes, Ctrl-click, Cancel mid-projection and
+    mid-embedding (CPU measured on the kernel and its worker), invalid thresholds, a selection the legend does
+    not cover, an export with the labels, save_state / restart / from_state, a cached switch after the restart.
+
+    Timings are recorded by bench/bench_panel_ux.py --browser; here only bounds with a wide margin are asserted.
+    """
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is absent (apt-get install chromium)")
+    pytest.importorskip("playwright")
+    import explore_visit
+
+    import semanscope_nb as snb
+
+    cache = snb.EmbeddingCache(shared_cache_dir)
+
+    def expected_sa(model: str, dataset: str, languages: list[str]) -> str:  # computed here, not in the kernel
+        ds = snb.load_dataset(dataset, languages=languages)
+        ds = ds.subset(range(min(explore_visit.N_CONCEPTS, len(ds))))
+        r = snb.dataset_affinity(ds, model, n_boot=explore_visit.N_BOOT, seed=0, cache=cache, progress=False)
+        return f"SA cosine {r.cosine.sa:.3f} ± {r.cosine.sem:.3f}"
+
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    m = explore_visit.long_visit(tmp_path / "visit", expected_sa=expected_sa, shots=shots)
+    print({k: v for k, v in m.items() if not isinstance(v, (list, dict))})
+    # debounce and supersession: three quick changes, one computation completed (a superseded one is stopped)
+    assert m["rapid_completed"] == 1 and m["multiselect_completed"] == 1, m
+    # Cancel stops the work, not only its display: the kernel and its projection worker go (near) idle
+    idle_bound = 0.25  # cores; an idle kernel measures ~0.01-0.05 here, a running t-SNE or embedding ~0.5-1
+    assert m["cpu_after_tsne_cancel"] < idle_bound, m
+    assert m["cpu_after_embed_cancel"] < idle_bound, m
+    assert m["tsne_cancel_to_message"] < 10 and m["embed_cancel_to_message"] < 10, m
+    # a change after Cancel starts its computation at once (goal 1 s; 5 s is the margin for a loaded machine)
+    assert m["after_embed_cancel_start"] < 5 and m["after_projection_cancel_start"] < 5, m
+    # the legend covers no point and no label; the export carries the selected concept's labels
+    assert m["legend_collisions"] == [], m["legend_collisions"]
+    assert m["export_labels_missing"] == [], m
+    # after the restart the projection comes from disk (nothing recomputed), for the restored and the switched model
+    assert m["after_restart_counts"]["proj-computed"] == 0, m["after_restart_counts"]
+    assert m["after_switch_counts"]["proj-computed"] == 0, m["after_switch_counts"]
+    assert m["console_errors"] == [], m["console_errors"][:5]
+    assert m["blocked"] == [], m["blocked"][:10]
+    assert m["visit_seconds"] < 600, m["visit_seconds"]
+    assert len(list(shots.glob("*.png"))) >= 7  # one per step that changes what the panel shows

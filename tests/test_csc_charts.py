@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 from test_csc import SENTS, BagEncoder
 
@@ -112,6 +113,28 @@ def test_heatmap_spec(results):
         assert d["cell"] == f"{r.overlap:.3f}" + ("*" if r.separation < 0 else "")
         assert d["interval"] == f"[{r.ci[0]:.2f}, {r.ci[1]:.2f}]"
     assert spec["layer"][1]["encoding"]["text"]["field"] == "cell"
+
+
+def test_heatmap_headers_never_run_into_each_other_and_the_legend_sits_beside_the_grid(results):
+    from semanscope_nb.plots import csc_charts
+
+    def header(spec):
+        return spec["layer"][0]["encoding"]["x"]["axis"]
+
+    spec = snb.csc_heatmap(results).to_dict()
+    names = {d["corpus"] for d in _datasets(spec)[spec["data"]["name"]]}
+    ax = header(spec)
+    # level headers only when the longest one fits its column; otherwise slanted and cut
+    if max(map(len, names)) * csc_charts.HEADER_CHAR_PX <= 110 - 8:
+        assert ax["labelAngle"] == 0 and ax["labelLimit"] <= 110
+    else:
+        assert ax["labelAngle"] != 0
+    long = pd.DataFrame([{"model": m, "corpus": c, "overlap": 0.3, "separation": 0.1, "ci_low": 0.2, "ci_high": 0.4}
+                         for m in ("a", "b") for c in ("ess-questions-en-100", "ess-questions-zh-100", "x")])
+    ax = header(snb.csc_heatmap(long, cell_width=90).to_dict())
+    assert ax["labelAngle"] == -40 and ax["labelAlign"] == "left" and ax["labelLimit"] == csc_charts.HEADER_LIMIT
+    legend = spec["layer"][0]["encoding"]["color"]["legend"]
+    assert legend["orient"] == "right" and legend["gradientLength"] >= 60
 
 
 def test_length_chart_spec(results):

@@ -461,3 +461,21 @@ def test_sentence_map_of_real_sib200_sentences_by_class_language_and_sample(tmp_
         sentence_map(proj, colour="sample", sample_ids=[1, 2, 3])
     with pytest.raises(ValueError, match="colour must be one of"):
         sentence_map(proj, colour="topic")
+
+
+def test_topic_map_beside_the_sample_map_keeps_its_own_colours_and_a_topic_legend():
+    import numpy as np
+
+    from semanscope_nb.plots.retrieval_charts import sentence_maps_by_sample_and_class
+
+    rng = np.random.default_rng(0)
+    topics = [f"topic {i % 7}" for i in range(30)]
+    p = snb.project({"en": rng.normal(size=(30, 8)), "fr": rng.normal(size=(30, 8))}, method="pca", cache=False)
+    spec = sentence_maps_by_sample_and_class(p, labels=topics * 2, sample_ids=list(range(30)) * 2,
+                                             class_title="topic").to_dict()  # validated against the schema
+    assert spec["resolve"]["scale"]["color"] == "independent"  # no merged domain, no conflicting schemes
+    by_sample, by_topic = (c["encoding"]["color"] for c in spec["hconcat"])
+    assert by_sample["field"] == "sample" and by_sample["scale"]["scheme"] == "tableau20"
+    assert by_topic["field"] == "label" and by_topic["title"] == "topic" and by_topic["scale"]["scheme"] == "tableau10"
+    assert by_topic.get("legend", {}) is not None  # the topic map shows its legend (30 sample ids show none)
+    assert by_sample["legend"] is None

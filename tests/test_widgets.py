@@ -76,6 +76,17 @@ def test_dataset_picker_bundled_folder_and_languages(tmp_path):
         DatasetPicker(value="no-such-dataset")
 
 
+def test_typed_threshold_messages_clear_when_a_slider_gives_a_valid_pair():
+    t = TierThresholdsPicker()
+    t.great_text.text.value = "abc"
+    t.good_text.text.value = "0.99"  # above great: inverted
+    assert "not a number" in t.great_text.message.value and "must be ≥" in t.message.value
+    assert t.value == snb.metrics.TierThresholds(0.6, 0.5) and t.great_text.text.value == "0.60"  # the last valid values stay
+    t.good_slider.value = 0.4  # a valid move: the messages about the typed text are stale
+    assert t.value == snb.metrics.TierThresholds(0.6, 0.4)
+    assert (t.message.value, t.great_text.message.value, t.good_text.message.value) == ("", "", "")
+
+
 def test_tier_sliders_keep_great_at_least_good():
     t = TierThresholdsPicker()
     assert t.value == snb.TierThresholds(0.6, 0.5)

@@ -68,6 +68,13 @@ The verdict (:attr:`SAResult.tier`, :attr:`SAResult.verdict`) -- exclusion can o
    and on the concepts left; when they differ the verdict names both ("good on
    all concepts; leaving out the 126 degenerate-vector concepts would give great").
 
+Every verdict statistic comes from one pass over the same multinomial resamples
+(:func:`~semanscope_nb.metrics.chance.verdict_bootstrap`): the SA, its chance level, gap
+and corrected score on all concepts, the same on the artefact-free concepts -- a left-out
+concept weighs 0 in the full set's counts, it is not resampled a second time
+(:class:`~semanscope_nb.metrics.spreads.RowSubset` states the rule) -- and the surface-form
+baseline on the same counts of the concepts it is compared on.
+
 :attr:`SAResult.verdict_scores` (a :class:`~semanscope_nb.metrics.chance.NullAwareScores`:
 ``sa``, ``sa_null``, ``delta``, ``corrected``) is the one quantity comparisons,
 pair maps, legends and leaderboards read: the artefact-free, chance-corrected
@@ -111,11 +118,11 @@ from semanscope_nb.metrics.chance import (
     above_chance_gate,
     euclidean_chance_by_permutation,
     is_unit_norm,
-    null_aware_bootstrap,
     null_aware_tier,
     percentile_intervals,
     permutation_test,
     straddle_note,
+    verdict_bootstrap,
 )
 from semanscope_nb.metrics.degenerate import (
     MIN_BOOT_CONCEPTS,
@@ -835,25 +842,21 @@ def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
         return float(_sa_or_nan(s["intra_cos"], s["inter_cos"], ROUNDING_FLOOR)[0])
 
 
-def _verdict_without_artefacts(
-    aw: AlignedWords, chance: NullAwareScores | None, *, n_boot: int, seed: int, confidence: float, batch: int | None,
-    thresholds: TierThresholds, unknown_words: Mapping[str, Any] | None = None,
-    distributions: dict[str, np.ndarray] | None = None, should_stop: Any = None,
-) -> tuple[NullAwareScores | None, dict[str, int], list[str], np.ndarray]:
-    """The null-aware scores without the concepts that fake alignment, how many were left out (by reason), notes, kept rows.
+def _artefact_exclusion(
+    aw: AlignedWords, *, unknown_words: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, int], list[str], np.ndarray, bool]:
+    """The concepts that fake alignment: how many are left out (by reason), notes, kept rows, whether the rest is scorable.
 
     Each excluded row is counted once, under the first of its reasons in the order
     identical-string, unknown-token, degenerate-vector.  When nothing (or nothing
-    scorable) is left the scores are None and the counts say why: the verdict then
-    gives no tier, it never falls back to all concepts.
+    scorable: fewer than 3 concepts, or a language with fewer than 2 distinct words)
+    is left, the verdict gives no tier; it never falls back to all concepts.
     """
     keep_all = np.ones(aw.n_rows, dtype=bool)
-    if chance is None:
-        return None, {}, [], keep_all
     art = find_artefacts(aw, unknown_words=unknown_words)
     notes = art.notes()
     if not art.excluded_rows.any():
-        return None, {}, notes, keep_all
+        return {}, notes, keep_all, False
     excluded = {}
     taken = np.zeros(aw.n_rows, dtype=bool)
     for reason, rows in (("identical-string", art.identical_rows), ("unknown-token", art.unknown_rows),
@@ -865,18 +868,12 @@ def _verdict_without_artefacts(
     keep = ~art.excluded_rows
     if not keep.any():
         notes.append(f"every one of the {aw.n_rows} concepts is an artefact: no verdict (no tier)")
-        return None, excluded, notes, keep
-    sub = subset_rows(aw, keep)
-    if keep.sum() < 3 or any(v.shape[0] < 2 for v in sub.vectors):
+        return excluded, notes, keep, False
+    words_left = [int((np.asarray(sp.csr_matrix(inc)[keep].sum(axis=0)).ravel() > 0).sum()) for inc in aw.incidence]
+    if keep.sum() < 3 or any(n < 2 for n in words_left):
         notes.append(f"only {int(keep.sum())} concept(s) remain without the artefacts, too few to score: no tier")
-        return None, excluded, notes, keep
-    without = null_aware_bootstrap(sub, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
-                                   distributions=distributions, should_stop=should_stop)
-    notes.append(
-        f"the verdict uses the {int(keep.sum())} concepts without artefacts: SA {without.sa.value:.3f} "
-        f"(all concepts: {chance.sa.value:.3f}), chance level {without.sa_null.value:.3f}"
-    )
-    return without, excluded, notes, keep
+        return excluded, notes, keep, False
+    return excluded, notes, keep, True
 
 
 def _matching_surface(surface: AlignedWords, aw: AlignedWords) -> AlignedWords:
@@ -1007,14 +1004,28 @@ def affinity_of_words(
     nan_boot = (math.nan, math.nan, Interval(math.nan, math.nan))
     boot = {"cos": nan_boot, "euc": nan_boot}
     defined = [key for key in ("cos", "euc") if not math.isnan(sa[key])]
-    chance, dists = None, {}
-    if "cos" in defined:  # the chance level and the gap, on multinomial resamples of the concepts
-        chance = null_aware_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
-                                      thresholds=thresholds, distributions=dists, should_stop=should_stop)
+    chance, dists, dists_free = None, {}, {}
+    excluded, artefact_notes, kept, scorable = {}, [], np.ones(R, dtype=bool), False
+    chance_excluding, surface_result = None, None
+    if "cos" in defined:  # every verdict statistic from one pass over the same multinomial resamples
+        excluded, artefact_notes, kept, scorable = _artefact_exclusion(aw, unknown_words=unknown_words)
+        judged = scorable or not excluded  # the verdict has scores to stand on: the surface null is asked
+        one = verdict_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
+                                thresholds=thresholds, keep=kept if scorable else None,
+                                surface=surface if judged else None, distributions=dists,
+                                subset_distributions=dists_free, should_stop=should_stop)
+        chance, chance_excluding, surface_result = one.full, one.subset, one.surface
+        if chance_excluding is not None:
+            artefact_notes.append(
+                f"the verdict uses the {int(kept.sum())} concepts without artefacts: SA {chance_excluding.sa.value:.3f} "
+                f"(all concepts: {chance.sa.value:.3f}), chance level {chance_excluding.sa_null.value:.3f}"
+            )
+        if one.surface_note:
+            notes["cos"].append(f"no surface-form comparison: {one.surface_note}")
     if chance is not None and not is_unit_norm(aw) and language_centred_diagnostic(aw, None):
         # off the unit sphere the closed-form Euclidean chance bound is loose: the mean over seeded shuffles
         # (up to LANGUAGE_CENTRED_AUTO_WORDS words, like the other diagnostic; beyond, the bound stays)
-        chance = replace(chance, sa_null_euclidean=euclidean_chance_by_permutation(aw, seed=seed)[0])
+        chance = replace(chance, sa_null_euclidean=euclidean_chance_by_permutation(aw, seed=seed, spreads=spreads)[0])
     if n_boot and defined and method == "percentile" and chance is not None:
         # the same resamples give the SA intervals: no index arrays (B x R) are ever built
         dist = np.stack([dists["sa"], dists["sa_euclidean"]])
@@ -1053,23 +1064,6 @@ def affinity_of_words(
             notes[key].extend(extra)
     elif n_boot:
         notes["cos"].append("no bootstrap: both SAs are undefined")
-    dists_free: dict[str, np.ndarray] = {}
-    chance_excluding, excluded, artefact_notes, kept = _verdict_without_artefacts(
-        aw, chance, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
-        unknown_words=unknown_words, distributions=dists_free, should_stop=should_stop,
-    )
-    surface_result = None
-    if surface is not None and (chance_excluding is not None or (chance is not None and not excluded)):
-        from semanscope_nb.metrics.chance import surface_null
-
-        judged_dists = dists_free if excluded else dists  # the model's corrected score on the verdict's resamples
-        try:
-            surface_result = surface_null(aw, surface, keep=kept, n_boot=n_boot, seed=seed, confidence=confidence,
-                                          batch=batch, model_distribution=judged_dists.get("corrected"))
-        except ValueError as exc:  # too few comparable concepts: the verdict says so instead of failing
-            if "need at least" not in str(exc):
-                raise
-            notes["cos"].append(f"no surface-form comparison: {exc}")
     if chance is not None and R < SMALL_SAMPLE:
         flip = (chance_excluding or chance).tier_flip_rate  # noqa: the scores the verdict rests on
         notes["cos"].append(

@@ -61,7 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from semanscope_nb.results import Estimate, Interval, Result
-from semanscope_nb.metrics.spreads import AlignedWords, Spreads, unit_rows, affinity_ratio
+from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, unit_rows, affinity_ratio
 from semanscope_nb.models.cancel import check_stop
 
 #: resamples held in memory at once when ``batch`` is not given (counts are float64, B x R)
@@ -137,9 +137,13 @@ def percentile_intervals(dist: np.ndarray, confidence: float) -> Interval:
     import warnings
 
     a = (1.0 - confidence) / 2.0
+    dist = np.asarray(dist, dtype=np.float64)
+    if np.isfinite(dist).all():  # the same quantiles; nanquantile loops over the rows in Python
+        q = np.quantile(dist, [a, 1.0 - a], axis=1)
+        return Interval(q[0], q[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN row: NaN, not a warning
-        q = np.nanquantile(np.asarray(dist, dtype=np.float64), [a, 1.0 - a], axis=1)
+        q = np.nanquantile(dist, [a, 1.0 - a], axis=1)
     return Interval(q[0], q[1])
 
 
@@ -169,31 +173,40 @@ class NullParts:
 
     def inter(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Expected cosine inter distance and sqrt(E[Q]) (Euclidean, scaled units) under shuffling, per count row."""
-        from semanscope_nb.metrics.spreads import rowdot  # row dot products (np.vecdot where available)
-
         counts = np.asarray(counts, dtype=np.float64)
-        d = self.spreads.d
         parts = self.spreads.occurrence_parts(counts)  # working units (see Spreads)
-        total = 0.0  # sum over languages of [a_l | mu_l]
-        sq_u = 0.0
-        sq_c = 0.0
-        s_sum = 0.0
-        for k in range(self.L):
-            n = counts @ self.n_alt[k]  # occurrences drawn
-            both, sq = parts[k]
-            means = both / n[:, None]  # [occurrence-mean unit vector a_l | occurrence-mean centred vector mu_l]
-            total = total + means
-            sq_u = sq_u + rowdot(means[:, :d], means[:, :d])
-            sq_c = sq_c + rowdot(means[:, d:], means[:, d:])
-            s_sum = s_sum + sq / n
-        pair_dots_u = (rowdot(total[:, :d], total[:, :d]) - sq_u) / 2.0  # sum_{l<m} a_l . a_m
-        pair_dots_c = (rowdot(total[:, d:], total[:, d:]) - sq_c) / 2.0
-        inter_cos = 1.0 - pair_dots_u / self.K
-        # sum_{l<m} (s_l + s_m) = (L - 1) sum_l s_l
-        expected_q = ((self.L - 1) * s_sum - 2.0 * pair_dots_c) / self.K
-        inter_euc = np.sqrt(np.maximum(expected_q, 0.0))
-        shift = self.spreads._wexp - self.spreads.exponent  # working units -> units of the spreads' scale (exact)
-        return inter_cos, (np.ldexp(inter_euc, shift) if shift else inter_euc)
+        return null_inter(self.spreads, parts, [counts @ a for a in self.n_alt])
+
+
+def null_inter(spreads: Spreads, parts: list[tuple[np.ndarray, np.ndarray]], occurrences: list[np.ndarray]
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The closed-form null (module docstring) from per-language occurrence parts ``(V @ [unit | centred], V @ q)``.
+
+    ``occurrences[l]``: the occurrences drawn in language l per resample (``counts @ n_alt``).
+    Returns the expected cosine inter distance and sqrt(E[Q]) (Euclidean, units of the spreads' scale).
+    """
+    from semanscope_nb.metrics.spreads import rowdot  # row dot products (np.vecdot where available)
+
+    L, d = spreads.L, spreads.d
+    K = L * (L - 1) / 2
+    total = 0.0  # sum over languages of [a_l | mu_l]
+    sq_u = 0.0
+    sq_c = 0.0
+    s_sum = 0.0
+    for (both, sq), n in zip(parts, occurrences):
+        means = both / n[:, None]  # [occurrence-mean unit vector a_l | occurrence-mean centred vector mu_l]
+        total = total + means
+        sq_u = sq_u + rowdot(means[:, :d], means[:, :d])
+        sq_c = sq_c + rowdot(means[:, d:], means[:, d:])
+        s_sum = s_sum + sq / n
+    pair_dots_u = (rowdot(total[:, :d], total[:, :d]) - sq_u) / 2.0  # sum_{l<m} a_l . a_m
+    pair_dots_c = (rowdot(total[:, d:], total[:, d:]) - sq_c) / 2.0
+    inter_cos = 1.0 - pair_dots_u / K
+    # sum_{l<m} (s_l + s_m) = (L - 1) sum_l s_l
+    expected_q = ((L - 1) * s_sum - 2.0 * pair_dots_c) / K
+    inter_euc = np.sqrt(np.maximum(expected_q, 0.0))
+    shift = spreads._wexp - spreads.exponent  # working units -> units of the spreads' scale (exact)
+    return inter_cos, (np.ldexp(inter_euc, shift) if shift else inter_euc)
 
 
 @dataclass(frozen=True)
@@ -229,7 +242,7 @@ def is_unit_norm(aw: AlignedWords, *, tol: float = UNIT_NORM_TOL) -> bool:
 
 
 def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,
-                                    seed: int | None = 0) -> tuple[float, float]:
+                                    seed: int | None = 0, spreads: Spreads | None = None) -> tuple[float, float]:
     """(expected Euclidean SA, expected Euclidean inter spread) over ``n_perm`` shuffles of the translation pairing.
 
     The permutation estimate of the Euclidean chance level, for vectors that are not
@@ -237,7 +250,9 @@ def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN
     (wordllama's off by up to 0.015).  Each permutation keeps the first language in
     place and re-pairs every other language's rows by ``rng.permutation(R)`` (drawn
     in language order from ``default_rng(seed)``); the paper's Euclidean spreads of
-    the re-paired concepts are computed exactly (alternatives expand to their tuples).
+    the re-paired concepts are computed exactly (alternatives expand to their tuples), from one
+    :class:`~semanscope_nb.metrics.spreads.Spreads` of ``aw`` (``spreads``: reuse one; a re-pairing
+    changes only the inter spread's tuples, so nothing per word is computed again).
 
     >>> import scipy.sparse as sp
     >>> rng = np.random.default_rng(0); eye = sp.identity(60, format="csr")
@@ -252,14 +267,12 @@ def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN
     R = aw.n_rows
     sas = np.empty(n_perm)
     inters = np.empty(n_perm)
-    incidence = [sp.csr_matrix(inc) for inc in aw.incidence]
-    for p in range(n_perm):
-        perms = [np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)]
-        shuffled = AlignedWords(aw.languages, aw.vectors, tuple(inc[perm] for inc, perm in zip(incidence, perms)), aw.labels)
-        spreads = Spreads(shuffled, stack_limit=0)  # one shuffle at a time, no stacked copy of the vectors
-        s = spreads.spreads(np.ones((1, R)), scaled=True)
-        sas[p] = affinity_ratio(s["intra_euc"][0], s["inter_euc"][0])
-        inters[p] = np.ldexp(s["inter_euc"][0], spreads.exponent)
+    spreads = spreads if spreads is not None else Spreads(aw)  # built once: a re-pairing changes only the inter tuples
+    intra = spreads.spreads(np.ones((1, R)), scaled=True)["intra_euc"][0]
+    pairings = [[np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)] for _ in range(n_perm)]
+    inter = spreads.repaired_inters_euclidean(pairings)
+    sas[:] = affinity_ratio(intra, inter)
+    inters[:] = np.ldexp(inter, spreads.exponent)
     return float(sas.mean()), float(inters.mean())
 
 
@@ -288,7 +301,7 @@ def chance_level(aw: AlignedWords, *, spreads: Spreads | None = None, n_perm: in
     sa_euc = float(affinity_ratio(point["intra_euc"][0], inter_euc[0]))
     inter_euc_units = float(np.ldexp(inter_euc[0], spreads.exponent))
     if not is_unit_norm(aw):  # the closed form is a loose bound off the unit sphere: both by permutation
-        sa_euc, inter_euc_units = euclidean_chance_by_permutation(aw, n_perm=n_perm, seed=seed)
+        sa_euc, inter_euc_units = euclidean_chance_by_permutation(aw, n_perm=n_perm, seed=seed, spreads=spreads)
     return ChanceLevel(
         sa_null_cosine=float(affinity_ratio(point["intra_cos"][0], inter_cos[0])),
         sa_null_euclidean=sa_euc,
@@ -346,6 +359,35 @@ def shuffled_inter_cosine(row_means: list[np.ndarray], n_alt: list[np.ndarray], 
     return float(np.sum(tuples * (1.0 - pair_dots / K)) / np.sum(tuples))
 
 
+#: Largest total size (bytes) of the language-pair Gram matrices of row means that
+#: :func:`permutation_test` holds; beyond it, each re-pairing is computed from the vectors.
+PERMUTATION_GRAM_BYTES = 256 * 2**20
+
+
+def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray], perms: list[np.ndarray]) -> np.ndarray:
+    """:func:`shuffled_inter_cosine` for a batch of re-pairings at once (``perms[l]`` is ``P x R``).
+
+    Every row-mean dot product of a language pair is taken once, in one Gram matrix
+    ``M_k M_l^T`` (R x R); a re-pairing is then a gather from it, O(R) instead of O(R d).
+    Used when the Gram matrices fit :data:`PERMUTATION_GRAM_BYTES`.
+
+    >>> rng = np.random.default_rng(0); m = [rng.normal(size=(5, 3)) for _ in range(3)]; n = [np.ones(5)] * 3
+    >>> perms = [np.tile(np.arange(5), (2, 1)), np.array([np.arange(5), [1, 0, 2, 3, 4]]), np.tile(np.arange(5), (2, 1))]
+    >>> one = [shuffled_inter_cosine(m, n, [p[i] for p in perms]) for i in range(2)]
+    >>> bool(np.allclose(shuffled_inter_cosines(m, n, perms), one, rtol=1e-12))
+    True
+    """
+    L = len(row_means)
+    K = L * (L - 1) / 2
+    tuples = np.ones(perms[0].shape)
+    pair_dots = np.zeros(perms[0].shape)
+    for k in range(L):
+        tuples *= n_alt[k][perms[k]]
+        for m in range(k + 1, L):
+            pair_dots += (row_means[k] @ row_means[m].T)[perms[k], perms[m]]
+    return np.sum(tuples * (1.0 - pair_dots / K), axis=1) / np.sum(tuples, axis=1)
+
+
 def n_repairings(n_rows: int, n_languages: int) -> float:
     """How many distinct re-pairings the permutation test can draw: ``(R!)^(L-1)`` (the first language stays).
 
@@ -399,18 +441,24 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     R = aw.n_rows
     tol = sa_tie_tolerance(aw.vectors, n_rows=R)
     identity = np.arange(R)
-    observed = shuffled_inter_cosine(means, n_alt, [identity] * len(means))  # the same arithmetic as every re-pairing
-    total = n_repairings(R, len(means))
+    L = len(means)
+    total = n_repairings(R, L)
     exact = total <= n_perm
     if exact:  # every re-pairing, the observed one included
-        combos = itertools.product(itertools.permutations(range(R)), repeat=len(means) - 1)
-        inters = np.array([shuffled_inter_cosine(means, n_alt, [identity] + [np.array(p) for p in c]) for c in combos])
-    else:
+        combos = itertools.product(itertools.permutations(range(R)), repeat=L - 1)
+        drawn = [[identity] + [np.array(p) for p in c] for c in combos]
+    else:  # the generator's draws in a fixed order (draw by draw, language by language): the same seed, the same p
         rng = np.random.default_rng(seed)
-        inters = np.empty(n_perm)
-        for p in range(n_perm):
-            perms = [identity] + [rng.permutation(R) for _ in range(len(means) - 1)]
-            inters[p] = shuffled_inter_cosine(means, n_alt, perms)
+        drawn = [[identity] + [rng.permutation(R) for _ in range(L - 1)] for _ in range(n_perm)]
+    if R * R * 8 * L * (L - 1) / 2 <= PERMUTATION_GRAM_BYTES:  # one Gram matrix per language pair, then gathers
+        batch = max(1, int(PERMUTATION_GRAM_BYTES // (8 * R)))
+        stacked = [np.stack([d[k] for d in drawn]) for k in range(L)]
+        observed = float(shuffled_inter_cosines(means, n_alt, [identity[None, :]] * L)[0])  # the same arithmetic as every re-pairing
+        inters = np.concatenate([shuffled_inter_cosines(means, n_alt, [p[i:i + batch] for p in stacked])
+                                 for i in range(0, len(drawn), batch)])
+    else:
+        observed = shuffled_inter_cosine(means, n_alt, [identity] * L)
+        inters = np.array([shuffled_inter_cosine(means, n_alt, d) for d in drawn])
     null = affinity_ratio(intra, inters)
     hits = int(np.sum(inters <= observed + tol))  # SA_shuffled >= SA, within the near-tie rule
     n = inters.size
@@ -501,7 +549,38 @@ class NullAwareScores(Result):
 def null_aware_statistics(spreads: Spreads, parts: NullParts, counts: np.ndarray) -> dict[str, np.ndarray]:
     """SA (cosine and Euclidean), the cosine null, delta and the corrected score for each row-count vector (B x R)."""
     s = spreads.spreads(counts, scaled=True)
-    inter_null_cos, inter_null_euc = parts.inter(counts)
+    return _null_aware(s, *parts.inter(counts))
+
+
+def subset_statistics(subset: RowSubset, counts: np.ndarray) -> dict[str, np.ndarray]:
+    """:func:`null_aware_statistics` of the concepts ``subset.keep`` on full-set ``counts`` (the left-out ones weigh 0).
+
+    Reads the products the spreads made for ``counts`` (call :func:`null_aware_statistics`
+    on the same counts first, else they are computed) and adds the subset's correction
+    (:class:`~semanscope_nb.metrics.spreads.RowSubset`): the same numbers as
+    ``null_aware_statistics(Spreads(subset_rows(aw, keep)), ..., counts[:, keep])``.
+
+    >>> import scipy.sparse as sp
+    >>> rng = np.random.default_rng(0); eye = sp.identity(40, format="csr")
+    >>> aw = AlignedWords(("en", "de"), (rng.normal(size=(40, 8)), rng.normal(size=(40, 8))), (eye, eye), tuple(map(str, range(40))))
+    >>> spreads = Spreads(aw); parts = NullParts(aw, spreads); keep = np.arange(40) >= 5
+    >>> counts = next(resample_counts(40, 3, seed=0))
+    >>> full = null_aware_statistics(spreads, parts, counts)
+    >>> sub = subset_statistics(RowSubset(spreads, keep), counts)
+    >>> from semanscope_nb.metrics.artefacts import subset_rows
+    >>> alone = subset_rows(aw, keep); s2 = Spreads(alone)
+    >>> bool(np.allclose(sub["sa"], null_aware_statistics(s2, NullParts(alone, s2), counts[:, keep])["sa"], rtol=1e-12))
+    True
+    """
+    spreads = subset.spreads
+    counts = np.asarray(counts, dtype=np.float64)
+    spreads.track_occurrences = True
+    stats, intra, occ = subset.parts(counts, spreads.intra_parts(counts), spreads.occurrence_parts(counts))
+    s = spreads.from_parts(stats, intra, scaled=True)
+    return _null_aware(s, *null_inter(spreads, occ, [counts @ a for a in subset.n_alt]))
+
+
+def _null_aware(s: dict[str, np.ndarray], inter_null_cos: np.ndarray, inter_null_euc: np.ndarray) -> dict[str, np.ndarray]:
     with np.errstate(invalid="ignore", divide="ignore"):
         sa = affinity_ratio(s["intra_cos"], s["inter_cos"])
         null = affinity_ratio(s["intra_cos"], inter_null_cos)
@@ -510,6 +589,28 @@ def null_aware_statistics(spreads: Spreads, parts: NullParts, counts: np.ndarray
             "sa_euclidean": affinity_ratio(s["intra_euc"], s["inter_euc"]),
             "sa_null_euclidean": affinity_ratio(s["intra_euc"], inter_null_euc),
         }
+
+
+_NULL_KEYS = ("sa", "sa_null", "delta", "corrected")
+
+
+def _scores(point: dict[str, np.ndarray], dists: dict[str, list[np.ndarray]] | None, *, n_boot: int, confidence: float,
+            thresholds: Any, distributions: dict[str, np.ndarray] | None) -> NullAwareScores:
+    """The :class:`NullAwareScores` of one set of concepts from its point statistics and bootstrap distributions."""
+    flip = math.nan
+    if n_boot and dists is not None:
+        full = {k: np.concatenate(v) for k, v in dists.items()}
+        if distributions is not None:
+            distributions.update(full)
+        est = {k: _estimate(point[k][0], full[k], confidence) for k in _NULL_KEYS}
+        if thresholds is not None:
+            base = thresholds.classify(float(point["sa"][0]))
+            flip = float(np.mean([thresholds.classify(float(v)) != base for v in full["sa"]]))
+    else:
+        est = {k: Estimate(float(point[k][0]), math.nan, Interval(math.nan, math.nan)) for k in _NULL_KEYS}
+    # the closed-form bound (tight for unit vectors); affinity_of_words and chance_level replace it by the
+    # permutation estimate off the unit sphere (euclidean_chance_by_permutation), which rebuilds the spreads per shuffle
+    return NullAwareScores(**est, sa_null_euclidean=float(point["sa_null_euclidean"][0]), n_boot=int(n_boot), tier_flip_rate=flip)
 
 
 def null_aware_bootstrap(
@@ -533,35 +634,148 @@ def null_aware_bootstrap(
     ``batch`` (resamples held at once) defaults to ``spreads.bootstrap_batch(n_boot)``, which keeps
     the extra memory within half the embeddings' size.  ``should_stop`` (a callable, see
     :mod:`semanscope_nb.models.cancel`) is asked before each batch of resamples; when it says
-    stop, :class:`~semanscope_nb.errors.Cancelled` is raised.
+    stop, :class:`~semanscope_nb.errors.Cancelled` is raised.  :func:`verdict_bootstrap` gives
+    this and the artefact-free scores and the surface comparison from the same pass.
+    """
+    return verdict_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
+                             thresholds=thresholds, distributions=distributions, should_stop=should_stop).full
+
+
+@dataclass(frozen=True)
+class VerdictPass:
+    """Every verdict statistic of one bootstrap pass (:func:`verdict_bootstrap`); a part of a result, not a result."""
+
+    full: NullAwareScores
+    #: the scores on the concepts ``keep`` (None when every concept is kept)
+    subset: NullAwareScores | None = None
+    #: the model against the surface baseline on the kept concepts the baseline can embed (None when not asked)
+    surface: "SurfaceComparison | None" = None
+    #: why there is no surface comparison although one was asked (too few comparable concepts)
+    surface_note: str = ""
+
+
+def _surface_rows(model: AlignedWords, surface: AlignedWords, keep: np.ndarray | None) -> np.ndarray:
+    """The concepts both sides are compared on: ``keep``, without rows where the baseline has a zero vector (>= 3 of them)."""
+    if tuple(model.languages) != tuple(surface.languages) or model.n_rows != surface.n_rows:
+        raise ValueError(f"surface_null: the model ({list(model.languages)}, {model.n_rows} concepts) and the baseline "
+                         f"({list(surface.languages)}, {surface.n_rows} concepts) must hold the same concepts")
+    rows = np.ones(model.n_rows, dtype=bool) if keep is None else np.asarray(keep, dtype=bool).copy()
+    if rows.shape != (model.n_rows,):
+        raise ValueError(f"keep must be a boolean per concept ({model.n_rows}), got shape {rows.shape}")
+    for v, inc in zip(surface.vectors, surface.incidence):
+        z = np.flatnonzero(~np.any(np.asarray(v) != 0, axis=1))
+        if z.size:
+            rows &= ~(np.asarray(sp.csr_matrix(inc)[:, z].sum(axis=1)).ravel() > 0)
+    if rows.sum() < 3:
+        raise ValueError(f"surface_null: {int(rows.sum())} concepts to compare, need at least 3")
+    return rows
+
+
+def verdict_bootstrap(
+    aw: AlignedWords,
+    *,
+    n_boot: int = 1000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    batch: int | None = None,
+    spreads: Spreads | None = None,
+    thresholds: Any = None,
+    keep: np.ndarray | None = None,
+    surface: AlignedWords | None = None,
+    baseline: str = "tfidf-char",
+    distributions: dict[str, np.ndarray] | None = None,
+    subset_distributions: dict[str, np.ndarray] | None = None,
+    should_stop: Any = None,
+) -> VerdictPass:
+    """SA, chance level, gap and corrected score of all concepts, of the concepts ``keep`` and against ``surface``: one pass.
+
+    One multinomial draw over all R concepts per resample (``seed``), one product per
+    batch with the vectors; the concepts ``keep`` leaves out weigh 0 in those same counts
+    (:class:`~semanscope_nb.metrics.spreads.RowSubset`: the subset's statistics are the
+    full set's plus a correction on the words of left-out rows), and the surface baseline
+    (:func:`surface_null`) is scored on the same counts of the concepts it is compared on.
+    ``distributions`` / ``subset_distributions`` receive the bootstrap distributions of all
+    concepts and of ``keep``'s.  Each statistic equals its separate computation given
+    the same counts (``tests/test_fused_verdict.py``).
+
+    >>> import scipy.sparse as sp
+    >>> rng = np.random.default_rng(0); eye = sp.identity(60, format="csr")
+    >>> en = rng.normal(size=(60, 8))
+    >>> aw = AlignedWords(("en", "de"), (en, en + 0.5 * rng.normal(size=(60, 8))), (eye, eye), tuple(map(str, range(60))))
+    >>> v = verdict_bootstrap(aw, n_boot=100, seed=0, keep=np.arange(60) >= 6)
+    >>> v.full.delta.value > 0.1, v.subset.delta.ci[0] > 0
+    (True, True)
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     spreads = spreads if spreads is not None else Spreads(aw)
     parts = NullParts(aw, spreads)
-    point = null_aware_statistics(spreads, parts, np.ones((1, aw.n_rows)))
-    keys = ("sa", "sa_null", "delta", "corrected")
-    flip = math.nan
+    R = aw.n_rows
+    keep = None if keep is None else np.asarray(keep, dtype=bool)
+    subset = RowSubset(spreads, keep) if keep is not None and not keep.all() else None
+    side = None  # (rows, the model's RowSubset on them or None, the baseline's spreads and null parts)
+    note = ""
+    if surface is not None:
+        try:
+            rows = _surface_rows(aw, surface, keep)
+        except ValueError as exc:
+            if "need at least" not in str(exc):
+                raise
+            note = str(exc)
+        else:
+            from semanscope_nb.metrics.artefacts import subset_rows
+
+            same = subset is not None and np.array_equal(rows, keep)
+            model_rows = subset if same else (RowSubset(spreads, rows) if not rows.all() else None)
+            s_aw = subset_rows(surface, rows) if not rows.all() else surface
+            s_spreads = Spreads(s_aw)
+            side = (rows, model_rows, s_spreads, NullParts(s_aw, s_spreads))
+
+    def model_on(rows_subset: RowSubset | None, full: dict, sub: dict | None, counts: np.ndarray) -> dict:
+        if rows_subset is None:
+            return full
+        return sub if rows_subset is subset else subset_statistics(rows_subset, counts)
+
+    ones = np.ones((1, R))
+    point = null_aware_statistics(spreads, parts, ones)
+    point_sub = subset_statistics(subset, ones) if subset is not None else None
+    if side is not None:
+        rows, model_rows, s_spreads, s_parts = side
+        point_side = (model_on(model_rows, point, point_sub, ones)["corrected"][0],
+                      null_aware_statistics(s_spreads, s_parts, np.ones((1, int(rows.sum()))))["corrected"][0])
+    dists: dict[str, list[np.ndarray]] | None = None
+    dists_sub: dict[str, list[np.ndarray]] | None = None
+    dists_side: list[list[np.ndarray]] = [[], []]
     if n_boot:
-        dists: dict[str, list[np.ndarray]] = {}
+        dists, dists_sub = {}, ({} if subset is not None else None)
         if batch is None:  # bound the peak beside the embeddings (resamples do not depend on the batch size)
             batch = spreads.bootstrap_batch(n_boot)
-        for counts in resample_counts(aw.n_rows, n_boot, seed=seed, batch=batch):
+        s_batch = min(batch, side[2].bootstrap_batch(n_boot)) if side is not None else batch  # the baseline's own budget
+        for counts in resample_counts(R, n_boot, seed=seed, batch=batch):
             check_stop(should_stop, "bootstrap")
-            for k, v in null_aware_statistics(spreads, parts, counts).items():
+            full = null_aware_statistics(spreads, parts, counts)
+            for k, v in full.items():
                 dists.setdefault(k, []).append(v)
-        full = {k: np.concatenate(v) for k, v in dists.items()}
-        if distributions is not None:
-            distributions.update(full)
-        est = {k: _estimate(point[k][0], full[k], confidence) for k in keys}
-        if thresholds is not None:
-            base = thresholds.classify(float(point["sa"][0]))
-            flip = float(np.mean([thresholds.classify(float(v)) != base for v in full["sa"]]))
-    else:
-        est = {k: Estimate(float(point[k][0]), math.nan, Interval(math.nan, math.nan)) for k in keys}
-    # the closed-form bound (tight for unit vectors); affinity_of_words and chance_level replace it by the
-    # permutation estimate off the unit sphere (euclidean_chance_by_permutation), which rebuilds the spreads per shuffle
-    return NullAwareScores(**est, sa_null_euclidean=float(point["sa_null_euclidean"][0]), n_boot=int(n_boot), tier_flip_rate=flip)
+            sub = None
+            if subset is not None:
+                sub = subset_statistics(subset, counts)
+                for k, v in sub.items():
+                    dists_sub.setdefault(k, []).append(v)
+            if side is not None:
+                rows, model_rows, s_spreads, s_parts = side
+                dists_side[0].append(model_on(model_rows, full, sub, counts)["corrected"])
+                for a in range(0, counts.shape[0], s_batch):
+                    dists_side[1].append(null_aware_statistics(s_spreads, s_parts, counts[a:a + s_batch, rows])["corrected"])
+    kw = {"n_boot": n_boot, "confidence": confidence, "thresholds": thresholds}
+    full_scores = _scores(point, dists, distributions=distributions, **kw)
+    sub_scores = _scores(point_sub, dists_sub, distributions=subset_distributions, **kw) if subset is not None else None
+    surface_scores = None
+    if side is not None:
+        dm = np.concatenate(dists_side[0]) if n_boot else None
+        ds = np.concatenate(dists_side[1]) if n_boot else None
+        surface_scores = _surface_comparison(point_side, dm, ds, n_concepts=int(side[0].sum()), n_boot=n_boot,
+                                             confidence=confidence, baseline=baseline)
+    return VerdictPass(full=full_scores, subset=sub_scores, surface=surface_scores, surface_note=note)
 
 
 # --------------------------------------------------------------------------- verdict
@@ -734,10 +948,12 @@ def surface_null(
     'tfidf-char' encoder).  ``keep`` restricts both to some concepts (the verdict
     passes the artefact-free ones); rows where the baseline has a zero vector (no
     n-gram) are left out of both.  Both scores are computed on the same ``n_boot``
-    multinomial resamples drawn from ``seed`` (so the difference's interval is paired).
+    multinomial resamples drawn from ``seed`` over *all* the model's concepts, the
+    left-out ones weighing 0 (the rule of :class:`~semanscope_nb.metrics.spreads.RowSubset`,
+    so these are the verdict's resamples; the difference's interval is paired).
     ``model_distribution``: the model's corrected score on those very resamples (the
-    ``"corrected"`` distribution of :func:`null_aware_bootstrap` on the same rows, seed
-    and ``n_boot``), which spares recomputing it; ignored when rows had to be dropped.
+    artefact-free ``"corrected"`` distribution of :func:`verdict_bootstrap` with the same
+    ``keep``, seed and ``n_boot``), which spares recomputing it; ignored when rows had to be dropped.
 
     >>> import numpy as np, scipy.sparse as sp
     >>> rng = np.random.default_rng(0)
@@ -751,46 +967,46 @@ def surface_null(
     """
     from semanscope_nb.metrics.artefacts import subset_rows
 
-    if tuple(model.languages) != tuple(surface.languages) or model.n_rows != surface.n_rows:
-        raise ValueError(f"surface_null: the model ({list(model.languages)}, {model.n_rows} concepts) and the baseline "
-                         f"({list(surface.languages)}, {surface.n_rows} concepts) must hold the same concepts")
-    rows = np.ones(model.n_rows, dtype=bool) if keep is None else np.asarray(keep, dtype=bool).copy()
-    if rows.shape != (model.n_rows,):
-        raise ValueError(f"keep must be a boolean per concept ({model.n_rows}), got shape {rows.shape}")
-    for v, inc in zip(surface.vectors, surface.incidence):
-        z = np.flatnonzero(~np.any(np.asarray(v) != 0, axis=1))
-        if z.size:
-            rows &= ~(np.asarray(sp.csr_matrix(inc)[:, z].sum(axis=1)).ravel() > 0)
-    if rows.sum() < 3:
-        raise ValueError(f"surface_null: {int(rows.sum())} concepts to compare, need at least 3")
-    m_aw = subset_rows(model, rows) if not rows.all() else model
-    s_aw = subset_rows(surface, rows) if not rows.all() else surface
-    reuse = (model_distribution is not None and n_boot and bool(np.all(rows == (np.ones(model.n_rows, bool) if keep is None
-                                                                                 else np.asarray(keep, bool))))
+    rows = _surface_rows(model, surface, keep)
+    given = np.ones(model.n_rows, bool) if keep is None else np.asarray(keep, bool)
+    reuse = (model_distribution is not None and n_boot and bool(np.all(rows == given))
              and np.asarray(model_distribution).shape == (n_boot,))
-    sides = []
-    for aw in (m_aw, s_aw):
-        spreads = Spreads(aw)
-        sides.append((spreads, NullParts(aw, spreads)))
-    R = m_aw.n_rows
-    ones = np.ones((1, R))
-    point = [null_aware_statistics(sp_, parts, ones)["corrected"][0] for sp_, parts in sides]
+    m_spreads = Spreads(model)
+    m_parts = NullParts(model, m_spreads)
+    m_rows = RowSubset(m_spreads, rows) if not rows.all() else None
+    s_aw = subset_rows(surface, rows) if not rows.all() else surface
+    s_spreads = Spreads(s_aw)
+    s_parts = NullParts(s_aw, s_spreads)
+
+    def model_corrected(counts: np.ndarray) -> np.ndarray:
+        full = null_aware_statistics(m_spreads, m_parts, counts)
+        return (subset_statistics(m_rows, counts) if m_rows is not None else full)["corrected"]
+
+    point = (model_corrected(np.ones((1, model.n_rows)))[0],
+             null_aware_statistics(s_spreads, s_parts, np.ones((1, int(rows.sum()))))["corrected"][0])
+    dm = ds = None
     if n_boot:
         if batch is None:
-            batch = min(sides[0][0].bootstrap_batch(n_boot), sides[1][0].bootstrap_batch(n_boot))
+            batch = min(m_spreads.bootstrap_batch(n_boot), s_spreads.bootstrap_batch(n_boot))
         dists: list[list[np.ndarray]] = [[], []]
-        for counts in resample_counts(R, n_boot, seed=seed, batch=batch):
-            for k, (sp_, parts) in enumerate(sides):
-                if k == 0 and reuse:
-                    continue  # the model's side on these resamples is already known
-                dists[k].append(null_aware_statistics(sp_, parts, counts)["corrected"])
+        for counts in resample_counts(model.n_rows, n_boot, seed=seed, batch=batch):
+            if not reuse:  # else the model's side on these resamples is already known
+                dists[0].append(model_corrected(counts))
+            dists[1].append(null_aware_statistics(s_spreads, s_parts, counts[:, rows])["corrected"])
         dm = np.asarray(model_distribution, dtype=np.float64) if reuse else np.concatenate(dists[0])
         ds = np.concatenate(dists[1])
+    return _surface_comparison(point, dm, ds, n_concepts=int(rows.sum()), n_boot=n_boot, confidence=confidence,
+                               baseline=baseline)
+
+
+def _surface_comparison(point: tuple[float, float], dm: np.ndarray | None, ds: np.ndarray | None, *, n_concepts: int,
+                        n_boot: int, confidence: float, baseline: str) -> SurfaceComparison:
+    if n_boot and dm is not None and ds is not None:
         est = [_estimate(point[0], dm, confidence), _estimate(point[1], ds, confidence),
                _estimate(point[0] - point[1], dm - ds, confidence)]
     else:
         nan_ci = Interval(math.nan, math.nan)
         est = [Estimate(float(point[0]), math.nan, nan_ci), Estimate(float(point[1]), math.nan, nan_ci),
                Estimate(float(point[0] - point[1]), math.nan, nan_ci)]
-    return SurfaceComparison(model_corrected=est[0], surface_corrected=est[1], difference=est[2], n_concepts=int(R),
+    return SurfaceComparison(model_corrected=est[0], surface_corrected=est[1], difference=est[2], n_concepts=int(n_concepts),
                              n_boot=int(n_boot), baseline=baseline)

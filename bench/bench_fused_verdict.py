@@ -1,0 +1,217 @@
+"""What the verdict costs beside a plain SA bootstrap, and what the degenerate-vector check costs beside point SA.
+
+Run:  .venv/bin/python bench/bench_fused_verdict.py [--quick] [--tree PATH --name NAME] [--coverage]
+
+``--tree``: import ``semanscope_nb`` from another checkout (e.g. the main branch, for the
+"before" rows); each run writes ``bench/results/<name>.json`` of ratios measured within
+that run only (CPU time, minimum of interleaved repeats, BLAS threads stated).
+
+1. Verdict overhead (USE, conceptual-space 481 concepts x 6 languages, 1000 resamples,
+   one BLAS thread): ``dataset_affinity`` from the warm cache (every default: chance
+   level, artefact-free verdict, surface-form null) and ``affinity_of_words`` with and
+   without the surface baseline, against a plain SA + 1000-resample bootstrap (the spreads
+   of 1000 multinomial resamples, cosine and Euclidean SA, percentile intervals).
+2. SA + 1000 bootstrap with every verdict statistic (``semantic_affinity``: SA, chance
+   level, gap, corrected score, artefact check, Euclidean chance level, language-centred
+   SA) at 349 concepts x 2 languages x 512 dims, default BLAS threads, against the product
+   floor: one float64 (1000 x 349) @ (349 x 512) product.
+3. The degenerate-vector check (``degenerate_vector_groups``, what ``find_artefacts``
+   runs) at 200,000 concepts x 3 languages x 384 dims, float32, against the point-SA core
+   (``Spreads``, the point spreads and the closed-form chance level).
+4. ``--coverage``: the 95% interval of the artefact-free SA and gap when the left-out
+   concepts weigh 0 in the full set's counts (the rule of ``RowSubset``) against fresh
+   multinomial draws over the kept concepts, on random aligned data with a known
+   population value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _args(argv):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="smaller sizes: 200 resamples, 20,000 concepts for the check")
+    ap.add_argument("--tree", default=str(HERE.parent), help="the checkout whose semanscope_nb is measured")
+    ap.add_argument("--name", default=None, help="results name (default fused-verdict[-quick])")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--coverage", action="store_true", help="also run the coverage simulation of the subset rule")
+    return ap.parse_args(argv)
+
+
+ARGS = _args(sys.argv[1:])
+sys.path.insert(0, ARGS.tree)  # the measured tree's semanscope_nb, not an installed one
+sys.path.insert(0, str(HERE))
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
+
+from _results import interleaved_min, row, write_results  # noqa: E402
+
+import semanscope_nb as snb  # noqa: E402
+from semanscope_nb.metrics.affinity import affinity_of_words  # noqa: E402
+from semanscope_nb.metrics.chance import NullParts, resample_counts  # noqa: E402
+from semanscope_nb.metrics.spreads import AlignedWords, Spreads  # noqa: E402
+
+
+def plain_sa_bootstrap(aw: AlignedWords, n_boot: int) -> object:
+    """The baseline: SA (cosine, Euclidean) on ``n_boot`` multinomial resamples and its percentile intervals, nothing else."""
+    s = Spreads(aw)
+    out = []
+    for c in resample_counts(aw.n_rows, n_boot, seed=0, batch=s.bootstrap_batch(n_boot)):
+        r = s.spreads(c, scaled=True)
+        out.append(np.stack([r["intra_cos"] / (r["intra_cos"] + r["inter_cos"]), r["intra_euc"] / (r["intra_euc"] + r["inter_euc"])]))
+    return np.quantile(np.concatenate(out, axis=1), [0.025, 0.975], axis=1)  # the same code in every measured tree
+
+
+def blas_threads() -> int:
+    return max((i.get("num_threads", 1) for i in threadpool_info()), default=1)
+
+
+def verdict_rows(n_boot: int, repeat: int) -> list[dict]:
+    from semanscope_nb.runs.task_library import aligned_words, unknown_words
+
+    ds = snb.load_dataset("conceptual-space")
+    e = snb.embed(ds, "use-multilingual", progress=False)
+    aw = aligned_words(e)
+    surface = aligned_words(snb.embed(ds, "tfidf-char", progress=False))
+    uw = unknown_words(e, aw)
+    snb.dataset_affinity(ds, "use-multilingual", n_boot=n_boot, seed=0, progress=False)  # warm: caches, lazy imports
+    with threadpool_limits(1):
+        best = interleaved_min({
+            "plain": lambda: plain_sa_bootstrap(aw, n_boot),
+            "dataset_affinity": lambda: snb.dataset_affinity(ds, "use-multilingual", n_boot=n_boot, seed=0, progress=False),
+            "stats": lambda: affinity_of_words(aw, n_boot=n_boot, seed=0, unknown_words=uw),
+            "stats_surface": lambda: affinity_of_words(aw, n_boot=n_boot, seed=0, unknown_words=uw, surface=surface),
+        }, repeat=repeat, clock="cpu")
+    r = snb.dataset_affinity(ds, "use-multilingual", n_boot=n_boot, seed=0, progress=False)
+    base = f"plain SA + {n_boot}-resample bootstrap (spreads of the resamples, percentile intervals)"
+    shape = f"USE, conceptual-space {aw.n_rows} x {len(aw.languages)}, {n_boot} resamples"
+    note = f"tier {r.tier}; {sum(r.excluded_concepts.values())} concepts left out of the verdict"
+    return [
+        row(f"`dataset_affinity` (defaults, warm cache: chance level, artefact-free verdict, surface null), {shape}",
+            best["dataset_affinity"], best["plain"], baseline_name=base, threads=1, repeats=repeat, clock="cpu",
+            target="<= 1.3", note=note),
+        row(f"`affinity_of_words` with every verdict statistic but the surface null, {shape}", best["stats"], best["plain"],
+            baseline_name=base, threads=1, repeats=repeat, clock="cpu"),
+        row(f"`affinity_of_words` with every verdict statistic and the surface null (tfidf-char), {shape}",
+            best["stats_surface"], best["plain"], baseline_name=base, threads=1, repeats=repeat, clock="cpu"),
+    ]
+
+
+def floor_rows(repeat: int) -> list[dict]:
+    rng = np.random.default_rng(0)
+    R, d, B = 349, 512, 1000
+    en = rng.normal(size=(R, d))
+    E = {"en": en, "zh": en + 1.2 * rng.normal(size=(R, d))}
+    C = rng.random((B, R))
+    X = rng.normal(size=(R, d))
+    snb.semantic_affinity(E, n_boot=B, seed=0), C @ X  # warm-up
+    threads = blas_threads()
+    out = []
+    for clock in ("cpu", "wall"):
+        best = interleaved_min({"sa": lambda: snb.semantic_affinity(E, n_boot=B, seed=0), "floor": lambda: C @ X},
+                               repeat=max(repeat, 5), clock=clock)
+        out.append(row(f"SA + {B} bootstrap with every verdict statistic (`semantic_affinity`), {R} x 2 x {d}, {clock} time",
+                       best["sa"], best["floor"], baseline_name=f"one float64 ({B} x {R}) @ ({R} x {d}) product",
+                       threads=f"default ({threads})", repeats=max(repeat, 5), clock=clock, target="<= 10 (aim 5)"))
+    return out
+
+
+def degenerate_rows(n: int, repeat: int) -> list[dict]:
+    from semanscope_nb.metrics.artefacts import degenerate_vector_groups
+
+    L, d = 3, 384
+    rng = np.random.default_rng(0)
+    E = [rng.standard_normal((n, d), dtype=np.float32) for _ in range(L)]
+    eye = sp.identity(n, format="csr")
+    aw = AlignedWords(tuple(f"l{k}" for k in range(L)), tuple(E), (eye,) * L, tuple(map(str, range(n))))
+
+    def core():
+        s = Spreads(aw)
+        ones = np.ones((1, n))
+        s.spreads(ones, scaled=True)
+        NullParts(aw, s).inter(ones)
+
+    with threadpool_limits(1):
+        best = interleaved_min({"core": core, "check": lambda: degenerate_vector_groups(aw)}, repeat=repeat, clock="cpu")
+    return [row(f"degenerate-vector check (`degenerate_vector_groups`), {n:,} x {L} x {d} float32", best["check"], best["core"],
+                baseline_name="point-SA core (Spreads, point spreads, chance level)", threads=1, repeats=repeat, clock="cpu",
+                target="<= 0.15")]
+
+
+def coverage_rows(n_data: int = 200, R: int = 120, n_boot: int = 300) -> list[dict]:
+    """Coverage of the artefact-free SA and gap intervals: zeroed full-set counts against fresh draws over the kept rows."""
+    from semanscope_nb.metrics.artefacts import subset_rows
+    from semanscope_nb.metrics.chance import _estimate, null_aware_statistics
+
+    try:
+        from semanscope_nb.metrics.chance import verdict_bootstrap
+    except ImportError:  # the tree before the fused pass
+        return []
+    rng = np.random.default_rng(0)
+    P, d = 20_000, 16
+    base = rng.normal(size=(P, d))
+    pop = [base, base + 1.5 * rng.normal(size=(P, d))]
+    marked = rng.random(P) < 0.3  # the population's "artefacts": left out of the verdict
+    clean = np.flatnonzero(~marked)
+    eye = sp.identity(clean.size, format="csr")
+    aw_pop = AlignedWords(("en", "de"), tuple(v[clean] for v in pop), (eye, eye), tuple(map(str, clean)))
+    s = Spreads(aw_pop)
+    truth = null_aware_statistics(s, NullParts(aw_pop, s), np.ones((1, clean.size)))
+    hits = {("zeroed", k): 0 for k in ("sa", "delta")} | {("fresh", k): 0 for k in ("sa", "delta")}
+    for i in range(n_data):
+        take = rng.choice(P, size=R, replace=False)
+        eye_r = sp.identity(R, format="csr")
+        aw = AlignedWords(("en", "de"), tuple(v[take] for v in pop), (eye_r, eye_r), tuple(map(str, range(R))))
+        keep = ~marked[take]
+        zeroed = verdict_bootstrap(aw, n_boot=n_boot, seed=i, keep=keep).subset
+        sub = subset_rows(aw, keep)
+        s2 = Spreads(sub)
+        p2 = NullParts(sub, s2)
+        point = null_aware_statistics(s2, p2, np.ones((1, sub.n_rows)))
+        boot = [null_aware_statistics(s2, p2, c) for c in resample_counts(sub.n_rows, n_boot, seed=i)]
+        for k in ("sa", "delta"):
+            ci = getattr(zeroed, k).ci
+            hits[("zeroed", k)] += ci[0] <= truth[k][0] <= ci[1]
+            fresh = _estimate(point[k][0], np.concatenate([b[k] for b in boot]), 0.95).ci
+            hits[("fresh", k)] += fresh[0] <= truth[k][0] <= fresh[1]
+    out = []
+    for k, what in (("sa", "artefact-free SA"), ("delta", "artefact-free gap SA - chance")):
+        out.append(row(f"coverage of the 95% interval of the {what}: left-out concepts as zero weights in the full set's "
+                       f"counts ({n_data} data sets of {R} concepts, 30% left out, {n_boot} resamples)",
+                       hits[("zeroed", k)] / n_data, hits[("fresh", k)] / n_data, unit="share",
+                       baseline_name="fresh multinomial draws over the kept concepts", threads="default", repeats=1,
+                       clock="n/a", target="ratio about 1 (both near 0.95)"))
+    return out
+
+
+def main() -> int:
+    n_boot = 200 if ARGS.quick else 1000
+    load = os.getloadavg()
+    print(f"tree {ARGS.tree}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    t = time.perf_counter()
+    rows = verdict_rows(n_boot, ARGS.repeat)
+    rows += floor_rows(ARGS.repeat)
+    rows += degenerate_rows(20_000 if ARGS.quick else 200_000, ARGS.repeat)
+    if ARGS.coverage:
+        rows += coverage_rows(n_data=60 if ARGS.quick else 200)
+    load = os.getloadavg()
+    for r in rows:
+        r["note"] = ((r.get("note") or "") + f"; load average {load[0]:.1f} at the end").lstrip("; ")
+    name = ARGS.name or ("fused-verdict-quick" if ARGS.quick else "fused-verdict")
+    args = [Path(a).name if a.startswith("/") else a for a in sys.argv[1:]]  # no home paths in shared results
+    write_results(name, rows, script="bench/bench_fused_verdict.py", args=args)
+    print(f"{time.perf_counter() - t:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,208 @@
+"""Every verdict statistic from one pass: the fused statistics equal the separate computations they replace.
+
+The artefact-free scores are the full set's multinomial resamples with the left-out
+concepts weighing 0 (``RowSubset``); the separate computation is a second
+``Spreads`` built on ``subset_rows(aw, keep)`` and evaluated on the kept columns of
+the same counts.  Both are sums of the same float64 products in another order (the
+subset's are the full set's plus a correction on the words of left-out rows), so
+they agree to a few units of rounding per term: relative 1e-12 leaves a margin of
+about 1000 over the float64 unit roundoff times the concepts summed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from reference import reference_sa
+from semanscope_nb.metrics.artefacts import subset_rows
+from semanscope_nb.metrics.chance import (
+    NullParts,
+    euclidean_chance_by_permutation,
+    null_aware_statistics,
+    resample_counts,
+    subset_statistics,
+    surface_null,
+    verdict_bootstrap,
+)
+from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, affinity_ratio
+
+RTOL = 1e-12
+KEYS = ("sa", "sa_null", "delta", "corrected", "sa_euclidean", "sa_null_euclidean")
+
+
+def _aw_with_alternatives(seed: int, R: int = 70, d: int = 12, shared: bool = True) -> tuple[AlignedWords, list]:
+    """Three languages: one word per row, two alternatives in some rows, and words shared by several rows."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=(R, d))
+    rows = []
+    for r in range(R):
+        de = [f"d{r}"] + ([f"d{r}b"] if r % 4 == 0 else [])
+        fr = [f"f{r % 50}" if shared else f"f{r}"] + ([f"f{r}x"] if r % 7 == 0 else [])
+        rows.append([[f"e{r}"], de, fr])
+    vecs, incs, words = [], [], []
+    vec_of = {}
+    for lang in range(3):
+        uniq = list(dict.fromkeys(w for row in rows for w in row[lang]))
+        pos = {w: i for i, w in enumerate(uniq)}
+        V = np.empty((len(uniq), d))
+        for w, i in pos.items():
+            r = int("".join(ch for ch in w[1:] if ch.isdigit()))
+            V[i] = base[r % R] + (0.3 + 0.4 * lang) * rng.normal(size=d) + (2.0 if lang == 2 else 0.0)
+            vec_of[(lang, w)] = V[i].tolist()
+        r_idx = [r for r, row in enumerate(rows) for _ in row[lang]]
+        c_idx = [pos[w] for row in rows for w in row[lang]]
+        incs.append(sp.csr_matrix((np.ones(len(r_idx)), (r_idx, c_idx)), shape=(R, len(uniq))))
+        vecs.append(V)
+        words.append(tuple(uniq))
+    aw = AlignedWords(("en", "de", "fr"), tuple(vecs), tuple(incs), tuple(f"c{r}" for r in range(R)), words=tuple(words))
+    return aw, (rows, vec_of)
+
+
+def _separate(aw: AlignedWords, keep: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
+    """The computation the fused pass replaces: a second Spreads on the kept concepts, on their counts."""
+    sub = subset_rows(aw, keep)
+    spreads = Spreads(sub)
+    return null_aware_statistics(spreads, NullParts(sub, spreads), counts[:, keep])
+
+
+@pytest.mark.parametrize("share_kept", [0.85, 0.3])  # few left out: the correction route; most left out: the direct one
+def test_subset_statistics_equal_a_separate_bootstrap_replicate_for_replicate(share_kept):
+    aw, _ = _aw_with_alternatives(1)
+    rng = np.random.default_rng(2)
+    keep = rng.random(aw.n_rows) < share_kept
+    keep[:3] = True
+    spreads = Spreads(aw)
+    parts = NullParts(aw, spreads)
+    subset = RowSubset(spreads, keep)
+    assert any(info.get("direct") for info in subset.langs) == (share_kept < 0.5)
+    for counts in resample_counts(aw.n_rows, 60, seed=4, batch=25):
+        null_aware_statistics(spreads, parts, counts)  # the full set's products for these counts, as the pass makes them
+        got = subset_statistics(subset, counts)
+        want = _separate(aw, keep, counts)
+        for k in KEYS:
+            np.testing.assert_allclose(got[k], want[k], rtol=RTOL, atol=0,
+                                       err_msg=f"{k}: left-out concepts as zero weights = a separate subset bootstrap")
+
+
+def test_one_word_per_row_languages_get_the_subset_as_a_part_of_the_full_product():
+    """Stacked one-word-per-row languages: the full product is kept rows + the rest, the subset's is the first part."""
+    aw, _ = _aw_with_alternatives(12, R=50)
+    rng = np.random.default_rng(13)
+    eye = sp.identity(aw.n_rows, format="csr")
+    extra = tuple(aw.vectors[0] + rng.normal(size=aw.vectors[0].shape) for _ in range(2))
+    aw = AlignedWords(aw.languages + ("es", "it"), aw.vectors + extra, aw.incidence + (eye, eye), aw.labels)
+    keep = rng.random(aw.n_rows) < 0.7
+    spreads = Spreads(aw)
+    parts = NullParts(aw, spreads)
+    subset = RowSubset(spreads, keep)
+    assert sum("split" in info for info in subset.langs) == 3  # en, es, it
+    for counts in [np.ones((1, aw.n_rows)), *resample_counts(aw.n_rows, 40, seed=1, batch=15)]:
+        full = null_aware_statistics(spreads, parts, counts)
+        got = subset_statistics(subset, counts)
+        want = _separate(aw, keep, counts)
+        alone = Spreads(aw)  # the full set without the split: the same numbers
+        plain = null_aware_statistics(alone, NullParts(aw, alone), counts)
+        for k in KEYS:
+            np.testing.assert_allclose(got[k], want[k], rtol=RTOL, err_msg=f"{k}: the kept rows' part of the product")
+            np.testing.assert_allclose(full[k], plain[k], rtol=RTOL, err_msg=f"{k}: kept + rest = the whole product")
+
+
+def test_the_subset_point_estimate_is_the_plain_loop_sa_of_the_kept_concepts():
+    aw, (rows, vec_of) = _aw_with_alternatives(3)
+    keep = np.ones(aw.n_rows, dtype=bool)
+    keep[[0, 4, 9, 10, 33]] = False  # rows 0, 4 hold a second alternative; 9, 10 share a word with kept rows
+    spreads = Spreads(aw)
+    null_aware_statistics(spreads, NullParts(aw, spreads), np.ones((1, aw.n_rows)))
+    got = subset_statistics(RowSubset(spreads, keep), np.ones((1, aw.n_rows)))
+    ref = reference_sa([rows[r] for r in np.flatnonzero(keep)], vec_of)
+    np.testing.assert_allclose(got["sa"][0], ref["cosine"]["sa"], rtol=1e-10, err_msg="plain loops over pairs and tuples")
+    np.testing.assert_allclose(got["sa_euclidean"][0], ref["euclidean"]["sa"], rtol=1e-10, err_msg="plain loops, Euclidean")
+
+
+def test_one_pass_gives_the_full_and_artefact_free_distributions_of_separate_runs():
+    aw, _ = _aw_with_alternatives(5, R=80)
+    keep = np.arange(aw.n_rows) % 5 != 0
+    full, free = {}, {}
+    v = verdict_bootstrap(aw, n_boot=90, seed=7, batch=40, keep=keep, distributions=full, subset_distributions=free)
+    spreads = Spreads(aw)
+    parts = NullParts(aw, spreads)
+    want_full = {k: [] for k in KEYS}
+    want_free = {k: [] for k in KEYS}
+    for counts in resample_counts(aw.n_rows, 90, seed=7, batch=33):  # another batch size: the same resamples
+        for k, x in null_aware_statistics(spreads, parts, counts).items():
+            want_full[k].append(x)
+        for k, x in _separate(aw, keep, counts).items():
+            want_free[k].append(x)
+    for k in KEYS:
+        np.testing.assert_allclose(full[k], np.concatenate(want_full[k]), rtol=RTOL, err_msg=f"{k}: all concepts")
+        np.testing.assert_allclose(free[k], np.concatenate(want_free[k]), rtol=RTOL, err_msg=f"{k}: artefact-free")
+    assert v.subset is not None and v.subset.n_boot == 90
+    np.testing.assert_allclose(v.subset.delta.sem, np.std(np.concatenate(want_free["delta"]), ddof=1), rtol=1e-10,
+                               err_msg="the artefact-free gap's standard error is that of the separate resamples")
+
+
+def test_the_surface_comparison_rides_the_same_resamples():
+    aw, _ = _aw_with_alternatives(8, R=60)
+    rng = np.random.default_rng(9)
+    spelling = AlignedWords(aw.languages, tuple(v + 1.5 * rng.normal(size=v.shape) for v in aw.vectors), aw.incidence,
+                            aw.labels, words=aw.words)
+    keep = np.arange(aw.n_rows) >= 6
+    v = verdict_bootstrap(aw, n_boot=70, seed=2, keep=keep, surface=spelling)
+    # the separate computation: each side on the kept concepts, on the kept columns of the same full-set counts
+    m_sub, s_sub = subset_rows(aw, keep), subset_rows(spelling, keep)
+    ms, ss = Spreads(m_sub), Spreads(s_sub)
+    mp, spp = NullParts(m_sub, ms), NullParts(s_sub, ss)
+    diff = np.concatenate([null_aware_statistics(ms, mp, c[:, keep])["corrected"] - null_aware_statistics(ss, spp, c[:, keep])["corrected"]
+                           for c in resample_counts(aw.n_rows, 70, seed=2)])
+    np.testing.assert_allclose(v.surface.difference.sem, np.std(diff, ddof=1), rtol=1e-10,
+                               err_msg="the paired difference's spread = that of separate per-side computations")
+    alone = surface_null(aw, spelling, keep=keep, n_boot=70, seed=2)
+    for got, want in ((v.surface.difference, alone.difference), (v.surface.surface_corrected, alone.surface_corrected)):
+        np.testing.assert_allclose([got.value, got.sem, *got.ci], [want.value, want.sem, *want.ci], rtol=RTOL,
+                                   err_msg="surface_null alone draws the verdict's resamples")
+    assert v.surface.n_concepts == int(keep.sum())
+
+
+@pytest.mark.parametrize("one_word_per_row", [False, True])  # tuples row by row / every re-pairing at once (Gram)
+def test_euclidean_chance_from_one_spreads_equals_rebuilding_the_repaired_concepts(one_word_per_row):
+    aw, _ = _aw_with_alternatives(11, R=30)
+    aw = AlignedWords(aw.languages, tuple(3.0 * v for v in aw.vectors), aw.incidence, aw.labels)
+    if one_word_per_row:
+        eye = sp.identity(aw.n_rows, format="csr")
+        aw = AlignedWords(aw.languages, tuple(v[: aw.n_rows] + k for k, v in enumerate(aw.vectors)), (eye,) * 3, aw.labels)
+    rng = np.random.default_rng(0)
+    R = aw.n_rows
+    sas, inters = [], []
+    for _ in range(12):  # the separate computation: rebuild the spreads of each re-paired set of concepts
+        perms = [np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)]
+        shuffled = AlignedWords(aw.languages, aw.vectors, tuple(sp.csr_matrix(inc)[p] for inc, p in zip(aw.incidence, perms)),
+                                aw.labels)
+        s = Spreads(shuffled, stack_limit=0)
+        point = s.spreads(np.ones((1, R)), scaled=True)
+        sas.append(affinity_ratio(point["intra_euc"][0], point["inter_euc"][0]))
+        inters.append(math.ldexp(point["inter_euc"][0], s.exponent))
+    got = euclidean_chance_by_permutation(aw, n_perm=12, seed=0)
+    np.testing.assert_allclose(got, (np.mean(sas), np.mean(inters)), rtol=RTOL, err_msg="re-pairing from one Spreads")
+
+
+@pytest.mark.slow
+def test_fused_statistics_on_real_embeddings_equal_the_separate_ones():
+    """USE on conceptual-space: the verdict's artefact-free concepts, replicate for replicate."""
+    import semanscope_nb as snb
+    from semanscope_nb.metrics.affinity import _artefact_exclusion
+    from semanscope_nb.runs.task_library import aligned_words, unknown_words
+
+    ds = snb.load_dataset("conceptual-space")
+    e = snb.embed(ds, "use-multilingual", progress=False)
+    aw = aligned_words(e)
+    _, _, keep, scorable = _artefact_exclusion(aw, unknown_words=unknown_words(e, aw))
+    assert scorable and 0 < (~keep).sum() < aw.n_rows  # the real data set has artefacts to leave out
+    free = {}
+    verdict_bootstrap(aw, n_boot=60, seed=1, keep=keep, subset_distributions=free)
+    want = {k: np.concatenate([_separate(aw, keep, c)[k] for c in resample_counts(aw.n_rows, 60, seed=1)]) for k in KEYS}
+    for k in KEYS:
+        np.testing.assert_allclose(free[k], want[k], rtol=RTOL, err_msg=f"{k}: real vectors, artefact-free")
