@@ -30,6 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _results import row, write_results
+
 MODELS = ["use-multilingual", "multilingual-e5-small", "tfidf-char", "random-null"]
 LANGUAGES = ["en", "zh", "ja"]
 DATASETS = ["conceptual-space", "cultural-nuance"]
@@ -39,7 +42,7 @@ def _report(args: argparse.Namespace) -> None:
     import semanscope_nb as snb
 
     r = snb.model_report(MODELS, languages=LANGUAGES, datasets=DATASETS, n_boot=args.n_boot, seed=0, tatoeba=args.shared,
-                         sib200=args.shared, work_dir=args.work, progress=False)
+                         sib200=args.shared, contextual=args.shared, bcws_pairs=args.bcws_pairs, work_dir=args.work, progress=False)
     r.to_html(Path(args.work) / "report.html")
     print(json.dumps({"reused": r.provenance["jobs_reused"], "computed": r.provenance["jobs_computed"],
                       "recommendation": r.recommendations["sentence"].tolist()}))
@@ -72,11 +75,16 @@ def _one_at_a_time(args: argparse.Namespace) -> None:
             splits = LabelledSplits(read_sib200(lang, "train"), read_sib200(lang, "test"))
             for m in MODELS:
                 snb.run_task("knn", splits, m, logistic=False, **kw)
+        from semanscope_nb.runs.model_report import bcws_sample
+        from semanscope_nb.runs.word_similarity import evaluate_word_similarity
+
+        evaluate_word_similarity(bcws_sample(args.bcws_pairs, seed=0), "multilingual-e5-small", n_boot=args.n_boot, seed=0, cache=cache)
     print(json.dumps({"done": True}))
 
 
 def _timed(phase: str, args: argparse.Namespace, env: dict) -> dict:
-    cmd = [sys.executable, __file__, "--phase", phase, "--n-boot", str(args.n_boot), "--work", str(args.work)]
+    cmd = [sys.executable, __file__, "--phase", phase, "--n-boot", str(args.n_boot), "--bcws-pairs", str(args.bcws_pairs),
+           "--work", str(args.work)]
     if args.shared:
         cmd.append("--shared")
     load0 = os.getloadavg()[0]
@@ -94,10 +102,43 @@ def _timed(phase: str, args: argparse.Namespace, env: dict) -> dict:
     return {"seconds": seconds, "cpu_seconds": cpu, "load_before": load0, "load_after": os.getloadavg()[0], **json.loads(last)}
 
 
+def record(results: dict, args: argparse.Namespace) -> None:
+    """Write bench/results/model-report(-shared).json: cold and warm report, wall and CPU, against the same-run baseline.
+
+    The baseline is the same measurements one call at a time (same state) when that side ran; with
+    ``--only report`` the warm run is compared with the cold run, and the cold run with its own CPU time
+    (the ratio then says how much the machine's load stretched the wall clock).
+    """
+    c, w = results["report cold"], results["report warm"]
+    data = "bundled data" + (" + Tatoeba/SIB-200/BCWS" if args.shared else "")
+    note = (f"{len(MODELS)} offline models x {','.join(LANGUAGES)} x {data}, n_boot={args.n_boot}; 1-min load average "
+            f"{c['load_before']:.1f}->{c['load_after']:.1f} cold, {w['load_before']:.1f}->{w['load_after']:.1f} warm, on {os.cpu_count()} "
+            f"cores shared with other sessions; warm reused {w['reused']} job files, computed {w['computed']}")
+    rows = []
+    for state, budget in (("cold", "< 600 s (10 min)"), ("warm", "< 60 s (1 min)")):
+        r = results[f"report {state}"]
+        base = results.get(f"one at a time {state}")
+        for clock, key in (("wall", "seconds"), ("cpu", "cpu_seconds")):
+            if base is not None:
+                b, bname = base[key], f"same measurements one call at a time, {state}"
+            elif state == "warm":
+                b, bname = c[key], "report cold"
+            elif clock == "wall":
+                b, bname = c["cpu_seconds"], "its own CPU time (user + sys)"
+            else:
+                continue
+            rows.append(row(f"model report {state}, {'wall' if clock == 'wall' else 'CPU (user + sys)'}", r[key], b, baseline_name=bname,
+                            threads="default (2 cores)", repeats=1, clock=clock, target=budget if clock == "wall" else None,
+                            note=note))
+    write_results("model-report" + ("-shared" if args.shared else ""), rows, script="bench/bench_model_report.py",
+                  args=sys.argv[1:])
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n-boot", type=int, default=1000)
-    p.add_argument("--shared", action="store_true", help="also Tatoeba and SIB-200 (shared data)")
+    p.add_argument("--shared", action="store_true", help="also Tatoeba, SIB-200 and BCWS (shared data)")
+    p.add_argument("--bcws-pairs", type=int, default=100, help="BCWS pairs (with --shared; the report's default)")
     p.add_argument("--only", choices=["report", "one-at-a-time"], help="run one side only (cold and warm)")
     p.add_argument("--phase", choices=["report", "one-at-a-time"], help=argparse.SUPPRESS)
     p.add_argument("--work", help=argparse.SUPPRESS)
@@ -118,6 +159,8 @@ def main() -> None:
         results[f"{name} warm"] = _timed(phase, args, env)
         print(f"{name} warm: {results[f'{name} warm']['seconds']:.1f} s wall, {results[f'{name} warm']['cpu_seconds']:.1f} s CPU "
               f"(load {results[f'{name} warm']['load_before']:.1f})", flush=True)
+    if "report cold" in results:
+        record(results, args)
     print()
     print(f"offline models {MODELS} x {LANGUAGES} x {DATASETS}" + (" + Tatoeba/SIB-200" if args.shared else "")
           + f", n_boot={args.n_boot}")

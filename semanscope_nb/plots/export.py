@@ -243,12 +243,28 @@ _BUNDLES: dict[str, str] = {}
 
 
 def _javascript_bundle(vl_version: str) -> str:
-    """Vega, Vega-Lite and vega-embed as one inline script (vl-convert builds it; kept per version)."""
+    """Vega, Vega-Lite and vega-embed as one inline script (vl-convert builds it; kept per version, in memory and on disk).
+
+    Building the bundle takes seconds, so it is also kept in ``settings.cache_dir/vega-bundles`` keyed by the
+    vl-convert and Vega-Lite versions (written atomically; an unwritable cache folder only means no disk copy).
+    """
     import vl_convert as vlc
 
     with _lock:
         if vl_version not in _BUNDLES:
-            bundle = vlc.javascript_bundle(vl_version=vl_version)
+            from semanscope_nb.settings import settings
+
+            path = Path(settings.cache_dir) / "vega-bundles" / safe_name(f"vl-convert-{getattr(vlc, '__version__', '?')}-vl-{vl_version}.js")
+            try:
+                bundle = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                bundle = ""
+            if "vegaEmbed" not in bundle:  # absent, unreadable or not a bundle: build it
+                bundle = vlc.javascript_bundle(vl_version=vl_version)
+                try:
+                    atomic_write_text(path, bundle)
+                except OSError:
+                    pass  # a read-only or full cache folder: the bundle is rebuilt next time
             if "</script" in bundle.lower():  # would end the element early: refuse rather than write a broken page
                 raise RuntimeError("vl-convert's JavaScript bundle holds '</script': it cannot be inlined")
             _BUNDLES[vl_version] = bundle

@@ -465,6 +465,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--n-boot", type=_int_at_least(0), help="bootstrap resamples (default: settings.n_boot)")
     rp.add_argument("--seed", type=int)
     rp.add_argument("--max-sentences", type=_int_at_least(1), default=1000, help="Tatoeba pairs kept per language (default 1000)")
+    rp.add_argument("--bcws-pairs", type=_int_at_least(1), default=100,
+                    help="BCWS pairs scored per model with token states, a seeded sample (default 100)")
     rp.add_argument("--work-dir", type=_non_empty, help="job files for resuming (default: <cache>/reports)")
     rp.add_argument("--cache-dir", type=_non_empty, help="embedding cache folder (default: $SEMANSCOPE_CACHE or the user cache)")
     rp.add_argument("--force", action="store_true", help="recompute finished steps instead of resuming")
@@ -483,7 +485,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         _check_dataset_paths(args.datasets, "--datasets")
     cache = _open_cache(args.cache_dir)
     r = model_report(args.models, languages=args.languages, datasets=args.datasets, n_boot=args.n_boot, seed=args.seed,
-                     max_sentences=args.max_sentences, work_dir=args.work_dir, cache=cache, force=args.force,
+                     max_sentences=args.max_sentences, bcws_pairs=args.bcws_pairs, work_dir=args.work_dir, cache=cache, force=args.force,
                      progress=not args.no_progress)
     paths = r.to_html(args.out)
     for sentence in r.recommendations["sentence"]:

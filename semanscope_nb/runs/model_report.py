@@ -34,6 +34,15 @@ number is the one the task computes, with its provenance):
 * **kNN classification** -- ``knn`` on SIB-200 (train memory, test split):
   macro F1 against the majority and the seeded random baselines.
 * **CSC overlap** -- ``csc`` on the bundled sentences of each language CSC supports.
+* **contextual similarity (BCWS)** -- for a set holding en and zh, each model with
+  contextual token states (:func:`token_state_models`: the NumPy port of
+  multilingual-e5-small, all-minilm-l6-v2, ``st:`` folders) is scored on a seeded
+  sample of ``bcws_pairs`` BCWS pairs (:func:`bcws_sample`, Chinese in Simplified
+  script as the sweep of notebook 07 uses it): Spearman's rho of the target words'
+  contextual cosines against the human scores, with its bootstrap interval
+  (:func:`~semanscope_nb.metrics.word_similarity.contextual_word_similarity`), beside
+  the annotators' leave-one-out agreement on the same pairs (the human upper bound).
+  A model without token states gets a ``missing`` row naming what would fill it.
 * **comparison across models** -- ``comparison`` for SA (paired bootstrap,
   sign-flip test on jackknife pseudo-values, Holm, rank bands); for retrieval
   (per-query reciprocal rank) and kNN (per-item correctness) the same paired
@@ -44,7 +53,8 @@ number is the one the task computes, with its provenance):
   ``random-null`` whose null-aware tier on the first dataset is above chance;
   take the best SA rank band on the first dataset that holds a candidate; if it
   holds one candidate, recommend it; otherwise prefer fewer dimensions, then
-  the faster encoder (encode time measured in this run; times within a factor
+  the faster encoder (encode time measured on this machine by the run that first needed it, kept in
+  ``<work_dir>/costs``; times within a factor
   :data:`TIME_TIE_FACTOR` tie), then the smaller package on disk (within
   :data:`SIZE_TIE_SHARE` tie).  Candidates still level after that are a tie,
   and the sentence says tie.  No candidate: no recommendation.
@@ -103,11 +113,14 @@ MISS_CLASSES = ("surface", "near semantic", "topic", "far")
 RECOMMENDATION_RULE = (
     "Candidates: every model except random-null whose null-aware tier on the first dataset is above chance. "
     "Take the best SA rank band (paired test, Holm) on the first dataset holding a candidate. One candidate: "
-    "recommended. Several: fewer dimensions first, then the faster encoder (encode time measured in this run; "
+    "recommended. Several: fewer dimensions first, then the faster encoder (encode time measured on this machine, kept for resumed runs; "
     f"times within a factor {TIME_TIE_FACTOR} tie), then the smaller package on disk (within {SIZE_TIE_SHARE:.0%} tie); "
     "candidates still level are a tie. No candidate: no recommendation."
 )
 REPORT_VERSION = "1"
+#: the columns of the contextual-similarity (BCWS) table
+CONTEXTUAL_COLUMNS = ["language_set", "dataset", "model", "token_encoder", "rho", "rho_low", "rho_high", "human_rho",
+                      "human_rho_low", "human_rho_high", "n_pairs", "layers"]
 DEFAULT_DATASETS = ("conceptual-space", "cultural-nuance")
 
 
@@ -144,6 +157,7 @@ class ModelReport(Result):
     missing: pd.DataFrame
     skipped: pd.DataFrame
     dataset_info: pd.DataFrame
+    contextual: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=CONTEXTUAL_COLUMNS))
     parameters: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
 
@@ -572,61 +586,111 @@ def _signal_and_misses(emb: Any, corpus: Any, fwd: Any, labels: Sequence[str] | 
             "examples": examples}
 
 
-def model_report(
-    models: Sequence[str] | str,
-    *,
-    languages: Sequence[str] | Sequence[Sequence[str]] | str,
-    datasets: Sequence[Any] | None = None,
-    n_boot: int | None = None,
-    seed: int | None = None,
-    progress: bool = True,
-    confidence: float = 0.95,
-    n_perm: int = 2000,
-    tatoeba: bool = True,
-    sib200: bool = True,
-    csc: bool = True,
-    parallel: Sequence[Any] = (),
-    max_sentences: int | None = 1000,
-    csc_sentences: int = 40,
-    ks: Sequence[int] = (1, 5, 10),
-    work_dir: str | os.PathLike | None = None,
-    cache: Any = None,
-    force: bool = False,
-) -> ModelReport:
-    """Run every measurement for ``models`` on each language set and return the :class:`ModelReport`.
+#: the columns of each table of the report, in order (the rows are collected by the steps below)
+_COLUMNS: dict[str, list[str]] = {
+    "verdicts": ["language_set", "dataset", "model", "sa", "sa_low", "sa_high", "sa_judged", "sa_judged_low", "sa_judged_high",
+                 "chance", "chance_low", "chance_high", "gap", "gap_low", "gap_high", "tier", "paper_tier", "verdict", "artefacts",
+                 "n_concepts"],
+    "pairs": ["language_set", "dataset", "model", "pair", "language_a", "language_b", "sa", "sa_low", "sa_high", "chance", "gap",
+              "gap_low", "gap_high", "verdict"],
+    "retrieval": ["language_set", "corpus", "model", "direction", "measure", "value", "value_low", "value_high", "n_queries"],
+    "signal": ["language_set", "corpus", "model", "n", "true_mean", "true_mean_low", "true_mean_high", "random_mean", "random_mean_low",
+               "random_mean_high", "ks_stat", "ks_p", "cohen_d", "cohen_d_low", "cohen_d_high", "auc", "auc_low", "auc_high"],
+    "cosines": ["language_set", "corpus", "model", "pairs", "cosine"],
+    "misses": ["language_set", "corpus", "model", "direction", "index", "query", "predicted", "gold", "cos_predicted_gold", "class"],
+    "miss_counts": ["language_set", "corpus", "model", "direction", "class", "n", "share", "share_low", "share_high", "near_threshold"],
+    "knn": ["language_set", "language", "dataset", "model", "k", "macro_f1", "macro_f1_low", "macro_f1_high", "accuracy",
+            "accuracy_low", "accuracy_high", "majority_macro_f1", "random_macro_f1", "n_test"],
+    "csc": ["language_set", "language", "corpus", "model", "overlap", "overlap_low", "overlap_high", "n_sentences"],
+    "contextual": CONTEXTUAL_COLUMNS,
+    "comparisons": ["language_set", "measurement", "model_a", "model_b", "diff", "diff_low", "diff_high", "p_value", "p_holm",
+                    "significant"],
+    "bands": ["language_set", "measurement", "model", "score", "score_low", "score_high", "band"],
+    "costs": ["model", "display_name", "dims", "encode_seconds", "size_mb", "measured"],
+    "recommendations": ["language_set", "recommended", "tie", "tied", "sentence", "steps", "rule", "dataset"],
+    "missing": ["language_set", "section", "what", "would_fill"],
+    "skipped": ["what", "language_set", "reason"],
+    "dataset_info": ["dataset", "kind", "sha256", "source"],
+}
 
-    ``languages``: one set (``["en", "zh", "ja"]`` or ``"en,zh,ja"``) or several
-    (``[["en", "zh"], ["en", "ja"]]``).  ``datasets``: word datasets (bundled
-    names, CSV paths or values; default :data:`DEFAULT_DATASETS`, those holding the
-    languages); the first is the one the recommendation reads.  ``parallel``:
-    the user's own :class:`~semanscope_nb.data.bitext.ParallelCorpus` values, scored
-    like Tatoeba.  ``tatoeba`` / ``sib200`` / ``csc``: whether to read the shared
-    data for those sections.  ``max_sentences``: pairs kept per Tatoeba file;
-    ``csc_sentences``: sentences sampled for CSC.  ``work_dir``: where the job
-    files go (default ``settings.cache_dir / "reports"``); ``force``: recompute.
-    ``n_boot`` / ``seed`` default to ``settings``.  One progress bar counts the steps.
-    """
-    from semanscope_nb.data.datasets import as_dataset
-    from semanscope_nb.data.words import WordDataset
-    from semanscope_nb.models.cache import EmbeddingCache
-    from semanscope_nb.models.embedded import embed
-    from semanscope_nb.models.registry import unsupported_languages
-    from semanscope_nb.runs.tasks import run_task
 
-    t_start = time.perf_counter()
+@dataclass
+class _Run:
+    """What every step of one report shares: the options, the job files, the cache, the progress bar and the rows."""
+
+    model_ids: list[str]
+    words: list[Any]
+    jobs: _Jobs
+    cache_arg: Any
+    n_boot: int
+    seed: int
+    confidence: float
+    n_perm: int
+    ks: tuple[int, ...]
+    csc_sentences: int
+    bcws_pairs: int
+    bar: Any = None
+    rows: dict[str, list[dict]] = field(default_factory=lambda: {name: [] for name in _COLUMNS})
+    versions: dict[str, str] = field(default_factory=dict)
+    datasets_seen: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def boot(self) -> dict[str, Any]:
+        """The resampling options every task takes."""
+        return {"n_boot": self.n_boot, "seed": self.seed, "confidence": self.confidence}
+
+    def tick(self, what: str) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(what[:80])
+            self.bar.update(1)
+
+    def note_dataset(self, name: str, sha: str, source: str, kind: str) -> None:
+        """Record a dataset and its SHA-256 once (provenance of every number read from it)."""
+        if name not in self.datasets_seen:
+            from semanscope_nb.provenance import shareable_source
+
+            self.datasets_seen[name] = sha
+            self.rows["dataset_info"].append({"dataset": name, "kind": kind, "sha256": sha, "source": shareable_source(source)})
+
+    def model_key(self, model: str, ds: Any) -> str:
+        """The model's cache key for ``ds`` (its version recorded for the provenance)."""
+        key, self.versions[model] = _model_key(model, ds)
+        return key
+
+    def embedder(self, ds: Any) -> Any:
+        """Embed ``ds`` under a model once, only when a step has to be computed (a resumed step needs no vectors)."""
+        from semanscope_nb.models.embedded import embed
+
+        box: dict[str, Any] = {}
+
+        def get(m: str) -> Any:
+            if m not in box:
+                box[m] = embed(ds, m, cache=self.cache_arg, progress=False)
+            return box[m]
+        return get
+
+
+# --------------------------------------------------------------------------- checking the inputs
+
+
+def _check_numbers(n_boot: Any, seed: Any) -> tuple[int, int]:
+    """``n_boot`` and ``seed`` (``settings`` when None), checked."""
     n_boot = settings.n_boot if n_boot is None else n_boot
     seed = settings.seed if seed is None else seed
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0:
         raise ArgumentError(f"n_boot must be a non-negative integer, got {n_boot!r}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ArgumentError(f"seed must be an integer, got {seed!r}")
-    sets = _language_sets(languages)
-    model_ids, skipped_models = _check_models(models)
-    all_langs = sorted({x for s in sets for x in s})
+    return n_boot, seed
+
+
+def _word_datasets(datasets: Sequence[Any] | None, sets: list[tuple[str, ...]]) -> tuple[list[Any], list[dict]]:
+    """The word datasets (the first must hold every language of every set) and the (dataset, set) pairs skipped."""
+    from semanscope_nb.data.datasets import as_dataset
+    from semanscope_nb.data.words import WordDataset
+
     given = list(datasets) if datasets is not None else None
     words: list[WordDataset] = []
-    missing: list[dict] = []
-    skipped: list[dict] = [{"what": f"model {m}", "language_set": "", "reason": why} for m, why in skipped_models.items()]
     for d in (given if given is not None else list(DEFAULT_DATASETS)):
         try:
             ds = as_dataset(d)
@@ -639,6 +703,7 @@ def model_report(
         words.append(ds)
     if not words:
         raise ArgumentError("datasets: no word dataset could be read")
+    skipped = []
     for s in sets:
         for ds in words:
             absent = [x for x in s if x not in ds.languages]
@@ -647,355 +712,563 @@ def model_report(
                                     "pass a dataset holding every language (datasets=[...]) or other languages")
             if absent:
                 skipped.append({"what": f"dataset {ds.name}", "language_set": _set_label(s), "reason": f"has no column for {absent}"})
-    work = Path(work_dir) if work_dir is not None else Path(settings.cache_dir) / "reports"
-    jobs = _Jobs(work, force)
-    own_cache = None
-    if cache is None or cache is False:
-        own_cache = EmbeddingCache(None) if cache is None else None
-        cache_arg: Any = own_cache if cache is None else False
-    else:
-        cache_arg = cache
-    params = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "n_perm": n_perm, "ks": list(ks),
-              "max_sentences": max_sentences, "csc_sentences": csc_sentences, "near_quantile": NEAR_QUANTILE}
+    return words, skipped
 
-    # ---- plan the parallel corpora and labelled splits per language set (nothing embedded yet)
+
+def _switch_and_language_skips(model_ids: list[str], sets: list[tuple[str, ...]], switches: Mapping[str, bool]) -> list[dict]:
+    """Sections the caller switched off, and models whose registry entry does not list a language."""
+    from semanscope_nb.models.registry import unsupported_languages
+
+    out = [{"what": what, "language_set": "", "reason": f"{arg}=False"} for what, arg in
+           (("Tatoeba", "tatoeba"), ("SIB-200", "sib200"), ("CSC", "csc"), ("BCWS", "contextual")) if not switches[arg]]
+    all_langs = sorted({x for s in sets for x in s})
+    for m in model_ids:
+        bad = unsupported_languages(m, all_langs)
+        if bad:
+            out.append({"what": f"model {m}", "language_set": "", "reason": f"its registry entry does not list {bad}: scored anyway, "
+                        "read its numbers there as out-of-domain"})
+    return out
+
+
+# --------------------------------------------------------------------------- planning (nothing embedded yet)
+
+
+def _available_sentence_data(*, tatoeba: bool, sib200: bool) -> tuple[set[str], set[str]]:
+    """ISO codes with a Tatoeba file and with a SIB-200 folder in the shared data (empty when switched off)."""
     from semanscope_nb.data import bitext as bt
 
-    tatoeba_have = set()
+    tatoeba_have: set[str] = set()
     if tatoeba:
         try:
             tatoeba_have = {bt.TATOEBA_CODES.get(c, c) for c in bt.tatoeba_languages()}
         except OSError:
             tatoeba_have = set()
-    sib_have = set()
-    if sib200:
-        sib_have = {bt.SIB200_CODES.get(c, c) for c in bt.sib200_languages()}
+    sib_have = {bt.SIB200_CODES.get(c, c) for c in bt.sib200_languages()} if sib200 else set()
+    return tatoeba_have, sib_have
+
+
+def _plan_parallel(s: tuple[str, ...], *, tatoeba_have: set[str], sib_have: set[str], tatoeba: bool, sib200: bool,
+                   parallel: Sequence[Any], max_sentences: int | None, missing: list[dict]) -> list[tuple[str, Any, Any]]:
+    """(kind, loader, labels loader) of each parallel corpus of set ``s``; what is missing goes to ``missing``."""
+    from semanscope_nb.data import bitext as bt
+
+    label = _set_label(s)
+    corp: list[tuple[str, Any, Any]] = []
+    if "en" not in s:
+        missing.append({"language_set": label, "section": "retrieval", "what": "no English in the set",
+                        "would_fill": "Tatoeba and SIB-200 pair every language with English here; add en, or pass parallel=[ParallelCorpus(...)]"})
+    for x in ([x for x in s if x != "en"] if "en" in s else []):
+        if tatoeba and x in tatoeba_have:
+            corp.append(("tatoeba", lambda x=x: bt.read_tatoeba(x, limit=max_sentences), None))
+        elif tatoeba:
+            code = {v: k for k, v in bt.TATOEBA_CODES.items()}.get(x, x)
+            missing.append({"language_set": label, "section": "retrieval", "what": f"no Tatoeba file for {x}-en",
+                            "would_fill": f"tatoeba.{code}-eng.{code} and tatoeba.{code}-eng.eng in <shared data>/tatoeba"})
+        if sib200 and x in sib_have and "en" in sib_have:
+            corp.append(("sib200", lambda x=x: bt.sib200_parallel(x, "eng_Latn", split="test"),
+                         lambda x=x: bt.read_sib200(x, "test").labels))
+        elif sib200:
+            code = {v: k for k, v in bt.SIB200_CODES.items()}.get(x, f"<{x} FLORES code>")
+            missing.append({"language_set": label, "section": "retrieval / miss taxonomy (SIB-200)", "what": f"no SIB-200 folder for {x}",
+                            "would_fill": f"<shared data>/sib-200/{code}/{{train,dev,test}}.tsv"})
+    corp.extend(("user", lambda pc=pc: pc, None) for pc in parallel if pc.source_language in s and pc.target_language in s)
+    for a, b in [(a, b) for i, a in enumerate(s) for b in s[i + 1:] if "en" not in (a, b)]:
+        if not any(pc.source_language in (a, b) and pc.target_language in (a, b) for pc in parallel):
+            missing.append({"language_set": label, "section": "retrieval", "what": f"no parallel corpus for {a}-{b}",
+                            "would_fill": f"a {a}-{b} ParallelCorpus passed as parallel=[...] (Tatoeba and SIB-200 here pair with English)"})
+    return corp
+
+
+def _plan_knn(s: tuple[str, ...], *, sib_have: set[str], sib200: bool, missing: list[dict]) -> list[str]:
+    """The languages of ``s`` with SIB-200 train and test splits (kNN classification)."""
+    from semanscope_nb.data import bitext as bt
+
+    out = []
+    for x in (s if sib200 else ()):
+        if x in sib_have:
+            out.append(x)
+        else:
+            code = {v: k for k, v in bt.SIB200_CODES.items()}.get(x, f"<{x} FLORES code>")
+            missing.append({"language_set": _set_label(s), "section": "kNN classification", "what": f"no SIB-200 folder for {x}",
+                            "would_fill": f"<shared data>/sib-200/{code}/train.tsv and test.tsv"})
+    return out
+
+
+def _plan_csc(s: tuple[str, ...], *, csc: bool, missing: list[dict]) -> list[str]:
+    """The bundled sentence corpora of the languages of ``s`` that CSC supports."""
+    from semanscope_nb.data.sentences import list_sentence_corpora
     from semanscope_nb.metrics.csc.languages import supported_languages
 
-    csc_langs = set(supported_languages())
-    plan: dict[tuple[str, ...], dict[str, list]] = {}
-    for s in sets:
-        label = _set_label(s)
-        corp: list[tuple[str, Any, Any]] = []  # (source kind, loader, labels loader)
-        pairs_en = [(x, "en") for x in s if x != "en"] if "en" in s else []
-        if "en" not in s:
-            missing.append({"language_set": label, "section": "retrieval", "what": "no English in the set",
-                            "would_fill": "Tatoeba and SIB-200 pair every language with English here; add en, or pass parallel=[ParallelCorpus(...)]"})
-        for x, _ in pairs_en:
-            if not tatoeba:
-                pass
-            elif x in tatoeba_have:
-                corp.append(("tatoeba", lambda x=x: bt.read_tatoeba(x, limit=max_sentences), None))
-            else:
-                code = {v: k for k, v in bt.TATOEBA_CODES.items()}.get(x, x)
-                missing.append({"language_set": label, "section": "retrieval", "what": f"no Tatoeba file for {x}-en",
-                                "would_fill": f"tatoeba.{code}-eng.{code} and tatoeba.{code}-eng.eng in <shared data>/tatoeba"})
-            if not sib200:
-                pass
-            elif x in sib_have and "en" in sib_have:
-                corp.append(("sib200", lambda x=x: bt.sib200_parallel(x, "eng_Latn", split="test"),
-                             lambda x=x: bt.read_sib200(x, "test").labels))
-            else:
-                code = {v: k for k, v in bt.SIB200_CODES.items()}.get(x, f"<{x} FLORES code>")
-                missing.append({"language_set": label, "section": "retrieval / miss taxonomy (SIB-200)", "what": f"no SIB-200 folder for {x}",
-                                "would_fill": f"<shared data>/sib-200/{code}/{{train,dev,test}}.tsv"})
-        for pc in parallel:
-            if pc.source_language in s and pc.target_language in s:
-                corp.append(("user", lambda pc=pc: pc, None))
-        others = [(a, b) for i, a in enumerate(s) for b in s[i + 1:] if "en" not in (a, b)]
-        for a, b in others:
-            if not any(pc.source_language in (a, b) and pc.target_language in (a, b) for pc in parallel):
-                missing.append({"language_set": label, "section": "retrieval", "what": f"no parallel corpus for {a}-{b}",
-                                "would_fill": f"a {a}-{b} ParallelCorpus passed as parallel=[...] (Tatoeba and SIB-200 here pair with English)"})
-        knn_langs = []
-        for x in s:
-            if not sib200:
-                continue
-            if x in sib_have:
-                knn_langs.append(x)
-            else:
-                code = {v: k for k, v in bt.SIB200_CODES.items()}.get(x, f"<{x} FLORES code>")
-                missing.append({"language_set": label, "section": "kNN classification", "what": f"no SIB-200 folder for {x}",
-                                "would_fill": f"<shared data>/sib-200/{code}/train.tsv and test.tsv"})
-        csc_list = []
-        for x in s:
-            if not csc:
-                continue
-            if x not in csc_langs:
-                missing.append({"language_set": label, "section": "CSC", "what": f"CSC has no negation / fuzz rules for {x}",
-                                "would_fill": f"register_language_rules('{x}', ...) and a one-sentence-per-line {x} corpus"})
-                continue
-            name = f"csc-everyday-{x}"
-            from semanscope_nb.data.sentences import list_sentence_corpora
+    label, supported, out = _set_label(s), set(supported_languages()), []
+    for x in (s if csc else ()):
+        if x not in supported:
+            missing.append({"language_set": label, "section": "CSC", "what": f"CSC has no negation / fuzz rules for {x}",
+                            "would_fill": f"register_language_rules('{x}', ...) and a one-sentence-per-line {x} corpus"})
+        elif f"csc-everyday-{x}" in list_sentence_corpora():
+            out.append(f"csc-everyday-{x}")
+        else:
+            missing.append({"language_set": label, "section": "CSC", "what": f"no bundled {x} sentences",
+                            "would_fill": f"data/csc-everyday-{x}.txt (one sentence per line), or ESS questions in {x}"})
+    return out
 
-            if name in list_sentence_corpora():
-                csc_list.append(name)
-            else:
-                missing.append({"language_set": label, "section": "CSC", "what": f"no bundled {x} sentences",
-                                "would_fill": f"data/csc-everyday-{x}.txt (one sentence per line), or ESS questions in {x}"})
-        if "en" in s and "zh" in s:
-            missing.append({"language_set": label, "section": "contextual similarity (BCWS)", "what": "not part of this report",
-                            "would_fill": "a model with token states and notebook 07-contextual-alignment (BCWS en-zh)"})
-        plan[s] = {"corpora": corp, "knn": knn_langs, "csc": csc_list}
-    if not tatoeba:
-        skipped.append({"what": "Tatoeba", "language_set": "", "reason": "tatoeba=False"})
-    if not sib200:
-        skipped.append({"what": "SIB-200", "language_set": "", "reason": "sib200=False"})
-    if not csc:
-        skipped.append({"what": "CSC", "language_set": "", "reason": "csc=False"})
-    for m in model_ids:
-        bad = unsupported_languages(m, all_langs)
-        if bad:
-            skipped.append({"what": f"model {m}", "language_set": "", "reason": f"its registry entry does not list {bad}: scored anyway, "
-                            "read its numbers there as out-of-domain"})
 
-    n_steps = len(model_ids)  # cost probes
-    for p in plan.values():
-        n_steps += len(words) * (2 * len(model_ids) + (1 if len(model_ids) > 1 else 0))
-        n_steps += len(p["corpora"]) * len(model_ids) + len(p["knn"]) * len(model_ids) + len(p["csc"]) * len(model_ids)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+def token_state_models(models: Sequence[str]) -> dict[str, str]:
+    """model -> why it has no contextual token states, for those of ``models`` without a token-level backend.
 
-        bar = tqdm(total=n_steps, desc="model report", unit="step")
+    A model with token states is one :func:`~semanscope_nb.models.tokens.load_token_encoder`
+    knows (nothing is loaded here): the NumPy port of multilingual-e5-small, all-minilm-l6-v2,
+    ``st:`` / ``hf:`` names and model folders.
 
-    def tick(what: str) -> None:
-        if bar is not None:
-            bar.set_postfix_str(what[:80])
-            bar.update(1)
+    >>> token_state_models(["multilingual-e5-small", "random-null"])
+    {'random-null': "no token-level backend (load_token_encoder knows no 'random-null')"}
+    """
+    from semanscope_nb.errors import ModelLoadError, UnknownModelError
+    from semanscope_nb.models.tokens import load_token_encoder
 
-    verdict_rows, pair_rows, ret_rows, sig_rows, cos_rows, miss_rows, count_rows = [], [], [], [], [], [], []
-    knn_rows, csc_rows, cmp_rows, band_rows, cost_rows, rec_rows, ds_rows = [], [], [], [], [], [], []
-    versions: dict[str, str] = {}
-    datasets_seen: dict[str, str] = {}
+    out = {}
+    for m in models:
+        try:
+            load_token_encoder(m)
+        except UnknownModelError:
+            out[m] = f"no token-level backend (load_token_encoder knows no {m!r})"
+        except ModelLoadError as exc:
+            out[m] = f"its token-level backend cannot load here: {exc}"
+    return out
 
-    def ds_note(name: str, sha: str, source: str, kind: str) -> None:
-        if name not in datasets_seen:
-            datasets_seen[name] = sha
-            from semanscope_nb.provenance import shareable_source
 
-            ds_rows.append({"dataset": name, "kind": kind, "sha256": sha, "source": shareable_source(source)})
+def _plan_contextual(s: tuple[str, ...], model_ids: list[str], *, contextual: bool, missing: list[dict]) -> list[str]:
+    """The models scored on BCWS (en-zh word similarity in context) for set ``s``: those with token states."""
+    from semanscope_nb.data.word_similarity import contextual_data_dir
 
+    if not contextual or "en" not in s or "zh" not in s:
+        return []
+    label, section = _set_label(s), "contextual similarity (BCWS)"
     try:
-        # ---- cost: dimensions, encode time measured now, size on disk
-        from semanscope_nb.models.registry import get_model_info
+        have_file = (contextual_data_dir() / "bcws.txt").is_file()
+    except OSError:
+        have_file = False
+    if not have_file:
+        missing.append({"language_set": label, "section": section, "what": "no BCWS file",
+                        "would_fill": "<shared data>/contextual/bcws.txt (BCWS, Chi and Chen 2018; set SEMANSCOPE_SHARED_DATA)"})
+        return []
+    without = token_state_models(model_ids)
+    for m, why in without.items():
+        missing.append({"language_set": label, "section": section, "what": f"{m}: {why}",
+                        "would_fill": "a model with token states in models=[...]: multilingual-e5-small (NumPy port, offline), "
+                                      "all-minilm-l6-v2 (English only) or 'st:<model folder>'"})
+    return [m for m in model_ids if m not in without]
 
-        probe = list(words[0].words(words[0].languages[0]))[:200]
-        for m in model_ids:
-            secs, dims = _encode_seconds(m, probe, words[0].languages[0])
-            cost_rows.append({"model": m, "dims": dims, "encode_seconds": secs, "size_mb": package_size_mb(m),
-                              "display_name": get_model_info(m).display_name})
-            tick(f"{m}: encode time")
-        costs = pd.DataFrame(cost_rows)
 
-        def embedder(ds: Any) -> Any:
-            """Embed ``ds`` under a model once, only when a step has to be computed (a resumed step needs no vectors)."""
-            box: dict[str, Any] = {}
+def _plan(sets: list[tuple[str, ...]], model_ids: list[str], *, tatoeba: bool, sib200: bool, csc: bool, contextual: bool,
+          parallel: Sequence[Any], max_sentences: int | None) -> tuple[dict[tuple[str, ...], dict[str, list]], list[dict]]:
+    """Per language set: the parallel corpora, kNN languages, CSC corpora and BCWS models; and what is missing."""
+    tatoeba_have, sib_have = _available_sentence_data(tatoeba=tatoeba, sib200=sib200)
+    missing: list[dict] = []
+    plan = {}
+    for s in sets:
+        plan[s] = {"corpora": _plan_parallel(s, tatoeba_have=tatoeba_have, sib_have=sib_have, tatoeba=tatoeba, sib200=sib200,
+                                             parallel=parallel, max_sentences=max_sentences, missing=missing),
+                   "knn": _plan_knn(s, sib_have=sib_have, sib200=sib200, missing=missing),
+                   "csc": _plan_csc(s, csc=csc, missing=missing),
+                   "bcws": _plan_contextual(s, model_ids, contextual=contextual, missing=missing)}
+    return plan, missing
 
-            def get(m: str) -> Any:
-                if m not in box:
-                    box[m] = embed(ds, m, cache=cache_arg, progress=False)
-                return box[m]
-            return get
 
+def _count_steps(n_models: int, n_words: int, plan: Mapping[Any, Mapping[str, list]]) -> int:
+    """The steps the progress bar counts: cost probes, then per set SA, pairs, comparison and each section."""
+    n = n_models
+    for p in plan.values():
+        n += n_words * (2 * n_models + (1 if n_models > 1 else 0))
+        n += (len(p["corpora"]) + len(p["knn"]) + len(p["csc"])) * n_models + len(p["bcws"])
+    return n
+
+
+# --------------------------------------------------------------------------- the steps
+
+
+def _measured_cost(run: _Run, model: str, probe: list[str], language: str) -> dict[str, Any]:
+    """(dims, encode seconds per 1000 texts, when measured) of ``model`` on ``probe``: measured once, then read back.
+
+    Kept in ``<work_dir>/costs`` (not a job: the measurement is of this machine, and a resumed report
+    must not load every model only to time it again); ``force`` measures again.
+    """
+    from semanscope_nb.models.registry import load_model
+
+    blob = json.dumps({"model": load_model(model).cache_key, "probe": probe, "language": language, "version": REPORT_VERSION},
+                      sort_keys=True, ensure_ascii=False)
+    path = path_inside(run.jobs.folder.parent / "costs", f"{safe_name(model)}__{hashlib.sha256(blob.encode()).hexdigest()[:16]}.json")
+    if path.exists() and not run.jobs.force:
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))
+            return {"dims": int(rec["dims"]), "encode_seconds": float(rec["encode_seconds"]), "measured": str(rec["measured"])}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # a damaged record is measured again
+    secs, dims = _encode_seconds(model, probe, language)
+    rec = {"dims": dims, "encode_seconds": secs, "measured": utc_now()}
+    atomic_write_json(path, rec)
+    return rec
+
+
+def _measure_costs(run: _Run) -> None:
+    """Dimensions, encode time (measured on this machine on the first dataset's first 200 words) and package size of each model."""
+    from semanscope_nb.models.registry import get_model_info
+
+    first = run.words[0]
+    probe = list(first.words(first.languages[0]))[:200]
+    for m in run.model_ids:
+        rec = _measured_cost(run, m, probe, first.languages[0])
+        run.rows["costs"].append({"model": m, "dims": rec["dims"], "encode_seconds": rec["encode_seconds"], "size_mb": package_size_mb(m),
+                                  "display_name": get_model_info(m).display_name, "measured": rec["measured"]})
+        run.tick(f"{m}: encode time")
+
+
+def _verdict_row(label: str, dataset: str, model: str, sa: Any) -> dict[str, Any]:
+    """The verdict row of one SA result: SA, judged SA, chance and gap with intervals, tiers and artefact notes."""
+    v = sa.verdict_scores
+    notes = list(sa.diagnostics.notes)
+    if sa.excluded_concepts:
+        notes.insert(0, "left out of the verdict: " + ", ".join(f"{n} {k}" for k, n in sa.excluded_concepts.items()))
+
+    def est(e: Any) -> tuple[float, float, float]:
+        return (e.value, e.ci[0], e.ci[1]) if v else (math.nan, math.nan, math.nan)
+
+    (sj, sj_lo, sj_hi), (ch, ch_lo, ch_hi), (gap, gap_lo, gap_hi) = (est(v.sa if v else None), est(v.sa_null if v else None),
+                                                                     est(v.delta if v else None))
+    return {"language_set": label, "dataset": dataset, "model": model, "sa": sa.sa_cosine, "sa_low": sa.cosine.ci[0],
+            "sa_high": sa.cosine.ci[1], "sa_judged": sj, "sa_judged_low": sj_lo, "sa_judged_high": sj_hi, "chance": ch,
+            "chance_low": ch_lo, "chance_high": ch_hi, "gap": gap, "gap_low": gap_lo, "gap_high": gap_hi, "tier": sa.tier,
+            "paper_tier": sa.paper_tier, "verdict": sa.verdict, "artefacts": "; ".join(notes), "n_concepts": sa.n_concepts}
+
+
+def _pair_rows(label: str, dataset: str, model: str, pa: Any) -> list[dict[str, Any]]:
+    """The pair-matrix rows of one per-pair SA result."""
+    return [{"language_set": label, "dataset": dataset, "model": model, "pair": f"{r['language_a']}-{r['language_b']}",
+             "language_a": r["language_a"], "language_b": r["language_b"], "sa": r["sa"], "sa_low": r["ci_low"],
+             "sa_high": r["ci_high"], "chance": r["sa_null"], "gap": r["delta"], "gap_low": r["delta_low"],
+             "gap_high": r["delta_high"], "verdict": r["verdict"]} for r in pa.table.to_dict("records")]
+
+
+def _sa_comparison(run: _Run, s: tuple[str, ...], sub: Any, keys: Mapping[str, str], emb_of: Any) -> Any:
+    """The paired SA comparison of every model on one dataset (paired bootstrap, sign-flip, Holm, rank bands)."""
+    from semanscope_nb.runs.tasks import run_task
+
+    label = _set_label(s)
+    keyc = {"models": [keys[m] for m in run.model_ids], "dataset": sub.sha256, "languages": list(s), "n_boot": run.n_boot,
+            "seed": run.seed, "n_perm": run.n_perm, "confidence": run.confidence}
+    cmp = run.jobs.result("comparison", keyc, lambda: run_task(
+        "comparison", [emb_of(m) for m in run.model_ids], n_perm=run.n_perm, **run.boot))
+    run.tick(f"{label} {sub.name}: comparison")
+    meas = f"SA ({sub.name})"
+    for r in cmp.pairs.to_dict("records"):
+        run.rows["comparisons"].append({"language_set": label, "measurement": meas, "model_a": r["model_a"], "model_b": r["model_b"],
+                                        "diff": r["diff"], "diff_low": r["ci_low"], "diff_high": r["ci_high"], "p_value": r["p_value"],
+                                        "p_holm": r["p_holm"], "significant": bool(r["significant"])})
+    for r in cmp.scores.to_dict("records"):
+        run.rows["bands"].append({"language_set": label, "measurement": meas, "model": r["model"], "score": r["sa"],
+                                  "score_low": r["ci_low"], "score_high": r["ci_high"], "band": int(r["band"])})
+    return cmp
+
+
+def _word_dataset_step(run: _Run, s: tuple[str, ...], ds: Any) -> tuple[dict[str, dict], Any]:
+    """SA verdict and pair matrix of every model on one word dataset, then the SA comparison; (verdict rows, comparison)."""
+    from semanscope_nb.runs.tasks import run_task
+
+    label = _set_label(s)
+    sub = ds.select(list(s))
+    run.note_dataset(sub.name, sub.sha256, sub.source, "words")
+    emb_of = run.embedder(sub)
+    keys, rows = {}, {}
+    for m in run.model_ids:
+        keys[m] = run.model_key(m, sub)
+        keyp = {"model": keys[m], "dataset": sub.sha256, "languages": list(s), **run.boot}
+        sa = run.jobs.result("sa", keyp, lambda m=m: run_task("sa", emb_of(m), **run.boot))
+        run.tick(f"{m} {label} {sub.name}: SA")
+        pa = run.jobs.result("pair-sa", keyp, lambda m=m: run_task("pair-sa", emb_of(m), **run.boot))
+        run.tick(f"{m} {label} {sub.name}: pairs")
+        rows[m] = _verdict_row(label, sub.name, m, sa)
+        run.rows["verdicts"].append(rows[m])
+        run.rows["pairs"].extend(_pair_rows(label, sub.name, m, pa))
+    if len(run.model_ids) > 1:
+        return rows, _sa_comparison(run, s, sub, keys, emb_of)
+    meas = f"SA ({sub.name})"
+    run.rows["bands"].extend({"language_set": label, "measurement": meas, "model": m, "score": rows[m]["sa"], "score_low": math.nan,
+                              "score_high": math.nan, "band": 1} for m in run.model_ids)
+    return rows, None
+
+
+def _word_datasets_step(run: _Run, s: tuple[str, ...]) -> tuple[dict[str, dict], Any]:
+    """Verdicts, pair matrices and SA comparisons on every word dataset holding the set; those of the first dataset."""
+    first_sa: dict[str, dict] = {}
+    first_cmp = None
+    for ds in run.words:
+        if any(x not in ds.languages for x in s):
+            continue
+        rows, cmp = _word_dataset_step(run, s, ds)
+        if ds is run.words[0]:
+            first_sa, first_cmp = rows, cmp
+    return first_sa, first_cmp
+
+
+def _retrieval_rows(label: str, corpus: str, model: str, fwd: Any) -> list[dict[str, Any]]:
+    """Accuracy@k, F1@k and MRR with intervals, both directions (precision and recall are left to the result)."""
+    return [{"language_set": label, "corpus": corpus, "model": model, "direction": r.direction, "measure": name, "value": e.value,
+             "value_low": e.ci[0], "value_high": e.ci[1], "n_queries": r.n_queries}
+            for r in (fwd, fwd.reverse) if r is not None
+            for name, e in r.estimates().items() if name not in ("precision", "recall")]
+
+
+def _signal_rows(run: _Run, label: str, corpus: str, model: str, direction: str, post: Mapping[str, Any]) -> None:
+    """Add the signal-vs-noise numbers, the chart's cosines, the miss counts and examples of one model on one corpus."""
+    run.rows["signal"].append({"language_set": label, "corpus": corpus, "model": model, **post["signal"]})
+    run.rows["cosines"].extend({"language_set": label, "corpus": corpus, "model": model, **c} for c in post["cosines"])
+    for c in post["counts"]:
+        run.rows["miss_counts"].append({"language_set": label, "corpus": corpus, "model": model, "direction": direction,
+                                        **{k: (math.nan if v is None else v) for k, v in c.items()}})
+    run.rows["misses"].extend({"language_set": label, "corpus": corpus, "model": model, "direction": direction, **r}
+                              for r in post["examples"])
+
+
+def _parallel_step(run: _Run, label: str, spec: tuple[str, Any, Any], ks: Sequence[int]) -> None:
+    """Retrieval, signal vs noise and the miss taxonomy of every model on one parallel corpus, then the paired MRR test."""
+    from semanscope_nb.runs.tasks import run_task
+
+    _, load, labels_of = spec
+    corpus = load()
+    run.note_dataset(corpus.name, corpus.sha256, corpus.source, "parallel")
+    labels = list(labels_of()) if labels_of is not None else None
+    emb_of = run.embedder(corpus)
+    per_query: dict[str, np.ndarray] = {}
+    ks_here = [k for k in ks if k <= len(corpus)] or [1]  # a small corpus of the user's: only the k it allows
+    direction = ""
+    for m in run.model_ids:
+        keyp = {"model": run.model_key(m, corpus), "dataset": corpus.sha256, "n": len(corpus), "n_boot": run.n_boot,
+                "seed": run.seed, "ks": ks_here, "confidence": run.confidence}
+        ret = run.jobs.result("retrieval", keyp, lambda m=m: run_task("retrieval", emb_of(m), ks=ks_here, **run.boot))
+        (direction, fwd), = ret.pairs.items()
+        run.rows["retrieval"].extend(_retrieval_rows(label, corpus.name, m, fwd))
+        per_query[m] = 1.0 / np.asarray(fwd.ranks, dtype=np.float64)
+        post = run.jobs.record("signal-misses", {**keyp, "labels": labels is not None}, lambda m=m, fwd=fwd: _signal_and_misses(
+            emb_of(m), corpus, fwd, labels, **run.boot))
+        _signal_rows(run, label, corpus.name, m, fwd.direction, post)
+        run.tick(f"{m} {corpus.name}: retrieval")
+    if len(per_query) > 1:
+        pairs_t, bands_t = paired_model_test(per_query, n_perm=run.n_perm, **run.boot)
+        _add_comparison(run.rows["comparisons"], run.rows["bands"], label, f"retrieval MRR ({corpus.name}, {direction})", per_query,
+                        pairs_t, bands_t)
+
+
+def _knn_row(label: str, language: str, dataset: str, model: str, kr: Any, f1_interval: Sequence[Any]) -> dict[str, Any]:
+    """The kNN row: macro F1 (with its bootstrap interval) and accuracy at the first k, beside the two baselines."""
+    k0 = kr.ks[0]
+    lo, hi = f1_interval
+    return {"language_set": label, "language": language, "dataset": dataset, "model": model, "k": k0,
+            "macro_f1": kr.macro_f1[k0], "macro_f1_low": _f(lo), "macro_f1_high": _f(hi), "accuracy": kr.accuracy[k0],
+            "accuracy_low": kr.intervals[f"knn@{k0}"][0], "accuracy_high": kr.intervals[f"knn@{k0}"][1],
+            "majority_macro_f1": kr.baselines.get("majority", {}).get("macro_f1", math.nan),
+            "random_macro_f1": kr.random_baseline.get("macro_f1", math.nan), "n_test": kr.n_test}
+
+
+def _knn_step(run: _Run, label: str, language: str, ks: Sequence[int]) -> None:
+    """kNN classification of every model on one language's SIB-200 splits, then the paired accuracy test."""
+    from semanscope_nb.data import bitext as bt
+    from semanscope_nb.runs.tasks import run_task
+
+    splits = bt.LabelledSplits(bt.read_sib200(language, "train"), bt.read_sib200(language, "test"))
+    run.note_dataset(splits.name, splits.sha256, splits.source, "labelled")
+    emb_of = run.embedder(splits)
+    correct: dict[str, np.ndarray] = {}
+    for m in run.model_ids:
+        keyp = {"model": run.model_key(m, splits), "dataset": splits.sha256, "n_boot": run.n_boot, "seed": run.seed, "ks": list(ks),
+                "confidence": run.confidence}
+        kr = run.jobs.result("knn", keyp, lambda m=m: run_task("knn", emb_of(m), ks=list(ks), logistic=False, **run.boot))
+        k0 = kr.ks[0]
+        f1_ci = run.jobs.record("knn-macro-f1", keyp, lambda kr=kr, k0=k0: _macro_f1_interval(kr, f"knn@{k0}", **run.boot))
+        run.rows["knn"].append(_knn_row(label, language, splits.name, m, kr, f1_ci))
+        correct[m] = (np.asarray(kr.predictions[f"knn@{k0}"]) == np.asarray(kr.test_labels)).astype(np.float64)
+        run.tick(f"{m} {splits.name}: kNN")
+    if len(correct) > 1:
+        pairs_k, bands_k = paired_model_test(correct, n_perm=run.n_perm, **run.boot)
+        _add_comparison(run.rows["comparisons"], run.rows["bands"], label, f"kNN accuracy ({splits.name})", correct, pairs_k, bands_k)
+
+
+def _csc_step(run: _Run, label: str, name: str) -> None:
+    """CSC overlap (with its interval) of every model on one bundled sentence corpus."""
+    from semanscope_nb.data.sentences import load_sentence_corpus
+    from semanscope_nb.runs.tasks import run_task
+
+    corpus = load_sentence_corpus(name)
+    run.note_dataset(name, corpus.sha256, corpus.source, "sentences")
+    for m in run.model_ids:
+        keyp = {"model": run.model_key(m, corpus), "dataset": corpus.sha256, "n_boot": run.n_boot, "seed": run.seed,
+                "n": run.csc_sentences, "confidence": run.confidence}
+        cr = run.jobs.result("csc", keyp, lambda m=m: run_task("csc", corpus, m, cache=run.cache_arg, progress=False,
+                                                             max_sentences=run.csc_sentences, **run.boot))
+        est = cr.estimates().get("overlap")
+        run.rows["csc"].append({"language_set": label, "language": corpus.language, "corpus": name, "model": m, "overlap": cr.overlap,
+                                "overlap_low": est.ci[0] if est else math.nan, "overlap_high": est.ci[1] if est else math.nan,
+                                "n_sentences": cr.n_sentences})
+        run.tick(f"{m} {name}: CSC")
+
+
+def bcws_sample(n_pairs: int, *, seed: int, path: str | os.PathLike | None = None) -> Any:
+    """The BCWS pairs the report scores: a seeded sample of ``n_pairs`` (file order kept), Chinese in Simplified script.
+
+    As :func:`~semanscope_nb.runs.word_similarity.word_similarity_sweep` does by default, the Chinese side
+    is converted with OpenCC ``t2s`` (spans kept exact); sampling first converts only the pairs scored.
+
+    >>> import pathlib, tempfile
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "bcws.txt"
+    >>> _ = p.write_text("".join(f"n n\\n我們<說>話{i}\\nwe <talk> {i}\\n" + "5 " * 11 + "5.0\\n" for i in range(5)), encoding="utf-8")
+    >>> s = bcws_sample(3, seed=0, path=p); len(s), s.targets1[0], s.name
+    (3, '说', 'bcws-t2s')
+    """
+    from semanscope_nb.data.word_similarity import read_bcws
+
+    return read_bcws(path).sample(int(n_pairs), seed=seed).converted("t2s")
+
+
+def _bcws_score(run: _Run, pairs: Any, model: str) -> Any:
+    """BCWS Spearman rho (bootstrap interval over pairs) of ``model``'s contextual target vectors."""
+    from semanscope_nb.metrics.word_similarity import contextual_word_similarity
+    from semanscope_nb.models.tokens import load_token_encoder
+    from semanscope_nb.runs.word_similarity import encode_targets
+
+    enc = load_token_encoder(model)
+    V1, V2 = encode_targets(pairs, enc, cache=run.cache_arg)
+    prov = {"dataset": pairs.name, "data_sha256": pairs.sha256, "n_pairs_in_data": len(pairs), "context": True, "layers": "mean",
+            "encoders": {"zh": {"model": enc.model_id, "version": str(enc.version)}}}
+    return contextual_word_similarity(V1, V2, pairs.scores, languages=(pairs.language1, pairs.language2), provenance=prov,
+                                      **run.boot)
+
+
+def _contextual_step(run: _Run, label: str, models: Sequence[str]) -> None:
+    """BCWS (en-zh word similarity in context) of each model with token states, beside the human upper bound."""
+    from semanscope_nb.metrics.word_similarity import annotator_agreement
+    from semanscope_nb.models.tokens import load_token_encoder
+
+    if not models:
+        return
+    pairs = bcws_sample(run.bcws_pairs, seed=run.seed)
+    run.note_dataset(pairs.name, pairs.sha256, pairs.source, "contextual pairs")
+    base = {"dataset": pairs.sha256, "n": run.bcws_pairs, "script": "t2s", **run.boot}
+    human = run.jobs.result("bcws-human", base, lambda: annotator_agreement(pairs.annotators, **run.boot))
+    for m in models:
+        enc = load_token_encoder(m)  # nothing loads until a vector has to be computed
+        sc = run.jobs.result("bcws", {**base, "model": enc.cache_key}, lambda m=m: _bcws_score(run, pairs, m))
+        run.rows["contextual"].append({
+            "language_set": label, "dataset": pairs.name, "model": m, "token_encoder": f"{enc.model_id} {enc.version}",
+            "rho": sc.rho, "rho_low": sc.ci.low, "rho_high": sc.ci.high, "human_rho": human.rho, "human_rho_low": human.ci.low,
+            "human_rho_high": human.ci.high, "n_pairs": sc.n_pairs, "layers": "mean of layers 1..n, mean of the word's subwords"})
+        run.tick(f"{m} {pairs.name}: BCWS")
+
+
+def _recommend_step(run: _Run, s: tuple[str, ...], first_sa: Mapping[str, dict], first_cmp: Any) -> None:
+    """The recommendation of one language set, by :data:`RECOMMENDATION_RULE`, from the first dataset's verdicts and bands."""
+    tiers = {m: first_sa[m]["tier"] for m in first_sa}
+    bands = first_cmp.bands if first_cmp is not None else [[m] for m in sorted(first_sa, key=lambda m: -first_sa[m]["sa"])]
+    cost_map = {r["model"]: r for r in run.rows["costs"]}
+    rec = recommend(tiers, bands, cost_map, languages=s)
+    run.rows["recommendations"].append({"language_set": _set_label(s), "recommended": rec["recommended"], "tie": rec["tie"],
+                                        "tied": ", ".join(rec["tied"]), "sentence": rec["sentence"], "steps": "; ".join(rec["steps"]),
+                                        "rule": RECOMMENDATION_RULE, "dataset": run.words[0].name})
+
+
+def _language_set_step(run: _Run, s: tuple[str, ...], plan: Mapping[str, list], ks: Sequence[int]) -> None:
+    """Every section of one language set, in the report's order, then its recommendation."""
+    label = _set_label(s)
+    first_sa, first_cmp = _word_datasets_step(run, s)
+    for spec in plan["corpora"]:
+        _parallel_step(run, label, spec, ks)
+    for x in plan["knn"]:
+        _knn_step(run, label, x, ks)
+    for name in plan["csc"]:
+        _csc_step(run, label, name)
+    _contextual_step(run, label, plan["bcws"])
+    _recommend_step(run, s, first_sa, first_cmp)
+
+
+def _assemble(run: _Run, sets: list[tuple[str, ...]], params: dict[str, Any], seconds: float) -> ModelReport:
+    """The :class:`ModelReport` of the collected rows, with its provenance."""
+    provenance = {"created": utc_now(), "packages": package_info(), "semanscope_nb": package_info().get("semanscope_nb", ""),
+                  "model_versions": run.versions, "datasets": run.datasets_seen, "parameters": params,
+                  "report_version": REPORT_VERSION, "seconds": seconds, "jobs_reused": run.jobs.reused,
+                  "jobs_computed": run.jobs.computed}
+    tables = {name: _frame(run.rows[name], cols) for name, cols in _COLUMNS.items()}
+    return ModelReport(models=tuple(run.model_ids), language_sets=tuple(sets), datasets=tuple(d.name for d in run.words),
+                       parameters=params, provenance=provenance, **tables)
+
+
+def model_report(
+    models: Sequence[str] | str, *, languages: Sequence[str] | Sequence[Sequence[str]] | str, datasets: Sequence[Any] | None = None,
+    n_boot: int | None = None, seed: int | None = None, progress: bool = True, confidence: float = 0.95, n_perm: int = 2000,
+    tatoeba: bool = True, sib200: bool = True, csc: bool = True, contextual: bool = True, parallel: Sequence[Any] = (),
+    max_sentences: int | None = 1000, csc_sentences: int = 40, bcws_pairs: int = 100, ks: Sequence[int] = (1, 5, 10),
+    work_dir: str | os.PathLike | None = None, cache: Any = None, force: bool = False,
+) -> ModelReport:
+    """Run every measurement for ``models`` on each language set and return the :class:`ModelReport`.
+
+    ``languages``: one set (``["en", "zh", "ja"]`` or ``"en,zh,ja"``) or several
+    (``[["en", "zh"], ["en", "ja"]]``).  ``datasets``: word datasets (bundled
+    names, CSV paths or values; default :data:`DEFAULT_DATASETS`, those holding the
+    languages); the first is the one the recommendation reads.  ``parallel``:
+    the user's own :class:`~semanscope_nb.data.bitext.ParallelCorpus` values, scored
+    like Tatoeba.  ``tatoeba`` / ``sib200`` / ``csc`` / ``contextual``: whether to read
+    the shared data for those sections (``contextual``: BCWS, for a set holding en and zh
+    and the models with token states).  ``max_sentences``: pairs kept per Tatoeba file;
+    ``csc_sentences``: sentences sampled for CSC; ``bcws_pairs``: BCWS pairs scored (a
+    seeded sample; each pair encodes two sentences with the token model, so this sets the
+    section's cost).  ``work_dir``: where the job files go (default
+    ``settings.cache_dir / "reports"``); ``force``: recompute.  ``n_boot`` / ``seed``
+    default to ``settings``.  One progress bar counts the steps.
+    """
+    t_start = time.perf_counter()
+    n_boot, seed = _check_numbers(n_boot, seed)
+    if isinstance(bcws_pairs, bool) or not isinstance(bcws_pairs, int) or bcws_pairs < 3:
+        raise ArgumentError(f"bcws_pairs must be an integer of at least 3 (a rank correlation), got {bcws_pairs!r}")
+    sets = _language_sets(languages)
+    model_ids, skipped_models = _check_models(models)
+    words, skipped_data = _word_datasets(datasets, sets)
+    plan, missing = _plan(sets, model_ids, tatoeba=tatoeba, sib200=sib200, csc=csc, contextual=contextual, parallel=parallel,
+                          max_sentences=max_sentences)
+    skipped = ([{"what": f"model {m}", "language_set": "", "reason": why} for m, why in skipped_models.items()] + skipped_data
+               + _switch_and_language_skips(model_ids, sets, {"tatoeba": tatoeba, "sib200": sib200, "csc": csc,
+                                                               "contextual": contextual}))
+    params = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "n_perm": n_perm, "ks": list(ks),
+              "max_sentences": max_sentences, "csc_sentences": csc_sentences, "bcws_pairs": bcws_pairs, "near_quantile": NEAR_QUANTILE}
+    cache_arg, own_cache = _cache_argument(cache)
+    run = _Run(model_ids, words, _Jobs(Path(work_dir) if work_dir is not None else Path(settings.cache_dir) / "reports", force),
+               cache_arg, n_boot, seed, confidence, n_perm, tuple(ks), csc_sentences, bcws_pairs)
+    run.rows["missing"], run.rows["skipped"] = missing, skipped
+    run.bar = _progress_bar(progress, _count_steps(len(model_ids), len(words), plan))
+    try:
+        _measure_costs(run)
         for s in sets:
-            label = _set_label(s)
-            first_sa: dict[str, Any] = {}
-            first_cmp = None
-            for ds in words:
-                if any(x not in ds.languages for x in s):
-                    continue
-                sub = ds.select(list(s))
-                ds_note(sub.name, sub.sha256, sub.source, "words")
-                emb_of = embedder(sub)
-                keys = {}
-                for m in model_ids:
-                    mk, versions[m] = _model_key(m, sub)
-                    keys[m] = mk
-                    keyp = {"model": mk, "dataset": sub.sha256, "languages": list(s), "n_boot": n_boot, "seed": seed,
-                            "confidence": confidence}
-                    sa = jobs.result("sa", keyp, lambda m=m: run_task("sa", emb_of(m), n_boot=n_boot, seed=seed, confidence=confidence))
-                    tick(f"{m} {label} {sub.name}: SA")
-                    pa = jobs.result("pair-sa", keyp, lambda m=m: run_task("pair-sa", emb_of(m), n_boot=n_boot, seed=seed,
-                                                                           confidence=confidence))
-                    tick(f"{m} {label} {sub.name}: pairs")
-                    v = sa.verdict_scores
-                    notes = list(sa.diagnostics.notes)
-                    if sa.excluded_concepts:
-                        notes.insert(0, "left out of the verdict: " + ", ".join(f"{n} {k}" for k, n in sa.excluded_concepts.items()))
-                    row = {"language_set": label, "dataset": sub.name, "model": m, "sa": sa.sa_cosine,
-                           "sa_low": sa.cosine.ci[0], "sa_high": sa.cosine.ci[1],
-                           "sa_judged": v.sa.value if v else math.nan, "sa_judged_low": v.sa.ci[0] if v else math.nan,
-                           "sa_judged_high": v.sa.ci[1] if v else math.nan,
-                           "chance": v.sa_null.value if v else math.nan, "chance_low": v.sa_null.ci[0] if v else math.nan,
-                           "chance_high": v.sa_null.ci[1] if v else math.nan,
-                           "gap": v.delta.value if v else math.nan, "gap_low": v.delta.ci[0] if v else math.nan,
-                           "gap_high": v.delta.ci[1] if v else math.nan, "tier": sa.tier, "paper_tier": sa.paper_tier,
-                           "verdict": sa.verdict, "artefacts": "; ".join(notes), "n_concepts": sa.n_concepts}
-                    verdict_rows.append(row)
-                    if ds is words[0]:
-                        first_sa[m] = row
-                    for r in pa.table.to_dict("records"):
-                        pair_rows.append({"language_set": label, "dataset": sub.name, "model": m, "pair": f"{r['language_a']}-{r['language_b']}",
-                                          "language_a": r["language_a"], "language_b": r["language_b"], "sa": r["sa"],
-                                          "sa_low": r["ci_low"], "sa_high": r["ci_high"], "chance": r["sa_null"], "gap": r["delta"],
-                                          "gap_low": r["delta_low"], "gap_high": r["delta_high"], "verdict": r["verdict"]})
-                if len(model_ids) > 1:
-                    keyc = {"models": [keys[m] for m in model_ids], "dataset": sub.sha256, "languages": list(s), "n_boot": n_boot,
-                            "seed": seed, "n_perm": n_perm, "confidence": confidence}
-                    cmp = jobs.result("comparison", keyc, lambda: run_task(
-                        "comparison", [emb_of(m) for m in model_ids], n_boot=n_boot, seed=seed, n_perm=n_perm, confidence=confidence))
-                    tick(f"{label} {sub.name}: comparison")
-                    if ds is words[0]:
-                        first_cmp = cmp
-                    meas = f"SA ({sub.name})"
-                    for r in cmp.pairs.to_dict("records"):
-                        cmp_rows.append({"language_set": label, "measurement": meas, "model_a": r["model_a"], "model_b": r["model_b"],
-                                         "diff": r["diff"], "diff_low": r["ci_low"], "diff_high": r["ci_high"], "p_value": r["p_value"],
-                                         "p_holm": r["p_holm"], "significant": bool(r["significant"])})
-                    for r in cmp.scores.to_dict("records"):
-                        band_rows.append({"language_set": label, "measurement": meas, "model": r["model"], "score": r["sa"],
-                                          "score_low": r["ci_low"], "score_high": r["ci_high"], "band": int(r["band"])})
-                else:
-                    for m in model_ids:
-                        band_rows.append({"language_set": label, "measurement": f"SA ({sub.name})", "model": m,
-                                          "score": first_sa[m]["sa"] if m in first_sa else math.nan, "score_low": math.nan,
-                                          "score_high": math.nan, "band": 1})
-
-            # ---- parallel corpora: retrieval, signal vs noise, misses
-            for kind, load, labels_of in plan[s]["corpora"]:
-                corpus = load()
-                ds_note(corpus.name, corpus.sha256, corpus.source, "parallel")
-                labels = list(labels_of()) if labels_of is not None else None
-                emb_of = embedder(corpus)
-                per_query: dict[str, np.ndarray] = {}
-                ks_here = [k for k in ks if k <= len(corpus)] or [1]  # a small corpus of the user's: only the k it allows
-                for m in model_ids:
-                    mk, versions[m] = _model_key(m, corpus)
-                    keyp = {"model": mk, "dataset": corpus.sha256, "n": len(corpus), "n_boot": n_boot, "seed": seed,
-                            "ks": ks_here, "confidence": confidence}
-                    ret = jobs.result("retrieval", keyp, lambda m=m: run_task(
-                        "retrieval", emb_of(m), n_boot=n_boot, seed=seed, ks=ks_here, confidence=confidence))
-                    (direction, fwd), = ret.pairs.items()
-                    for r in (fwd, fwd.reverse):
-                        if r is None:
-                            continue
-                        for name, e in r.estimates().items():
-                            if name in ("precision", "recall"):
-                                continue
-                            ret_rows.append({"language_set": label, "corpus": corpus.name, "model": m, "direction": r.direction,
-                                             "measure": name, "value": e.value, "value_low": e.ci[0], "value_high": e.ci[1],
-                                             "n_queries": r.n_queries})
-                    per_query[m] = 1.0 / np.asarray(fwd.ranks, dtype=np.float64)
-                    post = jobs.record("signal-misses", {**keyp, "labels": labels is not None}, lambda m=m, fwd=fwd: _signal_and_misses(
-                        emb_of(m), corpus, fwd, labels, n_boot=n_boot, seed=seed, confidence=confidence))
-                    sig_rows.append({"language_set": label, "corpus": corpus.name, "model": m, **post["signal"]})
-                    cos_rows.extend({"language_set": label, "corpus": corpus.name, "model": m, **c} for c in post["cosines"])
-                    for c in post["counts"]:
-                        count_rows.append({"language_set": label, "corpus": corpus.name, "model": m, "direction": fwd.direction,
-                                           **{k: (math.nan if v is None else v) for k, v in c.items()}})
-                    miss_rows.extend({"language_set": label, "corpus": corpus.name, "model": m, "direction": fwd.direction, **r}
-                                     for r in post["examples"])
-                    tick(f"{m} {corpus.name}: retrieval")
-                if len(per_query) > 1:
-                    pairs_t, bands_t = paired_model_test(per_query, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence)
-                    _add_comparison(cmp_rows, band_rows, label, f"retrieval MRR ({corpus.name}, {direction})", per_query, pairs_t, bands_t)
-
-            # ---- kNN on SIB-200
-            for x in plan[s]["knn"]:
-                from semanscope_nb.data.bitext import LabelledSplits
-
-                splits = LabelledSplits(bt.read_sib200(x, "train"), bt.read_sib200(x, "test"))
-                ds_note(splits.name, splits.sha256, splits.source, "labelled")
-                emb_of = embedder(splits)
-                correct: dict[str, np.ndarray] = {}
-                for m in model_ids:
-                    mk, versions[m] = _model_key(m, splits)
-                    keyp = {"model": mk, "dataset": splits.sha256, "n_boot": n_boot, "seed": seed, "ks": list(ks),
-                            "confidence": confidence}
-                    kr = jobs.result("knn", keyp, lambda m=m: run_task("knn", emb_of(m), n_boot=n_boot, seed=seed, ks=list(ks),
-                                                                       confidence=confidence, logistic=False))
-                    k0 = kr.ks[0]
-                    lo, hi = jobs.record("knn-macro-f1", keyp, lambda kr=kr, k0=k0: _macro_f1_interval(
-                        kr, f"knn@{k0}", n_boot=n_boot, seed=seed, confidence=confidence))
-                    maj = kr.baselines.get("majority", {})
-                    knn_rows.append({"language_set": label, "language": x, "dataset": splits.name, "model": m, "k": k0,
-                                     "macro_f1": kr.macro_f1[k0], "macro_f1_low": _f(lo), "macro_f1_high": _f(hi),
-                                     "accuracy": kr.accuracy[k0], "accuracy_low": kr.intervals[f"knn@{k0}"][0],
-                                     "accuracy_high": kr.intervals[f"knn@{k0}"][1],
-                                     "majority_macro_f1": maj.get("macro_f1", math.nan),
-                                     "random_macro_f1": kr.random_baseline.get("macro_f1", math.nan), "n_test": kr.n_test})
-                    correct[m] = (np.asarray(kr.predictions[f"knn@{k0}"]) == np.asarray(kr.test_labels)).astype(np.float64)
-                    tick(f"{m} {splits.name}: kNN")
-                if len(correct) > 1:
-                    pairs_k, bands_k = paired_model_test(correct, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence)
-                    _add_comparison(cmp_rows, band_rows, label, f"kNN accuracy ({splits.name})", correct, pairs_k, bands_k)
-
-            # ---- CSC
-            for name in plan[s]["csc"]:
-                from semanscope_nb.data.sentences import load_sentence_corpus
-
-                corpus = load_sentence_corpus(name)
-                ds_note(name, corpus.sha256, corpus.source, "sentences")
-                for m in model_ids:
-                    mk, versions[m] = _model_key(m, corpus)
-                    keyp = {"model": mk, "dataset": corpus.sha256, "n_boot": n_boot, "seed": seed, "n": csc_sentences,
-                            "confidence": confidence}
-                    cr = jobs.result("csc", keyp, lambda m=m: run_task("csc", corpus, m, cache=cache_arg, progress=False,
-                                                                     max_sentences=csc_sentences, n_boot=n_boot, seed=seed,
-                                                                     confidence=confidence))
-                    est = cr.estimates().get("overlap")
-                    csc_rows.append({"language_set": label, "language": corpus.language, "corpus": name, "model": m,
-                                     "overlap": cr.overlap, "overlap_low": est.ci[0] if est else math.nan,
-                                     "overlap_high": est.ci[1] if est else math.nan, "n_sentences": cr.n_sentences})
-                    tick(f"{m} {name}: CSC")
-
-            # ---- recommendation
-            tiers = {m: first_sa[m]["tier"] for m in first_sa}
-            bands = first_cmp.bands if first_cmp is not None else [[m] for m in sorted(first_sa, key=lambda m: -first_sa[m]["sa"])]
-            cost_map = {r["model"]: r for r in costs.to_dict("records")}
-            rec = recommend(tiers, bands, cost_map, languages=s)
-            rec_rows.append({"language_set": label, "recommended": rec["recommended"], "tie": rec["tie"], "tied": ", ".join(rec["tied"]),
-                             "sentence": rec["sentence"], "steps": "; ".join(rec["steps"]), "rule": RECOMMENDATION_RULE,
-                             "dataset": words[0].name})
+            _language_set_step(run, s, plan[s], ks)
     finally:
-        if bar is not None:
-            bar.close()
+        if run.bar is not None:
+            run.bar.close()
         if own_cache is not None:
             own_cache.close()
+    return _assemble(run, sets, params, time.perf_counter() - t_start)
 
-    provenance = {"created": utc_now(), "packages": package_info(), "semanscope_nb": package_info().get("semanscope_nb", ""),
-                  "model_versions": versions, "datasets": datasets_seen, "parameters": params, "report_version": REPORT_VERSION,
-                  "seconds": time.perf_counter() - t_start, "jobs_reused": jobs.reused, "jobs_computed": jobs.computed}
-    return ModelReport(
-        models=tuple(model_ids), language_sets=tuple(sets), datasets=tuple(d.name for d in words),
-        verdicts=_frame(verdict_rows, ["language_set", "dataset", "model", "sa", "sa_low", "sa_high", "sa_judged", "sa_judged_low",
-                                       "sa_judged_high", "chance", "chance_low", "chance_high", "gap", "gap_low", "gap_high", "tier",
-                                       "paper_tier", "verdict", "artefacts", "n_concepts"]),
-        pairs=_frame(pair_rows, ["language_set", "dataset", "model", "pair", "language_a", "language_b", "sa", "sa_low", "sa_high",
-                                 "chance", "gap", "gap_low", "gap_high", "verdict"]),
-        retrieval=_frame(ret_rows, ["language_set", "corpus", "model", "direction", "measure", "value", "value_low", "value_high", "n_queries"]),
-        signal=_frame(sig_rows, ["language_set", "corpus", "model", "n", "true_mean", "true_mean_low", "true_mean_high", "random_mean",
-                                 "random_mean_low", "random_mean_high", "ks_stat", "ks_p", "cohen_d",
-                                 "cohen_d_low", "cohen_d_high", "auc", "auc_low", "auc_high"]),
-        cosines=_frame(cos_rows, ["language_set", "corpus", "model", "pairs", "cosine"]),
-        misses=_frame(miss_rows, ["language_set", "corpus", "model", "direction", "index", "query", "predicted", "gold",
-                                  "cos_predicted_gold", "class"]),
-        miss_counts=_frame(count_rows, ["language_set", "corpus", "model", "direction", "class", "n", "share", "share_low", "share_high",
-                                        "near_threshold"]),
-        knn=_frame(knn_rows, ["language_set", "language", "dataset", "model", "k", "macro_f1", "macro_f1_low", "macro_f1_high", "accuracy",
-                              "accuracy_low", "accuracy_high", "majority_macro_f1", "random_macro_f1", "n_test"]),
-        csc=_frame(csc_rows, ["language_set", "language", "corpus", "model", "overlap", "overlap_low", "overlap_high", "n_sentences"]),
-        comparisons=_frame(cmp_rows, ["language_set", "measurement", "model_a", "model_b", "diff", "diff_low", "diff_high", "p_value",
-                                      "p_holm", "significant"]),
-        bands=_frame(band_rows, ["language_set", "measurement", "model", "score", "score_low", "score_high", "band"]),
-        costs=_frame(costs.to_dict("records"), ["model", "display_name", "dims", "encode_seconds", "size_mb"]),
-        recommendations=_frame(rec_rows, ["language_set", "recommended", "tie", "tied", "sentence", "steps", "rule", "dataset"]),
-        missing=_frame(missing, ["language_set", "section", "what", "would_fill"]),
-        skipped=_frame(skipped, ["what", "language_set", "reason"]),
-        dataset_info=_frame(ds_rows, ["dataset", "kind", "sha256", "source"]),
-        parameters=params, provenance=provenance,
-    )
+
+def _cache_argument(cache: Any) -> tuple[Any, Any]:
+    """(the cache the steps use, the cache this report opened and must close): None opens the default cache."""
+    from semanscope_nb.models.cache import EmbeddingCache
+
+    if cache is None:
+        own = EmbeddingCache(None)
+        return own, own
+    return (False if cache is False else cache), None
+
+
+def _progress_bar(progress: bool, n_steps: int) -> Any:
+    """One tqdm bar over the report's steps (None: no bar)."""
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=n_steps, desc="model report", unit="step")
 
 
 def _f(x: Any) -> float:
@@ -1061,8 +1334,10 @@ def _add_comparison(cmp_rows: list, band_rows: list, label: str, meas: str, per_
 
 
 __all__ = [
+    "CONTEXTUAL_COLUMNS",
     "RECOMMENDATION_RULE",
     "ModelReport",
+    "bcws_sample",
     "classify_misses",
     "model_report",
     "paired_model_test",
@@ -1071,4 +1346,5 @@ __all__ = [
     "save_report",
     "signal_vs_noise",
     "surface_overlap",
+    "token_state_models",
 ]

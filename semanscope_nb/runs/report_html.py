@@ -43,6 +43,7 @@ NUMBER_SECTIONS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] =
     ("misses", "miss_counts", ("language_set", "corpus", "model", "class"), ("share", "near_threshold")),
     ("knn", "knn", ("language_set", "dataset", "model"), ("macro_f1", "accuracy", "majority_macro_f1", "random_macro_f1")),
     ("csc", "csc", ("language_set", "corpus", "model"), ("overlap",)),
+    ("contextual", "contextual", ("language_set", "dataset", "model"), ("rho", "human_rho")),
     ("comparison", "comparisons", ("language_set", "measurement", "model_a", "model_b"), ("diff", "p_value", "p_holm")),
     ("bands", "bands", ("language_set", "measurement", "model"), ("score", "band")),
     ("cost", "costs", ("model",), ("dims", "encode_seconds", "size_mb")),
@@ -210,6 +211,20 @@ def _chart_html(name: str, chart: Any) -> str:
             f"<script type='application/json' data-chart='{_e(name)}'>{script_json(spec)}</script>")
 
 
+def _contextual_html(report: Any, sid: str, table: pd.DataFrame) -> list[str]:
+    """The BCWS section: rho with its interval per model with token states, the human bound, the provenance."""
+    out = [f"<h3 id='{sid}-contextual'>Contextual similarity (BCWS, en-zh words in context)</h3>",
+           ("<p class='muted'>Spearman's rho between the cosine of the two target words' contextual vectors (mean of layers "
+           "1..n, mean of the word's subwords) and the mean human score, on a seeded sample of "
+           f"{_e(report.parameters.get('bcws_pairs', ''))} BCWS pairs (Chinese converted to Simplified script with OpenCC t2s), "
+           "with a bootstrap interval over pairs; the human upper bound is the annotators' leave-one-out agreement on the same "
+           "pairs. Models without token states are listed under Missing data with what would fill the row.</p>")]
+    out.append(_table(table, "contextual", ("language_set", "dataset", "model"), [
+        ("dataset", "dataset", "text"), ("model", "model", "text"), ("token_encoder", "token states from", "text"),
+        ("rho", "Spearman rho [interval]", "num"), ("human_rho", "human upper bound", "num"), ("n_pairs", "pairs", "text")]))
+    return out
+
+
 def report_html(report: Any, *, title: str | None = None, numbers_file: str = "numbers.csv") -> str:
     """The report as one HTML page (see the module docstring)."""
     from semanscope_nb.plots.export import vega_bundle
@@ -220,7 +235,7 @@ def report_html(report: Any, *, title: str | None = None, numbers_file: str = "n
         label = "-".join(s)
         sid = f"set-{si}"
         sec = [("verdict", "Verdict"), ("pairs", "Pair matrix"), ("retrieval", "Retrieval"), ("signal", "Signal vs noise"),
-               ("misses", "Miss taxonomy"), ("knn", "kNN classification"), ("csc", "CSC overlap"), ("comparison", "Comparison across models"),
+               ("misses", "Miss taxonomy"), ("knn", "kNN classification"), ("csc", "CSC overlap"), ("contextual", "Contextual similarity (BCWS)"), ("comparison", "Comparison across models"),
                ("missing", "Missing data")]
         toc.append(f"<li><a href='#{sid}'>{_e(', '.join(s))}</a><ul>"
                    + "".join(f"<li><a href='#{sid}-{k}'>{_e(t)}</a></li>" for k, t in sec) + "</ul></li>")
@@ -284,6 +299,7 @@ def report_html(report: Any, *, title: str | None = None, numbers_file: str = "n
         h.append(f"<h3 id='{sid}-csc'>CSC overlap (lower = better)</h3>")
         h.append(_table(one(report.csc), "csc", ("language_set", "corpus", "model"), [
             ("corpus", "corpus", "text"), ("model", "model", "text"), ("overlap", "overlap", "num"), ("n_sentences", "sentences", "text")]))
+        h.extend(_contextual_html(report, sid, one(report.contextual)))
         h.append(f"<h3 id='{sid}-comparison'>Comparison across models (paired tests, Holm, rank bands)</h3>")
         h.append(_table(one(report.bands), "bands", ("language_set", "measurement", "model"), [
             ("measurement", "measurement", "text"), ("model", "model", "text"), ("band", "rank band", "num"), ("score", "score", "num")]))
@@ -300,10 +316,10 @@ def report_html(report: Any, *, title: str | None = None, numbers_file: str = "n
         parts.append("\n".join(h))
     toc.append("<li><a href='#cost'>Cost</a></li><li><a href='#skipped'>Skipped</a></li><li><a href='#provenance'>Provenance</a></li>"
                "<li><a href='#method'>Method</a></li>")
-    tail = ["<h2 id='cost'>Cost (measured in this run)</h2>",
+    tail = ["<h2 id='cost'>Cost (measured on this machine)</h2>",
             _table(report.costs, "cost", ("model",), [("model", "model", "text"), ("display_name", "name", "text"),
                                                       ("dims", "dimensions", "num"), ("encode_seconds", "encode seconds / 1000 texts", "num"),
-                                                      ("size_mb", "package size (MB)", "num")]),
+                                                      ("size_mb", "package size (MB)", "num"), ("measured", "timed at (UTC)", "text")]),
             "<h2 id='skipped'>Skipped</h2>",
             _table(report.skipped, "", (), [("what", "what", "text"), ("language_set", "language set", "text"), ("reason", "reason", "text")]),
             "<h2 id='provenance'>Provenance</h2>",
