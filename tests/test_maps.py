@@ -528,6 +528,7 @@ def test_csc_grid_wraps_to_stay_within_the_output_area():
 # --------------------------------------------------------------------------- the projection disk cache, PHATE output
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_default_projection_cache_lives_on_disk_beside_the_embedding_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("SEMANSCOPE_CACHE", str(tmp_path))
     cache = projection.default_projection_cache()

@@ -134,6 +134,7 @@ def test_verdict_pairs_retrieval_knn_equal_the_tasks(built):
         _close(spans[f"knn|en-zh|{splits.name}|{m}|majority_macro_f1"], kr.baselines["majority"]["macro_f1"], "majority baseline")
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_signal_vs_noise_equals_plain_loops(built):
     import scipy.stats
 
@@ -166,6 +167,7 @@ def test_signal_vs_noise_equals_plain_loops(built):
         _close(spans[f"{key}|ks_p"], ks.pvalue, "KS p-value")
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_random_null_is_at_chance_and_never_recommended(built):
     r = built["report"]
     v = r.verdicts.set_index("model")
@@ -179,6 +181,7 @@ def test_random_null_is_at_chance_and_never_recommended(built):
     assert recommend({NULL_MODEL: "great", "b": "good"}, [[NULL_MODEL], ["b"]], costs, languages=LANGS)["recommended"] == "b"
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_the_recommendation_follows_the_stated_rule(built):
     r = built["report"]
     first = r.verdicts[r.verdicts.dataset == r.datasets[0]].set_index("model")
@@ -208,6 +211,7 @@ def test_the_recommendation_follows_the_stated_rule(built):
     assert "no recommendation" in recommend({"a": "chance", NULL_MODEL: "chance"}, [["a", NULL_MODEL]], c, languages=LANGS)["sentence"]
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_a_planted_surface_identical_miss_is_classified_surface(built):
     m = built["report"].misses
     row = m[(m.corpus == PLANTED.name) & (m.model == "tfidf-char") & (m["query"] == "Tokyo Tower")]
@@ -220,6 +224,7 @@ def test_a_planted_surface_identical_miss_is_classified_surface(built):
     assert surface_overlap("我喜欢东京塔", "东京塔很高") and not surface_overlap("a", "a b")  # one-letter words do not count
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_strings_are_escaped_and_the_page_loads_nothing(built):
     html = Path(built["paths"]["html"]).read_text(encoding="utf-8")
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
@@ -232,6 +237,7 @@ def test_strings_are_escaped_and_the_page_loads_nothing(built):
     assert html.count("data-chart=") >= 3
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_round_trip_resume_and_files(built):
     r, again = built["report"], built["again"]
     back = snb.Result.load(built["paths"]["report"])
@@ -250,6 +256,7 @@ def test_round_trip_resume_and_files(built):
     assert any("CSC" in s for s in miss.section)
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_the_bcws_section_says_what_would_fill_it_for_models_without_token_states(built):
     from semanscope_nb.runs.model_report import token_state_models
 

@@ -61,6 +61,7 @@ def test_knn_adapts_to_few_points():
     assert p.params["knn"] == 15 and p.params["decay"] == 40
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_mapping_input_and_seeds():
     rng = np.random.default_rng(1)
     v = {"en": rng.normal(size=(25, 8)), "zh": rng.normal(size=(25, 8))}

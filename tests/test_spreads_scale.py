@@ -319,6 +319,7 @@ def test_dense_spaces_are_never_counted_as_sparse():
     assert all(S is None for S in Spreads(narrow).sparse)
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_real_tfidf_char_sa_and_interval_equal_the_dense_route():
     """The bundled edge-cases (with | alternatives) through the real TF-IDF baseline: same replicates, same interval."""
     import semanscope_nb as snb

@@ -187,6 +187,7 @@ def test_tier_slider_reruns_neither_sa_nor_projection(panel):
     assert "non-aligned" in _legend(panel)
 
 
+@pytest.mark.slow  # end to end, several seconds: the full suite runs it, the fast tier leaves it out
 def test_projection_change_reprojects_only(panel):
     before = dict(panel.counts)
     panel.projection_picker.method.value = "phate"
