@@ -438,3 +438,23 @@ def test_svg_can_embed_the_cjk_face():
     embedded = chart_bytes(c, "svg", svg_fonts="embed").decode()
     assert "@font-face" not in plain and "@font-face" in embedded and "data:font/ttf;base64," in embedded
     assert len(embedded) < 200_000  # subset to the characters used, not the whole 16 MB face
+
+
+def test_the_first_map_starts_one_background_import_of_what_a_later_change_needs(panel):
+    # after a restart the first SA of a new model would import scikit-learn, scipy.stats, statsmodels and
+    # OpenCC (about 2 s); the panel starts that import once its first map is shown, in a daemon thread
+    import sys
+
+    from semanscope_nb.widgets.warm_up import PANEL_LAZY_MODULES, warm_up_imports
+
+    assert panel.error is None and panel.warm_up is not None and panel.warm_up.daemon
+    first = panel.warm_up
+    first.join(timeout=120)
+    assert not first.is_alive()
+    for name in PANEL_LAZY_MODULES:  # every one installed in the test environment
+        assert name in sys.modules, name
+    panel.tiers.value = snb.metrics.TierThresholds(great=0.7, good=0.55)
+    assert panel.warm_up is first  # once per panel, not per change
+    missing = warm_up_imports(("no_such_module_semanscope", "json"))  # a missing optional module is skipped
+    missing.join(timeout=30)
+    assert "json" in sys.modules and not missing.is_alive()

@@ -110,6 +110,7 @@ from semanscope_nb.widgets.pickers import (
     as_thresholds,
 )
 from semanscope_nb.widgets.vega_view import HAVE_ANYWIDGET, VegaView
+from semanscope_nb.widgets.warm_up import warm_up_imports
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
 
@@ -530,6 +531,8 @@ class ExplorePanel(W.VBox):
         self.error: str | None = None
         self.cancelled = False
         self._drawn: dict[str, Any] = {}
+        #: the background import of the libraries a later change may need, started after the first map
+        self.warm_up: threading.Thread | None = None
         self._lock = threading.RLock()  # one refresh computes at a time; memo dicts are touched under it
         self._generation = 0
         self._gen_lock = threading.Lock()
@@ -892,6 +895,8 @@ class ExplorePanel(W.VBox):
             self._mark_stale(False)
             self._step(4, f"done in {t6 - t0:.2f} s" + (" (map updated in place)" if how == "update" else ""))
             self.progress.bar_style = "success"
+            if self.warm_up is None:  # once, after the first map: what a later change may import (widgets.warm_up)
+                self.warm_up = warm_up_imports()
         except Cancelled as exc:
             outcome = f"stopped: {exc}"
             self.cancelled = True
