@@ -206,3 +206,16 @@ def test_fused_statistics_on_real_embeddings_equal_the_separate_ones():
     want = {k: np.concatenate([_separate(aw, keep, c)[k] for c in resample_counts(aw.n_rows, 60, seed=1)]) for k in KEYS}
     for k in KEYS:
         np.testing.assert_allclose(free[k], want[k], rtol=RTOL, err_msg=f"{k}: real vectors, artefact-free")
+
+
+def test_holding_the_centred_words_changes_no_bit_of_the_euclidean_chance_level(monkeypatch):
+    # rows with alternatives take the tuple route; centring every word once (held for the re-pairings) is the
+    # same element-wise arithmetic as centring each block again, so the numbers are identical, not just close
+    from semanscope_nb.metrics import spreads as spreads_module
+
+    aw, _ = _aw_with_alternatives(5, R=30)
+    aw = AlignedWords(aw.languages, tuple(2.0 * v + 1.0 for v in aw.vectors), aw.incidence, aw.labels)
+    held = euclidean_chance_by_permutation(aw, n_perm=9, seed=3)
+    monkeypatch.setattr(spreads_module, "CENTRED_HOLD_BYTES", 0)
+    again = euclidean_chance_by_permutation(aw, n_perm=9, seed=3)
+    np.testing.assert_array_equal(held, again, err_msg="held centred words vs per-block centring")

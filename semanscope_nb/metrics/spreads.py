@@ -82,6 +82,9 @@ SPARSE_MIN_DIMS = 1024
 
 #: numbers the Gram matrices of the centred words of every language pair may hold (the Euclidean chance level's re-pairings)
 GRAM_LIMIT = 8_000_000
+#: Largest float64 copy of the centred words (bytes) that the Euclidean chance level's re-pairings
+#: hold for their duration beyond the Gram limit (else each re-pairing centres its blocks again).
+CENTRED_HOLD_BYTES = 512 * 2**20
 
 _RAW_EXPONENT = 400  # largest |coordinate| within 2**-400 .. 2**400: work in the vectors' own units (no scaling pass)
 _TINY_SQ = 2.0**-900  # rows with a squared norm below this (or not finite) are normalised with per-row scaling
@@ -557,6 +560,9 @@ class Spreads:
         """Centred vectors in working units (``2**_wexp``)."""
         if self.stacked[lang] is not None:
             return self.stacked[lang][idx, self.d :]
+        held = getattr(self, "_centred_held", None)
+        if held is not None:  # the same element-wise arithmetic, done once (see repaired_inters_euclidean)
+            return held[lang][idx]
         return self._load(self.aw.vectors[lang][idx], None) - self._centre_w
 
     def _row_sums(self) -> tuple[np.ndarray, np.ndarray]:
@@ -632,7 +638,14 @@ class Spreads:
         """:meth:`repaired_inter_euclidean` of each re-pairing; one word per row everywhere: all at once from the Gram matrices."""
         gram = self._centred_gram() if bool((self.tuples == 1).all()) else None
         if gram is None or not len(pairings):
-            return np.array([self.repaired_inter_euclidean(p) for p in pairings])
+            n = [v.shape[0] for v in self.aw.vectors]
+            if len(pairings) > 1 and 8 * self.d * sum(n) <= CENTRED_HOLD_BYTES:  # centre every word once, not once per re-pairing
+                self._centred_held = [None if self.stacked[lang] is not None
+                                      else self._load(self.aw.vectors[lang], None) - self._centre_w for lang in range(self.L)]
+            try:
+                return np.array([self.repaired_inter_euclidean(p) for p in pairings])
+            finally:
+                self._centred_held = None
         P = np.asarray(pairings)  # (re-pairings, L, R): row r of language l comes from row P[:, l, r]
         first_word = [inc.indices[inc.indptr[:-1]] for inc in self.aw.incidence]
         w = [first_word[lang][P[:, lang]] for lang in range(self.L)]
