@@ -14,3 +14,20 @@ def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+def sa_floor_case(R: int = 349, d: int = 512, B: int = 1000, seed: int = 0):
+    """The SA + bootstrap case of bench_sa and bench_fused_verdict, and its product floor's operands.
+
+    Two languages (the second the first plus noise, R concepts x d dims), ``C`` (B x R) and ``X``
+    (R x d) for the floor ``C @ X``; returns ``(E, C, X, rng)`` with the generator left where the
+    draws stopped (bench_sa draws its pdist resamples from it next).
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    en = rng.normal(size=(R, d))
+    E = {"en": en, "zh": en + 1.2 * rng.normal(size=(R, d))}
+    C = rng.random((B, R))
+    X = rng.normal(size=(R, d))
+    return E, C, X, rng

@@ -54,6 +54,7 @@ import scipy.sparse as sp  # noqa: E402
 from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
 from _results import interleaved_min, row, write_results  # noqa: E402
+from _timing import sa_floor_case  # noqa: E402
 
 import semanscope_nb as snb  # noqa: E402
 from semanscope_nb.metrics.affinity import affinity_of_words  # noqa: E402
@@ -107,12 +108,8 @@ def verdict_rows(n_boot: int, repeat: int) -> list[dict]:
 
 
 def floor_rows(repeat: int) -> list[dict]:
-    rng = np.random.default_rng(0)
     R, d, B = 349, 512, 1000
-    en = rng.normal(size=(R, d))
-    E = {"en": en, "zh": en + 1.2 * rng.normal(size=(R, d))}
-    C = rng.random((B, R))
-    X = rng.normal(size=(R, d))
+    E, C, X, _ = sa_floor_case(R, d, B)  # the same case as bench_sa's
     snb.semantic_affinity(E, n_boot=B, seed=0), C @ X  # warm-up
     threads = blas_threads()
     out = []

@@ -34,7 +34,7 @@ import sys
 import time
 
 import numpy as np
-from _timing import best_of
+from _timing import best_of, sa_floor_case
 from scipy.spatial.distance import pdist
 
 import semanscope_nb as snb
@@ -63,12 +63,8 @@ def pdist_resample(E: dict[str, np.ndarray], idx: np.ndarray) -> tuple[float, fl
 
 
 def bootstrap_bench(n_slice: int) -> dict:
-    rng = np.random.default_rng(0)
     R, d, B = 349, 512, 1000
-    en = rng.normal(size=(R, d))
-    E = {"en": en, "zh": en + 1.2 * rng.normal(size=(R, d))}
-    C = rng.random((B, R))
-    X = rng.normal(size=(R, d))
+    E, C, X, rng = sa_floor_case(R, d, B)
     snb.semantic_affinity(E, n_boot=B, seed=0), C @ X  # warm-up: BLAS threads, lazy imports
     ours = best_of(lambda: snb.semantic_affinity(E, n_boot=B, seed=0), repeat=10)
     floor = best_of(lambda: C @ X, repeat=10)
