@@ -167,6 +167,46 @@ def test_the_surface_comparison_rides_the_same_resamples():
     assert v.surface.n_concepts == int(keep.sum())
 
 
+def test_the_baseline_is_bootstrapped_once_and_a_model_that_is_the_baseline_reads_its_own_statistics(monkeypatch):
+    """Issue 21: a benchmark compares every model with the same baseline on the same concepts and resamples."""
+    from semanscope_nb.metrics import chance
+
+    aw, _ = _aw_with_alternatives(10, R=60)
+    rng = np.random.default_rng(11)
+    spelling = AlignedWords(aw.languages, tuple(v + 1.5 * rng.normal(size=v.shape) for v in aw.vectors), aw.incidence,
+                            aw.labels, words=aw.words)
+    keep = np.arange(aw.n_rows) >= 6
+    monkeypatch.setattr(chance, "_SURFACE_DONE", {})
+    first = verdict_bootstrap(aw, n_boot=60, seed=3, keep=keep, surface=spelling)
+    assert len(chance._SURFACE_DONE) == 1
+    built = []
+    real_spreads = chance.Spreads
+    monkeypatch.setattr(chance, "Spreads", lambda a, **kw: built.append(a) or real_spreads(a, **kw))
+    other = AlignedWords(aw.languages, tuple(1.1 * v for v in aw.vectors), aw.incidence, aw.labels, words=aw.words)
+    again = verdict_bootstrap(other, n_boot=60, seed=3, keep=keep, surface=spelling)
+    assert len(built) == 1, "only the model's spreads are built: the baseline's statistics are read"
+    fresh = surface_null(other, spelling, keep=keep, n_boot=60, seed=3)
+    for got, want in ((again.surface.surface_corrected, first.surface.surface_corrected),
+                      (again.surface.difference, fresh.difference)):
+        np.testing.assert_allclose([got.value, got.sem, *got.ci], [want.value, want.sem, *want.ci], rtol=RTOL,
+                                   err_msg="a read baseline gives the numbers of a fresh bootstrap")
+    built.clear()
+    other_seed = verdict_bootstrap(other, n_boot=60, seed=4, keep=keep, surface=spelling)
+    assert len(built) == 2 and len(chance._SURFACE_DONE) == 2, "another seed: other resamples, bootstrapped anew"
+    assert other_seed.surface.surface_corrected.sem != again.surface.surface_corrected.sem
+    # the model is the baseline (equal vectors, other arrays): no second pass, and the same numbers as one
+    twin = AlignedWords(spelling.languages, tuple(v.copy() for v in spelling.vectors), spelling.incidence, spelling.labels)
+    built.clear()
+    self_cmp = verdict_bootstrap(spelling, n_boot=60, seed=5, keep=keep, surface=twin)
+    assert len(built) == 1
+    alone = surface_null(spelling, twin, keep=keep, n_boot=60, seed=5)
+    for got, want in ((self_cmp.surface.model_corrected, alone.model_corrected),
+                      (self_cmp.surface.surface_corrected, alone.surface_corrected)):
+        np.testing.assert_allclose([got.value, got.sem, *got.ci], [want.value, want.sem, *want.ci], rtol=RTOL,
+                                   err_msg="the model's own statistics are the baseline's")
+    assert self_cmp.surface.difference.value == 0.0 and self_cmp.surface.difference.sem == 0.0
+
+
 @pytest.mark.parametrize("one_word_per_row", [False, True])  # tuples row by row / every re-pairing at once (Gram)
 def test_euclidean_chance_from_one_spreads_equals_rebuilding_the_repaired_concepts(one_word_per_row):
     aw, _ = _aw_with_alternatives(11, R=30)

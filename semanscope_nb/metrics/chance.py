@@ -53,7 +53,9 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -671,6 +673,57 @@ def _surface_rows(model: AlignedWords, surface: AlignedWords, keep: np.ndarray |
     return rows
 
 
+#: the baseline's statistics of recent calls (point corrected score, bootstrap distribution), by what determines them:
+#: a benchmark scores every model against the same baseline on the same concepts and resamples
+_SURFACE_DONE: dict[bytes, tuple[float, np.ndarray | None]] = {}
+_SURFACE_KEPT = 32
+_SURFACE_LOCK = threading.Lock()
+
+
+def _words_digest(aw: AlignedWords) -> "hashlib._Hash":
+    """A digest of the vectors and incidence of ``aw`` (what its statistics depend on)."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(repr(tuple(aw.languages)).encode())
+    for v, inc in zip(aw.vectors, aw.incidence):
+        v = np.ascontiguousarray(v)
+        h.update(f"{v.dtype.str}{v.shape}".encode())
+        h.update(memoryview(v).cast("B"))
+        inc = sp.csr_matrix(inc)
+        for part in (inc.indptr, inc.indices, inc.data):
+            h.update(np.ascontiguousarray(part).tobytes())
+    return h
+
+
+def _surface_key(surface: AlignedWords, rows: np.ndarray, *, seed: int | None, n_boot: int, R: int) -> bytes | None:
+    """What the baseline's statistics depend on: its words, the compared rows and the resamples (None: a random seed)."""
+    if seed is None:
+        return None
+    h = _words_digest(surface)
+    h.update(np.packbits(rows).tobytes())
+    h.update(f"|{seed}|{n_boot}|{R}|{int(rows.sum())}".encode())
+    return h.digest()
+
+
+def _remember_surface(key: bytes, value: tuple[float, np.ndarray | None]) -> None:
+    with _SURFACE_LOCK:
+        _SURFACE_DONE.pop(key, None)
+        _SURFACE_DONE[key] = value
+        while len(_SURFACE_DONE) > _SURFACE_KEPT:
+            _SURFACE_DONE.pop(next(iter(_SURFACE_DONE)))
+
+
+def _same_words(a: AlignedWords, b: AlignedWords) -> bool:
+    """Whether ``a`` and ``b`` hold the same vectors and incidence (the model is the surface baseline itself)."""
+    if a is b:
+        return True
+    if tuple(a.languages) != tuple(b.languages):
+        return False
+    for va, vb, ia, ib in zip(a.vectors, b.vectors, a.incidence, b.incidence):
+        if va.shape != vb.shape or ia.shape != ib.shape or (ia != ib).nnz or not np.array_equal(va, vb):
+            return False
+    return True
+
+
 def verdict_bootstrap(
     aw: AlignedWords,
     *,
@@ -694,7 +747,11 @@ def verdict_bootstrap(
     (:class:`~semanscope_nb.metrics.spreads.RowSubset`: the subset's statistics are the
     full set's plus a correction on the words of left-out rows), and the surface baseline
     (:func:`surface_null`) is scored on the same counts of the concepts it is compared on.
-    ``distributions`` / ``subset_distributions`` receive the bootstrap distributions of all
+    The baseline is bootstrapped at most once per (baseline words, compared concepts,
+    ``seed``, ``n_boot``) in a process: a benchmark compares every model with it on the
+    same concepts, so later calls read the statistics of the first (kept for the 32 most
+    recent); when the model *is* the baseline (the same vectors), its own statistics are
+    the baseline's.  ``distributions`` / ``subset_distributions`` receive the bootstrap distributions of all
     concepts and of ``keep``'s.  Each statistic equals its separate computation given
     the same counts (``tests/test_fused_verdict.py``).
 
@@ -727,9 +784,18 @@ def verdict_bootstrap(
 
             same = subset is not None and np.array_equal(rows, keep)
             model_rows = subset if same else (RowSubset(spreads, rows) if not rows.all() else None)
-            s_aw = subset_rows(surface, rows) if not rows.all() else surface
-            s_spreads = Spreads(s_aw)
-            side = (rows, model_rows, s_spreads, NullParts(s_aw, s_spreads))
+            if _same_words(aw, surface):  # the model is the baseline: its own statistics on the rows, not a second pass
+                side = (rows, model_rows, None, None)
+            else:
+                key = _surface_key(surface, rows, seed=seed, n_boot=n_boot, R=R)
+                with _SURFACE_LOCK:
+                    known = _SURFACE_DONE.get(key) if key is not None else None
+                if known is not None:  # the same baseline, concepts and resamples as an earlier call (another model)
+                    side = (rows, model_rows, known, key)
+                else:
+                    s_aw = subset_rows(surface, rows) if not rows.all() else surface
+                    s_spreads = Spreads(s_aw)
+                    side = (rows, model_rows, s_spreads, NullParts(s_aw, s_spreads), key)
 
     def model_on(rows_subset: RowSubset | None, full: dict, sub: dict | None, counts: np.ndarray) -> dict:
         if rows_subset is None:
@@ -740,9 +806,13 @@ def verdict_bootstrap(
     point = null_aware_statistics(spreads, parts, ones)
     point_sub = subset_statistics(subset, ones) if subset is not None else None
     if side is not None:
-        rows, model_rows, s_spreads, s_parts = side
-        point_side = (model_on(model_rows, point, point_sub, ones)["corrected"][0],
-                      null_aware_statistics(s_spreads, s_parts, np.ones((1, int(rows.sum()))))["corrected"][0])
+        rows, model_rows = side[:2]
+        mine = model_on(model_rows, point, point_sub, ones)["corrected"][0]
+        if len(side) == 5:  # the baseline's own spreads
+            theirs = null_aware_statistics(side[2], side[3], np.ones((1, int(rows.sum()))))["corrected"][0]
+        else:  # the model itself, or the statistics of an earlier call
+            theirs = mine if side[2] is None else side[2][0]
+        point_side = (mine, theirs)
     dists: dict[str, list[np.ndarray]] | None = None
     dists_sub: dict[str, list[np.ndarray]] | None = None
     dists_side: list[list[np.ndarray]] = [[], []]
@@ -750,7 +820,8 @@ def verdict_bootstrap(
         dists, dists_sub = {}, ({} if subset is not None else None)
         if batch is None:  # bound the peak beside the embeddings (resamples do not depend on the batch size)
             batch = spreads.bootstrap_batch(n_boot)
-        s_batch = min(batch, side[2].bootstrap_batch(n_boot)) if side is not None else batch  # the baseline's own budget
+        computes = side is not None and len(side) == 5
+        s_batch = min(batch, side[2].bootstrap_batch(n_boot)) if computes else batch  # the baseline's own budget
         for counts in resample_counts(R, n_boot, seed=seed, batch=batch):
             check_stop(should_stop, "bootstrap")
             full = null_aware_statistics(spreads, parts, counts)
@@ -762,17 +833,23 @@ def verdict_bootstrap(
                 for k, v in sub.items():
                     dists_sub.setdefault(k, []).append(v)
             if side is not None:
-                rows, model_rows, s_spreads, s_parts = side
+                rows, model_rows = side[:2]
                 dists_side[0].append(model_on(model_rows, full, sub, counts)["corrected"])
-                for a in range(0, counts.shape[0], s_batch):
-                    dists_side[1].append(null_aware_statistics(s_spreads, s_parts, counts[a:a + s_batch, rows])["corrected"])
+                if computes:
+                    for a in range(0, counts.shape[0], s_batch):
+                        dists_side[1].append(null_aware_statistics(side[2], side[3], counts[a:a + s_batch, rows])["corrected"])
     kw = {"n_boot": n_boot, "confidence": confidence, "thresholds": thresholds}
     full_scores = _scores(point, dists, distributions=distributions, **kw)
     sub_scores = _scores(point_sub, dists_sub, distributions=subset_distributions, **kw) if subset is not None else None
     surface_scores = None
     if side is not None:
         dm = np.concatenate(dists_side[0]) if n_boot else None
-        ds = np.concatenate(dists_side[1]) if n_boot else None
+        if len(side) == 5:
+            ds = np.concatenate(dists_side[1]) if n_boot else None
+            if side[4] is not None:
+                _remember_surface(side[4], (point_side[1], ds))
+        else:
+            ds = dm if side[2] is None else side[2][1]
         surface_scores = _surface_comparison(point_side, dm, ds, n_concepts=int(side[0].sum()), n_boot=n_boot,
                                              confidence=confidence, baseline=baseline)
     return VerdictPass(full=full_scores, subset=sub_scores, surface=surface_scores, surface_note=note)

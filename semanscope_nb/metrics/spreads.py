@@ -80,6 +80,11 @@ SPARSE_DENSITY = 1 / 32
 #: ... looked for only from this many dimensions on (dense models below it are never counted)
 SPARSE_MIN_DIMS = 1024
 
+#: sparse vectors of at most this many words in all (every language) are replaced by their coordinates in an
+#: orthonormal basis of the words' span (:func:`reduced_words`): then ``words`` dims, not thousands.  The QR that
+#: gives them costs ``2 D N^2``; beyond about 500 words it costs more than the sparse route's resamples save
+REDUCE_MAX_WORDS = 512
+
 #: numbers the Gram matrices of the centred words of every language pair may hold (the Euclidean chance level's re-pairings)
 GRAM_LIMIT = 8_000_000
 #: Largest float64 copy of the centred words (bytes) that the Euclidean chance level's re-pairings
@@ -186,6 +191,53 @@ def bootstrap_budget(embedding_bytes: int, fraction: float = BOOTSTRAP_MEMORY_FR
     return int(max(fraction * embedding_bytes, MIN_BOOTSTRAP_BUDGET))
 
 
+def reduced_words(aw: AlignedWords, *, max_words: int | None = None) -> AlignedWords | None:
+    """The same words with every vector replaced by its coordinates in an orthonormal basis of all the words' span.
+
+    Every statistic of :class:`Spreads` (and so SA, its chance level, the Euclidean
+    spreads, the language-centred SA) sees the vectors only through inner products:
+    norms, cosines, distances, and the centre and language means, which lie in the
+    span of the words.  For ``N`` words in all (every language together) in ``D``
+    dims with ``N < D``, the ``N x N`` coordinates ``Y`` with ``Y Y^T = X X^T`` hold
+    the same numbers up to rounding, and each resample then yields ``N``-dim sums,
+    not ``D``-dim ones.  ``Y = R^T`` from the QR of ``X^T`` restricted to its
+    non-zero columns (LAPACK's Householder QR, numpy.linalg.qr: backward stable
+    column by column, so each word's norm and inner products move by a few units of
+    rounding relative to the norms; ``tests/test_reduced_words.py`` holds the
+    statistics to the full-dim ones).  A zero vector stays exactly zero.
+
+    None when it does not pay: a language is not sparse (more than
+    :data:`SPARSE_DENSITY` non-zero, or fewer than :data:`SPARSE_MIN_DIMS` dims), there
+    are more than ``max_words`` words (default :data:`REDUCE_MAX_WORDS`), or the non-zero columns are fewer than twice the
+    words (then the non-zero columns alone would do about as well).
+
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.where(rng.random((12, 2048)) < 0.01, rng.random((12, 2048)), 0.0)
+    >>> eye = sp.identity(6, format="csr")
+    >>> aw = AlignedWords(("en", "de"), (X[:6], X[6:]), (eye, eye), tuple("abcdef"))
+    >>> red = reduced_words(aw)
+    >>> red.vectors[0].shape
+    (6, 12)
+    >>> bool(np.allclose(red.vectors[0] @ red.vectors[1].T, X[:6] @ X[6:].T, rtol=0, atol=1e-14))
+    True
+    """
+    if not all(Spreads._is_sparse(v, None) for v in aw.vectors):
+        return None
+    n_words = [v.shape[0] for v in aw.vectors]
+    N = sum(n_words)
+    if N > (REDUCE_MAX_WORDS if max_words is None else max_words):
+        return None
+    X = sp.vstack([sp.csr_matrix(np.asarray(v), dtype=np.float64) for v in aw.vectors], format="csr")
+    used = np.unique(X.indices)
+    if used.size < 2 * N:
+        return None
+    A = X[:, used].T.toarray()  # D' x N: columns are words
+    Y = np.linalg.qr(A, mode="r").T  # N x N: X X^T = R^T R to rounding (A = Q R)
+    cut = np.cumsum([0, *n_words])
+    vectors = tuple(np.ascontiguousarray(Y[a:b]) for a, b in zip(cut[:-1], cut[1:]))
+    return AlignedWords(aw.languages, vectors, aw.incidence, aw.labels, aw.groups, aw.words)
+
+
 class Spreads:
     """Per-row inter sums and weighted intra spreads of an :class:`AlignedWords`.
 
@@ -214,13 +266,23 @@ class Spreads:
     :meth:`spreads` are in the vectors' own units, ``sqn_c``, ``centre_scaled``
     and ``row_euc_scaled`` in units of ``scale``.
 
+    Sparse vectors of few words (TF-IDF of a small data set) are first replaced by
+    their exact reduced form (:func:`reduced_words`, unless ``reduce=False`` or
+    ``sparse`` is given): ``aw``, ``d``, ``centre`` and the working units are then
+    those of the reduced coordinates; every spread, norm and distance is the same
+    to rounding.  Larger sparse spaces take their resample products as sparse
+    products (``sparse``: force or forbid that route).
+
     The products of the most recent count matrix with occurrence weights (what
     :class:`~semanscope_nb.metrics.chance.NullParts` needs) are kept, keyed on
     the matrix's shape and a random projection of its content, so the chance
     level on the same resamples costs no second pass over the vectors.
     """
 
-    def __init__(self, aw: AlignedWords, *, block: int = 8192, stack_limit: int = 4_000_000, sparse: bool | None = None) -> None:
+    def __init__(self, aw: AlignedWords, *, block: int = 8192, stack_limit: int = 4_000_000, sparse: bool | None = None,
+                 reduce: bool = True) -> None:
+        if reduce and sparse is None:  # sparse surface vectors of few words: their exact reduced form (reduced_words)
+            aw = reduced_words(aw) or aw
         self.aw = aw
         self.L = len(aw.languages)
         self.K = self.L * (self.L - 1) / 2
