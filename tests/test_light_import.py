@@ -40,15 +40,36 @@ def test_tfidf_fits_on_the_same_corpus_are_shared_and_encode_the_same():
     corpus = ["water", "fire", "Wasser", "Feuer", "水", "火"]
     base = encoders.TfidfEncoder()
     a, b = base.fit(corpus), base.fit(list(reversed(corpus)) + ["water"])  # the same set of texts
-    assert a.corpus_hash == b.corpus_hash and a._idf is b._idf, "one fit per corpus"
+    assert a.corpus_hash == b.corpus_hash and a._fitted() is b._fitted(), "one fit per corpus"
     c = base.fit(corpus + ["earth"])
-    assert c._idf is not a._idf and c.corpus_hash != a.corpus_hash
+    assert c._fitted() is not a._fitted() and c.corpus_hash != a.corpus_hash
     word = encoders.TfidfEncoder(analyzer="word", ngram_range=(1, 1), n_features=None, model_id="tfidf-word").fit(corpus)
-    assert word._idf is not a._idf, "other options: another fit"
+    assert word._fitted() is not a._fitted(), "other options: another fit"
     fresh = encoders.TfidfEncoder()
-    fresh._idf = fresh._fit_idf(sorted(set(corpus)))  # fitted anew, not from the shared fits
+    fresh.corpus_hash, fresh._idf = a.corpus_hash, fresh._fit_idf(sorted(set(corpus)))  # fitted anew, not from the shared fits
     np.testing.assert_array_equal(a.encode(["water", "Feuer"]), fresh.encode(["water", "Feuer"]),
                                   err_msg="a shared fit encodes bit for bit as a fresh one")
+
+
+def test_a_warm_cache_embeds_tfidf_without_fitting_it(tmp_path, monkeypatch):
+    """Issue 21: the corpus fixes the cache key; the IDF weights are fitted only when a text must be embedded."""
+    from semanscope_nb.models import encoders
+    from semanscope_nb.models.cache import EmbeddingCache
+
+    corpus = ["water", "fire", "Wasser", "Feuer", "水", "火"]
+    cache = EmbeddingCache(tmp_path)
+    cold = encoders.TfidfEncoder().fit(corpus)
+    assert cold._idf is None, "fitting fixes the corpus only"
+    want = cache.embed(cold, corpus)
+    assert cold._idf is not None
+    monkeypatch.setattr(encoders, "_TFIDF_FITS", {})  # a fresh process
+    fits = []
+    monkeypatch.setattr(encoders.TfidfEncoder, "_fit_idf", lambda self, texts: fits.append(texts))
+    warm = encoders.TfidfEncoder().fit(list(reversed(corpus)))
+    assert warm.cache_key == cold.cache_key
+    got = cache.embed(warm, corpus)
+    assert fits == [] and warm._idf is None, "every vector read from the cache: no fit"
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg="the same vectors, read back")
 
 
 def test_the_embedding_phase_reads_no_cached_vector(tmp_path):

@@ -119,3 +119,16 @@ def test_generic_hub_name_fails_clearly_offline(monkeypatch):
     enc = SentenceTransformerEncoder("sentence-transformers/LaBSE-does-not-exist-here")
     with pytest.raises(snb.ModelLoadError, match=r"(?s)could not load sentence-transformers model .*local model folder"):
         enc.encode(["x"])
+
+
+@pytest.mark.slow  # loads all-MiniLM-L6-v2's weights for the reference answer
+def test_unknown_token_check_from_tokenizer_json_equals_the_loaded_models_tokenizer():
+    """Issue 21: a warm benchmark asks the tokenizer file (no weights, no torch), and gets the loaded model's answers."""
+    words = sorted({w for name in ("conceptual-space", "edge-cases") for lang in snb.load_dataset(name).languages
+                    for w in snb.load_dataset(name).words(lang)}) + ["\u2603\u2603", "\U0001F600", "\u0e01\u0e02", "xqz"]
+    light = snb.load_model("all-minilm-l6-v2")
+    got = light.unknown_token_words(words)
+    assert not light.loaded, "the tokenizer file alone answered"
+    heavy = snb.load_model("all-minilm-l6-v2").load()
+    want = heavy.unknown_token_words(words)
+    assert got == want and any(want), "the same unknown-token words (and some there are)"

@@ -359,17 +359,50 @@ class SentenceTransformerEncoder(Encoder):
         )
 
     def unknown_token_words(self, texts: Sequence[str]) -> list[bool] | None:
-        """Texts the model's tokenizer maps to its unknown token only (e.g. ``[UNK]``); None without one."""
+        """Texts the model's tokenizer maps to its unknown token only (e.g. ``[UNK]``); None without one.
+
+        A local model folder with a ``tokenizer.json`` is read by the ``tokenizers`` library
+        alone (what the loaded model's fast tokenizer runs), so a warm cache never loads
+        the weights nor imports torch for this check; otherwise the model is loaded.
+        """
         try:
-            self.load()
-            tok = self._model.tokenizer
-            unk = tok.unk_token_id
-            if unk is None:
-                return None
-            ids = tok(list(texts), add_special_tokens=False)["input_ids"]
+            fast = None if self.loaded else self._tokenizer_file()
+            if fast is not None:
+                tok, unk = fast
+                ids = [e.ids for e in tok.encode_batch(list(texts), add_special_tokens=False)]
+            else:
+                self.load()
+                tok = self._model.tokenizer
+                unk = tok.unk_token_id
+                if unk is None:
+                    return None
+                ids = tok(list(texts), add_special_tokens=False)["input_ids"]
             return [bool(seq) and all(i == unk for i in seq) for seq in ids]
         except Exception:  # no tokenizer we can read: no answer rather than a wrong one
             return None
+
+    def _tokenizer_file(self) -> tuple[Any, int] | None:
+        """(``tokenizers.Tokenizer`` of the folder's tokenizer.json, the unknown token's id), or None (no such folder/file)."""
+        if "_fast_tokenizer" not in self.__dict__:
+            self._fast_tokenizer = None
+            folder = Path(self.name_or_path)
+            config = folder / "tokenizer_config.json"
+            if folder.is_dir() and (folder / "tokenizer.json").is_file() and config.is_file():
+                unk_token = json.loads(config.read_text(encoding="utf-8")).get("unk_token")
+                if isinstance(unk_token, dict):  # an AddedToken written out
+                    unk_token = unk_token.get("content")
+                try:
+                    from tokenizers import Tokenizer  # the Rust tokenizer the loaded model's fast tokenizer wraps
+                except ImportError:  # then the loaded model's tokenizer answers
+                    unk_token = None
+                if isinstance(unk_token, str):
+                    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+                    tok.no_padding()  # the file may pad to a fixed length; the model's tokenizer called plainly neither pads
+                    tok.no_truncation()  # nor truncates
+                    unk = tok.token_to_id(unk_token)
+                    if unk is not None:
+                        self._fast_tokenizer = (tok, unk)
+        return self._fast_tokenizer
 
 
 class MiniLMEncoder(SentenceTransformerEncoder):
@@ -437,6 +470,7 @@ class TfidfEncoder(Encoder):
         self.model_id = model_id or ("tfidf-char" if analyzer.startswith("char") else "tfidf-word")
         self.corpus_hash: str | None = None
         self._idf = None
+        self._corpus: list[str] = []
         if corpus is not None:
             self._fit_inplace(corpus)
 
@@ -467,20 +501,32 @@ class TfidfEncoder(Encoder):
         )
 
     def _fit_inplace(self, corpus: Sequence[str]) -> None:
+        """Fix the corpus (and so the cache key); the IDF weights are fitted when a text is first embedded.
+
+        A warm cache then embeds nothing and never imports scikit-learn nor fits (issue 21: the
+        fit was most of a warm benchmark's TF-IDF jobs).
+        """
         texts = sorted(set(corpus))
         if not texts:
             raise ValueError("TF-IDF needs a non-empty corpus to fit its IDF weights")
         self.corpus_hash = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+        self._corpus = texts
+
+    def _fitted(self) -> Any:
+        """The IDF weights fitted on the corpus (once per corpus and options in a process)."""
+        if self._idf is not None:
+            return self._idf
         key = (self.analyzer, self.ngram_range, self.n_features, self.token_pattern, self.corpus_hash)
         with _TFIDF_LOCK:
             fitted = _TFIDF_FITS.get(key)
         if fitted is None:  # a benchmark prepares the same corpus in planning, embedding and the job: fit it once
-            fitted = self._fit_idf(texts)
+            fitted = self._fit_idf(self._corpus)
             with _TFIDF_LOCK:
                 _TFIDF_FITS[key] = fitted
                 while len(_TFIDF_FITS) > _TFIDF_FITS_KEPT:
                     _TFIDF_FITS.pop(next(iter(_TFIDF_FITS)))
         self._idf = fitted
+        return fitted
 
     def _fit_idf(self, texts: list[str]) -> Any:
         from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
@@ -498,21 +544,22 @@ class TfidfEncoder(Encoder):
 
     @property
     def prepared(self) -> bool:
-        return self._idf is not None
+        return self.corpus_hash is not None
 
     def prepare(self, corpus: Sequence[str]) -> "TfidfEncoder":
         """Itself when fitted already, else a copy whose IDF weights are fitted on ``corpus``."""
         return self if self.prepared else self.fit(corpus)
 
     def _load(self) -> Any:
-        if self._idf is None:
+        if self.corpus_hash is None:
             raise ModelLoadError(f"{self.model_id} must be fitted first: encoder.fit(corpus)")
-        return self._idf
+        return self._fitted()
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        idf = self._fitted()
         if self.n_features is None:
-            return self._idf.transform(texts).toarray()
-        return self._idf.transform(self._vectorizer().transform(texts)).toarray()
+            return idf.transform(texts).toarray()
+        return idf.transform(self._vectorizer().transform(texts)).toarray()
 
 
 class RandomEncoder(Encoder):
