@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import importlib.metadata
 import json
 import math
@@ -16,7 +17,12 @@ import numpy as np
 
 
 def package_version(dist: str) -> str:
-    """Installed version of a distribution, or 'not-installed'."""
+    """Installed version of a distribution, or 'not-installed' (read once per process: every result stamps it)."""
+    return _package_version(dist)
+
+
+@functools.lru_cache(maxsize=256)
+def _package_version(dist: str) -> str:
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:

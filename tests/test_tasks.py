@@ -119,3 +119,37 @@ def test_the_panel_and_the_function_give_the_same_result_and_provenance(tmp_path
     assert comparable(panel.result.provenance) == comparable(direct.provenance)
     assert panel.result.to_dict()["cosine"] == direct.to_dict()["cosine"]
     assert panel.result.verdict == direct.verdict
+
+
+def test_unknown_token_answers_are_kept_in_the_cache_and_read_back(tmp_path):
+    """Issue 21: a warm cache answers the verdict's unknown-token check without loading the tokenizer."""
+    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.encoders import RandomEncoder
+    from semanscope_nb.runs.task_library import UNKNOWN_TOKEN_KEY, aligned_words, unknown_words
+
+    asked: list[list[str]] = []
+
+    def rule(text):  # a plumbing fake's "unknown": a length divisible by 3
+        return len(text) % 3 == 0
+
+    class Unk(RandomEncoder):
+        model_id = "unk-fake"
+
+        def unknown_token_words(self, texts):
+            asked.append(list(texts))
+            return [rule(t) for t in texts]
+
+    ds = snb.load_dataset("edge-cases").select(["en", "zh", "de"])
+    cache = EmbeddingCache(tmp_path / "c")
+    first = unknown_words(snb.embed(ds, Unk(dim=8), cache=cache, progress=False))
+    aw = aligned_words(snb.embed(ds, Unk(dim=8), cache=False, progress=False))
+    want = {lang: tuple(w for w in words if rule(w)) for lang, words in zip(aw.languages, aw.words)}
+    assert asked and first == {lang: hit for lang, hit in want.items() if hit} and first
+    asked.clear()
+    again = unknown_words(snb.embed(ds, Unk(dim=8), cache=EmbeddingCache(tmp_path / "c"), progress=False))
+    assert asked == [] and again == first, "read back from the cache: the tokenizer is not asked"
+    assert cache.get_token_entries(Unk(dim=8).cache_key + UNKNOWN_TOKEN_KEY, ["not a word of it"]) == {}
+    bigger = snb.load_dataset("edge-cases").select(["en", "zh", "de", "fr"])
+    seen = {w for words in aw.words for w in words}
+    unknown_words(snb.embed(bigger, Unk(dim=8), cache=EmbeddingCache(tmp_path / "c"), progress=False))
+    assert set().union(*map(set, asked)) == set(bigger.words("fr")) - seen, "only words not answered before are asked"

@@ -96,18 +96,40 @@ def sa_task(
 SURFACE_BASELINE = "tfidf-char"
 
 
+#: suffix of the embedding cache's token-entry key under which a model's unknown-token answers are kept
+UNKNOWN_TOKEN_KEY = "|unknown-token-words"
+
+
 def unknown_words(embedded: Embedded, aw: AlignedWords | None = None) -> dict[str, tuple[str, ...]]:
-    """Language -> the words the embedding's tokenizer maps to unknown tokens only (empty when it cannot say)."""
+    """Language -> the words the embedding's tokenizer maps to unknown tokens only (empty when it cannot say).
+
+    The answers are kept in the embedding's cache beside its vectors (token entries under the
+    model's cache key + :data:`UNKNOWN_TOKEN_KEY`; meta "1" or "0"), so a warm cache answers
+    without loading the tokenizer (USE's SentencePiece port takes seconds to read).  A cache
+    that cannot be written (read-only, full) only means asking the tokenizer again next time.
+    """
     aw = aw if aw is not None else aligned_words(embedded)
     out: dict[str, tuple[str, ...]] = {}
     hook = getattr(embedded.encoder, "unknown_token_words", None)
     if hook is None or aw.words is None:
         return out
+    cache = embedded.cache
+    key = embedded.encoder.cache_key + UNKNOWN_TOKEN_KEY
+    known: dict[str, bool] = {}
+    if cache is not None:
+        wanted = {w for words in aw.words for w in words}
+        known = {w: meta == "1" for w, (meta, _) in cache.get_token_entries(key, sorted(wanted)).items() if meta in ("0", "1")}
     for lang, words in zip(aw.languages, aw.words):
-        flags = hook(list(words))
-        if flags is None:
-            return {}
-        hit = tuple(w for w, f in zip(words, flags) if f)
+        missing = [w for w in dict.fromkeys(words) if w not in known]
+        if missing:
+            flags = hook(missing)
+            if flags is None:
+                return {}
+            answers = {w: bool(f) for w, f in zip(missing, flags)}
+            known.update(answers)
+            if cache is not None:
+                cache.put_token_entries(key, [(w, "1" if f else "0", b"") for w, f in answers.items()])
+        hit = tuple(w for w in words if known[w])
         if hit:
             out[lang] = hit
     return out
