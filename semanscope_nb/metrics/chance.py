@@ -687,7 +687,14 @@ def _words_digest(aw: AlignedWords) -> "hashlib._Hash":
     for v, inc in zip(aw.vectors, aw.incidence):
         v = np.ascontiguousarray(v)
         h.update(f"{v.dtype.str}{v.shape}".encode())
-        h.update(memoryview(v).cast("B"))
+        flat = v.reshape(-1)
+        nz = np.flatnonzero(flat)
+        if 4 * nz.size < flat.size:  # mostly zeros (TF-IDF): the positions and values of the others say it all
+            h.update(b"nz")
+            h.update(nz.astype(np.int64).tobytes())
+            h.update(flat[nz].tobytes())
+        else:
+            h.update(memoryview(v).cast("B"))
         inc = sp.csr_matrix(inc)
         for part in (inc.indptr, inc.indices, inc.data):
             h.update(np.ascontiguousarray(part).tobytes())

@@ -503,8 +503,8 @@ class TfidfEncoder(Encoder):
     def _fit_inplace(self, corpus: Sequence[str]) -> None:
         """Fix the corpus (and so the cache key); the IDF weights are fitted when a text is first embedded.
 
-        A warm cache then embeds nothing and never imports scikit-learn nor fits (issue 21: the
-        fit was most of a warm benchmark's TF-IDF jobs).
+        A warm cache then embeds nothing and never imports scikit-learn nor fits (the fit was
+        most of a warm benchmark's TF-IDF jobs).
         """
         texts = sorted(set(corpus))
         if not texts:
