@@ -133,6 +133,7 @@ from semanscope_nb.metrics.degenerate import (
     rough_interval_note,
     too_few_to_test,
 )
+from semanscope_nb.metrics.spreads import one_blas_thread
 from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spreads, rows_to_counts and the SA formula are re-exported)
     AlignedWords,
     check_vectors,
@@ -887,6 +888,30 @@ def _matching_surface(surface: AlignedWords, aw: AlignedWords) -> AlignedWords:
     return surface
 
 
+#: embeddings of at most this many numbers (concepts x dims x languages) are scored on one BLAS thread: their products
+#: are too small for a second one to pay, and on a busy machine its spinning doubled a warm benchmark's CPU time
+#: (:func:`~semanscope_nb.metrics.spreads.one_blas_thread`; the numbers do not change)
+ONE_THREAD_NUMBERS = 2**22
+
+
+def _small_on_one_thread(fn: Any) -> Any:
+    """Run ``fn(aw, ...)`` on one BLAS thread when ``aw`` holds at most :data:`ONE_THREAD_NUMBERS` numbers."""
+    import contextlib
+    import functools
+
+    @functools.wraps(fn)
+    def run(aw: AlignedWords, *args: Any, **kwargs: Any) -> Any:
+        try:
+            size = sum(int(np.prod(np.shape(v))) for v in aw.vectors)
+        except Exception:  # odd input: the function's own checks say what is wrong
+            size = ONE_THREAD_NUMBERS + 1
+        with one_blas_thread() if size <= ONE_THREAD_NUMBERS else contextlib.nullcontext():
+            return fn(aw, *args, **kwargs)
+
+    return run
+
+
+@_small_on_one_thread
 def affinity_of_words(
     aw: AlignedWords,
     *,

@@ -194,12 +194,18 @@ def bootstrap_budget(embedding_bytes: int, fraction: float = BOOTSTRAP_MEMORY_FR
 _BLAS: Any = None
 
 
-def _one_blas_thread() -> Any:
-    """One BLAS/LAPACK thread inside a block (threadpoolctl, a scikit-learn dependency; no-op without it).
+def one_blas_thread() -> Any:
+    """A context with one BLAS/LAPACK thread (threadpoolctl, a scikit-learn dependency; no-op without it).
 
-    The QR of :func:`reduced_words` is small: on two busy cores its threaded panels took ten times the
-    CPU time of one thread (0.15 s against 0.015 s at 1500 x 280), and one thread gives the same bits
-    whatever the machine's setting.
+    For small products, where a second thread does not pay: on two busy cores OpenBLAS's threads
+    wait spinning, so a warm ``semanscope benchmark`` of 40 concepts took 32-41 s of CPU with
+    two threads and 11 s with one; the QR of :func:`reduced_words` 0.15 s against 0.015 s at
+    1500 x 280.  The products split rows and columns between threads, not sums, so the numbers
+    do not change (``tests/test_reduced_words.py`` checks SA, intervals and chance level bit for bit).
+
+    >>> with one_blas_thread():
+    ...     float((np.ones((2, 3)) @ np.ones(3))[0])
+    3.0
     """
     global _BLAS
     try:
@@ -255,7 +261,7 @@ def reduced_words(aw: AlignedWords, *, max_words: int | None = None) -> AlignedW
     if used.size < 2 * N:
         return None
     A = X[:, used].T.toarray()  # D' x N: columns are words
-    with _one_blas_thread():
+    with one_blas_thread():
         Y = np.linalg.qr(A, mode="r").T  # N x N: X X^T = R^T R to rounding (A = Q R)
     cut = np.cumsum([0, *n_words])
     vectors = tuple(np.ascontiguousarray(Y[a:b]) for a, b in zip(cut[:-1], cut[1:]))
