@@ -28,6 +28,7 @@ Example
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -100,12 +101,16 @@ def surface_key(word: str, language: str | None = None) -> str:
     return text
 
 
+#: :func:`surface_key` remembered per (word, language): a benchmark checks the same words once per model
+_surface_key_cached = functools.lru_cache(maxsize=2**16)(surface_key)
+
+
 def _row_keys(aw: AlignedWords) -> list[list[set[str]]]:
     """Per language, per row: the surface keys of the row's alternatives."""
     per_lang = []
     for lang, words, inc in zip(aw.languages, aw.words, aw.incidence):
         A = sp.csr_matrix(inc)
-        keys = [surface_key(w, lang) for w in words]
+        keys = [_surface_key_cached(w, lang) for w in words]
         per_lang.append([{keys[k] for k in A.indices[A.indptr[r]:A.indptr[r + 1]]} for r in range(aw.n_rows)])
     return per_lang
 
@@ -124,7 +129,7 @@ def identical_string_rows(aw: AlignedWords) -> np.ndarray:
     frames = []
     for lang, words, inc in zip(aw.languages, aw.words, aw.incidence):
         A = sp.coo_matrix(inc)
-        keys = np.array([surface_key(w, lang) for w in words], dtype=object)
+        keys = np.array([_surface_key_cached(w, lang) for w in words], dtype=object)
         f = pd.DataFrame({"row": A.row.astype(np.int64), "key": keys[A.col]}).drop_duplicates()
         frames.append(f)
     both = pd.concat(frames, ignore_index=True)
