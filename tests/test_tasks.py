@@ -153,3 +153,25 @@ def test_unknown_token_answers_are_kept_in_the_cache_and_read_back(tmp_path):
     seen = {w for words in aw.words for w in words}
     unknown_words(snb.embed(bigger, Unk(dim=8), cache=EmbeddingCache(tmp_path / "c"), progress=False))
     assert set().union(*map(set, asked)) == set(bigger.words("fr")) - seen, "only words not answered before are asked"
+
+
+def test_the_surface_baseline_of_a_data_set_is_read_once_per_process(tmp_path, monkeypatch):
+    """Issue 21: a benchmark scores every model on each data set; the baseline's vectors are kept, not re-read."""
+    from semanscope_nb.models import embedded as embedded_module
+    from semanscope_nb.runs import task_library
+
+    monkeypatch.setattr(task_library, "_SURFACES", {})
+    calls = []
+    real = embedded_module.embed
+    monkeypatch.setattr(embedded_module, "embed", lambda ds, model, **kw: calls.append(model) or real(ds, model, **kw))
+    ds = snb.load_dataset("edge-cases").select(["en", "de", "fr"]).subset(range(30))
+    cache = tmp_path / "c"
+    first = task_library.sa_task(real(ds, "tfidf-word", cache=cache, progress=False), n_boot=0, seed=0)
+    assert calls == ["tfidf-char"]
+    again = task_library.sa_task(real(ds, "tfidf-word", cache=cache, progress=False), n_boot=0, seed=0)
+    assert calls == ["tfidf-char"], "the kept baseline: no second read"
+    assert again.surface.difference.value == first.surface.difference.value
+    other = ds.subset(range(20))
+    task_library.sa_task(real(other, "tfidf-word", cache=cache, progress=False), n_boot=0, seed=0)
+    assert calls == ["tfidf-char", "tfidf-char"], "other concepts: their own baseline"
+    assert all(not v.flags.writeable for w in task_library._SURFACES.values() for v in w.vectors)
