@@ -15,6 +15,8 @@ that run only (CPU time, minimum of interleaved repeats, BLAS threads stated).
    level, gap, corrected score, artefact check, Euclidean chance level, language-centred
    SA) at 349 concepts x 2 languages x 512 dims, default BLAS threads, against the product
    floor: one float64 (1000 x 349) @ (349 x 512) product.
+   And the surface baseline's own bootstrap on the first 40 concepts (what a quick benchmark runs per data set):
+   its exact reduced form (``reduced_words``) against the 4096-dim sparse products.
 3. The degenerate-vector check (``degenerate_vector_groups``, what ``find_artefacts``
    runs) at 200,000 concepts x 3 languages x 384 dims, float32, against the point-SA core
    (``Spreads``, the point spreads and the closed-form chance level).
@@ -120,6 +122,35 @@ def verdict_rows(n_boot: int, repeat: int) -> list[dict]:
     ]
 
 
+def reduced_rows(n_boot: int, repeat: int, n: int = 40) -> list[dict]:
+    """The surface baseline (tfidf-char) of the first ``n`` concepts: its exact reduced form against the sparse products.
+
+    What a quick benchmark bootstraps per data set: ``verdict_bootstrap`` of the baseline's own words (chance level,
+    gap, corrected score) with ``Spreads(aw)`` (reduced: ``reduced_words``) and ``Spreads(aw, reduce=False)`` (the
+    4096-dim sparse products).  Trees without the reduced form measure the sparse route twice.
+    """
+    import inspect
+
+    from semanscope_nb.metrics.artefacts import subset_rows
+    from semanscope_nb.metrics.chance import verdict_bootstrap
+    from semanscope_nb.runs.task_library import aligned_words
+
+    aw = aligned_words(snb.embed(snb.load_dataset("conceptual-space"), "tfidf-char", progress=False))
+    aw = subset_rows(aw, np.arange(aw.n_rows) < n)
+    can_reduce = "reduce" in inspect.signature(Spreads).parameters
+    kw_sparse = {"reduce": False} if can_reduce else {}
+    with threadpool_limits(1):
+        best = interleaved_min({
+            "reduced": lambda: verdict_bootstrap(aw, n_boot=n_boot, seed=0, spreads=Spreads(aw)),
+            "sparse": lambda: verdict_bootstrap(aw, n_boot=n_boot, seed=0, spreads=Spreads(aw, **kw_sparse)),
+        }, repeat=repeat, clock="cpu")
+    words = sum(v.shape[0] for v in aw.vectors)
+    return [row(f"surface baseline (tfidf-char) bootstrap, first {n} concepts of conceptual-space ({words} words, 4096 dims), "
+                f"{n_boot} resamples: exact reduced form ({words} dims)", best["reduced"], best["sparse"],
+                baseline_name="the same on 4096-dim sparse products", threads=1, repeats=repeat, clock="cpu",
+                note="" if can_reduce else "this tree has no reduced form: both sides are the sparse route")]
+
+
 def floor_rows(repeat: int) -> list[dict]:
     R, d, B = 349, 512, 1000
     E, C, X, _ = sa_floor_case(R, d, B)  # the same case as bench_sa's
@@ -209,6 +240,7 @@ def main() -> int:
     print(f"tree {ARGS.tree}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     t = time.perf_counter()
     rows = verdict_rows(n_boot, ARGS.repeat)
+    rows += reduced_rows(n_boot, max(ARGS.repeat, 5))
     rows += floor_rows(ARGS.repeat)
     rows += degenerate_rows(20_000 if ARGS.quick else 200_000, ARGS.repeat)
     if ARGS.coverage:
