@@ -304,10 +304,7 @@ def knn_classification(
         s = _macro_scores(pred, y_test, classes)
         accuracy[k], macro_f1[k], macro_p[k], macro_r[k] = s["accuracy"], s["macro_f1"], s["macro_precision"], s["macro_recall"]
     predictions["majority"] = np.full(y_test.size, majority_label(y_train), dtype=object)
-    # random baseline: each test row gets a training label drawn uniformly (seeded); its expected accuracy is 1/#labels
-    train_classes = np.array(sorted(set(y_train)), dtype=object)
-    rand = train_classes[np.random.default_rng(seed).integers(0, train_classes.size, size=y_test.size)]
-    random_scores = {**_macro_scores(rand, y_test, classes), "expected_accuracy": 1.0 / train_classes.size}
+    random_scores = _random_baseline(y_train, y_test, classes, seed=seed)
     notes = []
     if logistic and X_train is not None and len(set(y_train)) > 1:
         predictions["logistic_regression"] = _logistic_predictions(X_train, y_train, X_test, metric=metric, seed=seed)
@@ -364,6 +361,13 @@ def _macro_scores(pred: np.ndarray, y_test: np.ndarray, classes: Sequence[str]) 
                                                  average="macro", zero_division=0)
     return {"accuracy": float(np.mean(pred == y_test)), "macro_f1": float(f),
             "macro_precision": float(p), "macro_recall": float(r)}
+
+
+def _random_baseline(y_train: np.ndarray, y_test: np.ndarray, classes: Sequence[str], *, seed: int) -> dict[str, float]:
+    """Scores of labels drawn uniformly from the training labels (seeded); its expected accuracy is 1 / #labels."""
+    train_classes = np.array(sorted(set(y_train)), dtype=object)
+    rand = train_classes[np.random.default_rng(seed).integers(0, train_classes.size, size=y_test.size)]
+    return {**_macro_scores(rand, y_test, classes), "expected_accuracy": 1.0 / train_classes.size}
 
 
 def _logistic_predictions(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, *, metric: Metric,

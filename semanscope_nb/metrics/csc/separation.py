@@ -393,42 +393,25 @@ def concept_separation(
     texts = _length_filtered(texts, rules, min_words=min_words, max_words=max_words, notes=notes)
     perts = perturb_corpus(texts, language=lang, max_per_sentence=max_per_sentence, seed=seed, negation=negation,
                            rules=rules)
-    per_kind = {k: {p.sentence for p in perts if p.kind == k} for k in ("fuzz", "negation")}
-    n_without_neg = len(texts) - len(per_kind["negation"])
-    n_without_fuzz = len(texts) - len(per_kind["fuzz"])
-    if n_without_neg:
-        notes.append(f"{n_without_neg} sentence(s) got no negated variant (negation={negation!r})")
-    if not any(p.kind == "negation" for p in perts):
-        raise ValueError(f"no sentence could be negated with negation={negation!r} (e.g. no auxiliary in any sentence)")
+    n_without_fuzz, n_without_neg = _sentences_without_variants(len(texts), perts, negation=negation, notes=notes)
 
     encoder, frame, orig_zero, emb_stats = _perturbation_cosines(model, texts, perts, language=lang, tfidf_fit=tfidf_fit,
                                                                  cache=cache, progress=progress)
     fz, fz_sent, ng, ng_sent, n_dropped = _defined_similarities(frame, orig_zero, model_id=encoder.model_id, notes=notes)
     curves = csc_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=kde_method)
-    for kind, route in zip(("fuzz", "negation"), curves.routes):
-        if route == "point-mass":
-            notes.append(f"every {kind} similarity is the same value: its curve is a point mass (no KDE spread)")
+    notes += [f"every {kind} similarity is the same value: its curve is a point mass (no KDE spread)"
+              for kind, route in zip(("fuzz", "negation"), curves.routes) if route == "point-mass"]
     ci, sep_ci = _overlap_intervals(curves.overlap, fz, fz_sent, ng, ng_sent, n_sentences=len(texts), n_boot=n_boot,
                                     seed=seed, confidence=confidence, ci_method=ci_method, resolution=resolution,
                                     bandwidth=bandwidth, kde_method=kde_method, notes=notes)
-    buckets = []
-    if length_buckets is not None:
-        nw = np.array([len(rules.words(s)) for s in texts])
-        buckets = _length_buckets(length_buckets, nw, fz, fz_sent, ng, ng_sent, resolution, bandwidth, kde_method)
+    buckets = [] if length_buckets is None else _length_buckets(
+        length_buckets, np.array([len(rules.words(s)) for s in texts]), fz, fz_sent, ng, ng_sent, resolution, bandwidth, kde_method)
     med_f, med_n = float(np.median(fz)), float(np.median(ng))
-    params = {
-        "max_per_sentence": max_per_sentence, "negation": negation, "seed": seed, "resolution": resolution,
-        "bandwidth": bandwidth, "n_boot": n_boot, "confidence": confidence, "ci_method": ci_method, "min_words": min_words, "max_words": max_words,
-        "length_buckets": None if length_buckets is None else list(length_buckets), "kde_method": kde_method,
-        "fuzz_terms": list(rules.articles), "negation_terms": list(rules.negations),
-        "kde_routes": list(curves.routes), "tfidf_fit": tfidf_fit if encoder.requires_fit else None,
-    }
-    provenance = {
-        "model": encoder.model_id, "model_version": encoder.version, "model_options": encoder.options,
-        "corpus": name or corpus_name, "corpus_source": shareable_source(source), "corpus_sha256": sha, "language": lang,
-        "language_rules": rules.to_dict(), "parameters": params, "embedding": emb_stats,
-        "packages": package_info(), "created": utc_now(),
-    }
+    options = dict(max_per_sentence=max_per_sentence, negation=negation, seed=seed, resolution=resolution, bandwidth=bandwidth,
+                   n_boot=n_boot, confidence=confidence, ci_method=ci_method, min_words=min_words, max_words=max_words,
+                   length_buckets=None if length_buckets is None else list(length_buckets), kde_method=kde_method)
+    provenance = _csc_provenance(encoder, rules, curves, options, corpus=name or corpus_name, source=source, sha=sha,
+                                 tfidf_fit=tfidf_fit, embedding=emb_stats)
     return CSCResult(
         model=encoder.model_id, corpus=name or corpus_name, language=lang, negation_mode=negation,
         overlap=curves.overlap, ci=ci, median_fuzz=med_f, median_negation=med_n, separation=med_f - med_n,
@@ -436,6 +419,31 @@ def concept_separation(
         perturbations=frame, n_dropped=n_dropped, n_without_negation=n_without_neg, n_without_fuzz=n_without_fuzz,
         buckets=buckets, notes=notes, provenance=provenance,
     )
+
+
+def _csc_provenance(encoder: Any, rules: LanguageRules, curves: Any, options: dict[str, Any], *, corpus: str, source: str,
+                    sha: str, tfidf_fit: str, embedding: dict[str, Any]) -> dict[str, Any]:
+    """What made a CSC result: model and version, corpus and its hash, language rules, every parameter, packages."""
+    params = {**options, "fuzz_terms": list(rules.articles), "negation_terms": list(rules.negations),
+              "kde_routes": list(curves.routes), "tfidf_fit": tfidf_fit if encoder.requires_fit else None}
+    return {
+        "model": encoder.model_id, "model_version": encoder.version, "model_options": encoder.options,
+        "corpus": corpus, "corpus_source": shareable_source(source), "corpus_sha256": sha, "language": rules.code,
+        "language_rules": rules.to_dict(), "parameters": params, "embedding": embedding,
+        "packages": package_info(), "created": utc_now(),
+    }
+
+
+def _sentences_without_variants(n_sentences: int, perts: Sequence[Any], *, negation: str, notes: list[str]
+                                ) -> tuple[int, int]:
+    """(sentences with no fuzz variant, sentences with no negated variant); no negated variant at all is an error."""
+    per_kind = {k: {p.sentence for p in perts if p.kind == k} for k in ("fuzz", "negation")}
+    n_without_neg = n_sentences - len(per_kind["negation"])
+    if n_without_neg:
+        notes.append(f"{n_without_neg} sentence(s) got no negated variant (negation={negation!r})")
+    if not per_kind["negation"]:
+        raise ValueError(f"no sentence could be negated with negation={negation!r} (e.g. no auxiliary in any sentence)")
+    return n_sentences - len(per_kind["fuzz"]), n_without_neg
 
 
 def _checked_options(*, resolution: int, bandwidth: Any, confidence: float, n_boot: Any, ci_method: str,
