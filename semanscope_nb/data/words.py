@@ -411,32 +411,7 @@ def read_word_lists(files: Mapping[str, str | os.PathLike], *, name: str = "word
         p = Path(files[lang])
         text, sha = read_text_file(p)
         digest.update(sha.encode())
-        entries: list[tuple[int, tuple[str, ...]]] = []
-        blank: list[int] = []
-        comments: list[int] = []
-        for no, line in enumerate(physical_lines(text), start=1):
-            stripped = line.rstrip("\r\n").strip()
-            if not stripped:
-                blank.append(no)
-                continue
-            if stripped.startswith("#"):
-                comments.append(no)
-                continue
-            words, notes = _split_cell(stripped)
-            if not words:
-                raise DatasetError(f"{p}: line {no}: empty entry {stripped!r} (no word between the '|')")
-            report.extend(f"{p}: line {no}: {n}" for n in notes)
-            entries.append((no, words))
-        if entries:
-            inner = [b for b in blank if entries[0][0] < b < entries[-1][0]]
-            if inner:
-                raise DatasetError(
-                    f"{p}: line {inner[0]}: empty line between entries (line i of every file is concept i, so it would "
-                    f"shift the pairing); delete it, or comment it out with '#' in every file"
-                )
-        if comments:
-            report.append(f"{p}: {len(comments)} comment line(s) skipped (lines {_line_list(comments)})")
-        columns[code] = entries
+        columns[code] = _word_list_entries(p, text, report)
     counts = {lang: len(v) for lang, v in columns.items()}
     if len(set(counts.values())) > 1:
         detail = ", ".join(f"{files[keys[k]]}: {n}" for k, n in counts.items())
@@ -454,6 +429,36 @@ def read_word_lists(files: Mapping[str, str | os.PathLike], *, name: str = "word
         raw_rows=raw_rows,
         report=report,
     )
+
+
+def _word_list_entries(p: Path, text: str, report: list[str]) -> list[tuple[int, tuple[str, ...]]]:
+    """(line, alternatives) of each entry of one word-list file; an empty line between entries is an error."""
+    entries: list[tuple[int, tuple[str, ...]]] = []
+    blank: list[int] = []
+    comments: list[int] = []
+    for no, line in enumerate(physical_lines(text), start=1):
+        stripped = line.rstrip("\r\n").strip()
+        if not stripped:
+            blank.append(no)
+            continue
+        if stripped.startswith("#"):
+            comments.append(no)
+            continue
+        words, notes = _split_cell(stripped)
+        if not words:
+            raise DatasetError(f"{p}: line {no}: empty entry {stripped!r} (no word between the '|')")
+        report.extend(f"{p}: line {no}: {n}" for n in notes)
+        entries.append((no, words))
+    if entries:
+        inner = [b for b in blank if entries[0][0] < b < entries[-1][0]]
+        if inner:
+            raise DatasetError(
+                f"{p}: line {inner[0]}: empty line between entries (line i of every file is concept i, so it would "
+                f"shift the pairing); delete it, or comment it out with '#' in every file"
+            )
+    if comments:
+        report.append(f"{p}: {len(comments)} comment line(s) skipped (lines {_line_list(comments)})")
+    return entries
 
 
 def dataset_from_frame(frame: pd.DataFrame, *, name: str = "frame") -> WordDataset:
