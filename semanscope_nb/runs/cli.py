@@ -249,26 +249,11 @@ def _cmd_sa(args: argparse.Namespace) -> int:
 
 def _cmd_grid(args: argparse.Namespace) -> int:
     """`benchmark` with --backend/--n-jobs/--scheduler/--metrics/--api-model: the joblib grid."""
-    from semanscope_nb.models.api import (
-        estimate_api_cost,
-        is_api_model,
-        redact_secrets,
-        register_api_model,
-    )
     from semanscope_nb.models.registry import list_models
     from semanscope_nb.runs.evaluate import format_leaderboard
-    from semanscope_nb.runs.grid import load_word_datasets, resolve_models, run_grid
+    from semanscope_nb.runs.grid import resolve_models, run_grid
 
-    api_ids = []
-    for spec in args.api_model or []:
-        mid, eq, rest = spec.partition("=")
-        cut = rest.find("@http")  # the URL may hold its own '@' (user:key@host): split before the scheme
-        name, at, url = (rest[:cut], "@", rest[cut + 1:]) if cut > 0 else ("", "", "")
-        if not (eq and at and mid and name and url):
-            raise ValueError(f"--api-model {redact_secrets(spec)!r}: expected ID=MODEL@BASE_URL, "
-                             "e.g. oai-small=text-embedding-3-small@https://api.openai.com/v1")
-        register_api_model(mid, base_url=url, model=name, api_key_env=args.api_key_env, replace=True)
-        api_ids.append(mid)
+    api_ids = _register_api_models(args.api_model or [], api_key_env=args.api_key_env)
     models = args.models
     if models is None and api_ids:
         models = [m.id for m in list_models(offline=True) if m.available] + api_ids
@@ -281,12 +266,7 @@ def _cmd_grid(args: argparse.Namespace) -> int:
     _check_dataset_paths(args.datasets, "--datasets")
     cache = _open_cache(args.cache_dir)
     languages = args.languages
-    api_models = [m for m in (models or []) if is_api_model(m)]
-    if api_models:
-        loaded = load_word_datasets(args.datasets, languages, args.max_concepts)
-        texts = list(dict.fromkeys(t for ds in loaded for t in ds.all_texts()))
-        for m in api_models:
-            print(f"cost estimate {estimate_api_cost(m, texts, cache=cache).describe()}", file=sys.stderr, flush=True)
+    _print_api_cost_estimates(models or [], args, cache)
     show_bar = sys.stderr.isatty()
 
     def report(model: str, dataset: str, task: str, status: str) -> None:
@@ -315,6 +295,36 @@ def _cmd_grid(args: argparse.Namespace) -> int:
     for f in g.files:
         print("wrote", f)
     return 1 if g.failures else 0
+
+
+def _register_api_models(specs: Sequence[str], *, api_key_env: str) -> list[str]:
+    """Register each ``ID=MODEL@BASE_URL`` of ``--api-model``; returns the ids (a bad spec is an error, its secrets redacted)."""
+    from semanscope_nb.models.api import redact_secrets, register_api_model
+
+    api_ids = []
+    for spec in specs:
+        mid, eq, rest = spec.partition("=")
+        cut = rest.find("@http")  # the URL may hold its own '@' (user:key@host): split before the scheme
+        name, at, url = (rest[:cut], "@", rest[cut + 1:]) if cut > 0 else ("", "", "")
+        if not (eq and at and mid and name and url):
+            raise ValueError(f"--api-model {redact_secrets(spec)!r}: expected ID=MODEL@BASE_URL, "
+                             "e.g. oai-small=text-embedding-3-small@https://api.openai.com/v1")
+        register_api_model(mid, base_url=url, model=name, api_key_env=api_key_env, replace=True)
+        api_ids.append(mid)
+    return api_ids
+
+
+def _print_api_cost_estimates(models: Sequence[str], args: argparse.Namespace, cache: Any) -> None:
+    """Before any call is made: the estimated cost of embedding the datasets' texts with each API model (stderr)."""
+    from semanscope_nb.models.api import estimate_api_cost, is_api_model
+    from semanscope_nb.runs.grid import load_word_datasets
+
+    api_models = [m for m in models if is_api_model(m)]
+    if api_models:
+        loaded = load_word_datasets(args.datasets, args.languages, args.max_concepts)
+        texts = list(dict.fromkeys(t for ds in loaded for t in ds.all_texts()))
+        for m in api_models:
+            print(f"cost estimate {estimate_api_cost(m, texts, cache=cache).describe()}", file=sys.stderr, flush=True)
 
 
 def _cmd_benchmark(args: argparse.Namespace) -> int:
