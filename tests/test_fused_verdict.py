@@ -167,6 +167,36 @@ def test_the_surface_comparison_rides_the_same_resamples():
     assert v.surface.n_concepts == int(keep.sum())
 
 
+@pytest.mark.parametrize("share_kept", [0.85, 0.3])  # the correction route / the direct one
+def test_subset_statistics_on_sparse_products_equal_a_separate_bootstrap(share_kept):
+    """TF-IDF-like words past the reduced form's size take sparse products; so do the subset's corrected words."""
+    rng = np.random.default_rng(31)
+    R, d = 50, 2048
+    vecs = []
+    for _ in range(3):
+        X = np.zeros((R, d))
+        for r in range(R):
+            X[r, rng.choice(d, size=10, replace=False)] = rng.random(10)
+        vecs.append(X / np.linalg.norm(X, axis=1, keepdims=True))
+    eye = sp.identity(R, format="csr")
+    aw = AlignedWords(("en", "de", "fr"), tuple(vecs), (eye,) * 3, tuple(f"c{r}" for r in range(R)))
+    keep = rng.random(R) < share_kept
+    spreads = Spreads(aw, sparse=True)
+    assert all(S is not None for S in spreads.sparse)
+    subset = RowSubset(spreads, keep)
+    assert any("sparse_T" in info for info in subset.langs), "the corrected words go through sparse products"
+    parts = NullParts(aw, spreads)
+    sub = subset_rows(aw, keep)
+    alone = Spreads(sub, sparse=True)
+    alone_parts = NullParts(sub, alone)
+    for counts in resample_counts(R, 40, seed=6, batch=15):
+        null_aware_statistics(spreads, parts, counts)
+        got = subset_statistics(subset, counts)
+        want = null_aware_statistics(alone, alone_parts, counts[:, keep])
+        for key in KEYS:
+            np.testing.assert_allclose(got[key], want[key], rtol=RTOL, err_msg=f"{key}: sparse subset products")
+
+
 def test_the_baseline_is_bootstrapped_once_and_a_model_that_is_the_baseline_reads_its_own_statistics(monkeypatch):
     """Issue 21: a benchmark compares every model with the same baseline on the same concepts and resamples."""
     from semanscope_nb.metrics import chance

@@ -1136,6 +1136,8 @@ class RowSubset:
                 info = {"identity": False, "direct": direct, "idx": idx, "M_sub_T": sp.csr_matrix(M_sub.T),
                         "intra_T": sp.csr_matrix(intra_op.T), "occ_T": sp.csr_matrix(occ_op.T),
                         "tot": np.asarray(M_sub.sum(axis=1)).ravel(), "q": M_sub @ q, "occ_q": A_keep @ q}
+            if spreads.sparse[lang] is not None:  # the corrected words' [unit | x]^T columns: sparse products, not dense fills
+                info["sparse_T"] = sp.csr_matrix(spreads.sparse[lang][:, idx])
             self.langs.append(info)
 
     def parts(self, counts: np.ndarray, full_intra: Sequence[tuple], full_occ: Sequence[tuple] | None
@@ -1179,6 +1181,11 @@ class RowSubset:
     def _times_rows(self, lang: int, G: np.ndarray) -> np.ndarray:
         """``G @ [unit | centred][idx]`` of the language's corrected words, their rows formed a block at a time (never all kept)."""
         sp_, idx = self.spreads, self.langs[lang]["idx"]
+        S = self.langs[lang].get("sparse_T")
+        if S is not None:  # as Spreads._sparse_products: [unit | x]^T @ G^T, the centred half W x - (W 1) c
+            out = np.ascontiguousarray((S @ np.ascontiguousarray(G.T)).T)
+            out[:, sp_.d:] -= np.multiply.outer(G.sum(axis=1), sp_._centre_w)
+            return out
         out = np.zeros((G.shape[0], 2 * sp_.d))
         for a, b in row_chunks(idx.size, sp_.rows):
             out += G[:, a:b] @ sp_._fill(lang, idx[a:b], None, None)
