@@ -6,6 +6,7 @@ import dataclasses
 import inspect
 import json
 
+import numpy as np
 import pytest
 
 import semanscope_nb as snb
@@ -174,4 +175,10 @@ def test_the_surface_baseline_of_a_data_set_is_read_once_per_process(tmp_path, m
     other = ds.subset(range(20))
     task_library.sa_task(real(other, "tfidf-word", cache=cache, progress=False), n_boot=0, seed=0)
     assert calls == ["tfidf-char", "tfidf-char"], "other concepts: their own baseline"
-    assert all(not v.flags.writeable for w in task_library._SURFACES.values() for v in w.vectors)
+    kept = task_library._surface_words(real(ds, "tfidf-word", cache=cache, progress=False))
+    assert calls == ["tfidf-char", "tfidf-char"]
+    fresh = task_library.aligned_words(real(ds, "tfidf-char", cache=cache, progress=False))
+    for a, b in zip(kept.vectors, fresh.vectors):
+        assert a.dtype == b.dtype and not a.flags.writeable, "the kept rows come back as read, and read-only"
+        np.testing.assert_array_equal(a, b, err_msg="kept as sparse rows: the same numbers as a read")
+    assert kept.words == fresh.words and kept.languages == fresh.languages
