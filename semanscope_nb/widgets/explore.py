@@ -880,57 +880,13 @@ class ExplorePanel(W.VBox):
         t_start = time.perf_counter()
         outcome = "done"
         try:
-            self._check(generation, token)
-            s = self.state
-            if s.model is None or s.dataset is None:
-                raise ValueError("pick a model, a dataset and at least two languages")
-            t0 = time.perf_counter()
-            self._step(0, f"reading {html.escape(s.dataset.name)}…")
-            ds = self._dataset(s)
-            t1 = time.perf_counter()
-            emb = self._embed(s, ds, token)
-            self._check(generation, token)
-            t2 = time.perf_counter()
-            result = self._sa(s, emb, token).with_thresholds(s.thresholds)
-            self._check(generation, token)
-            t3 = time.perf_counter()
-            proj = self._project(s, emb, token)
-            self._check(generation, token)
-            t4 = time.perf_counter()
-            how = self._draw(s, result, proj, ds)
-            self.counts["chart"] += 1
-            t5 = time.perf_counter()
-            pairs = self._pair_frame(s, emb, token) if s.view == "pairs" else None
-            self._check(generation, token)
-            t6 = time.perf_counter()
-            self.timings = {"dataset": t1 - t0, "embed": t2 - t1, "sa": t3 - t2, "projection": t4 - t3, "chart": t5 - t4,
-                            "pairs": t6 - t5, "total": t6 - t0}
-            self.result, self.projection, self._ds = result, proj, ds
-            self.pairs_frame = pairs
-            self.downloads.value = ""
-            self._show(result)
-            self._show_view(s.view, pairs)
-            self._mark_stale(False)
-            self._step(4, f"done in {t6 - t0:.2f} s" + (" (map updated in place)" if how == "update" else ""))
-            self.progress.bar_style = "success"
-            if self.warm_up is None:  # once, after the first map: what a later change may import (widgets.warm_up)
-                self.warm_up = warm_up_imports()
+            self._compute_and_show(generation, token)
         except Cancelled as exc:
             outcome = f"stopped: {exc}"
-            self.cancelled = True
-            self.counts["cancelled"] += 1
-            if generation == self._generation:  # a superseded refresh leaves the panel to the newer one
-                shown = "the previous result (greyed) is still shown" if self.result is not None else "nothing shown yet"
-                self.message.value = f"<div class='snb-cancelled'>{html.escape(str(exc))}: {shown}</div>"
-                self.status.value = "<span class='snb-stale-note'>cancelled</span>"
-                self.progress.bar_style = "warning"
+            self._show_cancelled(exc, generation)
         except Exception as exc:  # shown in the panel, not as a traceback
             outcome = "failed"
-            self.counts["errors"] += 1
-            self.error = f"{type(exc).__name__}: {exc}"
-            self.message.value = error_html(self.error)
-            self.progress.bar_style = "danger"
-            self.status.value = "<span style='color:#b00020'>failed</span>"
+            self._show_failure(exc)
         seconds = time.perf_counter() - t_start
         self.history.append({"generation": generation, "outcome": outcome, "seconds": seconds,
                              "started": time.time() - seconds, "at": time.time()})
@@ -939,6 +895,60 @@ class ExplorePanel(W.VBox):
             self._show_counters()
         except Exception:  # the counters are a footnote: never let them raise into the kernel log
             pass
+
+    def _compute_and_show(self, generation: int, token: CancelToken | None) -> None:
+        """Dataset, embeddings, SA, projection, map (and the pair view), each stage timed; checks for a stop between them."""
+        self._check(generation, token)
+        s = self.state
+        if s.model is None or s.dataset is None:
+            raise ValueError("pick a model, a dataset and at least two languages")
+        t0 = time.perf_counter()
+        self._step(0, f"reading {html.escape(s.dataset.name)}…")
+        ds = self._dataset(s)
+        t1 = time.perf_counter()
+        emb = self._embed(s, ds, token)
+        self._check(generation, token)
+        t2 = time.perf_counter()
+        result = self._sa(s, emb, token).with_thresholds(s.thresholds)
+        self._check(generation, token)
+        t3 = time.perf_counter()
+        proj = self._project(s, emb, token)
+        self._check(generation, token)
+        t4 = time.perf_counter()
+        how = self._draw(s, result, proj, ds)
+        self.counts["chart"] += 1
+        t5 = time.perf_counter()
+        pairs = self._pair_frame(s, emb, token) if s.view == "pairs" else None
+        self._check(generation, token)
+        t6 = time.perf_counter()
+        self.timings = {"dataset": t1 - t0, "embed": t2 - t1, "sa": t3 - t2, "projection": t4 - t3, "chart": t5 - t4,
+                        "pairs": t6 - t5, "total": t6 - t0}
+        self.result, self.projection, self._ds = result, proj, ds
+        self.pairs_frame = pairs
+        self.downloads.value = ""
+        self._show(result)
+        self._show_view(s.view, pairs)
+        self._mark_stale(False)
+        self._step(4, f"done in {t6 - t0:.2f} s" + (" (map updated in place)" if how == "update" else ""))
+        self.progress.bar_style = "success"
+        if self.warm_up is None:  # once, after the first map: what a later change may import (widgets.warm_up)
+            self.warm_up = warm_up_imports()
+
+    def _show_cancelled(self, exc: Cancelled, generation: int) -> None:
+        self.cancelled = True
+        self.counts["cancelled"] += 1
+        if generation == self._generation:  # a superseded refresh leaves the panel to the newer one
+            shown = "the previous result (greyed) is still shown" if self.result is not None else "nothing shown yet"
+            self.message.value = f"<div class='snb-cancelled'>{html.escape(str(exc))}: {shown}</div>"
+            self.status.value = "<span class='snb-stale-note'>cancelled</span>"
+            self.progress.bar_style = "warning"
+
+    def _show_failure(self, exc: Exception) -> None:
+        self.counts["errors"] += 1
+        self.error = f"{type(exc).__name__}: {exc}"
+        self.message.value = error_html(self.error)
+        self.progress.bar_style = "danger"
+        self.status.value = "<span style='color:#b00020'>failed</span>"
 
     def _step(self, k: int, text: str) -> None:
         self.progress.value = k
