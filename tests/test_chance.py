@@ -170,7 +170,7 @@ def test_permutation_test_is_seeded():
 # --------------------------------------------------------------------------- null-aware bootstrap
 
 
-def test_resample_counts_are_multinomial_and_seeded():
+def test_resample_counts_are_seeded_multinomial_vectors():
     a = np.concatenate(list(resample_counts(50, 300, seed=4, batch=64)))
     b = np.concatenate(list(resample_counts(50, 300, seed=4, batch=300)))
     assert a.shape == (300, 50) and (a.sum(axis=1) == 50).all()
@@ -178,6 +178,22 @@ def test_resample_counts_are_multinomial_and_seeded():
     assert np.array_equal(np.concatenate(list(resample_counts(50, 300, seed=4, batch=64))), a)  # same seed, same resamples
     assert not np.array_equal(np.concatenate(list(resample_counts(50, 300, seed=5, batch=64))), a)
     assert abs(a.mean() - 1.0) < 0.02 and abs(a.var() - (1 - 1 / 50)) < 0.1
+
+
+def test_resample_counts_are_uniform_row_draws_counted_whatever_the_batch():
+    """The draw rule, replicated with plain loops: resample b is the next R draws of integers(0, R), counted per row."""
+    R, B = 37, 23  # odd sizes: a batch boundary never falls on a 64-bit word of the generator
+    g = np.random.default_rng(11)
+    want = []
+    for _ in range(B):
+        c = [0.0] * R
+        for i in g.integers(0, R, size=R).tolist():
+            c[i] += 1.0
+        want.append(c)
+    for batch in (1, 2, 5, 22, 23, 100):
+        got = np.concatenate(list(resample_counts(R, B, seed=11, batch=batch)))
+        assert got.dtype == np.float64 and got.shape == (B, R)
+        assert np.array_equal(got, np.array(want)), f"batch {batch}: not the loop's resamples"
 
 
 def test_null_aware_statistics_match_plain_loops():
