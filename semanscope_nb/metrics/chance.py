@@ -353,7 +353,8 @@ def _row_means(aw: AlignedWords) -> tuple[list[np.ndarray], list[np.ndarray]]:
         unit = unit_rows(np.asarray(v, dtype=np.float64))[0]
         A = sp.csr_matrix(inc, dtype=np.float64)
         n = np.diff(A.indptr).astype(np.float64)
-        means.append(np.asarray(A @ unit) / n[:, None])
+        one_each = A.shape[0] == A.shape[1] and bool((n == 1).all()) and bool((A.indices == np.arange(A.shape[0])).all())
+        means.append(unit if one_each else np.asarray(A @ unit) / n[:, None])  # row r holds word r: its mean is itself
         n_alt.append(n)
     return means, n_alt
 
@@ -379,11 +380,14 @@ def shuffled_inter_cosine(row_means: list[np.ndarray], n_alt: list[np.ndarray], 
 PERMUTATION_GRAM_BYTES = 256 * 2**20
 
 
-def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray], perms: list[np.ndarray]) -> np.ndarray:
-    """:func:`shuffled_inter_cosine` for a batch of re-pairings at once (``perms[l]`` is ``P x R``).
+def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray], perms: list[np.ndarray], *,
+                           grams: dict[tuple[int, int], np.ndarray] | None = None) -> np.ndarray:
+    """:func:`shuffled_inter_cosine` for a batch of re-pairings at once (``perms[l]`` is ``P x R``, or ``R`` for all alike).
 
     Every row-mean dot product of a language pair is taken once, in one Gram matrix
-    ``M_k M_l^T`` (R x R); a re-pairing is then a gather from it, O(R) instead of O(R d).
+    ``M_k M_l^T`` (R x R; ``grams``: the ones :func:`row_mean_grams` gave, reused across
+    batches); a re-pairing is then a gather from it, O(R) instead of O(R d).  When every
+    row holds one word in every language the tuple weights are all 1 and are not gathered.
     Used when the Gram matrices fit :data:`PERMUTATION_GRAM_BYTES`.
 
     >>> rng = np.random.default_rng(0); m = [rng.normal(size=(5, 3)) for _ in range(3)]; n = [np.ones(5)] * 3
@@ -394,13 +398,33 @@ def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray],
     """
     L = len(row_means)
     K = L * (L - 1) / 2
-    tuples = np.ones(perms[0].shape)
-    pair_dots = np.zeros(perms[0].shape)
+    grams = row_mean_grams(row_means) if grams is None else grams
+    shape = np.broadcast_shapes(*(np.shape(p) for p in perms))
+    R = row_means[0].shape[0]
+    pair_dots = None
+    flat = np.empty(shape, dtype=np.intp)
+    for k in range(L):
+        for m in range(k + 1, L):
+            np.multiply(perms[k], R, out=flat)  # G[i, j] is G.ravel()[i R + j]: one gather of precomputed offsets
+            flat += perms[m]
+            dots = grams[k, m].ravel().take(flat)
+            pair_dots = dots if pair_dots is None else np.add(pair_dots, dots, out=pair_dots)
+    if all(bool((a == 1.0).all()) for a in n_alt):  # one word per row everywhere: every tuple weighs 1
+        return 1.0 - pair_dots.sum(axis=-1) / (K * shape[-1])
+    tuples = np.ones(shape)
     for k in range(L):
         tuples *= n_alt[k][perms[k]]
-        for m in range(k + 1, L):
-            pair_dots += (row_means[k] @ row_means[m].T)[perms[k], perms[m]]
-    return np.sum(tuples * (1.0 - pair_dots / K), axis=1) / np.sum(tuples, axis=1)
+    return np.sum(tuples * (1.0 - pair_dots / K), axis=-1) / np.sum(tuples, axis=-1)
+
+
+def row_mean_grams(row_means: list[np.ndarray]) -> dict[tuple[int, int], np.ndarray]:
+    """``M_k @ M_l.T`` for every language pair k < l (the dot products :func:`shuffled_inter_cosines` gathers).
+
+    >>> g = row_mean_grams([np.eye(2), np.ones((2, 2))]); g[0, 1].tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    L = len(row_means)
+    return {(k, m): row_means[k] @ row_means[m].T for k in range(L) for m in range(k + 1, L)}
 
 
 def n_repairings(n_rows: int, n_languages: int) -> float:
@@ -461,19 +485,23 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     exact = total <= n_perm
     if exact:  # every re-pairing, the observed one included
         combos = itertools.product(itertools.permutations(range(R)), repeat=L - 1)
-        drawn = [[identity] + [np.array(p) for p in c] for c in combos]
+        others = np.array([[p for p in c] for c in combos], dtype=np.intp).reshape(-1, L - 1, R)
     else:  # the generator's draws in a fixed order (draw by draw, language by language): the same seed, the same p
         rng = np.random.default_rng(seed)
-        drawn = [[identity] + [rng.permutation(R) for _ in range(L - 1)] for _ in range(n_perm)]
+        others = np.tile(identity, (n_perm, L - 1, 1))  # (draws, languages after the first, R)
+        for row in others.reshape(-1, R):  # rng.shuffle of arange(R) in place: the very draws of rng.permutation(R)
+            rng.shuffle(row)
+    n_drawn = others.shape[0]
     if R * R * 8 * L * (L - 1) / 2 <= PERMUTATION_GRAM_BYTES:  # one Gram matrix per language pair, then gathers
         batch = max(1, int(PERMUTATION_GRAM_BYTES // (8 * R)))
-        stacked = [np.stack([d[k] for d in drawn]) for k in range(L)]
-        observed = float(shuffled_inter_cosines(means, n_alt, [identity[None, :]] * L)[0])  # the same arithmetic as every re-pairing
-        inters = np.concatenate([shuffled_inter_cosines(means, n_alt, [p[i:i + batch] for p in stacked])
-                                 for i in range(0, len(drawn), batch)])
+        grams = row_mean_grams(means)  # once for the observed pairing and every batch of re-pairings
+        observed = float(shuffled_inter_cosines(means, n_alt, [identity[None, :]] * L, grams=grams)[0])  # the same arithmetic
+        inters = np.concatenate([shuffled_inter_cosines(means, n_alt, [identity] + [others[i:i + batch, k] for k in range(L - 1)],
+                                                        grams=grams)
+                                 for i in range(0, n_drawn, batch)])
     else:
         observed = shuffled_inter_cosine(means, n_alt, [identity] * L)
-        inters = np.array([shuffled_inter_cosine(means, n_alt, d) for d in drawn])
+        inters = np.array([shuffled_inter_cosine(means, n_alt, [identity, *others[i]]) for i in range(n_drawn)])
     null = affinity_ratio(intra, inters)
     hits = int(np.sum(inters <= observed + tol))  # SA_shuffled >= SA, within the near-tie rule
     n = inters.size
