@@ -204,18 +204,27 @@ def null_inter(spreads: Spreads, parts: list[tuple[np.ndarray, np.ndarray]], occ
 
     L, d = spreads.L, spreads.d
     K = L * (L - 1) / 2
-    total = 0.0  # sum over languages of [a_l | mu_l]
-    sq_u = 0.0
-    sq_c = 0.0
-    s_sum = 0.0
-    for (both, sq), n in zip(parts, occurrences):
-        means = both / n[:, None]  # [occurrence-mean unit vector a_l | occurrence-mean centred vector mu_l]
-        total = total + means
-        sq_u = sq_u + rowdot(means[:, :d], means[:, :d])
-        sq_c = sq_c + rowdot(means[:, d:], means[:, d:])
-        s_sum = s_sum + sq / n
-    pair_dots_u = (rowdot(total[:, :d], total[:, :d]) - sq_u) / 2.0  # sum_{l<m} a_l . a_m
-    pair_dots_c = (rowdot(total[:, d:], total[:, d:]) - sq_c) / 2.0
+    inv = [1.0 / n for n in occurrences]  # a_l = (V_l @ unit) / n_l, mu_l = (V_l @ centred) / n_l
+    s_sum = sum(sq * i for (_, sq), i in zip(parts, inv))
+    if L <= 3:  # sum_{l<m} a_l . a_m pair by pair: at most 3 row-dot products, no B x 2d temporaries
+        pair_dots_u = pair_dots_c = 0.0
+        for l in range(L):
+            for m in range(l + 1, L):
+                (bl, _), (bm, _) = parts[l], parts[m]
+                w = inv[l] * inv[m]
+                pair_dots_u = pair_dots_u + rowdot(bl[:, :d], bm[:, :d]) * w
+                pair_dots_c = pair_dots_c + rowdot(bl[:, d:], bm[:, d:]) * w
+    else:  # (||sum_l a_l||^2 - sum_l ||a_l||^2) / 2: L + 1 row-dot products instead of L (L - 1) / 2
+        total = 0.0  # sum over languages of [a_l | mu_l]
+        sq_u = 0.0
+        sq_c = 0.0
+        for (both, _), i in zip(parts, inv):
+            means = both * i[:, None]
+            total = total + means
+            sq_u = sq_u + rowdot(means[:, :d], means[:, :d])
+            sq_c = sq_c + rowdot(means[:, d:], means[:, d:])
+        pair_dots_u = (rowdot(total[:, :d], total[:, :d]) - sq_u) / 2.0  # sum_{l<m} a_l . a_m
+        pair_dots_c = (rowdot(total[:, d:], total[:, d:]) - sq_c) / 2.0
     inter_cos = 1.0 - pair_dots_u / K
     # sum_{l<m} (s_l + s_m) = (L - 1) sum_l s_l
     expected_q = ((L - 1) * s_sum - 2.0 * pair_dots_c) / K
