@@ -402,3 +402,25 @@ def test_language_centring_removes_a_constant_offset():
     cen = snb.metrics.affinity.affinity_of_words(centred, n_boot=0).cosine.sa
     assert cen > raw + 0.1
 
+
+
+def test_tier_flip_rate_counts_tiers_resample_by_resample():
+    """The vectorised flip rate equals asking TierThresholds.classify of every resample's SA (and a subclass is asked)."""
+    rng = np.random.default_rng(8)
+    R = 40
+    eye = sp.identity(R, format="csr")
+    en = rng.normal(size=(R, 6))
+    aw = AlignedWords(("en", "de"), (en, en + 0.9 * rng.normal(size=(R, 6))), (eye, eye), tuple(map(str, range(R))))
+    th = snb.metrics.TierThresholds(great=0.815, good=0.55)  # the point SA is about 0.814: resamples fall on both sides
+    dist: dict = {}
+    got = null_aware_bootstrap(aw, n_boot=300, seed=3, thresholds=th, distributions=dist)
+    base = th.classify(got.sa.value)
+    want = sum(th.classify(float(v)) != base for v in dist["sa"]) / len(dist["sa"])
+    assert 0.0 < want < 1.0, "the data must straddle a threshold for the check to bite"
+    assert got.tier_flip_rate == pytest.approx(want, abs=0), "one share of resamples, counted two ways"
+
+    class Never(snb.metrics.TierThresholds):
+        def classify(self, sa: float) -> str:
+            return "same"
+
+    assert null_aware_bootstrap(aw, n_boot=300, seed=3, thresholds=Never(great=0.815, good=0.55)).tier_flip_rate == 0.0

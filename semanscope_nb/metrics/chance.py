@@ -656,13 +656,30 @@ def _scores(point: dict[str, np.ndarray], dists: dict[str, list[np.ndarray]] | N
             distributions.update(full)
         est = {k: _estimate(point[k][0], full[k], confidence) for k in _NULL_KEYS}
         if thresholds is not None:
-            base = thresholds.classify(float(point["sa"][0]))
-            flip = float(np.mean([thresholds.classify(float(v)) != base for v in full["sa"]]))
+            flip = _flip_rate(thresholds, float(point["sa"][0]), full["sa"])
     else:
         est = {k: Estimate(float(point[k][0]), math.nan, Interval(math.nan, math.nan)) for k in _NULL_KEYS}
     # the closed-form bound (tight for unit vectors); affinity_of_words and chance_level replace it by the
     # permutation estimate off the unit sphere (euclidean_chance_by_permutation), which rebuilds the spreads per shuffle
     return NullAwareScores(**est, sa_null_euclidean=float(point["sa_null_euclidean"][0]), n_boot=int(n_boot), tier_flip_rate=flip)
+
+
+def _flip_rate(thresholds: Any, point: float, values: np.ndarray) -> float:
+    """Share of ``values`` whose tier (``thresholds.classify``) differs from ``point``'s.
+
+    :class:`~semanscope_nb.metrics.affinity.TierThresholds`' rule (great >= great, good >= good,
+    else non-aligned; not finite: undefined) is applied to the whole array at once; any other
+    ``thresholds`` object is asked value by value.
+    """
+    from semanscope_nb.metrics.affinity import TierThresholds  # here: affinity imports this module
+
+    base = thresholds.classify(point)
+    if type(thresholds) is not TierThresholds:  # a subclass may classify otherwise
+        return float(np.mean([thresholds.classify(float(v)) != base for v in values]))
+    v = np.asarray(values, dtype=np.float64)
+    labels = np.select([~np.isfinite(v), v >= thresholds.great, v >= thresholds.good], ["undefined", "great", "good"],
+                       "non-aligned")
+    return float(np.mean(labels != base))
 
 
 def null_aware_bootstrap(
