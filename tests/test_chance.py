@@ -424,3 +424,17 @@ def test_tier_flip_rate_counts_tiers_resample_by_resample():
             return "same"
 
     assert null_aware_bootstrap(aw, n_boot=300, seed=3, thresholds=Never(great=0.815, good=0.55)).tier_flip_rate == 0.0
+
+
+def test_language_centred_is_the_scaled_route_bit_for_bit():
+    """In the normal range the mean is removed directly; it gives the bits of the exact power-of-two route."""
+    g = np.random.default_rng(0)
+    eye = sp.identity(60, format="csr")
+    for scale in (1.0, 1e-30, 1e30, 3e-7, 1e300):
+        x = [g.normal(size=(60, 7)) * scale, g.random((60, 7)) * scale]
+        aw = AlignedWords(("a", "b"), tuple(x), (eye, eye), tuple(map(str, range(60))))
+        for v, got in zip(x, language_centred(aw).vectors):
+            e = int(np.frexp(np.abs(v).max())[1])
+            xs = np.ldexp(v, -e)
+            want = np.ldexp(xs - xs.mean(axis=0), e)
+            assert np.isfinite(got).all() and np.array_equal(got, want), f"scale {scale}"
