@@ -219,3 +219,44 @@ def test_holding_the_centred_words_changes_no_bit_of_the_euclidean_chance_level(
     monkeypatch.setattr(spreads_module, "CENTRED_HOLD_BYTES", 0)
     again = euclidean_chance_by_permutation(aw, n_perm=9, seed=3)
     np.testing.assert_array_equal(held, again, err_msg="held centred words vs per-block centring")
+
+
+def test_pair_matrix_equals_separate_pair_computations_replicate_for_replicate():
+    """pair_affinity's one pass (every language's sums once, a pair's artefacts as zero weights) against, per pair,
+    a Spreads of the pair alone on the same counts and a second one on its artefact-free concepts."""
+    from semanscope_nb.metrics.artefacts import identical_string_rows, subset_languages
+    from semanscope_nb.metrics.pairs import pair_affinity
+
+    aw, _ = _aw_with_alternatives(5)
+    words = [list(w) for w in aw.words]
+    for i, w in enumerate(words[1]):  # German strings equal to the English ones in some concepts: that pair's artefacts
+        if w.startswith("d") and w[1:].isdigit() and int(w[1:]) % 5 == 0:
+            words[1][i] = "e" + w[1:]
+    aw = AlignedWords(aw.languages, aw.vectors, aw.incidence, aw.labels, words=tuple(map(tuple, words)))
+    n_boot, seed = 80, 3
+    dists: dict = {}
+    table = pair_affinity(aw, n_boot=n_boot, n_perm=60, seed=seed, distributions=dists).table.set_index(["language_a", "language_b"])
+    counts = np.vstack(list(resample_counts(aw.n_rows, n_boot, seed=seed)))  # the pass's resamples (any batch: the same)
+    judged_pairs = 0
+    for a, b in [("en", "de"), ("en", "fr"), ("de", "fr")]:
+        aw2 = subset_languages(aw, (a, b))
+        keep = ~identical_string_rows(aw2)
+        s2 = Spreads(aw2)
+        alone = null_aware_statistics(s2, NullParts(aw2, s2), counts)
+        for k in KEYS:
+            np.testing.assert_allclose(dists[f"{a}-{b}"][k], alone[k], rtol=RTOL, err_msg=f"{a}-{b} {k}: all concepts")
+        point = null_aware_statistics(s2, NullParts(aw2, s2), np.ones((1, aw.n_rows)))
+        np.testing.assert_allclose(table.loc[(a, b), "sa"], point["sa"][0], rtol=RTOL, err_msg=f"{a}-{b}: point SA")
+        assert table.loc[(a, b), "n_excluded"] == int((~keep).sum())
+        if keep.all():
+            assert f"{a}-{b}.judged" not in dists
+            np.testing.assert_allclose(table.loc[(a, b), "delta"], point["delta"][0], rtol=RTOL, err_msg=f"{a}-{b}: gap")
+            continue
+        judged_pairs += 1
+        sub = _separate(aw2, keep, counts)
+        for k in KEYS:
+            np.testing.assert_allclose(dists[f"{a}-{b}.judged"][k], sub[k], rtol=RTOL, err_msg=f"{a}-{b} {k}: artefact-free")
+        sub_point = _separate(aw2, keep, np.ones((1, aw.n_rows)))
+        for col, k in (("sa_judged", "sa"), ("sa_null", "sa_null"), ("delta", "delta"), ("corrected", "corrected")):
+            np.testing.assert_allclose(table.loc[(a, b), col], sub_point[k][0], rtol=RTOL, err_msg=f"{a}-{b}: {col}")
+    assert judged_pairs == 1, "the en-de pair must have artefacts for the zero-weight route to be checked"

@@ -202,7 +202,7 @@ def null_inter(spreads: Spreads, parts: list[tuple[np.ndarray, np.ndarray]], occ
     """
     from semanscope_nb.metrics.spreads import rowdot  # row dot products (np.vecdot where available)
 
-    L, d = spreads.L, spreads.d
+    L, d = len(parts), spreads.d  # the languages of parts: all the spreads', or a pair's (RowSubset languages)
     K = L * (L - 1) / 2
     inv = [1.0 / n for n in occurrences]  # a_l = (V_l @ unit) / n_l, mu_l = (V_l @ centred) / n_l
     s_sum = sum(sq * i for (_, sq), i in zip(parts, inv))
@@ -632,6 +632,25 @@ def subset_statistics(subset: RowSubset, counts: np.ndarray) -> dict[str, np.nda
     return _null_aware(s, *null_inter(spreads, occ, [counts @ a for a in subset.n_alt]))
 
 
+def statistics_from_parts(spreads: Spreads, row_sums: np.ndarray, intra: list[tuple], occurrence: list[tuple],
+                          occurrences: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """:func:`null_aware_statistics` from parts already computed: per-row inter sums weighed (B x 3), and per language
+    the intra parts and occurrence parts of :class:`Spreads` with its occurrence counts (any subset of its languages).
+
+    What a language pair's statistics need from a pass over all languages (:mod:`semanscope_nb.metrics.pairs`).
+
+    >>> import scipy.sparse as sp
+    >>> rng = np.random.default_rng(0); eye = sp.identity(30, format="csr")
+    >>> aw = AlignedWords(("en", "de"), (rng.normal(size=(30, 4)), rng.normal(size=(30, 4))), (eye, eye), tuple(map(str, range(30))))
+    >>> s = Spreads(aw); parts = NullParts(aw, s); ones = np.ones((1, 30))
+    >>> rows = np.stack([s.tuples, s.row_cos, s.row_euc_scaled], axis=1)   # per-row inter sums
+    >>> got = statistics_from_parts(s, ones @ rows, s.intra_parts(ones), s.occurrence_parts(ones), [ones.sum(axis=1)] * 2)
+    >>> bool(np.isclose(got["sa"][0], null_aware_statistics(s, parts, ones)["sa"][0], rtol=1e-14))
+    True
+    """
+    return _null_aware(spreads.from_parts(row_sums, intra, scaled=True), *null_inter(spreads, occurrence, occurrences))
+
+
 def _null_aware(s: dict[str, np.ndarray], inter_null_cos: np.ndarray, inter_null_euc: np.ndarray) -> dict[str, np.ndarray]:
     with np.errstate(invalid="ignore", divide="ignore"):
         sa = affinity_ratio(s["intra_cos"], s["inter_cos"])
@@ -644,6 +663,19 @@ def _null_aware(s: dict[str, np.ndarray], inter_null_cos: np.ndarray, inter_null
 
 
 _NULL_KEYS = ("sa", "sa_null", "delta", "corrected")
+
+
+def null_aware_scores(point: dict[str, np.ndarray], dists: dict[str, list[np.ndarray]] | None, *, n_boot: int,
+                      confidence: float, distributions: dict[str, np.ndarray] | None = None) -> NullAwareScores:
+    """The :class:`NullAwareScores` (point-holding intervals) of statistics gathered over a bootstrap pass.
+
+    ``point``: the statistics of all-ones counts; ``dists``: per key the list of each batch's values (None: no bootstrap).
+
+    >>> pt = {k: np.array([0.6]) for k in ("sa", "sa_null", "delta", "corrected", "sa_null_euclidean")}
+    >>> null_aware_scores(pt, None, n_boot=0, confidence=0.95).sa.value
+    0.6
+    """
+    return _scores(point, dists, n_boot=n_boot, confidence=confidence, thresholds=None, distributions=distributions)
 
 
 def _scores(point: dict[str, np.ndarray], dists: dict[str, list[np.ndarray]] | None, *, n_boot: int, confidence: float,
@@ -671,10 +703,9 @@ def _flip_rate(thresholds: Any, point: float, values: np.ndarray) -> float:
     else non-aligned; not finite: undefined) is applied to the whole array at once; any other
     ``thresholds`` object is asked value by value.
     """
-    from semanscope_nb.metrics.affinity import TierThresholds  # here: affinity imports this module
-
     base = thresholds.classify(point)
-    if type(thresholds) is not TierThresholds:  # a subclass may classify otherwise
+    kind = type(thresholds)  # named, not imported: metrics.affinity imports this module
+    if (kind.__module__, kind.__qualname__) != ("semanscope_nb.metrics.affinity", "TierThresholds"):  # a subclass may classify otherwise
         return float(np.mean([thresholds.classify(float(v)) != base for v in values]))
     v = np.asarray(values, dtype=np.float64)
     labels = np.select([~np.isfinite(v), v >= thresholds.great, v >= thresholds.good], ["undefined", "great", "good"],

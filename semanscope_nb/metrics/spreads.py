@@ -878,9 +878,11 @@ class Spreads:
         The SA's parts in one place (paper eq. 3's D_intra and D_inter): the intra mean over
         pairs of distinct words is ``(W^2 - ||sum w u||^2) / (W^2 - sum w^2)`` per language
         (``2 (W sum w q - ||sum w c||^2) / (W^2 - sum w^2)`` squared distances for the
-        Euclidean one, its root), the inter mean is tuple-weighted.
+        Euclidean one, its root), the inter mean is tuple-weighted.  The intra spread is the mean over the
+        languages of ``parts`` (all of them, or those of a language pair: :class:`RowSubset` ``languages``).
         """
         d = self.d
+        L = len(parts)
         B = stats.shape[0]
         inter_cos = stats[:, 1] / stats[:, 0]
         inter_euc = stats[:, 2] / stats[:, 0]
@@ -893,13 +895,13 @@ class Spreads:
                 msq = 2.0 * (w_tot * s_q - _rowsq(both[:, d:])) / pairs
             intra_euc += np.sqrt(np.maximum(msq, 0.0))  # NaN (undefined) stays NaN
         shift = self._wexp - self.exponent
-        intra_euc = np.ldexp(intra_euc, shift) / self.L if shift else intra_euc / self.L
+        intra_euc = np.ldexp(intra_euc, shift) / L if shift else intra_euc / L
         if not scaled:
             with np.errstate(over="ignore"):
                 intra_euc = np.ldexp(intra_euc, self.exponent)
                 inter_euc = np.ldexp(inter_euc, self.exponent)
         return {
-            "intra_cos": intra_cos / self.L,
+            "intra_cos": intra_cos / L,
             "inter_cos": inter_cos,
             "intra_euc": intra_euc,
             "inter_euc": inter_euc,
@@ -1003,19 +1005,25 @@ class RowSubset:
     (3.0, array([3.]))
     """
 
-    def __init__(self, spreads: Spreads, keep: np.ndarray) -> None:
+    def __init__(self, spreads: Spreads, keep: np.ndarray, *, languages: Sequence[int] | None = None,
+                 row_stack: np.ndarray | None = None) -> None:
         keep = np.asarray(keep, dtype=bool)
         if keep.shape != (spreads.R,):
             raise ValueError(f"keep must be a boolean per concept ({spreads.R}), got shape {keep.shape}")
         self.spreads, self.keep = spreads, keep
-        self.row_stack = spreads._row_stack * keep[:, None]
-        self.n_alt = [a.astype(np.float64) * keep for a in spreads.alternatives]
+        #: the spreads' languages (indices) the subset holds: all, or e.g. a language pair's two, whose per-row
+        #: inter sums ``row_stack`` (R x 3: tuples, cosine, Euclidean in units of the spreads' scale) are then given
+        self.languages = list(range(spreads.L)) if languages is None else [int(x) for x in languages]
+        if languages is not None and row_stack is None:
+            raise ValueError("RowSubset: a subset of the languages needs their per-row inter sums (row_stack)")
+        self.row_stack = (spreads._row_stack if row_stack is None else np.asarray(row_stack, dtype=np.float64)) * keep[:, None]
+        self.n_alt = [spreads.alternatives[lang].astype(np.float64) * keep for lang in self.languages]
         self.langs: list[dict[str, Any]] = []
         kf = keep.astype(np.float64)
         joint = spreads._stack_joint[0] if spreads._stack_joint is not None else []
         split = bool(joint) and (spreads._split is not None and np.array_equal(spreads._split[0], keep)
                                  or spreads._split is None and spreads.split_rows(keep))
-        for lang in range(spreads.L):
+        for lang in self.languages:
             q = spreads._q[lang]
             if split and lang in joint:  # its product is a part of the full set's (Spreads.split_rows)
                 i = joint.index(lang)
@@ -1054,7 +1062,7 @@ class RowSubset:
         kept = counts * self.keep
         intra, occ = [], [] if full_occ is not None else None
         kept_prod = None
-        for lang, info in enumerate(self.langs):
+        for lang, info in zip(self.languages, self.langs):
             if "split" in info:
                 if kept_prod is None:
                     kept_prod = self.spreads.kept_product(counts)
@@ -1067,7 +1075,7 @@ class RowSubset:
             idx, direct = info["idx"], info["direct"]
             if info["identity"]:
                 G = counts[:, idx]
-                both = self._times_rows(lang, G) if direct else full_intra[lang][2] - self._times_rows(lang, G)
+                both = self._times_rows(lang, info, G) if direct else full_intra[lang][2] - self._times_rows(lang, info, G)
                 s_q = counts @ info["q"]
                 part = (kept.sum(axis=1), _rowsq(kept), both, s_q)
                 intra.append(part)
@@ -1076,17 +1084,17 @@ class RowSubset:
                 continue
             W = _sparse_times(info["M_sub_T"], counts)
             G = _sparse_times(info["intra_T"], counts)
-            both = self._times_rows(lang, G) if direct else full_intra[lang][2] + self._times_rows(lang, G)
+            both = self._times_rows(lang, info, G) if direct else full_intra[lang][2] + self._times_rows(lang, info, G)
             intra.append((counts @ info["tot"], _rowsq(W), both, counts @ info["q"]))
             if occ is not None:
                 Go = _sparse_times(info["occ_T"], counts)
-                occ.append((self._times_rows(lang, Go) if direct else full_occ[lang][0] + self._times_rows(lang, Go),
+                occ.append((self._times_rows(lang, info, Go) if direct else full_occ[lang][0] + self._times_rows(lang, info, Go),
                             counts @ info["occ_q"]))
         return stats, intra, occ
 
-    def _times_rows(self, lang: int, G: np.ndarray) -> np.ndarray:
+    def _times_rows(self, lang: int, info: dict[str, Any], G: np.ndarray) -> np.ndarray:
         """``G @ [unit | centred][idx]`` of the language's corrected words, their rows formed a block at a time (never all kept)."""
-        sp_, idx = self.spreads, self.langs[lang]["idx"]
+        sp_, idx = self.spreads, info["idx"]
         out = np.zeros((G.shape[0], 2 * sp_.d))
         for a, b in row_chunks(idx.size, sp_.rows):
             out += G[:, a:b] @ sp_._fill(lang, idx[a:b], None, None)
