@@ -260,3 +260,26 @@ def test_pair_matrix_equals_separate_pair_computations_replicate_for_replicate()
         for col, k in (("sa_judged", "sa"), ("sa_null", "sa_null"), ("delta", "delta"), ("corrected", "corrected")):
             np.testing.assert_allclose(table.loc[(a, b), col], sub_point[k][0], rtol=RTOL, err_msg=f"{a}-{b}: {col}")
     assert judged_pairs == 1, "the en-de pair must have artefacts for the zero-weight route to be checked"
+
+
+def test_small_space_blas_pins_threads_only_for_small_spaces_and_restores_them():
+    """The verdict of a small space runs on SMALL_SPACE_BLAS_THREADS BLAS threads; a large one keeps the default."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from semanscope_nb.metrics.spreads import SMALL_SPACE_BLAS_THREADS, SMALL_SPACE_NUMBERS, small_space_blas
+
+    def blas() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    small, _ = _aw_with_alternatives(0)
+    rows = SMALL_SPACE_NUMBERS // 2 + 1  # 2 languages x 2 dims: just over the limit, no memory (broadcast views)
+    eye = sp.identity(rows, format="csr")
+    big = AlignedWords(("en", "de"), (np.broadcast_to(np.zeros(2), (rows, 2)),) * 2, (eye, eye), ("x",) * rows)
+    with threadpool_limits(2, user_api="blas"):  # a known starting count (a test that needs one)
+        before = blas()
+        assert before and all(n == 2 for n in before), "no BLAS library to limit"
+        with small_space_blas(small):
+            assert all(n == SMALL_SPACE_BLAS_THREADS for n in blas()), "a small space: pinned"
+        assert blas() == before, "restored on exit"
+        with small_space_blas(big):
+            assert blas() == before, "a large space: the default stays"

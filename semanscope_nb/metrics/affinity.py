@@ -140,6 +140,7 @@ from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spread
     rows_to_counts,
     Spreads,
     affinity_ratio,
+    on_small_space_blas,
 )
 from semanscope_nb.provenance import json_ready
 
@@ -887,6 +888,7 @@ def _matching_surface(surface: AlignedWords, aw: AlignedWords) -> AlignedWords:
     return surface
 
 
+@on_small_space_blas  # a small space's products run on SMALL_SPACE_BLAS_THREADS (metrics.spreads)
 def affinity_of_words(
     aw: AlignedWords,
     *,

@@ -77,7 +77,7 @@ from semanscope_nb.metrics.degenerate import (
     require_concepts,
     too_few_to_test,
 )
-from semanscope_nb.metrics.spreads import RowSubset, Spreads
+from semanscope_nb.metrics.spreads import RowSubset, Spreads, on_small_space_blas
 from semanscope_nb.models.cancel import check_stop
 from semanscope_nb.results import Estimate, Interval, Result
 
@@ -228,6 +228,7 @@ def _pair_rows(aw: AlignedWords, excluded: dict[tuple[int, int], np.ndarray], *,
     return rows
 
 
+@on_small_space_blas  # a small space's products run on SMALL_SPACE_BLAS_THREADS (metrics.spreads)
 def pair_affinity(
     aw: AlignedWords,
     *,

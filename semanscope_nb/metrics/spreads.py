@@ -86,6 +86,68 @@ GRAM_LIMIT = 8_000_000
 #: hold for their duration beyond the Gram limit (else each re-pairing centres its blocks again).
 CENTRED_HOLD_BYTES = 512 * 2**20
 
+#: BLAS threads for the verdict of a small space (:func:`small_space_blas`): its products are small -- the
+#: bootstrap's (batch x R) @ (R x 2dL), Gram matrices of R x R -- and on the 2-core reference machine, shared with
+#: other work, a threaded BLAS call of that size cost more CPU and wall time than it saved: ``semantic_affinity``
+#: at 349 x 2 x 512 with 1000 resamples took 157 ms CPU / 298 ms wall with the default two threads and 83 / 163 ms
+#: pinned to one (load average 7; bench/README.md, "Verdict statistics from one pass").  None: the BLAS default.
+#: Pinned, the numbers also never depend on the machine's thread setting.
+SMALL_SPACE_BLAS_THREADS: int | None = 1
+#: ... a space is small when its vectors hold at most this many numbers in all (beyond, products are large enough
+#: for threads to pay, and the default stays)
+SMALL_SPACE_NUMBERS = 4_000_000
+_blas_controller: Any = None
+
+
+def small_space_blas(aw: AlignedWords) -> Any:
+    """A context in which BLAS runs on :data:`SMALL_SPACE_BLAS_THREADS` threads when ``aw`` is a small space.
+
+    threadpoolctl (a scikit-learn dependency) sets the limit for the process while the block runs, as the
+    NumPy token port does for its small products; outside a small space, or with the setting None, nothing changes.
+
+    >>> import scipy.sparse as sp
+    >>> e = np.eye(3); eye = sp.identity(3, format="csr")
+    >>> with small_space_blas(AlignedWords(("en", "de"), (e, e), (eye, eye), ("a", "b", "c"))):
+    ...     float((e @ e).sum())
+    3.0
+    """
+    import contextlib
+
+    global _blas_controller
+    vectors = getattr(aw, "vectors", None)  # not aligned words: the caller's own check names the problem
+    numbers = sum(int(np.prod(np.shape(v))) for v in vectors) if isinstance(vectors, (tuple, list)) else math.inf
+    if SMALL_SPACE_BLAS_THREADS is None or numbers > SMALL_SPACE_NUMBERS:
+        return contextlib.nullcontext()
+    try:
+        if _blas_controller is None:
+            from threadpoolctl import ThreadpoolController
+
+            _blas_controller = ThreadpoolController()
+        return _blas_controller.limit(limits=SMALL_SPACE_BLAS_THREADS, user_api="blas")
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return contextlib.nullcontext()
+
+
+def on_small_space_blas(fn: Any) -> Any:
+    """Decorate a function of aligned words (its first argument) to run inside :func:`small_space_blas`.
+
+    >>> import scipy.sparse as sp
+    >>> @on_small_space_blas
+    ... def n_words(aw): return sum(v.shape[0] for v in aw.vectors)
+    >>> e = np.eye(3); eye = sp.identity(3, format="csr")
+    >>> n_words(AlignedWords(("en", "de"), (e, e), (eye, eye), ("a", "b", "c")))
+    6
+    """
+    import functools
+
+    @functools.wraps(fn)
+    def run(aw: Any, *args: Any, **kwargs: Any) -> Any:
+        with small_space_blas(aw):
+            return fn(aw, *args, **kwargs)
+
+    return run
+
+
 _RAW_EXPONENT = 400  # largest |coordinate| within 2**-400 .. 2**400: work in the vectors' own units (no scaling pass)
 _TINY_SQ = 2.0**-900  # rows with a squared norm below this (or not finite) are normalised with per-row scaling
 _NORMAL = np.finfo(np.float64).tiny
