@@ -283,3 +283,35 @@ def test_small_space_blas_pins_threads_only_for_small_spaces_and_restores_them()
         assert blas() == before, "restored on exit"
         with small_space_blas(big):
             assert blas() == before, "a large space: the default stays"
+
+
+def test_small_space_blas_block_of_another_thread_does_not_restore_the_limit_early():
+    """The main thread pins; a worker thread's block enters and leaves meanwhile (JupyterLab subshells): the pin holds
+    until the main thread's block ends, and then the count found before it is back (one lock, one count of blocks)."""
+    import threading
+
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from semanscope_nb.metrics.spreads import SMALL_SPACE_BLAS_THREADS, small_space_blas
+
+    def blas() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    small, _ = _aw_with_alternatives(0)
+
+    def worker() -> None:
+        with small_space_blas(small):
+            pass
+
+    with threadpool_limits(2, user_api="blas"):
+        before = blas()
+        with small_space_blas(small):
+            t = threading.Thread(target=worker)
+            t.start()
+            t.join(10)
+            assert not t.is_alive()
+            assert all(n == SMALL_SPACE_BLAS_THREADS for n in blas()), "the worker's exit must not lift the main block's pin"
+            with small_space_blas(small):  # nested in the same thread
+                pass
+            assert all(n == SMALL_SPACE_BLAS_THREADS for n in blas()), "nor a nested block's exit"
+        assert blas() == before, "the count found before the first block is back"

@@ -30,7 +30,9 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
@@ -97,13 +99,18 @@ SMALL_SPACE_BLAS_THREADS: int | None = 1
 #: for threads to pay, and the default stays)
 SMALL_SPACE_NUMBERS = 4_000_000
 _blas_controller: Any = None
+_blas_lock = threading.Lock()
+_blas_pins = 0  # small_space_blas blocks running now, in any thread
+_blas_limiter: Any = None  # the outermost block's threadpoolctl limiter (it restores the limits found on entry)
 
 
 def small_space_blas(aw: AlignedWords) -> Any:
     """A context in which BLAS runs on :data:`SMALL_SPACE_BLAS_THREADS` threads when ``aw`` is a small space.
 
     threadpoolctl (a scikit-learn dependency) sets the limit for the process while the block runs, as the
-    NumPy token port does for its small products; outside a small space, or with the setting None, nothing changes.
+    NumPy token port does for its small products; outside a small space, or with the setting None, nothing
+    changes.  Blocks may nest and run in several threads at once (JupyterLab's subshells): the first to enter
+    sets the limit and the last to leave restores what the first found, under one lock.
 
     >>> import scipy.sparse as sp
     >>> e = np.eye(3); eye = sp.identity(3, format="csr")
@@ -111,21 +118,35 @@ def small_space_blas(aw: AlignedWords) -> Any:
     ...     float((e @ e).sum())
     3.0
     """
-    import contextlib
-
-    global _blas_controller
     vectors = getattr(aw, "vectors", None)  # not aligned words: the caller's own check names the problem
     numbers = sum(int(np.prod(np.shape(v))) for v in vectors) if isinstance(vectors, (tuple, list)) else math.inf
     if SMALL_SPACE_BLAS_THREADS is None or numbers > SMALL_SPACE_NUMBERS:
         return contextlib.nullcontext()
-    try:
-        if _blas_controller is None:
-            from threadpoolctl import ThreadpoolController
+    return _pinned_blas(SMALL_SPACE_BLAS_THREADS)
 
-            _blas_controller = ThreadpoolController()
-        return _blas_controller.limit(limits=SMALL_SPACE_BLAS_THREADS, user_api="blas")
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        return contextlib.nullcontext()
+
+@contextlib.contextmanager
+def _pinned_blas(threads: int) -> Iterator[None]:
+    global _blas_controller, _blas_pins, _blas_limiter
+    with _blas_lock:
+        if _blas_pins == 0:
+            try:
+                if _blas_controller is None:
+                    from threadpoolctl import ThreadpoolController
+
+                    _blas_controller = ThreadpoolController()
+                _blas_limiter = _blas_controller.limit(limits=threads, user_api="blas")
+            except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+                _blas_limiter = None
+        _blas_pins += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_pins -= 1
+            if _blas_pins == 0 and _blas_limiter is not None:
+                _blas_limiter.restore_original_limits()
+                _blas_limiter = None
 
 
 def on_small_space_blas(fn: Any) -> Any:
