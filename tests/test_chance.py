@@ -438,3 +438,17 @@ def test_language_centred_is_the_scaled_route_bit_for_bit():
             xs = np.ldexp(v, -e)
             want = np.ldexp(xs - xs.mean(axis=0), e)
             assert np.isfinite(got).all() and np.array_equal(got, want), f"scale {scale}"
+
+
+def test_percentile_and_scipy_routes_draw_the_same_resamples():
+    """resample_counts' rule is scipy.stats.bootstrap's (integers(0, R) per resample from the same generator):
+    method='percentile' (counts) and method='basic' (scipy's index arrays) bootstrap the very same resamples."""
+    g = np.random.default_rng(0)
+    e = g.normal(size=(57, 8))
+    E = {"en": e, "de": e + g.normal(size=e.shape)}
+    pct = snb.semantic_affinity(E, n_boot=300, seed=4, method="percentile", batch=64)
+    basic = snb.semantic_affinity(E, n_boot=300, seed=4, method="basic", batch=77)
+    for key in ("cosine", "euclidean"):
+        a, b = getattr(pct, key), getattr(basic, key)
+        np.testing.assert_allclose([a.sem, a.boot_mean], [b.sem, b.boot_mean], rtol=1e-12,
+                                   err_msg=f"{key}: one draw rule, so one bootstrap distribution")
