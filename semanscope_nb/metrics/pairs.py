@@ -8,7 +8,9 @@ quantity and two safeguards a table of many pairs needs:
 * **Artefacts per pair.**  Each pair is judged on its own artefact-free concepts:
   a concept whose strings are identical in *these two* languages (names,
   loanwords, shared characters), or that holds a degenerate vector in one of
-  them, is left out of that pair's chance-corrected score (``n_excluded``).
+  them, is left out of that pair's chance-corrected score (``n_excluded``): it weighs 0 in
+  the counts of the resamples every pair shares (one bootstrap pass for the whole matrix, the
+  verdict's rule for a subset; see :func:`_pair_rows`).
 * **Multiplicity.**  With 12 languages there are 66 pairs; at a 5% level some
   pair of random vectors would look "above chance" almost every time.  Each
   pair's ``p_value`` comes from the **permutation test** of its artefact-free
