@@ -11,6 +11,8 @@ that run only (CPU time, minimum of interleaved repeats, BLAS threads stated).
    level, artefact-free verdict, surface-form null) and ``affinity_of_words`` with and
    without the surface baseline, against a plain SA + 1000-resample bootstrap (the spreads
    of 1000 multinomial resamples, cosine and Euclidean SA, percentile intervals).
+   The pair matrix (``pair_affinity``, every language pair with its own artefact-free gap and
+   permutation test) against one verdict pass (``affinity_of_words`` without the surface null).
 2. SA + 1000 bootstrap with every verdict statistic (``semantic_affinity``: SA, chance
    level, gap, corrected score, artefact check, Euclidean chance level, language-centred
    SA) at 349 concepts x 2 languages x 512 dims, default BLAS threads, against the product
@@ -85,16 +87,20 @@ def verdict_rows(n_boot: int, repeat: int) -> list[dict]:
     surface = aligned_words(snb.embed(ds, "tfidf-char", progress=False))
     uw = unknown_words(e, aw)
     snb.dataset_affinity(ds, "use-multilingual", n_boot=n_boot, seed=0, progress=False)  # warm: caches, lazy imports
+    from semanscope_nb.metrics.pairs import pair_affinity
+
     with threadpool_limits(1):
         best = interleaved_min({
             "plain": lambda: plain_sa_bootstrap(aw, n_boot),
             "dataset_affinity": lambda: snb.dataset_affinity(ds, "use-multilingual", n_boot=n_boot, seed=0, progress=False),
             "stats": lambda: affinity_of_words(aw, n_boot=n_boot, seed=0, unknown_words=uw),
             "stats_surface": lambda: affinity_of_words(aw, n_boot=n_boot, seed=0, unknown_words=uw, surface=surface),
+            "pairs": lambda: pair_affinity(aw, n_boot=n_boot, n_perm=n_boot, seed=0),
         }, repeat=repeat, clock="cpu")
     r = snb.dataset_affinity(ds, "use-multilingual", n_boot=n_boot, seed=0, progress=False)
     base = f"plain SA + {n_boot}-resample bootstrap (spreads of the resamples, percentile intervals)"
     shape = f"USE, conceptual-space {aw.n_rows} x {len(aw.languages)}, {n_boot} resamples"
+    n_pairs = len(aw.languages) * (len(aw.languages) - 1) // 2
     note = f"tier {r.tier}; {sum(r.excluded_concepts.values())} concepts left out of the verdict"
     return [
         row(f"`dataset_affinity` (defaults, warm cache: chance level, artefact-free verdict, surface null), {shape}",
@@ -104,6 +110,10 @@ def verdict_rows(n_boot: int, repeat: int) -> list[dict]:
             baseline_name=base, threads=1, repeats=repeat, clock="cpu"),
         row(f"`affinity_of_words` with every verdict statistic and the surface null (tfidf-char), {shape}",
             best["stats_surface"], best["plain"], baseline_name=base, threads=1, repeats=repeat, clock="cpu"),
+        row(f"pair matrix (`pair_affinity`: {n_pairs} language pairs, each with SA, chance level, gap on its artefact-free "
+            f"concepts and a permutation test of {n_boot} re-pairings), {shape}", best["pairs"], best["stats"],
+            baseline_name="one verdict pass (`affinity_of_words` with every verdict statistic but the surface null)",
+            threads=1, repeats=repeat, clock="cpu"),
     ]
 
 

@@ -140,6 +140,7 @@ from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spread
     rows_to_counts,
     Spreads,
     affinity_ratio,
+    on_small_space_blas,
 )
 from semanscope_nb.provenance import json_ready
 
@@ -838,7 +839,7 @@ def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
     if any(not np.any(v) for v in centred.vectors) or any((~np.any(v, axis=1)).any() for v in centred.vectors):
         return math.nan  # a word at its language's mean has no direction: the diagnostic is undefined
     with np.errstate(all="ignore"):
-        s = Spreads(centred, block=block).spreads(np.ones((1, aw.n_rows)), scaled=True)
+        s = Spreads(centred, block=block, stack_limit=0).spreads(np.ones((1, aw.n_rows)), scaled=True)  # a point: no rows kept
         return float(_sa_or_nan(s["intra_cos"], s["inter_cos"], ROUNDING_FLOOR)[0])
 
 
@@ -887,6 +888,7 @@ def _matching_surface(surface: AlignedWords, aw: AlignedWords) -> AlignedWords:
     return surface
 
 
+@on_small_space_blas  # a small space's products run on SMALL_SPACE_BLAS_THREADS (metrics.spreads)
 def affinity_of_words(
     aw: AlignedWords,
     *,

@@ -431,8 +431,11 @@ def language_centred(aw: AlignedWords) -> AlignedWords:
     vectors = []
     for v in aw.vectors:
         x = np.asarray(v, dtype=np.float64)
-        e = int(np.frexp(np.abs(x).max())[1]) if x.size else 0  # work in exact power-of-two units: no overflow at 1e300
-        xs = np.ldexp(x, -e)
+        e = int(np.frexp(max(float(x.max()), -float(x.min())))[1]) if x.size else 0
+        if -400 <= e <= 400:  # nothing can overflow or underflow: the same bits as the scaled route below
+            vectors.append(x - x.mean(axis=0))
+            continue
+        xs = np.ldexp(x, -e)  # work in exact power-of-two units: no overflow at 1e300
         vectors.append(np.ldexp(xs - xs.mean(axis=0), e))
     return AlignedWords(aw.languages, tuple(vectors), aw.incidence, aw.labels, aw.groups, aw.words)
 
