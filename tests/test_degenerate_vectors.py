@@ -105,7 +105,7 @@ def only_path(monkeypatch, path: str) -> None:
     if path == "coordinates":
         monkeypatch.setattr(artefacts, "_near_ties_by_directions", None)  # calling it would raise
     else:
-        monkeypatch.setattr(artefacts, "_near_ties_by_coordinates", lambda v, tol: None)
+        monkeypatch.setattr(artefacts, "_near_ties_by_coordinates", lambda v, tol, norms=None: None)
 
 
 @pytest.mark.parametrize("path", ["coordinates", "directions"])
@@ -186,3 +186,30 @@ def test_nan_rows_are_tied_with_nothing():
     v[7] = np.nan
     v[8] = np.nan
     assert found_groups(v) == [("w2", "w3")]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_norms_of_a_spreads_give_the_same_groups_without_a_pass(dtype, monkeypatch):
+    from semanscope_nb.metrics.spreads import Spreads
+
+    v, _, _ = planted(dtype, 3)
+    v = v[np.abs(v).sum(axis=1) > 0] * dtype(7.0)  # no zero rows (a Spreads needs them dropped), not unit norm
+    n = len(v)
+    names = tuple(f"w{i}" for i in range(n))
+    other = np.random.default_rng(9).standard_normal((n, v.shape[1])).astype(dtype)
+    aw = AlignedWords(("en", "de"), (v, other), (sp.identity(n, format="csr"),) * 2, names, words=(names, names))
+    norms = Spreads(aw).norms
+    monkeypatch.setattr(artefacts, "_row_norms", None)  # no norm pass may run
+    monkeypatch.setattr(artefacts, "_near_ties_by_directions", None)
+    got = artefacts.degenerate_vector_groups(aw, tol=TOL, norms=norms)
+    assert sorted(got["en"]) == plain_groups(v, TOL) and "de" not in got
+
+
+def test_norms_of_the_wrong_shape_or_sign_are_named():
+    v = np.random.default_rng(10).standard_normal((6, 4))
+    names = tuple("abcdef")
+    aw = AlignedWords(("en",), (v,), (sp.identity(6, format="csr"),), names, words=(names,))
+    with pytest.raises(ValueError, match="norms must hold one float64 norm per word vector"):
+        artefacts.degenerate_vector_groups(aw, norms=[np.ones(5)])
+    with pytest.raises(ValueError, match="norms must be >= 0"):
+        artefacts.degenerate_vector_groups(aw, norms=[-np.ones(6)])

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -297,6 +297,13 @@ def _exact_groups_by_projection(v: np.ndarray, proj: np.ndarray, zero: np.ndarra
     return labels
 
 
+def _norm_bound(d: int, dtype: np.dtype) -> float:
+    """Relative error bound of a row norm summed in ``dtype`` over ``d`` coordinates (see :func:`_row_norms`)."""
+    u = float(np.finfo(dtype).eps) / 2
+    gamma = d * u / (1 - d * u)
+    return gamma * (1 + 2 * gamma) / 2 + 2.0**-50
+
+
 def _row_norms(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """(row norms in float64, zero-row mask, relative error bound of the norms) in one pass over the vectors.
 
@@ -315,10 +322,7 @@ def _row_norms(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     if x.dtype not in (np.float32, np.float64):
         x = x.astype(np.float64)
     info = np.finfo(x.dtype)
-    d = x.shape[1]
-    u = float(info.eps) / 2
-    gamma = d * u / (1 - d * u)
-    rel = gamma * (1 + 2 * gamma) / 2 + 2.0**-50
+    rel = _norm_bound(x.shape[1], x.dtype)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         sq = np.vecdot(x, x) if hasattr(np, "vecdot") else np.einsum("ij,ij->i", x, x)  # one pass, native precision
     safe = np.isfinite(sq) & (sq >= float(info.tiny) * 2.0**40) & (sq <= float(info.max) / 4)  # far from under-/overflow
@@ -412,7 +416,8 @@ def _near_pairs(v: np.ndarray, norms: np.ndarray, rows: np.ndarray, keys: np.nda
 _CELL_WIDTHS = 16  # a grid cell spans this many tie windows: few rows lie within a window of the next cell
 
 
-def _near_ties_by_coordinates(v: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _near_ties_by_coordinates(v: np.ndarray, tol: float,
+                              norms: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(exact-group labels, near pairs a, b) with four coordinates of the unit rows as keys.
 
     **Window.**  The norms come from one pass in the vectors' own precision
@@ -441,10 +446,14 @@ def _near_ties_by_coordinates(v: np.ndarray, tol: float) -> tuple[np.ndarray, np
 
     None (use :func:`_near_ties_by_directions`) when the coordinates are sparse, when
     more than an eighth of the rows share their ``z``, or when more than 32 candidates
-    per row remain.
+    per row remain.  ``norms``: the rows' norms computed in float64 (``Spreads.norms``):
+    no pass over the vectors at all, ``rel`` the float64 bound.
     """
     n, d = v.shape
-    norms, zero, rel = _row_norms(v)
+    if norms is None:
+        norms, zero, rel = _row_norms(v)
+    else:
+        zero, rel = norms == 0, _norm_bound(d, np.float64)
     cols = _key_columns(v, norms)
     if cols is None:
         return None
@@ -525,7 +534,8 @@ def _near_ties_by_directions(v: np.ndarray, tol: float) -> tuple[np.ndarray, np.
     return (labels, *_near_pairs(v, norms, reps, proj[reps], width, tol))
 
 
-def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str, list[tuple[str, ...]]]:
+def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6,
+                             norms: Sequence[np.ndarray] | None = None) -> dict[str, list[tuple[str, ...]]]:
     """Per language, groups of >= 2 distinct words whose unit vectors agree to ``tol`` (max abs difference).
 
     The near-tie rule of :mod:`semanscope_nb.metrics.ties`: two unit vectors are tied when
@@ -543,7 +553,10 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str
     first, and only rows close on all four keys are compared coordinate by coordinate,
     in float64.  Sparse vectors (coordinates mostly zero) use four dense random
     directions instead (:func:`_near_ties_by_directions`).  Either way the groups are
-    exactly those of the rule.
+    exactly those of the rule.  ``norms``: per language, the word vectors' norms
+    computed in float64 -- what a :class:`~semanscope_nb.metrics.spreads.Spreads` of
+    ``aw`` holds as ``.norms`` -- so the search reads only its key columns and candidate
+    rows (the verdict passes the norms of the Spreads it builds anyway).
 
     >>> eye = sp.identity(4, format="csr")
     >>> v = np.array([[1, 0], [1, 0], [0, 1], [0.6, 0.8]], dtype=np.float32)
@@ -553,15 +566,22 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str
     """
     if not tol > 0:
         raise ValueError(f"tol must be > 0, got {tol!r}")
+    if norms is not None:
+        norms = [np.asarray(nm, dtype=np.float64) for nm in norms]
+        if len(norms) != len(aw.languages) or any(nm.shape != (np.shape(v)[0],) for nm, v in zip(norms, aw.vectors)):
+            raise ValueError("norms must hold one float64 norm per word vector of each language "
+                             f"({[np.shape(v)[0] for v in aw.vectors]}), got shapes {[nm.shape for nm in norms]}")
+        if any((nm < 0).any() for nm in norms):
+            raise ValueError("norms must be >= 0 (the norms of the word vectors)")
     from scipy.sparse.csgraph import connected_components
 
     out: dict[str, list[tuple[str, ...]]] = {}
-    for lang, v, words in zip(aw.languages, aw.vectors, aw.words or [None] * len(aw.languages)):
+    for k, (lang, v, words) in enumerate(zip(aw.languages, aw.vectors, aw.words or [None] * len(aw.languages))):
         v = np.asarray(v)
         n = v.shape[0]
         if n < 2:
             continue
-        near = _near_ties_by_coordinates(v, tol)  # one pass in the vectors' own precision
+        near = _near_ties_by_coordinates(v, tol, None if norms is None else norms[k])  # at most one pass, own precision
         if near is None:  # sparse or clustered coordinates: four dense random directions instead
             near = _near_ties_by_directions(v, tol)
         labels, pairs_a, pairs_b = near
@@ -692,12 +712,14 @@ class Artefacts:
         return out
 
 
-def find_artefacts(aw: AlignedWords, *, tol: float = 1e-6, unknown_words: Mapping[str, Any] | None = None) -> Artefacts:
+def find_artefacts(aw: AlignedWords, *, tol: float = 1e-6, unknown_words: Mapping[str, Any] | None = None,
+                   norms: Sequence[np.ndarray] | None = None) -> Artefacts:
     """Identical strings across languages, unknown-token words and degenerate vectors, with the rows they touch.
 
     ``unknown_words``: language -> the words the model's tokenizer maps to unknown
     tokens only (:meth:`~semanscope_nb.models.encoders.Encoder.unknown_token_words`);
-    their concepts are excluded whether or not their vectors form a group.
+    their concepts are excluded whether or not their vectors form a group.  ``norms``:
+    the word vectors' float64 norms, as :func:`degenerate_vector_groups` takes them.
 
     >>> eye = sp.identity(3, format="csr"); v = np.eye(3)
     >>> aw = AlignedWords(("en", "de"), (v, v[[1, 0, 2]]), (eye, eye), ("a", "b", "c"), words=(("House", "dog", "x"), ("house", "Hund", "y")))
@@ -706,7 +728,7 @@ def find_artefacts(aw: AlignedWords, *, tol: float = 1e-6, unknown_words: Mappin
     ([True, False, False], [False, True, False])
     """
     identical = identical_string_rows(aw)
-    degenerate = degenerate_vector_groups(aw, tol=tol)
+    degenerate = degenerate_vector_groups(aw, tol=tol, norms=norms)
     deg_rows = np.zeros(aw.n_rows, dtype=bool)
     for lang, groups in degenerate.items():
         deg_rows |= rows_with_words(aw, lang, {w for g in groups for w in g})
