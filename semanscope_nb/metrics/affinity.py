@@ -844,7 +844,7 @@ def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
 
 
 def _artefact_exclusion(
-    aw: AlignedWords, *, unknown_words: Mapping[str, Any] | None = None,
+    aw: AlignedWords, *, unknown_words: Mapping[str, Any] | None = None, norms: Sequence[np.ndarray] | None = None,
 ) -> tuple[dict[str, int], list[str], np.ndarray, bool]:
     """The concepts that fake alignment: how many are left out (by reason), notes, kept rows, whether the rest is scorable.
 
@@ -854,7 +854,7 @@ def _artefact_exclusion(
     is left, the verdict gives no tier; it never falls back to all concepts.
     """
     keep_all = np.ones(aw.n_rows, dtype=bool)
-    art = find_artefacts(aw, unknown_words=unknown_words)
+    art = find_artefacts(aw, unknown_words=unknown_words, norms=norms)  # norms: the Spreads' (no second pass)
     notes = art.notes()
     if not art.excluded_rows.any():
         return {}, notes, keep_all, False
@@ -1010,7 +1010,7 @@ def affinity_of_words(
     excluded, artefact_notes, kept, scorable = {}, [], np.ones(R, dtype=bool), False
     chance_excluding, surface_result = None, None
     if "cos" in defined:  # every verdict statistic from one pass over the same multinomial resamples
-        excluded, artefact_notes, kept, scorable = _artefact_exclusion(aw, unknown_words=unknown_words)
+        excluded, artefact_notes, kept, scorable = _artefact_exclusion(aw, unknown_words=unknown_words, norms=spreads.norms)
         judged = scorable or not excluded  # the verdict has scores to stand on: the surface null is asked
         one = verdict_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
                                 thresholds=thresholds, keep=kept if scorable else None,

@@ -250,8 +250,13 @@ class ChanceLevel(Result):
 
 #: vectors whose norms all lie within this of 1 are unit vectors: the Euclidean chance level keeps its closed form there
 UNIT_NORM_TOL = 1e-3
-#: permutations of the Euclidean chance level for vectors that are not unit norm
+#: permutations of the Euclidean chance level for vectors that are not unit norm (at most: see the next two)
 EUCLIDEAN_CHANCE_PERMUTATIONS = 100
+#: standard error at which the Euclidean chance level stops drawing re-pairings: 2e-5 SA units, a 25th of the
+#: half-unit of SA's third decimal (the SA of one re-pairing varies by about 3.6e-5 at 20,000 concepts, 2e-3 at 500)
+EUCLIDEAN_CHANCE_SE = 2e-5
+#: re-pairings drawn per step of that rule (and before its first test)
+EUCLIDEAN_CHANCE_STEP = 8
 
 
 def is_unit_norm(aw: AlignedWords, *, tol: float = UNIT_NORM_TOL) -> bool:
@@ -266,8 +271,9 @@ def is_unit_norm(aw: AlignedWords, *, tol: float = UNIT_NORM_TOL) -> bool:
 
 
 def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,
-                                    seed: int | None = 0, spreads: Spreads | None = None) -> tuple[float, float]:
-    """(expected Euclidean SA, expected Euclidean inter spread) over ``n_perm`` shuffles of the translation pairing.
+                                    seed: int | None = 0, spreads: Spreads | None = None,
+                                    precision: float | None = EUCLIDEAN_CHANCE_SE) -> tuple[float, float]:
+    """(expected Euclidean SA, expected Euclidean inter spread) over at most ``n_perm`` shuffles of the translation pairing.
 
     The permutation estimate of the Euclidean chance level, for vectors that are not
     unit norm: there the closed-form ``sqrt(E[Q])`` (a Jensen bound) is loose
@@ -278,6 +284,15 @@ def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN
     :class:`~semanscope_nb.metrics.spreads.Spreads` of ``aw`` (``spreads``: reuse one; a re-pairing
     changes only the inter spread's tuples, so nothing per word is computed again).
 
+    **How many.**  Re-pairings are drawn :data:`EUCLIDEAN_CHANCE_STEP` at a time, in the
+    seeded order above (so the first ``k`` are the same whatever ``n_perm``); after each
+    step the standard error of the mean SA, ``sd(SA of the re-pairings) / sqrt(k)``, is
+    compared with ``precision`` (:data:`EUCLIDEAN_CHANCE_SE`) and drawing stops once it is
+    at or below it, else at ``n_perm``.  The SA of one re-pairing varies less the more
+    concepts there are, so large data sets stop after a step or two while a few hundred
+    concepts use all ``n_perm`` (their estimate is unchanged).  ``precision=None``:
+    always ``n_perm``.
+
     >>> import scipy.sparse as sp
     >>> rng = np.random.default_rng(0); eye = sp.identity(60, format="csr")
     >>> aw = AlignedWords(("en", "de"), (3 * rng.normal(size=(60, 8)), rng.normal(size=(60, 8))), (eye, eye), tuple(map(str, range(60))))
@@ -285,19 +300,35 @@ def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN
     >>> 0.0 < sa < 1.0 and inter > 0
     True
     """
+    sas, inters = _euclidean_chance_draws(aw, n_perm=n_perm, seed=seed, spreads=spreads, precision=precision)
+    return float(sas.mean()), float(inters.mean())
+
+
+def _euclidean_chance_draws(aw: AlignedWords, *, n_perm: int, seed: int | None, spreads: Spreads | None,
+                            precision: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """(SA, inter spread) of each re-pairing drawn by :func:`euclidean_chance_by_permutation`'s rule."""
     check_count("n_perm", n_perm, minimum=1)
     check_seed(seed)
+    if precision is not None and not precision > 0:
+        raise ValueError(f"precision must be > 0 or None, got {precision!r}")
     rng = np.random.default_rng(seed)
     R = aw.n_rows
-    sas = np.empty(n_perm)
-    inters = np.empty(n_perm)
     spreads = spreads if spreads is not None else Spreads(aw)  # built once: a re-pairing changes only the inter tuples
     intra = spreads.spreads(np.ones((1, R)), scaled=True)["intra_euc"][0]
-    pairings = [[np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)] for _ in range(n_perm)]
-    inter = spreads.repaired_inters_euclidean(pairings)
-    sas[:] = affinity_ratio(intra, inter)
-    inters[:] = np.ldexp(inter, spreads.exponent)
-    return float(sas.mean()), float(inters.mean())
+    sas, inters = [], []
+    drawn = 0
+    while drawn < n_perm:
+        step = n_perm if precision is None else min(EUCLIDEAN_CHANCE_STEP, n_perm - drawn)
+        pairings = [[np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)] for _ in range(step)]
+        inter = spreads.repaired_inters_euclidean(pairings)
+        sas.append(affinity_ratio(intra, inter))
+        inters.append(np.ldexp(inter, spreads.exponent))
+        drawn += step
+        if precision is not None and drawn < n_perm:
+            so_far = np.concatenate(sas)
+            if so_far.size > 1 and so_far.std(ddof=1) / math.sqrt(so_far.size) <= precision:
+                break
+    return np.concatenate(sas), np.concatenate(inters)
 
 
 def chance_level(aw: AlignedWords, *, spreads: Spreads | None = None, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,
