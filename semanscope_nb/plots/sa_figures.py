@@ -142,18 +142,7 @@ def tier_bar_chart(
     x_title = "average SA (cosine)"
     X = alt.X("avg_sa:Q", title=x_title, scale=alt.Scale(domain=[0, 1]))
     Y = alt.Y("name:N", sort=order, title=None)
-    tooltip = [alt.Tooltip("model:N"), alt.Tooltip("avg_sa:Q", format=".3f"), alt.Tooltip("ci_low:Q", format=".3f"),
-               alt.Tooltip("ci_high:Q", format=".3f"), alt.Tooltip("n_datasets:Q"), alt.Tooltip("tier:N"),
-               alt.Tooltip("paper_tier:N", title="paper tier")]
-    if has_null:
-        tooltip += [alt.Tooltip("sa_null:Q", title="chance level", format=".3f")]
-        if "delta" in means:
-            tooltip += [alt.Tooltip("delta:Q", title="SA − chance", format="+.3f")]
-        if "delta_low" in means:
-            tooltip += [alt.Tooltip("delta_low:Q", title="SA − chance, low", format="+.3f"),
-                        alt.Tooltip("delta_high:Q", title="SA − chance, high", format="+.3f")]
-    if has_band:
-        tooltip.append(alt.Tooltip("band:O", title="rank band"))
+    tooltip = _tier_bar_tooltip(alt, means, has_null=has_null, has_band=has_band)
     data = inline(means)
     base = alt.Chart(data)
     bars = base.mark_bar(size=bar).encode(
@@ -179,19 +168,39 @@ def tier_bar_chart(
             fontSize=9, color=CHANCE_COLOUR, baseline="bottom", dy=-(bar / 2 + 4)).encode(
             y=Y, x=alt.X("sa_null:Q", title=x_title, scale=alt.Scale(domain=[0, 1])), text="chance_label:N"))
     if has_band:
-        banded = means.dropna(subset=["band"])
-        layers.append(alt.Chart(inline(banded.assign(band_label=[f"band {int(b)}" for b in banded["band"]])))
-                      .mark_text(align="left", fontSize=10, color="#444444")
-                      .encode(y=Y, x=alt.value(width + 14), text="band_label:N"))
-        spans = []
-        for b, g in banded.groupby("band", sort=False):
-            if len(g) > 1:
-                spans.append({"band": int(b), "first": g["name"].iloc[0], "last": g["name"].iloc[-1]})
-        if spans:
-            layers.append(alt.Chart(inline(pd.DataFrame(spans))).mark_rule(color="#444444", strokeWidth=1.5)
-                          .encode(y=alt.Y("first:N", sort=order, title=None), y2="last:N", x=alt.value(width + 8)))
+        layers += _band_layers(alt, means, Y, order, width=width)
     chart = alt.layer(*layers).properties(width=width, height=max(60, step * len(order)))
     return chart.properties(title=title or "Three-tier structure: average SA (cosine) across datasets")
+
+
+def _tier_bar_tooltip(alt: Any, means: pd.DataFrame, *, has_null: bool, has_band: bool) -> list[Any]:
+    tooltip = [alt.Tooltip("model:N"), alt.Tooltip("avg_sa:Q", format=".3f"), alt.Tooltip("ci_low:Q", format=".3f"),
+               alt.Tooltip("ci_high:Q", format=".3f"), alt.Tooltip("n_datasets:Q"), alt.Tooltip("tier:N"),
+               alt.Tooltip("paper_tier:N", title="paper tier")]
+    if has_null:
+        tooltip += [alt.Tooltip("sa_null:Q", title="chance level", format=".3f")]
+        if "delta" in means:
+            tooltip += [alt.Tooltip("delta:Q", title="SA − chance", format="+.3f")]
+        if "delta_low" in means:
+            tooltip += [alt.Tooltip("delta_low:Q", title="SA − chance, low", format="+.3f"),
+                        alt.Tooltip("delta_high:Q", title="SA − chance, high", format="+.3f")]
+    if has_band:
+        tooltip.append(alt.Tooltip("band:O", title="rank band"))
+    return tooltip
+
+
+def _band_layers(alt: Any, means: pd.DataFrame, Y: Any, order: list[str], *, width: int) -> list[Any]:
+    """A "band k" column right of the bars, and a bracket joining the models of each shared band."""
+    banded = means.dropna(subset=["band"])
+    layers = [alt.Chart(inline(banded.assign(band_label=[f"band {int(b)}" for b in banded["band"]])))
+              .mark_text(align="left", fontSize=10, color="#444444")
+              .encode(y=Y, x=alt.value(width + 14), text="band_label:N")]
+    spans = [{"band": int(b), "first": g["name"].iloc[0], "last": g["name"].iloc[-1]}
+             for b, g in banded.groupby("band", sort=False) if len(g) > 1]
+    if spans:
+        layers.append(alt.Chart(inline(pd.DataFrame(spans))).mark_rule(color="#444444", strokeWidth=1.5)
+                      .encode(y=alt.Y("first:N", sort=order, title=None), y2="last:N", x=alt.value(width + 8)))
+    return layers
 
 
 def sa_heatmap(table: pd.DataFrame, *, distance: str = "cosine", title: str | None = None,
