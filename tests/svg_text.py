@@ -13,6 +13,7 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from semanscope_nb.plots import export
 
@@ -116,3 +117,69 @@ def colliding(texts: list[Text], *, roles: tuple[str, ...] = ("axis-label", "leg
                 if abs(a.angle - b.angle) < 1e-6 and overlap(a, b):
                     bad.append((a.role, a.text, b.text))
     return bad
+
+
+@dataclass
+class Placed:
+    kind: str  # "text" or "symbol"
+    text: str  # a text's characters (lines joined by "\n"); "" for a symbol
+    classes: str  # the class of the Vega mark group that drew it
+    box: tuple[float, float, float, float]  # left, top, right, bottom in the SVG's own pixels
+
+
+def placed(svg: str, *, symbol_radius: float = 4.0) -> list[Placed]:
+    """Every text and point symbol of ``svg`` with its box in absolute SVG pixels (group translations summed).
+
+    A multi-line text (``<tspan x=".." dy="..">`` lines) is one box around all its lines.
+    Symbols are ``<path transform="translate(x,y)">`` of a ``mark-symbol`` group, ``symbol_radius`` px around.
+    """
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(svg)
+    out: list[Placed] = []
+
+    def local(tag: str) -> str:
+        return tag.rsplit("}", 1)[-1]
+
+    def shift(el: Any) -> tuple[float, float]:
+        m = re.match(r"\s*translate\(([-0-9.e]+),\s*([-0-9.e]+)\)", el.get("transform", ""))
+        return (float(m.group(1)), float(m.group(2))) if m else (0.0, 0.0)
+
+    def walk(el: Any, ox: float, oy: float, classes: str) -> None:
+        tag = local(el.tag)
+        dx, dy = shift(el)
+        x, y = ox + dx, oy + dy
+        if tag == "g" and el.get("class", "").startswith("mark-"):
+            classes = el.get("class", "")
+        if tag == "text":
+            if el.get("opacity") in ("0", "0.0"):
+                return
+            size = float(re.sub(r"[^0-9.]", "", el.get("font-size", "11")) or 11)
+            bold = el.get("font-weight", "") in ("bold", "600", "700", "800", "900")
+            lines, offset = [], 0.0
+            spans = [c for c in el if local(c.tag) == "tspan"]
+            if spans and all(not (c.text or "").strip() == "" or c.get("dy") for c in spans):
+                for k, c in enumerate(spans):
+                    offset += float(c.get("dy", "0") or 0) if k else 0.0
+                    lines.append(("".join(c.itertext()), offset))
+            else:
+                lines.append(("".join(el.itertext()), 0.0))
+            widths = [text_width(t, size, bold=bold) for t, _ in lines]
+            w = max(widths) if widths else 0.0
+            start = x + float(el.get("x", "0") or 0) - {"middle": w / 2, "end": w}.get(el.get("text-anchor", "start"), 0.0)
+            top, bottom = y - 0.73 * size, y + lines[-1][1] + 0.21 * size
+            out.append(Placed("text", "\n".join(t for t, _ in lines), classes, (start, top, start + w, bottom)))
+            return
+        if tag == "path" and "mark-symbol" in classes and el.get("transform"):
+            r = symbol_radius
+            out.append(Placed("symbol", "", classes, (x - r, y - r, x + r, y + r)))
+        for child in el:
+            walk(child, x, y, classes)
+
+    walk(root, 0.0, 0.0, "")
+    return out
+
+
+def boxes_meet(a: tuple[float, float, float, float], b: tuple[float, float, float, float], *, tolerance: float = 0.5) -> bool:
+    """True when two (left, top, right, bottom) boxes overlap by more than ``tolerance`` px both ways."""
+    return min(a[2], b[2]) - max(a[0], b[0]) > tolerance and min(a[3], b[3]) - max(a[1], b[1]) > tolerance
