@@ -128,8 +128,8 @@ def test_the_sa_legend_covers_no_point_and_no_label_in_the_exports(aligned, posi
     edges = np.where(np.arange(n)[:, None] % 2 == 0, np.column_stack([t, 0.05 * t]), np.column_stack([1 + 0.05 * t, t]))
     diagonal = dataclasses.replace(small_proj, coords=edges)
     picked_small = list(dict.fromkeys(maps.map_frame(diagonal, dataset=small)["concept"]))[:2]
-    for p, d, picked in ((proj, ds, concepts), (diagonal, small, picked_small)):
-        chart = maps.alignment_map(p, result, dataset=d, selected_concepts=picked, legend_position=position)
+    for p, d, picked, width in ((proj, ds, concepts, None), (diagonal, small, picked_small, 700)):
+        chart = maps.alignment_map(p, result, dataset=d, selected_concepts=picked, legend_position=position, width=width)
         if position == "auto" and p is diagonal:  # the legend went into a corner of the plot (a rect behind its text)
             assert "vconcat" not in chart.to_dict() and "rect" in json.dumps(chart.to_dict()["layer"])
         svg = export.export_svg(chart)
