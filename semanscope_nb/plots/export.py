@@ -47,6 +47,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -195,8 +196,9 @@ _RUNS = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
 _FACES: dict[tuple[str, int], Any] = {}
 
 
+@functools.lru_cache(maxsize=1)
 def _latin_face_files() -> tuple[str, tuple[Path, Path]] | None:
-    """The first installed face of :data:`LATIN_SANS` and its regular and bold files, or None."""
+    """The first installed face of :data:`LATIN_SANS` and its regular and bold files, or None (looked up once a process)."""
     for family in LATIN_SANS:
         regular, bold = _LATIN_FILES[family]
         for d in _SYSTEM_FONT_DIRS:
@@ -216,12 +218,15 @@ def cjk_family() -> str | None:
     True
     """
     fonts = regular_cjk_fonts()
-    if not fonts:
-        return None
+    return _family_of(str(fonts[0])) if fonts else None
+
+
+@functools.lru_cache(maxsize=8)
+def _family_of(path: str) -> str:
+    """The family name of a font file (of a collection: "Noto Sans CJK SC" when it holds that face); read once."""
     from fontTools.ttLib import TTCollection, TTFont
 
-    f = fonts[0]
-    faces = TTCollection(str(f)).fonts if f.suffix == ".ttc" else [TTFont(str(f), lazy=True)]
+    faces = TTCollection(path, lazy=True).fonts if path.endswith(".ttc") else [TTFont(path, lazy=True)]
     names = [str(face["name"].getDebugName(1)) for face in faces]
     return "Noto Sans CJK SC" if "Noto Sans CJK SC" in names else names[0]
 
