@@ -139,6 +139,7 @@ def en_zh_map():
     return maps.alignment_map(p, r, dataset=ds, selected_concepts=concepts, title=f"map of {concepts[0]}")
 
 
+@pytest.mark.slow  # renders the map twice and subsets a CJK face (~3 s)
 def test_svg_draws_latin_in_the_latin_sans_face_and_only_cjk_runs_in_the_cjk_face(en_zh_map):
     latin = export._latin_face_files()
     if latin is None or export.cjk_family() is None:
@@ -161,6 +162,7 @@ def test_svg_draws_latin_in_the_latin_sans_face_and_only_cjk_runs_in_the_cjk_fac
     assert all(f.split(",")[0] == latin[0] for f, t in embedded if re.search(r"[A-Za-z]", t))
 
 
+@pytest.mark.slow  # renders a PDF
 def test_pdf_embeds_sans_faces_only_with_a_cjk_face(en_zh_map, tmp_path):
     if export._latin_face_files() is None or export.cjk_family() is None:
         pytest.skip("needs an installed Latin sans face and a CJK face")
