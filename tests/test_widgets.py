@@ -458,3 +458,65 @@ def test_the_first_map_starts_one_background_import_of_what_a_later_change_needs
     missing = warm_up_imports(("no_such_module_semanscope", "json"))  # a missing optional module is skipped
     missing.join(timeout=30)
     assert "json" in sys.modules and not missing.is_alive()
+
+
+_HALF_BUILT_PROBE = r"""
+import sys, tempfile, threading
+sys.setswitchinterval(1e-5)  # switch threads often: the race shows in every run on the tree before the fix
+import numpy as np
+from sklearn.utils._dataframe import is_df_or_series  # scikit-learn looks polars / pyarrow up in sys.modules
+from semanscope_nb.plots.projection import ProjectionSettings
+from semanscope_nb.widgets.explore import ExplorePanel
+
+panel = ExplorePanel(model="random-null", dataset="edge-cases", languages=["en", "zh"], max_concepts=20, n_boot=30,
+                     projection=ProjectionSettings("pca"), cache=tempfile.mkdtemp())  # first map shown, warm-up started
+errors, stop = [], threading.Event()
+
+def probe():  # what a TF-IDF fit or any scikit-learn check does in another thread meanwhile
+    x = np.zeros(1)
+    while not stop.is_set():
+        try:
+            is_df_or_series(x)
+        except Exception as exc:  # a half-built module seen by scikit-learn
+            errors.append(repr(exc))
+            return
+
+t = threading.Thread(target=probe)
+t.start()
+assert panel.error is None and panel.warm_up is not None, panel.error
+panel.warm_up.join()
+stop.set()
+t.join()
+print(repr((errors, sorted(m for m in ("polars", "pyarrow") if m in sys.modules))))
+"""
+
+
+@pytest.mark.slow  # end to end, several seconds: fresh interpreters import statsmodels, scikit-learn, polars
+def test_warm_up_never_lets_another_thread_see_a_half_built_frame_library():
+    # the bug: the panel's warm-up thread imported statsmodels, which imports polars, while scikit-learn in
+    # another thread found sys.modules["polars"] half built ("partially initialized module 'polars' has no
+    # attribute 'DataFrame'"; the tree before this fix showed it in 4 of 4 runs of this script). A panel now
+    # imports the libraries others look up in the thread that builds it, before its threads start.
+    import ast
+    import importlib.util
+    import subprocess
+    import sys
+
+    from semanscope_nb.widgets.warm_up import PROBED_FRAME_LIBRARIES
+
+    installed = sorted(m for m in PROBED_FRAME_LIBRARIES if importlib.util.find_spec(m) is not None)
+    for attempt in range(2):  # the race is timing-dependent: the fixed code must never show it
+        out = subprocess.run([sys.executable, "-c", _HALF_BUILT_PROBE], capture_output=True, text=True, timeout=300,
+                             check=True).stdout
+        errors, loaded = ast.literal_eval(out.strip().splitlines()[-1])
+        assert errors == [], f"attempt {attempt}: another thread saw a half-built module: {errors}"
+        assert loaded == installed
+    # and every frame library that the lazily imported modules bring in is among those imported first
+    code = ("import sys, importlib; import semanscope_nb.widgets.warm_up as wu; "
+            "wu.import_probed_frame_libraries(); mid = set(sys.modules); "
+            "[importlib.import_module(m) for m in wu.PANEL_LAZY_MODULES]; "
+            "print(sorted({m.split('.')[0] for m in set(sys.modules) - mid}))")
+    new_top = ast.literal_eval(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                                              check=True).stdout.strip().splitlines()[-1])
+    frame_libraries = {"polars", "pyarrow", "pandas", "modin", "cudf", "dask", "duckdb", "ibis", "pyspark", "sqlframe"}
+    assert not frame_libraries & set(new_top), f"imported only in the warm-up thread: {frame_libraries & set(new_top)}"

@@ -102,16 +102,7 @@ def read_muse_dictionary(
     malformed line are errors naming file and line.
     Licence: CC BY-NC 4.0 (non-commercial).
     """
-    p = Path(pair)
-    if not p.suffix and not p.exists():
-        p = muse_dir(folder) / f"{pair}.dict.gz"
-    m = re.match(r"([A-Za-z-]+?)-([A-Za-z-]+?)\.(dict|txt)", p.name)
-    if not m:
-        raise DatasetError(f"{p}: cannot tell the languages from the file name (expected e.g. en-zh.dict.gz)")
-    src_lang, tgt_lang, kind = m.group(1), m.group(2), m.group(3)
-    if not p.exists():
-        have = ", ".join(sorted(x.name for x in muse_dir(folder).glob("*.dict.gz"))) if muse_dir(folder).is_dir() else "folder missing"
-        raise DatasetError(f"{p}: file not found (MUSE files present: {have}; set SEMANSCOPE_SHARED_DATA or pass folder=)")
+    p, src_lang, tgt_lang, kind = _muse_file(pair, folder)
     text, sha = read_text_file(p)
     convert = None
     if simplified and tgt_lang.startswith("zh"):
@@ -129,16 +120,7 @@ def read_muse_dictionary(
         if not line:
             continue
         n_lines += 1
-        if kind == "dict":
-            parts = line.split(" @ ")
-            if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
-                raise DatasetError(f"{p}: line {line_no}: expected 'TARGET @ SOURCE', got {line!r}")
-            tgt, src = parts[0].strip(), parts[1].strip()
-        else:
-            parts = line.split()
-            if len(parts) != 2:
-                raise DatasetError(f"{p}: line {line_no}: expected 'SOURCE TARGET', got {line!r}")
-            src, tgt = parts
+        src, tgt = _muse_pair(p, line_no, line, kind=kind)
         if convert is not None:
             new = convert(tgt)
             n_converted += new != tgt
@@ -168,6 +150,33 @@ def read_muse_dictionary(
         report.append(f"{p}: duplicate pairs dropped ({shown})")
     return BilingualDictionary(f"muse-{src_lang}-{tgt_lang}", src_lang, tgt_lang, tuple(pairs), str(p),
                                sha, tuple(report), "CC BY-NC 4.0")
+
+
+def _muse_file(pair: str | os.PathLike, folder: str | os.PathLike | None) -> tuple[Path, str, str, str]:
+    """(path, source language, target language, ``"dict"`` or ``"txt"``) of a MUSE pair name or file; a missing file is an error."""
+    p = Path(pair)
+    if not p.suffix and not p.exists():
+        p = muse_dir(folder) / f"{pair}.dict.gz"
+    m = re.match(r"([A-Za-z-]+?)-([A-Za-z-]+?)\.(dict|txt)", p.name)
+    if not m:
+        raise DatasetError(f"{p}: cannot tell the languages from the file name (expected e.g. en-zh.dict.gz)")
+    if not p.exists():
+        have = ", ".join(sorted(x.name for x in muse_dir(folder).glob("*.dict.gz"))) if muse_dir(folder).is_dir() else "folder missing"
+        raise DatasetError(f"{p}: file not found (MUSE files present: {have}; set SEMANSCOPE_SHARED_DATA or pass folder=)")
+    return p, m.group(1), m.group(2), m.group(3)
+
+
+def _muse_pair(p: Path, line_no: int, line: str, *, kind: str) -> tuple[str, str]:
+    """(source, target) of one line: ``TARGET @ SOURCE`` in the shared ``.dict`` files, ``SOURCE TARGET`` in a ``.txt``."""
+    if kind == "dict":
+        parts = line.split(" @ ")
+        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+            raise DatasetError(f"{p}: line {line_no}: expected 'TARGET @ SOURCE', got {line!r}")
+        return parts[1].strip(), parts[0].strip()
+    parts = line.split()
+    if len(parts) != 2:
+        raise DatasetError(f"{p}: line {line_no}: expected 'SOURCE TARGET', got {line!r}")
+    return parts[0], parts[1]
 
 
 _CEDICT_SKIP = re.compile(r"surname|variant of|abbr\.|old variant|see |CL:|used in|radical|\d")

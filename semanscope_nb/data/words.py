@@ -268,17 +268,7 @@ def read_semanscope_csv(
     if header is None:
         raise DatasetError(f"{path}: empty file (no header row of language names)")
     columns = [h.strip() for h in header.fields]
-    lang_cols = {j: code for j, h in enumerate(columns) if (code := language_code(h))}
-    first_col: dict[str, int] = {}
-    for j, code in lang_cols.items():
-        if code in first_col:
-            i = first_col[code]
-            raise DatasetError(
-                f"{path}: line {header.line}: columns '{columns[i]}' (column {i + 1}) and '{columns[j]}' "
-                f"(column {j + 1}) are the same language ({code}); the language is repeated - keep one"
-            )
-        first_col[code] = j
-    codes = list(lang_cols.values())
+    lang_cols = _language_columns(path, columns, line=header.line)
     group_col = next((j for j, h in enumerate(columns) if h.lower() in GROUP_COLUMNS), None)
     report = [
         f"{path}: column '{h}' is not a language; ignored"
@@ -286,20 +276,7 @@ def read_semanscope_csv(
         if j not in lang_cols and j != group_col and h
     ]
     unnamed = [j for j, h in enumerate(columns) if not h]
-    if languages is not None:
-        wanted: list[str] = []
-        for lang in languages:
-            code = language_code(lang) or lang
-            if code not in codes:
-                raise DatasetError(
-                    f"{path}: unknown language column '{lang}'; the file has: "
-                    f"{', '.join(f'{columns[j]} ({c})' for j, c in lang_cols.items())}"
-                )
-            if code in wanted:
-                raise DatasetError(f"{path}: languages={list(languages)} names language '{code}' twice")
-            wanted.append(code)
-    else:
-        wanted = codes
+    wanted = _wanted_languages(path, languages, lang_cols, columns)
     col_of = {c: j for j, c in lang_cols.items()}
     raw_rows: list[tuple[int, list[tuple[str, ...]], str | None]] = []
     notes: list[str] = []
@@ -313,29 +290,12 @@ def read_semanscope_csv(
             continue
         if row.end_line > row.line:
             notes.append(f"{path}: lines {row.line}-{row.end_line}: one row (a quoted cell holds a line break)")
-        if len(fields) < len(columns):
-            fields = fields + [""] * (len(columns) - len(fields))
-        elif len(fields) > len(columns) and any(f.strip() for f in fields[len(columns) :]):
-            raise DatasetError(
-                f"{path}: line {row.line}: {len(fields)} fields but the header has {len(columns)} "
-                "(a cell with a comma must be quoted)"
-            )
+        fields = _padded_fields(path, row.line, fields, len(columns))
         if any(fields[j].strip() for j in unnamed):
             unnamed_data.append(row.line)
-        cells = []
-        for c in wanted:
-            cell, cell_notes = _split_cell(fields[col_of[c]])
-            cells.append(cell)
-            notes.extend(f"{path}: line {row.line}: column {columns[col_of[c]]}: {n}" for n in cell_notes)
-        empty = [columns[col_of[c]] for c, cell in zip(wanted, cells) if not cell]
-        if empty:
-            msg = f"{path}: line {row.line}: empty cell in column(s) {', '.join(empty)}"
-            if on_empty == "error":
-                raise DatasetError(msg + " (fill it in, or read with on_empty='drop')")
-            notes.append(msg + "; row dropped")
-            continue
-        group = fields[group_col].strip() or None if group_col is not None else None
-        raw_rows.append((row.line, cells, group))
+        cells = _row_cells(path, row.line, fields, [col_of[c] for c in wanted], columns, on_empty=on_empty, notes=notes)
+        if cells is not None:
+            raw_rows.append((row.line, cells, fields[group_col].strip() or None if group_col is not None else None))
     if records.comment_lines:
         report.append(f"{path}: {len(records.comment_lines)} comment line(s) skipped (lines {_line_list(records.comment_lines)})")
     if empty_rows:
@@ -348,14 +308,73 @@ def read_semanscope_csv(
     report.extend(notes)
     if not raw_rows:
         raise DatasetError(f"{path}: no concept rows after the header (only comments or blank lines?)")
-    return _finish(
-        name=name or _dataset_name(path),
-        source=str(path),
-        sha=sha,
-        languages=wanted,
-        raw_rows=raw_rows,
-        report=report,
-    )
+    return _finish(name=name or _dataset_name(path), source=str(path), sha=sha, languages=wanted, raw_rows=raw_rows,
+                   report=report)
+
+
+def _language_columns(path: Path, columns: Sequence[str], *, line: int) -> dict[int, str]:
+    """Column index -> language code of the header's language columns; a language named twice is an error."""
+    lang_cols = {j: code for j, h in enumerate(columns) if (code := language_code(h))}
+    first_col: dict[str, int] = {}
+    for j, code in lang_cols.items():
+        if code in first_col:
+            i = first_col[code]
+            raise DatasetError(
+                f"{path}: line {line}: columns '{columns[i]}' (column {i + 1}) and '{columns[j]}' "
+                f"(column {j + 1}) are the same language ({code}); the language is repeated - keep one"
+            )
+        first_col[code] = j
+    return lang_cols
+
+
+def _wanted_languages(path: Path, languages: Sequence[str] | None, lang_cols: Mapping[int, str],
+                      columns: Sequence[str]) -> list[str]:
+    """The language codes to read: ``languages`` (each a column of the file, none twice), or every language column."""
+    codes = list(lang_cols.values())
+    if languages is None:
+        return codes
+    wanted: list[str] = []
+    for lang in languages:
+        code = language_code(lang) or lang
+        if code not in codes:
+            raise DatasetError(
+                f"{path}: unknown language column '{lang}'; the file has: "
+                f"{', '.join(f'{columns[j]} ({c})' for j, c in lang_cols.items())}"
+            )
+        if code in wanted:
+            raise DatasetError(f"{path}: languages={list(languages)} names language '{code}' twice")
+        wanted.append(code)
+    return wanted
+
+
+def _padded_fields(path: Path, line: int, fields: list[str], n_columns: int) -> list[str]:
+    """A row's fields padded to the header's width; non-empty fields beyond it are an error (an unquoted comma)."""
+    if len(fields) < n_columns:
+        return fields + [""] * (n_columns - len(fields))
+    if len(fields) > n_columns and any(f.strip() for f in fields[n_columns:]):
+        raise DatasetError(
+            f"{path}: line {line}: {len(fields)} fields but the header has {n_columns} "
+            "(a cell with a comma must be quoted)"
+        )
+    return fields
+
+
+def _row_cells(path: Path, line: int, fields: Sequence[str], cols: Sequence[int], columns: Sequence[str], *,
+               on_empty: str, notes: list[str]) -> list[tuple[str, ...]] | None:
+    """The ``|`` alternatives of each wanted column of a row; None for a row dropped for an empty cell."""
+    cells = []
+    for j in cols:
+        cell, cell_notes = _split_cell(fields[j])
+        cells.append(cell)
+        notes.extend(f"{path}: line {line}: column {columns[j]}: {n}" for n in cell_notes)
+    empty = [columns[j] for j, cell in zip(cols, cells) if not cell]
+    if not empty:
+        return cells
+    msg = f"{path}: line {line}: empty cell in column(s) {', '.join(empty)}"
+    if on_empty == "error":
+        raise DatasetError(msg + " (fill it in, or read with on_empty='drop')")
+    notes.append(msg + "; row dropped")
+    return None
 
 
 def read_word_lists(files: Mapping[str, str | os.PathLike], *, name: str = "word-lists") -> WordDataset:
@@ -392,32 +411,7 @@ def read_word_lists(files: Mapping[str, str | os.PathLike], *, name: str = "word
         p = Path(files[lang])
         text, sha = read_text_file(p)
         digest.update(sha.encode())
-        entries: list[tuple[int, tuple[str, ...]]] = []
-        blank: list[int] = []
-        comments: list[int] = []
-        for no, line in enumerate(physical_lines(text), start=1):
-            stripped = line.rstrip("\r\n").strip()
-            if not stripped:
-                blank.append(no)
-                continue
-            if stripped.startswith("#"):
-                comments.append(no)
-                continue
-            words, notes = _split_cell(stripped)
-            if not words:
-                raise DatasetError(f"{p}: line {no}: empty entry {stripped!r} (no word between the '|')")
-            report.extend(f"{p}: line {no}: {n}" for n in notes)
-            entries.append((no, words))
-        if entries:
-            inner = [b for b in blank if entries[0][0] < b < entries[-1][0]]
-            if inner:
-                raise DatasetError(
-                    f"{p}: line {inner[0]}: empty line between entries (line i of every file is concept i, so it would "
-                    f"shift the pairing); delete it, or comment it out with '#' in every file"
-                )
-        if comments:
-            report.append(f"{p}: {len(comments)} comment line(s) skipped (lines {_line_list(comments)})")
-        columns[code] = entries
+        columns[code] = _word_list_entries(p, text, report)
     counts = {lang: len(v) for lang, v in columns.items()}
     if len(set(counts.values())) > 1:
         detail = ", ".join(f"{files[keys[k]]}: {n}" for k, n in counts.items())
@@ -435,6 +429,36 @@ def read_word_lists(files: Mapping[str, str | os.PathLike], *, name: str = "word
         raw_rows=raw_rows,
         report=report,
     )
+
+
+def _word_list_entries(p: Path, text: str, report: list[str]) -> list[tuple[int, tuple[str, ...]]]:
+    """(line, alternatives) of each entry of one word-list file; an empty line between entries is an error."""
+    entries: list[tuple[int, tuple[str, ...]]] = []
+    blank: list[int] = []
+    comments: list[int] = []
+    for no, line in enumerate(physical_lines(text), start=1):
+        stripped = line.rstrip("\r\n").strip()
+        if not stripped:
+            blank.append(no)
+            continue
+        if stripped.startswith("#"):
+            comments.append(no)
+            continue
+        words, notes = _split_cell(stripped)
+        if not words:
+            raise DatasetError(f"{p}: line {no}: empty entry {stripped!r} (no word between the '|')")
+        report.extend(f"{p}: line {no}: {n}" for n in notes)
+        entries.append((no, words))
+    if entries:
+        inner = [b for b in blank if entries[0][0] < b < entries[-1][0]]
+        if inner:
+            raise DatasetError(
+                f"{p}: line {inner[0]}: empty line between entries (line i of every file is concept i, so it would "
+                f"shift the pairing); delete it, or comment it out with '#' in every file"
+            )
+    if comments:
+        report.append(f"{p}: {len(comments)} comment line(s) skipped (lines {_line_list(comments)})")
+    return entries
 
 
 def dataset_from_frame(frame: pd.DataFrame, *, name: str = "frame") -> WordDataset:

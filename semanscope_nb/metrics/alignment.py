@@ -144,6 +144,22 @@ def fit_alignment(
 
 
 
+def _dictionary_vectors(encoder: Any, d: BilingualDictionary, src_words: list[str], *, cache: Any
+                        ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list[tuple[str, str]], dict[str, int]]:
+    """(source word -> vector, target word -> vector, pairs with no zero vector, counts); fewer than 2 pairs is an error."""
+    from semanscope_nb.models.embedding import embed_texts
+
+    tgt_words = list(dict.fromkeys(t for _, t in d.pairs))
+    S = dict(zip(src_words, embed_texts(encoder, src_words, cache=cache)))
+    T = dict(zip(tgt_words, embed_texts(encoder, tgt_words, cache=cache)))
+    usable = [(s, t) for s, t in d.pairs if np.any(S[s] != 0) and np.any(T[t] != 0)]
+    counts = {"train_pairs": len(d.pairs), "zero_vector_pairs_dropped": len(d.pairs) - len(usable), "pairs_used": len(usable)}
+    if len(usable) < 2:
+        raise DatasetError(f"dictionary {d.name}: {len(d.pairs)} pairs, {counts['zero_vector_pairs_dropped']} dropped for zero vectors, "
+                           f"{len(usable)} left: need at least 2")
+    return S, T, usable, counts
+
+
 def align_model(
     base: str | Encoder,
     train: DictionarySplit | BilingualDictionary,
@@ -164,7 +180,7 @@ def align_model(
     ``wordllama-l2-supercat+procrustes[muse-en-zh,n=3000,seed=0]`` and can then
     be used by id anywhere (``dataset_affinity``, panels, the cache).
     """
-    from semanscope_nb.models.embedding import embed_texts, load_encoder
+    from semanscope_nb.models.embedding import load_encoder
     from semanscope_nb.models.registry import (
         ModelInfo,
         get_model_info,
@@ -181,14 +197,7 @@ def align_model(
     if encoder.language_dependent:
         raise ValueError(f"{encoder.model_id} is already language-dependent (aligned?); align its base model instead")
     src_words = list(dict.fromkeys(s for s, _ in d.pairs))
-    tgt_words = list(dict.fromkeys(t for _, t in d.pairs))
-    S = dict(zip(src_words, embed_texts(encoder, src_words, cache=cache)))
-    T = dict(zip(tgt_words, embed_texts(encoder, tgt_words, cache=cache)))
-    usable = [(s, t) for s, t in d.pairs if np.any(S[s] != 0) and np.any(T[t] != 0)]
-    counts = {"train_pairs": len(d.pairs), "zero_vector_pairs_dropped": len(d.pairs) - len(usable), "pairs_used": len(usable)}
-    if len(usable) < 2:
-        raise DatasetError(f"dictionary {d.name}: {len(d.pairs)} pairs, {counts['zero_vector_pairs_dropped']} dropped for zero vectors, "
-                           f"{len(usable)} left: need at least 2")
+    S, T, usable, counts = _dictionary_vectors(encoder, d, src_words, cache=cache)
     alignment = fit_alignment(np.stack([S[s] for s, _ in usable]), np.stack([T[t] for _, t in usable]),
                               source_language=d.source_language, target_language=d.target_language,
                               normalize=normalize, center=center, mim=mim)

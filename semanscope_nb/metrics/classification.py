@@ -288,79 +288,31 @@ def knn_classification(
     n_boot = resolve(n_boot, "n_boot")
     y_train = _check_labels(train_labels, "train_labels")
     y_test = _check_labels(test_labels, "test_labels")
-    if isinstance(train, DistanceProvider):
-        if test is not None:
-            raise TypeError("pass either a DistanceProvider (test x train) alone, or train and test embeddings")
-        provider: DistanceProvider = train
-        X_train = X_test = None
-    else:
-        if test is None:
-            raise TypeError("test embeddings are missing")
-        provider = EmbeddingDistances(test, train, metric=metric, names=("test", "train"))
-        X_train, X_test = np.asarray(train, dtype=np.float64), np.asarray(test, dtype=np.float64)
+    provider, X_train, X_test = _distances_of(train, test, metric=metric)
     if provider.n_corpus != y_train.size:
         raise DatasetError(f"train has {provider.n_corpus} rows but train_labels has {y_train.size}")
     if provider.n_queries != y_test.size:
         raise DatasetError(f"test has {provider.n_queries} rows but test_labels has {y_test.size}")
-    if isinstance(ks, int):
-        ks = (ks,)
-    ks = tuple(sorted(set(int(k) for k in ks)))
-    if not ks:
-        raise ValueError("ks must hold at least one k")
-    if ks[-1] > y_train.size:
-        raise ValueError(f"k={ks[-1]} is larger than the training set ({y_train.size} rows)")
+    ks = _checked_ks(ks, n_train=y_train.size)
     top = topk_search(provider, k=ks[-1], block=block)
     classes = tuple(sorted(set(y_train) | set(y_test)))
-    # scikit-learn for P/R/F1: the reference implementation MTEB and MINERS report with
-    from sklearn.metrics import precision_recall_fscore_support
-
-    def full_scores(pred: np.ndarray) -> dict[str, float]:
-        p, r, f, _ = precision_recall_fscore_support(y_test.astype(str), pred.astype(str), labels=list(classes),
-                                                     average="macro", zero_division=0)
-        return {"accuracy": float(np.mean(pred == y_test)), "macro_f1": float(f),
-                "macro_precision": float(p), "macro_recall": float(r)}
-
-    def scores(pred: np.ndarray) -> dict[str, float]:
-        s = full_scores(pred)
-        return {"accuracy": s["accuracy"], "macro_f1": s["macro_f1"]}
-
     predictions: dict[str, np.ndarray] = {}
     accuracy, macro_f1, macro_p, macro_r = {}, {}, {}, {}
     for k in ks:
         pred = knn_predict(top.indices, y_train, k)
         predictions[f"knn@{k}"] = pred
-        s = full_scores(pred)
+        s = _macro_scores(pred, y_test, classes)
         accuracy[k], macro_f1[k], macro_p[k], macro_r[k] = s["accuracy"], s["macro_f1"], s["macro_precision"], s["macro_recall"]
-    baselines: dict[str, dict[str, float]] = {}
-    maj = np.full(y_test.size, majority_label(y_train), dtype=object)
-    predictions["majority"] = maj
-    baselines["majority"] = scores(maj)
-    # random baseline: each test row gets a training label drawn uniformly (seeded); its expected accuracy is 1/#labels
-    train_classes = np.array(sorted(set(y_train)), dtype=object)
-    rand = train_classes[np.random.default_rng(seed).integers(0, train_classes.size, size=y_test.size)]
-    random_scores = {**full_scores(rand), "expected_accuracy": 1.0 / train_classes.size}
+    predictions["majority"] = np.full(y_test.size, majority_label(y_train), dtype=object)
+    random_scores = _random_baseline(y_train, y_test, classes, seed=seed)
     notes = []
     if logistic and X_train is not None and len(set(y_train)) > 1:
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import StandardScaler
-
-        def feats(x: np.ndarray) -> np.ndarray:
-            if metric == "cosine":
-                return x / np.linalg.norm(x, axis=1, keepdims=True)
-            return x
-
-        clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, random_state=seed))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            clf.fit(feats(X_train), y_train.astype(str))
-        lr = clf.predict(feats(X_test)).astype(object)
-        predictions["logistic_regression"] = lr
-        baselines["logistic_regression"] = scores(lr)
+        predictions["logistic_regression"] = _logistic_predictions(X_train, y_train, X_test, metric=metric, seed=seed)
     elif logistic:
         notes.append("logistic regression skipped: " + ("distances only (no embeddings)" if X_train is None else "one class only"))
-    hits = {f"knn@{k}": predictions[f"knn@{k}"] == y_test for k in ks}
-    hits.update({name: predictions[name] == y_test for name in baselines})
+    baselines = {name: {m: v for m, v in _macro_scores(predictions[name], y_test, classes).items() if m in ("accuracy", "macro_f1")}
+                 for name in ("majority", "logistic_regression") if name in predictions}
+    hits = {name: pred == y_test for name, pred in predictions.items()}
     intervals = _accuracy_intervals(hits, n_boot=n_boot, seed=seed, confidence=confidence)
     if setting is None:
         setting = "cross-lingual" if train_language and test_language and train_language != test_language else "monolingual"
@@ -374,6 +326,65 @@ def knn_classification(
                                    "seed": seed, "confidence": confidence, "distances": provider.describe()}},
         notes=tuple(notes),
     )
+
+
+def _distances_of(train: Any, test: Any, *, metric: Metric) -> tuple[DistanceProvider, np.ndarray | None, np.ndarray | None]:
+    """(test x train distances, train embeddings, test embeddings); the embeddings are None for a given provider."""
+    if isinstance(train, DistanceProvider):
+        if test is not None:
+            raise TypeError("pass either a DistanceProvider (test x train) alone, or train and test embeddings")
+        return train, None, None
+    if test is None:
+        raise TypeError("test embeddings are missing")
+    provider = EmbeddingDistances(test, train, metric=metric, names=("test", "train"))
+    return provider, np.asarray(train, dtype=np.float64), np.asarray(test, dtype=np.float64)
+
+
+def _checked_ks(ks: int | Sequence[int], *, n_train: int) -> tuple[int, ...]:
+    """The distinct ks in increasing order; each at most the training set's size."""
+    if isinstance(ks, int):
+        ks = (ks,)
+    out = tuple(sorted(set(int(k) for k in ks)))
+    if not out:
+        raise ValueError("ks must hold at least one k")
+    if out[-1] > n_train:
+        raise ValueError(f"k={out[-1]} is larger than the training set ({n_train} rows)")
+    return out
+
+
+def _macro_scores(pred: np.ndarray, y_test: np.ndarray, classes: Sequence[str]) -> dict[str, float]:
+    """Accuracy and macro precision / recall / F1 over ``classes`` (a class never predicted scores 0)."""
+    # scikit-learn for P/R/F1: the reference implementation MTEB and MINERS report with
+    from sklearn.metrics import precision_recall_fscore_support
+
+    p, r, f, _ = precision_recall_fscore_support(y_test.astype(str), pred.astype(str), labels=list(classes),
+                                                 average="macro", zero_division=0)
+    return {"accuracy": float(np.mean(pred == y_test)), "macro_f1": float(f),
+            "macro_precision": float(p), "macro_recall": float(r)}
+
+
+def _random_baseline(y_train: np.ndarray, y_test: np.ndarray, classes: Sequence[str], *, seed: int) -> dict[str, float]:
+    """Scores of labels drawn uniformly from the training labels (seeded); its expected accuracy is 1 / #labels."""
+    train_classes = np.array(sorted(set(y_train)), dtype=object)
+    rand = train_classes[np.random.default_rng(seed).integers(0, train_classes.size, size=y_test.size)]
+    return {**_macro_scores(rand, y_test, classes), "expected_accuracy": 1.0 / train_classes.size}
+
+
+def _logistic_predictions(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray, *, metric: Metric,
+                          seed: int) -> np.ndarray:
+    """The logistic-regression baseline (scikit-learn, standardised features; unit rows for cosine) on the test rows."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    def feats(x: np.ndarray) -> np.ndarray:
+        return x / np.linalg.norm(x, axis=1, keepdims=True) if metric == "cosine" else x
+
+    clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, random_state=seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf.fit(feats(X_train), y_train.astype(str))
+    return clf.predict(feats(X_test)).astype(object)
 
 
 def text_classification(

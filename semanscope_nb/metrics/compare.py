@@ -195,47 +195,16 @@ def compare_models(
     a model whose vectors are collapsed gets a NaN score, no band and a note, and
     is left out of the pairs.
     """
-    from statsmodels.stats.multitest import multipletests
-
     names = list(models)
-    if len(names) < 2:
-        raise ValueError(f"compare_models needs at least two models, got {names}")
-    check_count("n_boot", n_boot, minimum=2)
-    check_count("n_perm", n_perm, minimum=1)
-    check_seed(seed)
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if score not in SCORE_LABELS:
-        raise ValueError(f"score must be one of {tuple(SCORE_LABELS)}, got {score!r}")
+    _check_comparison(models, names, n_boot=n_boot, n_perm=n_perm, seed=seed, alpha=alpha, confidence=confidence, score=score)
     first = models[names[0]]
-    for name in names[1:]:
-        aw = models[name]
-        if tuple(aw.labels) != tuple(first.labels) or tuple(aw.languages) != tuple(first.languages):
-            raise ValueError(
-                f"models '{names[0]}' and '{name}' were not scored on the same concepts and languages "
-                "(a paired comparison needs identical concept rows)"
-            )
-    require_concepts(first.n_rows, minimum=MIN_BOOT_CONCEPTS, what="compare_models")
     notes: list[str] = []
-    keep = np.ones(first.n_rows, dtype=bool)
     full = {n: Spreads(models[n]) for n in names}
     raw_sa = {n: _sa_or_nan(full[n], first.n_rows) for n in names}
     collapsed = {n for n in names if math.isnan(raw_sa[n])}  # no SA at all: set aside before the exclusion
+    keep = np.ones(first.n_rows, dtype=bool)
     if score == "delta":  # one set of concepts for every model: an artefact in any model's data excludes the concept
-        found = {n: find_artefacts(models[n]).excluded_rows for n in names if n not in collapsed}
-        for n in found:
-            keep &= ~found[n]
-        if not keep.all():
-            who = ", ".join(f"{n} ({int(m.sum())})" for n, m in found.items() if m.any())
-            notes.append(
-                f"{int((~keep).sum())} of {first.n_rows} concepts excluded for all models: they hold an identical string "
-                f"across languages or a degenerate vector in some model's data (concepts per model: {who}); every score "
-                f"is SA minus its chance level on the {int(keep.sum())} concepts left"
-            )
-        require_concepts(int(keep.sum()), minimum=MIN_BOOT_CONCEPTS,
-                         what=f"compare_models (after excluding {int((~keep).sum())} artefact concepts)")
+        keep = _concepts_clean_in_every_model({n: models[n] for n in names if n not in collapsed}, first.n_rows, notes)
     judged = {n: subset_rows(models[n], keep) if not keep.all() else models[n] for n in names}
     R = int(keep.sum())
     spreads = {n: Spreads(judged[n]) if not keep.all() else full[n] for n in names}
@@ -259,6 +228,72 @@ def compare_models(
     boot = {n: np.concatenate(dist[n]) for n in defined}
     pseudo = {n: _jackknife(lambda c, n=n: stats(n, c)[score], R) for n in defined}
     order = sorted(defined, key=lambda n: -value[n])
+    pairs = _paired_differences(order, value, boot, pseudo, raw_sa, confidence=confidence, n_perm=n_perm, seed=seed,
+                                alpha=alpha)
+    bands = rank_bands(order, pairs)
+    band_index = {m: i for i, band in enumerate(bands, 1) for m in band}
+    nan = math.nan
+    scores = pd.DataFrame([
+        {"model": n, "score": value[n], **dict(zip(("ci_low", "ci_high"), percentile_interval(boot[n], confidence))),
+         "sem": _bootstrap_sd(boot[n]), "band": band_index[n], "sa": raw_sa[n], "sa_judged": float(point[n]["sa"][0]),
+         "sa_null": float(point[n]["sa_null"][0]), "n_concepts": R, "note": ""} if n in boot else
+        {"model": n, "score": nan, "ci_low": nan, "ci_high": nan, "sem": nan, "band": None, "sa": raw_sa[n],
+         "sa_judged": nan, "sa_null": nan, "n_concepts": R, "note": undefined[n]}
+        for n in order + [n for n in names if undefined[n]]])
+    notes += _interval_and_test_disagreements(scores, pairs)
+    return ModelComparison(scores, pairs, bands, int(n_boot), int(n_perm), seed, confidence, alpha, notes,
+                           score=score, excluded_concepts=int((~keep).sum()))
+
+
+def _check_comparison(models: Mapping[str, AlignedWords], names: list[str], *, n_boot: int, n_perm: int,
+                      seed: int | None, alpha: float, confidence: float, score: str) -> None:
+    """Raise on a bad option, on models scored on different concepts or languages, or on too few concepts."""
+    if len(names) < 2:
+        raise ValueError(f"compare_models needs at least two models, got {names}")
+    check_count("n_boot", n_boot, minimum=2)
+    check_count("n_perm", n_perm, minimum=1)
+    check_seed(seed)
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    if score not in SCORE_LABELS:
+        raise ValueError(f"score must be one of {tuple(SCORE_LABELS)}, got {score!r}")
+    first = models[names[0]]
+    for name in names[1:]:
+        aw = models[name]
+        if tuple(aw.labels) != tuple(first.labels) or tuple(aw.languages) != tuple(first.languages):
+            raise ValueError(
+                f"models '{names[0]}' and '{name}' were not scored on the same concepts and languages "
+                "(a paired comparison needs identical concept rows)"
+            )
+    require_concepts(first.n_rows, minimum=MIN_BOOT_CONCEPTS, what="compare_models")
+
+
+def _concepts_clean_in_every_model(models: Mapping[str, AlignedWords], n_rows: int, notes: list[str]) -> np.ndarray:
+    """The concepts no model's data marks as an artefact (:func:`find_artefacts`); a note names what was left out."""
+    found = {n: find_artefacts(aw).excluded_rows for n, aw in models.items()}
+    keep = np.ones(n_rows, dtype=bool)
+    for rows in found.values():
+        keep &= ~rows
+    if not keep.all():
+        who = ", ".join(f"{n} ({int(m.sum())})" for n, m in found.items() if m.any())
+        notes.append(
+            f"{int((~keep).sum())} of {n_rows} concepts excluded for all models: they hold an identical string "
+            f"across languages or a degenerate vector in some model's data (concepts per model: {who}); every score "
+            f"is SA minus its chance level on the {int(keep.sum())} concepts left"
+        )
+    require_concepts(int(keep.sum()), minimum=MIN_BOOT_CONCEPTS,
+                     what=f"compare_models (after excluding {int((~keep).sum())} artefact concepts)")
+    return keep
+
+
+def _paired_differences(order: list[str], value: Mapping[str, float], boot: Mapping[str, np.ndarray],
+                        pseudo: Mapping[str, np.ndarray], raw_sa: Mapping[str, float], *, confidence: float, n_perm: int,
+                        seed: int | None, alpha: float) -> pd.DataFrame:
+    """One row per model pair (best first): difference, its bootstrap interval, sign-flip p and Holm-adjusted p."""
+    from statsmodels.stats.multitest import multipletests
+
     rows = []
     for i, a in enumerate(order):
         for b in order[i + 1:]:
@@ -273,21 +308,12 @@ def compare_models(
     pairs = pd.DataFrame(rows, columns=_PAIR_COLUMNS[:-2])
     pairs["p_holm"] = multipletests(pairs["p_value"].to_numpy(), alpha=alpha, method="holm")[1] if len(pairs) else []
     pairs["significant"] = pairs["p_holm"] < alpha
-    bands = rank_bands(order, pairs)
-    band_index = {m: i for i, band in enumerate(bands, 1) for m in band}
-    records = []
-    for n in order + [n for n in names if undefined[n]]:
-        if n in boot:
-            ci = percentile_interval(boot[n], confidence)
-            records.append({"model": n, "score": value[n], "ci_low": ci[0], "ci_high": ci[1], "sem": _bootstrap_sd(boot[n]),
-                            "band": band_index[n], "sa": raw_sa[n], "sa_judged": float(point[n]["sa"][0]),
-                            "sa_null": float(point[n]["sa_null"][0]), "n_concepts": R, "note": ""})
-        else:
-            nan = math.nan
-            records.append({"model": n, "score": nan, "ci_low": nan, "ci_high": nan, "sem": nan, "band": None,
-                            "sa": raw_sa[n], "sa_judged": nan, "sa_null": nan,
-                            "n_concepts": R, "note": undefined[n]})
-    scores = pd.DataFrame(records)
+    return pairs
+
+
+def _interval_and_test_disagreements(scores: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
+    """Notes for pairs whose intervals overlap yet differ significantly, or are apart yet do not."""
+    notes = []
     by_model = scores.set_index("model")
     for _, r in pairs.iterrows():
         ci_a = by_model.loc[r.model_a, ["ci_low", "ci_high"]]
@@ -297,8 +323,7 @@ def compare_models(
             notes.append(f"{r.model_a} vs {r.model_b}: the intervals overlap, yet the paired test finds a difference")
         elif not overlap and not r.significant:
             notes.append(f"{r.model_a} vs {r.model_b}: the intervals are apart, yet the paired test finds no significant difference")
-    return ModelComparison(scores, pairs, bands, int(n_boot), int(n_perm), seed, confidence, alpha, notes,
-                           score=score, excluded_concepts=int((~keep).sum()))
+    return notes
 
 
 def _sa_or_nan(spreads: Spreads, R: int) -> float:

@@ -1010,11 +1010,7 @@ def margin_mining(
     fwd_d = EmbeddingDistances(source, target, metric="cosine", dtype=np.float32, names=("source", "target"))
     n_s, n_t = fwd_d.n_queries, fwd_d.n_corpus
     k = check_k(k, min(n_s, n_t))
-    gold_arr = np.asarray(gold, dtype=np.int64)
-    if gold_arr.ndim != 2 or gold_arr.shape[1] != 2 or gold_arr.shape[0] == 0:
-        raise ValueError(f"gold must be a non-empty (n, 2) array of (source index, target index) pairs, got shape {gold_arr.shape}")
-    if gold_arr[:, 0].min() < 0 or gold_arr[:, 0].max() >= n_s or gold_arr[:, 1].min() < 0 or gold_arr[:, 1].max() >= n_t:
-        raise ValueError(f"gold holds indices outside the source ({n_s} rows) or target ({n_t} rows)")
+    gold_arr = _checked_gold(gold, n_s, n_t)
     from semanscope_nb.metrics.search import topk_search
 
     a = (1.0 - topk_search(fwd_d, k=k).distances).mean(axis=1)
@@ -1033,16 +1029,7 @@ def margin_mining(
         f_best[s0:s1] = M[np.arange(s1 - s0), f_arg[s0:s1]]
         col_best.update(M, s0)  # per target: the lowest source index tied with the best margin
     b_arg, b_best = col_best.result(values=True)
-    fwd_pairs = {(int(i), int(f_arg[i])): float(f_best[i]) for i in range(n_s)}
-    bwd_pairs = {(int(b_arg[j]), int(j)): float(b_best[j]) for j in range(n_t)}
-    if mode == "forward":
-        cand = fwd_pairs
-    elif mode == "backward":
-        cand = bwd_pairs
-    elif mode == "intersect":
-        cand = {p: v for p, v in fwd_pairs.items() if p in bwd_pairs}
-    else:
-        cand = {**bwd_pairs, **fwd_pairs}
+    cand = _mined_candidates(f_arg, f_best, b_arg, b_best, mode=mode)
     pairs = np.array(sorted(cand), dtype=np.int64).reshape(-1, 2)
     scores = np.array([cand[tuple(p)] for p in pairs.tolist()], dtype=np.float64)
     gold_set = {tuple(p) for p in gold_arr.tolist()}
@@ -1060,6 +1047,30 @@ def margin_mining(
                                    "threshold": "best F1 on the gold (BUCC)", "dtype": "float32",
                                    "tie_tolerance": tol}},
     )
+
+
+def _checked_gold(gold: Any, n_s: int, n_t: int) -> np.ndarray:
+    """``gold`` as an (n, 2) int64 array of (source, target) indices inside both sides."""
+    gold_arr = np.asarray(gold, dtype=np.int64)
+    if gold_arr.ndim != 2 or gold_arr.shape[1] != 2 or gold_arr.shape[0] == 0:
+        raise ValueError(f"gold must be a non-empty (n, 2) array of (source index, target index) pairs, got shape {gold_arr.shape}")
+    if gold_arr[:, 0].min() < 0 or gold_arr[:, 0].max() >= n_s or gold_arr[:, 1].min() < 0 or gold_arr[:, 1].max() >= n_t:
+        raise ValueError(f"gold holds indices outside the source ({n_s} rows) or target ({n_t} rows)")
+    return gold_arr
+
+
+def _mined_candidates(f_arg: np.ndarray, f_best: np.ndarray, b_arg: np.ndarray, b_best: np.ndarray, *,
+                      mode: str) -> dict[tuple[int, int], float]:
+    """(source, target) -> margin of the candidate pairs: forward best, backward best, mutual ones, or both."""
+    fwd_pairs = {(int(i), int(f_arg[i])): float(f_best[i]) for i in range(f_arg.size)}
+    bwd_pairs = {(int(b_arg[j]), int(j)): float(b_best[j]) for j in range(b_arg.size)}
+    if mode == "forward":
+        return fwd_pairs
+    if mode == "backward":
+        return bwd_pairs
+    if mode == "intersect":
+        return {p: v for p, v in fwd_pairs.items() if p in bwd_pairs}
+    return {**bwd_pairs, **fwd_pairs}
 
 
 @dataclass(frozen=True)

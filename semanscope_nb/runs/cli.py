@@ -249,26 +249,11 @@ def _cmd_sa(args: argparse.Namespace) -> int:
 
 def _cmd_grid(args: argparse.Namespace) -> int:
     """`benchmark` with --backend/--n-jobs/--scheduler/--metrics/--api-model: the joblib grid."""
-    from semanscope_nb.models.api import (
-        estimate_api_cost,
-        is_api_model,
-        redact_secrets,
-        register_api_model,
-    )
     from semanscope_nb.models.registry import list_models
     from semanscope_nb.runs.evaluate import format_leaderboard
-    from semanscope_nb.runs.grid import load_word_datasets, resolve_models, run_grid
+    from semanscope_nb.runs.grid import resolve_models, run_grid
 
-    api_ids = []
-    for spec in args.api_model or []:
-        mid, eq, rest = spec.partition("=")
-        cut = rest.find("@http")  # the URL may hold its own '@' (user:key@host): split before the scheme
-        name, at, url = (rest[:cut], "@", rest[cut + 1:]) if cut > 0 else ("", "", "")
-        if not (eq and at and mid and name and url):
-            raise ValueError(f"--api-model {redact_secrets(spec)!r}: expected ID=MODEL@BASE_URL, "
-                             "e.g. oai-small=text-embedding-3-small@https://api.openai.com/v1")
-        register_api_model(mid, base_url=url, model=name, api_key_env=args.api_key_env, replace=True)
-        api_ids.append(mid)
+    api_ids = _register_api_models(args.api_model or [], api_key_env=args.api_key_env)
     models = args.models
     if models is None and api_ids:
         models = [m.id for m in list_models(offline=True) if m.available] + api_ids
@@ -281,12 +266,7 @@ def _cmd_grid(args: argparse.Namespace) -> int:
     _check_dataset_paths(args.datasets, "--datasets")
     cache = _open_cache(args.cache_dir)
     languages = args.languages
-    api_models = [m for m in (models or []) if is_api_model(m)]
-    if api_models:
-        loaded = load_word_datasets(args.datasets, languages, args.max_concepts)
-        texts = list(dict.fromkeys(t for ds in loaded for t in ds.all_texts()))
-        for m in api_models:
-            print(f"cost estimate {estimate_api_cost(m, texts, cache=cache).describe()}", file=sys.stderr, flush=True)
+    _print_api_cost_estimates(models or [], args, cache)
     show_bar = sys.stderr.isatty()
 
     def report(model: str, dataset: str, task: str, status: str) -> None:
@@ -315,6 +295,36 @@ def _cmd_grid(args: argparse.Namespace) -> int:
     for f in g.files:
         print("wrote", f)
     return 1 if g.failures else 0
+
+
+def _register_api_models(specs: Sequence[str], *, api_key_env: str) -> list[str]:
+    """Register each ``ID=MODEL@BASE_URL`` of ``--api-model``; returns the ids (a bad spec is an error, its secrets redacted)."""
+    from semanscope_nb.models.api import redact_secrets, register_api_model
+
+    api_ids = []
+    for spec in specs:
+        mid, eq, rest = spec.partition("=")
+        cut = rest.find("@http")  # the URL may hold its own '@' (user:key@host): split before the scheme
+        name, at, url = (rest[:cut], "@", rest[cut + 1:]) if cut > 0 else ("", "", "")
+        if not (eq and at and mid and name and url):
+            raise ValueError(f"--api-model {redact_secrets(spec)!r}: expected ID=MODEL@BASE_URL, "
+                             "e.g. oai-small=text-embedding-3-small@https://api.openai.com/v1")
+        register_api_model(mid, base_url=url, model=name, api_key_env=api_key_env, replace=True)
+        api_ids.append(mid)
+    return api_ids
+
+
+def _print_api_cost_estimates(models: Sequence[str], args: argparse.Namespace, cache: Any) -> None:
+    """Before any call is made: the estimated cost of embedding the datasets' texts with each API model (stderr)."""
+    from semanscope_nb.models.api import estimate_api_cost, is_api_model
+    from semanscope_nb.runs.grid import load_word_datasets
+
+    api_models = [m for m in models if is_api_model(m)]
+    if api_models:
+        loaded = load_word_datasets(args.datasets, args.languages, args.max_concepts)
+        texts = list(dict.fromkeys(t for ds in loaded for t in ds.all_texts()))
+        for m in api_models:
+            print(f"cost estimate {estimate_api_cost(m, texts, cache=cache).describe()}", file=sys.stderr, flush=True)
 
 
 def _cmd_benchmark(args: argparse.Namespace) -> int:
@@ -382,10 +392,18 @@ def _task_params(task: Any, pairs: Sequence[str]) -> dict[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``semanscope`` command line: one sub-command per job (``semanscope <command> --help``)."""
     p = _Parser(prog="semanscope", description="Cross-lingual alignment of embedding models (Semantic Affinity).")
     p.add_argument("--version", action="version", version=f"semanscope_nb {package_version('semanscope_nb')}")
     sub = p.add_subparsers(dest="command", required=True)
+    for add in (_add_listing_commands, _add_sa_command, _add_benchmark_command, _add_run_command, _add_report_command):
+        add(sub)
+    t = sub.add_parser("tasks", help="list the registered tasks (name, data, main score, parameters)")
+    t.set_defaults(func=_cmd_tasks)
+    return p
 
+
+def _add_listing_commands(sub: Any) -> None:
     m = sub.add_parser("models", help="list registered models (nothing is loaded)")
     m.add_argument("--offline", action="store_true", help="only models that work with no hub access")
     m.add_argument("--language", help="only models that support this language code")
@@ -398,17 +416,21 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--folder", type=_non_empty, help="a folder of Semanscope CSV files")
     d.set_defaults(func=_cmd_datasets)
 
-    def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--languages", type=_csv_list, help="comma-separated language codes, e.g. en,zh")
-        q.add_argument("--n-boot", type=_int_at_least(0), help="bootstrap resamples (default: settings.n_boot, $SEMANSCOPE_N_BOOT)")
-        q.add_argument("--seed", type=int, default=0)
-        q.add_argument("--great", type=float, default=0.60, help="tier threshold for 'great' (default 0.60)")
-        q.add_argument("--good", type=float, default=0.50, help="tier threshold for 'good' (default 0.50)")
-        q.add_argument("--cache-dir", type=_non_empty, help="embedding cache folder (default: $SEMANSCOPE_CACHE or the user cache)")
-        q.add_argument("--absolute-paths", action="store_true",
-                       help="keep absolute data paths in results (they then reveal your folders; default: "
-                       "relative to the data folder, else the file name, beside its sha256)")
 
+def _add_common_options(q: argparse.ArgumentParser) -> None:
+    """Languages, resampling, tiers, cache and path options shared by ``sa`` and ``benchmark``."""
+    q.add_argument("--languages", type=_csv_list, help="comma-separated language codes, e.g. en,zh")
+    q.add_argument("--n-boot", type=_int_at_least(0), help="bootstrap resamples (default: settings.n_boot, $SEMANSCOPE_N_BOOT)")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--great", type=float, default=0.60, help="tier threshold for 'great' (default 0.60)")
+    q.add_argument("--good", type=float, default=0.50, help="tier threshold for 'good' (default 0.50)")
+    q.add_argument("--cache-dir", type=_non_empty, help="embedding cache folder (default: $SEMANSCOPE_CACHE or the user cache)")
+    q.add_argument("--absolute-paths", action="store_true",
+                   help="keep absolute data paths in results (they then reveal your folders; default: "
+                   "relative to the data folder, else the file name, beside its sha256)")
+
+
+def _add_sa_command(sub: Any) -> None:
     s = sub.add_parser("sa", help="Semantic Affinity of one model on one dataset")
     s.add_argument("--model", help="model id (default: settings.default_model, $SEMANSCOPE_MODEL)")
     s.add_argument("--dataset", type=_non_empty, default="conceptual-space", help="bundled dataset name or a CSV path")
@@ -416,9 +438,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=_non_empty, help="also write the result JSON here")
     s.add_argument("--worst", type=_int_at_least(0), default=10, help="how many worst-aligned concepts to list")
     s.add_argument("--report", action="store_true", help="also print the paper's two-stage diagnostic report (App. A.6)")
-    common(s)
+    _add_common_options(s)
     s.set_defaults(func=_cmd_sa)
 
+
+def _add_benchmark_command(sub: Any) -> None:
     b = sub.add_parser("benchmark", help="every model x every dataset -> leaderboard + results/*.csv/json")
     b.add_argument("--models", type=_csv_list, help="comma-separated model ids or presets ('paper': paper 000's 13 models; those needing a hub or a key "
                    "this machine lacks are skipped with the reason) (default: every available offline model)")
@@ -435,9 +459,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--api-model", action="append", metavar="ID=MODEL@BASE_URL",
                    help="register an OpenAI-compatible embedding endpoint as model ID (repeatable)")
     b.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key (default OPENAI_API_KEY)")
-    common(b)
+    _add_common_options(b)
     b.set_defaults(func=_cmd_benchmark)
 
+
+def _add_run_command(sub: Any) -> None:
     r = sub.add_parser("run", help="run any registered task (see `semanscope tasks`) on one dataset")
     r.add_argument("task", help="task name: sa, pair-sa, permutation, comparison, retrieval, bdi, knn, csc, projection")
     r.add_argument("--model", help="model id (default: settings.default_model)")
@@ -457,6 +483,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "relative to the data folder, else the file name, beside its sha256)")
     r.set_defaults(func=_cmd_run)
 
+
+def _add_report_command(sub: Any) -> None:
     rp = sub.add_parser("report", help="which model for my languages: every measurement side by side -> one HTML file + CSV/JSON")
     rp.add_argument("--models", type=_csv_list, required=True, help="comma-separated model ids, e.g. use-multilingual,multilingual-e5-small")
     rp.add_argument("--languages", type=_csv_list, required=True, help="comma-separated language codes, e.g. en,zh,ja")
@@ -472,10 +500,6 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--force", action="store_true", help="recompute finished steps instead of resuming")
     rp.add_argument("--no-progress", action="store_true", help="no progress bar")
     rp.set_defaults(func=_cmd_report)
-
-    t = sub.add_parser("tasks", help="list the registered tasks (name, data, main score, parameters)")
-    t.set_defaults(func=_cmd_tasks)
-    return p
 
 
 def _cmd_report(args: argparse.Namespace) -> int:

@@ -153,8 +153,8 @@ def contextual_comparison(
     n_boot = resolve(n_boot, "n_boot")
     rows, notes, all_anchors = [], [], {}
     encs = resolve_encoders(encoders, ["en", *languages])
+    say = print if progress else (lambda *a, **k: None)
     for lang in languages:
-        say = print if progress else (lambda *a, **k: None)
         src_l, src_en, meta = parallel_sample(lang, n_sentences, seed=seed)
         say(f"en-{lang}: encoding {2 * n_sentences} sentences")
         c_en = encode_corpus(encs, src_en, "en")
@@ -162,23 +162,15 @@ def contextual_comparison(
         pairs = token_pairs(c_en, c_l)
         half = set(np.random.default_rng(seed + 1).permutation(n_sentences)[: n_sentences // 2].tolist())
         d = read_muse_dictionary(f"en-{lang}")
-        split = split_dictionary(d, n_train=0, n_test=n_test_words, seed=seed)
-        test_pairs = list(split.test.pairs)
+        test_pairs = list(split_dictionary(d, n_train=0, n_test=n_test_words, seed=seed).test.pairs)
         test_src = {s for s, _ in test_pairs}
         # avg-type corpus: the anchor half (+ extra sentences); avg/iso anchor pairs: dictionary pairs found there
         anchor_idx = sorted(half)
         extra = dict(extra_corpus or {})
         corp_en = _anchor_corpus(c_en, anchor_idx, extra.get("en", ()), encs)
         corp_l = _anchor_corpus(c_l, anchor_idx, extra.get(lang, ()), encs)
-        cand = [(s, t) for s, t in d.pairs if s not in test_src]
-        occ_s = find_occurrences(corp_en, list(dict.fromkeys(s for s, _ in cand)))
-        occ_t = find_occurrences(corp_l, list(dict.fromkeys(t for _, t in cand)))
-        found_all = [(s, t) for s, t in cand if occ_s[s] and occ_t[t]]
-        found = found_all[:n_anchor_words]
-        notes.append(f"en-{lang}: {len(found_all)} of {len(cand)} non-test dictionary pairs occur in the anchor corpus "
-                     f"(both words); {len(found)} used")
-        if len(found) < 2:
-            raise ValueError(f"en-{lang}: only {len(found)} dictionary pairs occur in the anchor corpus: raise n_sentences")
+        found = _dictionary_pairs_in_context(d, test_src, corp_en, corp_l, lang=lang, n_anchor_words=n_anchor_words,
+                                             notes=notes)
         say(f"en-{lang}: {len(found)} dictionary pairs found in context; iso/avg/token anchors")
         anchors = {
             "avg": avg_type_anchors(found, corp_en, corp_l, max_occurrences=max_occurrences, seed=seed),
@@ -187,44 +179,79 @@ def contextual_comparison(
         }
         all_anchors[lang] = anchors
         notes.append(f"en-{lang}: anchors iso={len(anchors['iso'])}, avg={len(anchors['avg'])}, token={len(anchors['token'])}")
-        maps: dict[tuple[str, str], Any] = {("none", "orig"): None}
-        for kind, a in anchors.items():
-            for mim in (False, True):
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    maps[(kind, "MIM" if mim else "procrustes")] = fit_anchor_alignment(a, mim=mim, test_pairs=test_pairs)
-                notes += [f"en-{lang} {kind}{'+MIM' if mim else ''}: {w.message}" for w in caught]
+        maps = _anchor_alignments(anchors, test_pairs, lang=lang, notes=notes)
         # evaluation pairs: only the other half of the sentences
         eval_pairs = _subset(pairs, [i for i in range(n_sentences) if i not in half])
-        # BDI vocabulary: test golds + a seeded sample of the target vocabulary, words encoded alone
-        vocab = d.target_words()
-        gold_t = list(dict.fromkeys(t for _, t in test_pairs))
-        others = [w for w in vocab if w not in set(gold_t)]
-        if bdi_pool is not None and bdi_pool < len(vocab):
-            k = max(0, bdi_pool - len(gold_t))
-            others = [others[i] for i in np.sort(np.random.default_rng(seed + 2).choice(len(others), k, replace=False))]
-        pool_words = gold_t + others
-        src_words = list(dict.fromkeys(s for s, _ in test_pairs))
+        src_words, pool_words = _bdi_words(d, test_pairs, bdi_pool=bdi_pool, seed=seed)
         say(f"en-{lang}: encoding {len(src_words)} + {len(pool_words)} words for BDI")
         S = _iso_vectors(encs["en"], src_words, "en")
         T = _iso_vectors(encs[lang], pool_words, lang)
-        for (kind, mapping), al in maps.items():
-            Sm, Tm = (S, T) if al is None else (al.map_source(S), al.map_target(T))
-            for method in ("nn", "csls"):
-                r = lexicon_induction_vectors(Sm, src_words, Tm, pool_words, test_pairs, method=method, ks=(1, 5),
-                                              n_boot=n_boot, seed=seed)
-                rows.append(_row(lang, kind, mapping, f"BDI-{method}", r))
-            for base in (False, True):
-                r = sense_retrieval(eval_pairs, alignment=al, pool_size=btsr_pool, ks=(1, 5), n_boot=n_boot, seed=seed,
-                                    baseline=base)
-                rows.append(_row(lang, kind, mapping, "BTSR-type-avg" if base else "BTSR", r))
-        notes.append(f"en-{lang}: parallel data {meta['name']}; BDI pool {len(pool_words)} of {len(vocab)} target words")
+        rows += _evaluation_rows(lang, maps, S, T, src_words, pool_words, test_pairs, eval_pairs, btsr_pool=btsr_pool,
+                                 n_boot=n_boot, seed=seed)
+        notes.append(f"en-{lang}: parallel data {meta['name']}; BDI pool {len(pool_words)} of {len(d.target_words())} target words")
     prov = {"encoders": {k: {"model": getattr(e, "model_id", "?"), "version": str(getattr(e, "version", "?"))}
                          for k, e in encs.items()},
             "parameters": {"languages": list(languages), "n_sentences": n_sentences, "n_test_words": n_test_words,
                            "n_anchor_words": n_anchor_words, "bdi_pool": bdi_pool, "btsr_pool": btsr_pool,
                            "max_occurrences": max_occurrences, "n_boot": n_boot, "seed": seed}}
     return ContextualReport(pd.DataFrame(rows), all_anchors, notes, prov)
+
+
+def _evaluation_rows(lang: str, maps: Mapping[tuple[str, str], Any], S: np.ndarray, T: np.ndarray, src_words: list[str],
+                     pool_words: list[str], test_pairs: list[tuple[str, str]], eval_pairs: Any, *, btsr_pool: int,
+                     n_boot: int, seed: int) -> list[dict[str, Any]]:
+    """BDI (nn, CSLS) and BTSR (token and type-average) rows of every alignment of one language."""
+    rows = []
+    for (kind, mapping), al in maps.items():
+        Sm, Tm = (S, T) if al is None else (al.map_source(S), al.map_target(T))
+        for method in ("nn", "csls"):
+            r = lexicon_induction_vectors(Sm, src_words, Tm, pool_words, test_pairs, method=method, ks=(1, 5),
+                                          n_boot=n_boot, seed=seed)
+            rows.append(_row(lang, kind, mapping, f"BDI-{method}", r))
+        for base in (False, True):
+            r = sense_retrieval(eval_pairs, alignment=al, pool_size=btsr_pool, ks=(1, 5), n_boot=n_boot, seed=seed,
+                                baseline=base)
+            rows.append(_row(lang, kind, mapping, "BTSR-type-avg" if base else "BTSR", r))
+    return rows
+
+
+def _dictionary_pairs_in_context(d: Any, test_src: set[str], corp_en: EncodedCorpus, corp_l: EncodedCorpus, *, lang: str,
+                                 n_anchor_words: int, notes: list[str]) -> list[tuple[str, str]]:
+    """The first ``n_anchor_words`` non-test dictionary pairs whose two words both occur in the anchor corpus."""
+    cand = [(s, t) for s, t in d.pairs if s not in test_src]
+    occ_s = find_occurrences(corp_en, list(dict.fromkeys(s for s, _ in cand)))
+    occ_t = find_occurrences(corp_l, list(dict.fromkeys(t for _, t in cand)))
+    found_all = [(s, t) for s, t in cand if occ_s[s] and occ_t[t]]
+    found = found_all[:n_anchor_words]
+    notes.append(f"en-{lang}: {len(found_all)} of {len(cand)} non-test dictionary pairs occur in the anchor corpus "
+                 f"(both words); {len(found)} used")
+    if len(found) < 2:
+        raise ValueError(f"en-{lang}: only {len(found)} dictionary pairs occur in the anchor corpus: raise n_sentences")
+    return found
+
+
+def _anchor_alignments(anchors: Mapping[str, Any], test_pairs: list[tuple[str, str]], *, lang: str,
+                       notes: list[str]) -> dict[tuple[str, str], Any]:
+    """(anchor kind, mapping) -> fitted alignment: Procrustes and MIM per anchor kind, plus no mapping at all."""
+    maps: dict[tuple[str, str], Any] = {("none", "orig"): None}
+    for kind, a in anchors.items():
+        for mim in (False, True):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                maps[(kind, "MIM" if mim else "procrustes")] = fit_anchor_alignment(a, mim=mim, test_pairs=test_pairs)
+            notes += [f"en-{lang} {kind}{'+MIM' if mim else ''}: {w.message}" for w in caught]
+    return maps
+
+
+def _bdi_words(d: Any, test_pairs: list[tuple[str, str]], *, bdi_pool: int | None, seed: int) -> tuple[list[str], list[str]]:
+    """(source words, target pool): the test golds plus a seeded sample of the rest of the target vocabulary."""
+    vocab = d.target_words()
+    gold_t = list(dict.fromkeys(t for _, t in test_pairs))
+    others = [w for w in vocab if w not in set(gold_t)]
+    if bdi_pool is not None and bdi_pool < len(vocab):
+        k = max(0, bdi_pool - len(gold_t))
+        others = [others[i] for i in np.sort(np.random.default_rng(seed + 2).choice(len(others), k, replace=False))]
+    return list(dict.fromkeys(s for s, _ in test_pairs)), gold_t + others
 
 
 def _anchor_corpus(corpus: EncodedCorpus, rows: Sequence[int], extra: Sequence[str], encs: Any) -> EncodedCorpus:

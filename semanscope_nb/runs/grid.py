@@ -1140,11 +1140,7 @@ def run_grid(
     task_objs, variants = grid_tasks(metrics if metrics is not None else tasks, params, param_grid)
     check_backend(backend, n_jobs=n_jobs, scheduler=scheduler, max_retries=max_retries)
     cache_folder = grid_cache_folder(cache)
-    skipped: dict[str, str] = {}
-    if models is None:
-        models = default_models(skipped)
-    else:
-        models, skipped = resolve_models(list(models))
+    models, skipped = _grid_models(models)
     data_of = load_grid_data(task_objs, datasets, corpora, languages=languages, max_concepts=max_concepts)
     loaded = [d for kind in data_of.values() for d in kind]
     tmp_out = tempfile.TemporaryDirectory(prefix="semanscope-grid-") if out_dir is None else None
@@ -1155,13 +1151,7 @@ def run_grid(
     task_of = {t.name: t for t in task_objs}
     records, resumed, pending, grid_warnings = resume_jobs(jobs, runs, force=force)
 
-    show = progress if progress is not None else len(jobs) > 1
-    tracker = GridProgress(records, failures, total=len(jobs) + len(failures), show=show, on_job=on_job,
-                           initial=len(resumed) + len(failures))
-    for key in resumed:
-        tracker.report(records[key]["job"], "resumed")
-    for f in failures.values():
-        tracker.report(f, f"failed: {f['error']}")
+    tracker = _grid_tracker(records, failures, resumed, n_jobs=len(jobs), progress=progress, on_job=on_job)
 
     try:
         warm, attempts, phases, desc = execute_jobs(
@@ -1176,18 +1166,45 @@ def run_grid(
                         skipped, [], desc, 0.0, warnings=grid_warnings,
                         reader_reports={d.name: shareable_report(getattr(d, "report", ()), d.source) for d in loaded})
     if tmp_out is None:
-        meta = {
-            "created": utc_now(), "packages": package_info(), "backend": desc,
-            "tasks": {t.name: {"version": t.version, "variants": [params_json(p) for p in variants[t.name]]} for t in task_objs},
-            "parameters": {"languages": list(languages) if languages else None, "max_concepts": max_concepts},
-            "datasets": grid_dataset_metadata(loaded), "models": {m: model_metadata(m) for m in models},
-            "n_jobs": len(jobs), "resumed": len(resumed), "retried": attempts, "failures": list(failures.values()),
-            "embedding_phase": warm, "skipped": skipped, "warnings": grid_warnings,
-        }
-        result.files = write_leaderboard(out, table, done, jobs, meta)
+        result.files = write_leaderboard(out, table, done, jobs, _run_metadata(
+            result, task_objs, variants, loaded, models, languages=languages, max_concepts=max_concepts, retried=attempts))
     else:
         tmp_out.cleanup()
-    result.seconds = time.perf_counter() - t_start
-    result.run_id = run_id
-    result.phase_seconds = phases
+    result.seconds, result.run_id, result.phase_seconds = time.perf_counter() - t_start, run_id, phases
     return result
+
+
+def _run_metadata(result: GridResult, task_objs: Sequence[Any], variants: Mapping[str, Sequence], loaded: Sequence[Any],
+                  models: Sequence[str], *, languages: Sequence[str] | None, max_concepts: int | None,
+                  retried: Any) -> dict[str, Any]:
+    """The run's ``run.json``: packages, backend, task versions and variants, data and model metadata, outcome counts."""
+    return {
+        "created": utc_now(), "packages": package_info(), "backend": result.backend,
+        "tasks": {t.name: {"version": t.version, "variants": [params_json(p) for p in variants[t.name]]} for t in task_objs},
+        "parameters": {"languages": list(languages) if languages else None, "max_concepts": max_concepts},
+        "datasets": grid_dataset_metadata(loaded), "models": {m: model_metadata(m) for m in models},
+        "n_jobs": len(result.jobs), "resumed": len(result.resumed), "retried": retried,
+        "failures": list(result.failures.values()), "embedding_phase": result.warm, "skipped": result.skipped,
+        "warnings": result.warnings,
+    }
+
+
+def _grid_models(models: Sequence[str] | None) -> tuple[list[str], dict[str, str]]:
+    """(model ids to run, model -> why it is skipped): presets expanded; default every offline model installed."""
+    if models is None:
+        skipped: dict[str, str] = {}
+        return default_models(skipped), skipped
+    return resolve_models(list(models))
+
+
+def _grid_tracker(records: dict, failures: dict, resumed: Sequence[str], *, n_jobs: int, progress: bool | None,
+                  on_job: Callable[[str, str, str, str], None] | None) -> GridProgress:
+    """The progress tracker, told already of the resumed and the failed jobs (a bar when more than one job runs)."""
+    show = progress if progress is not None else n_jobs > 1
+    tracker = GridProgress(records, failures, total=n_jobs + len(failures), show=show, on_job=on_job,
+                           initial=len(resumed) + len(failures))
+    for key in resumed:
+        tracker.report(records[key]["job"], "resumed")
+    for f in failures.values():
+        tracker.report(f, f"failed: {f['error']}")
+    return tracker

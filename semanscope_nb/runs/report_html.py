@@ -225,6 +225,13 @@ def _contextual_html(report: Any, sid: str, table: pd.DataFrame) -> list[str]:
     return out
 
 
+#: (anchor, heading) of the sections of each language set, in page order
+SET_SECTIONS = (("verdict", "Verdict"), ("pairs", "Pair matrix"), ("retrieval", "Retrieval"), ("signal", "Signal vs noise"),
+                ("misses", "Miss taxonomy"), ("knn", "kNN classification"), ("csc", "CSC overlap"),
+                ("contextual", "Contextual similarity (BCWS)"), ("comparison", "Comparison across models"),
+                ("missing", "Missing data"))
+
+
 def report_html(report: Any, *, title: str | None = None, numbers_file: str = "numbers.csv") -> str:
     """The report as one HTML page (see the module docstring)."""
     from semanscope_nb.plots.export import vega_bundle
@@ -232,91 +239,129 @@ def report_html(report: Any, *, title: str | None = None, numbers_file: str = "n
     title = title or "Which model for " + " / ".join(", ".join(s) for s in report.language_sets) + "?"
     toc, parts = [], []
     for si, s in enumerate(report.language_sets):
-        label = "-".join(s)
         sid = f"set-{si}"
-        sec = [("verdict", "Verdict"), ("pairs", "Pair matrix"), ("retrieval", "Retrieval"), ("signal", "Signal vs noise"),
-               ("misses", "Miss taxonomy"), ("knn", "kNN classification"), ("csc", "CSC overlap"), ("contextual", "Contextual similarity (BCWS)"), ("comparison", "Comparison across models"),
-               ("missing", "Missing data")]
         toc.append(f"<li><a href='#{sid}'>{_e(', '.join(s))}</a><ul>"
-                   + "".join(f"<li><a href='#{sid}-{k}'>{_e(t)}</a></li>" for k, t in sec) + "</ul></li>")
-        charts = _charts(report, label)
-        rec = report.recommendations[report.recommendations.language_set == label]
-        h = [f"<h2 id='{sid}' class='{'first' if si == 0 else ''}'>Languages {_e(', '.join(s))}</h2>"]
-        if len(rec):
-            r = rec.iloc[0]
-            h.append(f"<div class='rec'><b>Recommendation.</b> {_e(r['sentence'])}"
-                     + (f"<br><span class='muted'>Steps: {_e(r['steps'])}</span>" if r["steps"] else "") + "</div>")
-        one = lambda df: df[df.language_set == label]
-        h.append(f"<h3 id='{sid}-verdict'>Verdict (SA beside its chance level)</h3>")
-        vt = one(report.verdicts)
-        h.append(_table(vt, "verdict", ("language_set", "dataset", "model"), [
-            ("dataset", "dataset", "text"), ("model", "model", "text"), ("tier", "null-aware tier", "tier"),
-            ("sa", "SA (all concepts)", "num"), ("sa_judged", "SA (judged)", "num"), ("chance", "chance level", "num"),
-            ("gap", "gap (judged SA - chance)", "num"), ("paper_tier", "paper tier", "text")]))
-        for r in vt.to_dict("records"):
-            h.append(f"<p><b>{_e(r['model'])}</b> on {_e(r['dataset'])}: {_e(r['verdict'])}"
-                     + (f"<br><span class='muted'>Notes (artefacts, diagnostics): {_e(r['artefacts'])}</span>" if r["artefacts"] else "") + "</p>")
-        if "verdict" in charts:
-            h.append(_chart_html(f"{sid}-chart-verdict", charts["verdict"]))
-        h.append(f"<h3 id='{sid}-pairs'>Pair matrix (which language pairs fail)</h3>")
-        h.append(_table(one(report.pairs), "pairs", ("language_set", "dataset", "model", "pair"), [
-            ("dataset", "dataset", "text"), ("model", "model", "text"), ("pair", "pair", "text"), ("verdict", "verdict", "tier"),
-            ("sa", "SA", "num"), ("chance", "chance", "num"), ("gap", "gap", "num")]))
-        if "pairs" in charts:
-            h.append(_chart_html(f"{sid}-chart-pairs", charts["pairs"]))
-        h.append(f"<h3 id='{sid}-retrieval'>Retrieval (both directions)</h3>")
-        rt = one(report.retrieval)
-        h.append(_table(rt, "retrieval", ("language_set", "corpus", "model", "direction", "measure"), [
-            ("corpus", "corpus", "text"), ("model", "model", "text"), ("direction", "direction", "text"), ("measure", "measure", "text"),
-            ("value", "value [interval]", "num"), ("n_queries", "queries", "text")]))
-        h.append(f"<h3 id='{sid}-signal'>Signal vs noise (true vs random pair cosines)</h3>")
-        h.append(_table(one(report.signal), "signal", ("language_set", "corpus", "model"), [
-            ("corpus", "corpus", "text"), ("model", "model", "text"), ("true_mean", "mean cos, true pairs", "num"),
-            ("random_mean", "mean cos, random pairs", "num"), ("ks_stat", "KS statistic", "num"), ("ks_p", "KS p-value", "num"),
-            ("cohen_d", "Cohen's d", "num"), ("auc", "AUC P(true > random)", "num")]))
-        if "signal" in charts:
-            h.append(_chart_html(f"{sid}-chart-signal", charts["signal"]))
-        h.append(f"<h3 id='{sid}-misses'>Miss taxonomy (forward direction)</h3>")
-        h.append("<p class='muted'>Classes, first rule that holds: <b>surface</b> (the predicted target shares a word of 2+ characters "
-                 "or a CJK character bigram with the query); <b>near semantic</b> (cosine of predicted and gold target at or above the "
-                 f"{report.parameters.get('near_quantile', 0.95):.0%} quantile of random target-pair cosines of the same model: <i>near_threshold</i>); "
-                 "<b>topic</b> (same SIB-200 label; not available on corpora without labels); <b>far</b>. Shares are of all queries, "
-                 "with Wilson intervals.</p>")
-        h.append(_table(one(report.miss_counts), "misses", ("language_set", "corpus", "model", "class"), [
-            ("corpus", "corpus", "text"), ("model", "model", "text"), ("class", "class", "text"), ("n", "misses", "text"),
-            ("share", "share of queries", "num"), ("near_threshold", "near_threshold", "num")]))
-        ex = one(report.misses)
-        if len(ex):
-            h.append("<details><summary>Five examples per class</summary>")
-            h.append(_table(ex, "", (), [("corpus", "corpus", "text"), ("model", "model", "text"), ("class", "class", "text"),
-                                         ("query", "query", "text"), ("predicted", "predicted", "text"), ("gold", "gold", "text")]))
-            h.append("</details>")
-        h.append(f"<h3 id='{sid}-knn'>kNN classification (SIB-200 topics)</h3>")
-        h.append(_table(one(report.knn), "knn", ("language_set", "dataset", "model"), [
-            ("dataset", "dataset", "text"), ("model", "model", "text"), ("k", "k", "text"), ("macro_f1", "macro F1", "num"),
-            ("accuracy", "accuracy", "num"), ("majority_macro_f1", "majority baseline macro F1", "num"),
-            ("random_macro_f1", "random baseline macro F1", "num"), ("n_test", "test items", "text")]))
-        h.append(f"<h3 id='{sid}-csc'>CSC overlap (lower = better)</h3>")
-        h.append(_table(one(report.csc), "csc", ("language_set", "corpus", "model"), [
-            ("corpus", "corpus", "text"), ("model", "model", "text"), ("overlap", "overlap", "num"), ("n_sentences", "sentences", "text")]))
-        h.extend(_contextual_html(report, sid, one(report.contextual)))
-        h.append(f"<h3 id='{sid}-comparison'>Comparison across models (paired tests, Holm, rank bands)</h3>")
-        h.append(_table(one(report.bands), "bands", ("language_set", "measurement", "model"), [
-            ("measurement", "measurement", "text"), ("model", "model", "text"), ("band", "rank band", "num"), ("score", "score", "num")]))
-        h.append(_table(one(report.comparisons), "comparison", ("language_set", "measurement", "model_a", "model_b"), [
-            ("measurement", "measurement", "text"), ("model_a", "model a", "text"), ("model_b", "model b", "text"),
-            ("diff", "a - b", "num"), ("p_value", "p", "num"), ("p_holm", "p (Holm)", "num"), ("significant", "significant", "text")]))
-        h.append(f"<h3 id='{sid}-missing'>Missing data</h3>")
-        mi = one(report.missing)
-        if len(mi):
-            h.extend(f"<div class='missing'><b>{_e(r['section'])}</b>: {_e(r['what'])}. Would fill it: {_e(r['would_fill'])}</div>"
-                     for r in mi.to_dict("records"))
-        else:
-            h.append("<p class='muted'>Nothing missing.</p>")
-        parts.append("\n".join(h))
+                   + "".join(f"<li><a href='#{sid}-{k}'>{_e(t)}</a></li>" for k, t in SET_SECTIONS) + "</ul></li>")
+        parts.append("\n".join(_language_set_html(report, s, sid=sid, first=si == 0)))
     toc.append("<li><a href='#cost'>Cost</a></li><li><a href='#skipped'>Skipped</a></li><li><a href='#provenance'>Provenance</a></li>"
                "<li><a href='#method'>Method</a></li>")
-    tail = ["<h2 id='cost'>Cost (measured on this machine)</h2>",
+    body = "\n".join(parts + _closing_sections_html(report, numbers_file))
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            f"<title>{_e(title)}</title><style>{CSS}</style><script>{vega_bundle()}</script></head><body>"
+            f"<h1>{_e(title)}</h1><p class='muted'>Models: {_e(', '.join(report.models))}. Word datasets: {_e(', '.join(report.datasets))}. "
+            "Every number below is plain text: select and copy.</p>"
+            f"<nav class='toc'><b>Contents</b><ul>{''.join(toc)}</ul></nav>{body}<script>{LOADER}</script></body></html>")
+
+
+def _language_set_html(report: Any, languages: Sequence[str], *, sid: str, first: bool) -> list[str]:
+    """The HTML blocks of one language set, section by section (:data:`SET_SECTIONS`)."""
+    label = "-".join(languages)
+    charts = _charts(report, label)
+
+    def one(df: pd.DataFrame) -> pd.DataFrame:
+        return df[df.language_set == label]
+
+    h = [f"<h2 id='{sid}' class='{'first' if first else ''}'>Languages {_e(', '.join(languages))}</h2>"]
+    rec = one(report.recommendations)
+    if len(rec):
+        r = rec.iloc[0]
+        h.append(f"<div class='rec'><b>Recommendation.</b> {_e(r['sentence'])}"
+                 + (f"<br><span class='muted'>Steps: {_e(r['steps'])}</span>" if r["steps"] else "") + "</div>")
+    h += _verdict_html(one(report.verdicts), sid, charts)
+    h += _pairs_and_retrieval_html(one(report.pairs), one(report.retrieval), one(report.signal), sid, charts)
+    h += _misses_html(report, one(report.miss_counts), one(report.misses), sid)
+    h += _scores_html(one(report.knn), one(report.csc), sid)
+    h += _contextual_html(report, sid, one(report.contextual))
+    h += _comparison_html(one(report.bands), one(report.comparisons), one(report.missing), sid)
+    return h
+
+
+def _verdict_html(vt: pd.DataFrame, sid: str, charts: dict[str, Any]) -> list[str]:
+    h = [f"<h3 id='{sid}-verdict'>Verdict (SA beside its chance level)</h3>",
+         _table(vt, "verdict", ("language_set", "dataset", "model"), [
+             ("dataset", "dataset", "text"), ("model", "model", "text"), ("tier", "null-aware tier", "tier"),
+             ("sa", "SA (all concepts)", "num"), ("sa_judged", "SA (judged)", "num"), ("chance", "chance level", "num"),
+             ("gap", "gap (judged SA - chance)", "num"), ("paper_tier", "paper tier", "text")])]
+    for r in vt.to_dict("records"):
+        h.append(f"<p><b>{_e(r['model'])}</b> on {_e(r['dataset'])}: {_e(r['verdict'])}"
+                 + (f"<br><span class='muted'>Notes (artefacts, diagnostics): {_e(r['artefacts'])}</span>" if r["artefacts"] else "") + "</p>")
+    if "verdict" in charts:
+        h.append(_chart_html(f"{sid}-chart-verdict", charts["verdict"]))
+    return h
+
+
+def _pairs_and_retrieval_html(pairs: pd.DataFrame, retrieval: pd.DataFrame, signal: pd.DataFrame, sid: str,
+                              charts: dict[str, Any]) -> list[str]:
+    h = [f"<h3 id='{sid}-pairs'>Pair matrix (which language pairs fail)</h3>",
+         _table(pairs, "pairs", ("language_set", "dataset", "model", "pair"), [
+             ("dataset", "dataset", "text"), ("model", "model", "text"), ("pair", "pair", "text"), ("verdict", "verdict", "tier"),
+             ("sa", "SA", "num"), ("chance", "chance", "num"), ("gap", "gap", "num")])]
+    if "pairs" in charts:
+        h.append(_chart_html(f"{sid}-chart-pairs", charts["pairs"]))
+    h.append(f"<h3 id='{sid}-retrieval'>Retrieval (both directions)</h3>")
+    h.append(_table(retrieval, "retrieval", ("language_set", "corpus", "model", "direction", "measure"), [
+        ("corpus", "corpus", "text"), ("model", "model", "text"), ("direction", "direction", "text"), ("measure", "measure", "text"),
+        ("value", "value [interval]", "num"), ("n_queries", "queries", "text")]))
+    h.append(f"<h3 id='{sid}-signal'>Signal vs noise (true vs random pair cosines)</h3>")
+    h.append(_table(signal, "signal", ("language_set", "corpus", "model"), [
+        ("corpus", "corpus", "text"), ("model", "model", "text"), ("true_mean", "mean cos, true pairs", "num"),
+        ("random_mean", "mean cos, random pairs", "num"), ("ks_stat", "KS statistic", "num"), ("ks_p", "KS p-value", "num"),
+        ("cohen_d", "Cohen's d", "num"), ("auc", "AUC P(true > random)", "num")]))
+    if "signal" in charts:
+        h.append(_chart_html(f"{sid}-chart-signal", charts["signal"]))
+    return h
+
+
+def _misses_html(report: Any, counts: pd.DataFrame, examples: pd.DataFrame, sid: str) -> list[str]:
+    h = [f"<h3 id='{sid}-misses'>Miss taxonomy (forward direction)</h3>",
+         "<p class='muted'>Classes, first rule that holds: <b>surface</b> (the predicted target shares a word of 2+ characters "
+         "or a CJK character bigram with the query); <b>near semantic</b> (cosine of predicted and gold target at or above the "
+         f"{report.parameters.get('near_quantile', 0.95):.0%} quantile of random target-pair cosines of the same model: <i>near_threshold</i>); "
+         "<b>topic</b> (same SIB-200 label; not available on corpora without labels); <b>far</b>. Shares are of all queries, "
+         "with Wilson intervals.</p>",
+         _table(counts, "misses", ("language_set", "corpus", "model", "class"), [
+             ("corpus", "corpus", "text"), ("model", "model", "text"), ("class", "class", "text"), ("n", "misses", "text"),
+             ("share", "share of queries", "num"), ("near_threshold", "near_threshold", "num")])]
+    if len(examples):
+        h.append("<details><summary>Five examples per class</summary>")
+        h.append(_table(examples, "", (), [("corpus", "corpus", "text"), ("model", "model", "text"), ("class", "class", "text"),
+                                           ("query", "query", "text"), ("predicted", "predicted", "text"), ("gold", "gold", "text")]))
+        h.append("</details>")
+    return h
+
+
+def _scores_html(knn: pd.DataFrame, csc: pd.DataFrame, sid: str) -> list[str]:
+    return [f"<h3 id='{sid}-knn'>kNN classification (SIB-200 topics)</h3>",
+            _table(knn, "knn", ("language_set", "dataset", "model"), [
+                ("dataset", "dataset", "text"), ("model", "model", "text"), ("k", "k", "text"), ("macro_f1", "macro F1", "num"),
+                ("accuracy", "accuracy", "num"), ("majority_macro_f1", "majority baseline macro F1", "num"),
+                ("random_macro_f1", "random baseline macro F1", "num"), ("n_test", "test items", "text")]),
+            f"<h3 id='{sid}-csc'>CSC overlap (lower = better)</h3>",
+            _table(csc, "csc", ("language_set", "corpus", "model"), [
+                ("corpus", "corpus", "text"), ("model", "model", "text"), ("overlap", "overlap", "num"),
+                ("n_sentences", "sentences", "text")])]
+
+
+def _comparison_html(bands: pd.DataFrame, comparisons: pd.DataFrame, missing: pd.DataFrame, sid: str) -> list[str]:
+    h = [f"<h3 id='{sid}-comparison'>Comparison across models (paired tests, Holm, rank bands)</h3>",
+         _table(bands, "bands", ("language_set", "measurement", "model"), [
+             ("measurement", "measurement", "text"), ("model", "model", "text"), ("band", "rank band", "num"), ("score", "score", "num")]),
+         _table(comparisons, "comparison", ("language_set", "measurement", "model_a", "model_b"), [
+             ("measurement", "measurement", "text"), ("model_a", "model a", "text"), ("model_b", "model b", "text"),
+             ("diff", "a - b", "num"), ("p_value", "p", "num"), ("p_holm", "p (Holm)", "num"), ("significant", "significant", "text")]),
+         f"<h3 id='{sid}-missing'>Missing data</h3>"]
+    if len(missing):
+        h.extend(f"<div class='missing'><b>{_e(r['section'])}</b>: {_e(r['what'])}. Would fill it: {_e(r['would_fill'])}</div>"
+                 for r in missing.to_dict("records"))
+    else:
+        h.append("<p class='muted'>Nothing missing.</p>")
+    return h
+
+
+def _closing_sections_html(report: Any, numbers_file: str) -> list[str]:
+    """Cost, skipped work, provenance and method: once per report, after the language sets."""
+    return ["<h2 id='cost'>Cost (measured on this machine)</h2>",
             _table(report.costs, "cost", ("model",), [("model", "model", "text"), ("display_name", "name", "text"),
                                                       ("dims", "dimensions", "num"), ("encode_seconds", "encode seconds / 1000 texts", "num"),
                                                       ("size_mb", "package size (MB)", "num"), ("measured", "timed at (UTC)", "text")]),
@@ -335,13 +380,6 @@ def report_html(report: Any, *, title: str | None = None, numbers_file: str = "n
             f"<b>Intervals</b>: bootstrap percentile at "
             f"{_e(report.parameters.get('confidence'))} (SA, gap, retrieval, signal, kNN, CSC, differences); Wilson for miss shares. "
             "p-values and counts carry no interval.</p>"]
-    body = "\n".join(parts + tail)
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>{_e(title)}</title><style>{CSS}</style><script>{vega_bundle()}</script></head><body>"
-            f"<h1>{_e(title)}</h1><p class='muted'>Models: {_e(', '.join(report.models))}. Word datasets: {_e(', '.join(report.datasets))}. "
-            "Every number below is plain text: select and copy.</p>"
-            f"<nav class='toc'><b>Contents</b><ul>{''.join(toc)}</ul></nav>{body}<script>{LOADER}</script></body></html>")
 
 
 def save_report(report: Any, path: str | os.PathLike, *, title: str | None = None) -> dict[str, str]:

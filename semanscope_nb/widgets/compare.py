@@ -40,6 +40,7 @@ from semanscope_nb.plots.projection import (
 )
 from semanscope_nb.runs.tasks import prepare, run_task
 from semanscope_nb.widgets.pickers import DatasetChoice, DatasetPicker, ModelPicker, ProjectionPicker, error_html
+from semanscope_nb.widgets.warm_up import import_probed_frame_libraries
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
 MAX_SLOTS = 4
@@ -196,6 +197,7 @@ class ComparePanel(W.VBox):
         offline_only: bool = True,
         auto: bool = False,
     ) -> None:
+        import_probed_frame_libraries()  # before any thread of this panel runs (widgets.warm_up)
         if not 2 <= len(slots) <= MAX_SLOTS:
             raise ValueError(f"ComparePanel takes 2 to {MAX_SLOTS} slots, got {len(slots)}")
         self._offline_only = offline_only

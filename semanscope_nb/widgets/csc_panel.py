@@ -39,6 +39,7 @@ from semanscope_nb.metrics.csc.separation import CSCResult
 from semanscope_nb.models.cache import EmbeddingCache
 from semanscope_nb.runs.tasks import run_task
 from semanscope_nb.widgets.pickers import ModelPicker
+from semanscope_nb.widgets.warm_up import import_probed_frame_libraries
 
 _DESC = {"description_width": "110px"}
 _WIDE = W.Layout(width="420px")
@@ -117,6 +118,7 @@ class CSCPanel(W.VBox):
         self, *, model: str | None = None, corpus: str | None = None,
         cache: EmbeddingCache | str | os.PathLike | None | Literal[False] = None, offline_only: bool = False,
     ) -> None:
+        import_probed_frame_libraries()  # before any thread of this panel runs (widgets.warm_up)
         if not (cache is None or cache is False or isinstance(cache, (EmbeddingCache, str, os.PathLike))):
             raise TypeError(f"cache must be an EmbeddingCache, a folder path (str or Path), None or False, got {type(cache).__name__}")
         self.cache = cache

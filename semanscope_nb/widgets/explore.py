@@ -110,7 +110,7 @@ from semanscope_nb.widgets.pickers import (
     as_thresholds,
 )
 from semanscope_nb.widgets.vega_view import HAVE_ANYWIDGET, VegaView
-from semanscope_nb.widgets.warm_up import warm_up_imports
+from semanscope_nb.widgets.warm_up import import_probed_frame_libraries, warm_up_imports
 
 VEGALITE_MIME = "application/vnd.vegalite.v5+json"
 
@@ -460,6 +460,7 @@ class ExplorePanel(W.VBox):
         templates: maps.SpecTemplates | None = None,
         sa_store: "SAStore | None | bool" = True,
     ) -> None:
+        import_probed_frame_libraries()  # before any thread of this panel runs (widgets.warm_up)
         self.models = ModelPicker(value=model, offline_only=offline_only)
         self.datasets = DatasetPicker(value=dataset, folder=folder, languages=languages)
         if not (cache is None or isinstance(cache, (EmbeddingCache, str, os.PathLike))):

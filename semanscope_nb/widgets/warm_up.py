@@ -10,6 +10,15 @@ module while it is being imported waits for that import and does not repeat it. 
 that is not installed (an optional extra) is skipped silently: the change that needs it
 says so itself.
 
+One hazard is not covered by that lock: a library that *looks up* another in ``sys.modules``
+without importing it sees a module that a second thread is still importing, half built.
+scikit-learn checks its inputs that way for pyarrow and polars (``sys.modules["polars"]``, then
+``polars.DataFrame``), and statsmodels imports polars: importing statsmodels in one thread while
+another fits a TF-IDF gave "partially initialized module 'polars' has no attribute
+'DataFrame'".  So a panel imports those data-frame libraries (:data:`PROBED_FRAME_LIBRARIES`)
+in the thread that builds it, before any of its background threads starts
+(:func:`import_probed_frame_libraries`).
+
 >>> t = warm_up_imports(("json",)); t.join(); "json" in __import__("sys").modules
 True
 """
@@ -17,6 +26,7 @@ True
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
 from collections.abc import Sequence
 
@@ -30,6 +40,28 @@ PANEL_LAZY_MODULES = (
 )
 
 
+#: Data-frame libraries that a dependency looks up in ``sys.modules`` without importing them, and
+#: that a lazily imported dependency imports (statsmodels imports polars; pandas can import pyarrow)
+PROBED_FRAME_LIBRARIES = ("pyarrow", "polars")
+
+
+def import_probed_frame_libraries(modules: Sequence[str] = PROBED_FRAME_LIBRARIES) -> tuple[str, ...]:
+    """Import, now and in this thread, the installed ones of ``modules``; returns those imported.
+
+    >>> import sys
+    >>> all(name in sys.modules for name in import_probed_frame_libraries())
+    True
+    """
+    from importlib.util import find_spec
+
+    done = []
+    for name in modules:
+        if name in sys.modules or find_spec(name) is not None:
+            importlib.import_module(name)
+            done.append(name)
+    return tuple(done)
+
+
 def _import_all(modules: Sequence[str]) -> None:
     for name in modules:
         try:
@@ -39,7 +71,12 @@ def _import_all(modules: Sequence[str]) -> None:
 
 
 def warm_up_imports(modules: Sequence[str] = PANEL_LAZY_MODULES) -> threading.Thread:
-    """Start a daemon thread that imports ``modules`` in order; returns the (started) thread."""
+    """Start a daemon thread that imports ``modules`` in order; returns the (started) thread.
+
+    The libraries other threads may look up half built (:data:`PROBED_FRAME_LIBRARIES`) are
+    imported first, in the calling thread.
+    """
+    import_probed_frame_libraries()
     thread = threading.Thread(target=_import_all, args=(tuple(modules),), name="semanscope-warm-up", daemon=True)
     thread.start()
     return thread

@@ -384,11 +384,72 @@ def concept_separation(
     (6, 6)
     """
     n_boot = resolve(n_boot, "n_boot")
-    from semanscope_nb.models.cache import resolve_cache
-    from semanscope_nb.models.registry import load_model
+    bandwidth = _checked_options(resolution=resolution, bandwidth=bandwidth, confidence=confidence, n_boot=n_boot,
+                                 ci_method=ci_method, tfidf_fit=tfidf_fit)
+    texts, lang, corpus_name, source, sha, notes = _prepare_sentences(sentences, language)
+    notes = shareable_report(notes, source)  # the reader's lines name the file as results may show it
+    rules = rules_for(lang, fuzz_terms=fuzz_terms, negation_terms=negation_terms)
+    lang = rules.code
+    texts = _length_filtered(texts, rules, min_words=min_words, max_words=max_words, notes=notes)
+    perts = perturb_corpus(texts, language=lang, max_per_sentence=max_per_sentence, seed=seed, negation=negation,
+                           rules=rules)
+    n_without_fuzz, n_without_neg = _sentences_without_variants(len(texts), perts, negation=negation, notes=notes)
 
+    encoder, frame, orig_zero, emb_stats = _perturbation_cosines(model, texts, perts, language=lang, tfidf_fit=tfidf_fit,
+                                                                 cache=cache, progress=progress)
+    fz, fz_sent, ng, ng_sent, n_dropped = _defined_similarities(frame, orig_zero, model_id=encoder.model_id, notes=notes)
+    curves = csc_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=kde_method)
+    notes += [f"every {kind} similarity is the same value: its curve is a point mass (no KDE spread)"
+              for kind, route in zip(("fuzz", "negation"), curves.routes) if route == "point-mass"]
+    ci, sep_ci = _overlap_intervals(curves.overlap, fz, fz_sent, ng, ng_sent, n_sentences=len(texts), n_boot=n_boot,
+                                    seed=seed, confidence=confidence, ci_method=ci_method, resolution=resolution,
+                                    bandwidth=bandwidth, kde_method=kde_method, notes=notes)
+    buckets = [] if length_buckets is None else _length_buckets(
+        length_buckets, np.array([len(rules.words(s)) for s in texts]), fz, fz_sent, ng, ng_sent, resolution, bandwidth, kde_method)
+    med_f, med_n = float(np.median(fz)), float(np.median(ng))
+    options = dict(max_per_sentence=max_per_sentence, negation=negation, seed=seed, resolution=resolution, bandwidth=bandwidth,
+                   n_boot=n_boot, confidence=confidence, ci_method=ci_method, min_words=min_words, max_words=max_words,
+                   length_buckets=None if length_buckets is None else list(length_buckets), kde_method=kde_method)
+    provenance = _csc_provenance(encoder, rules, curves, options, corpus=name or corpus_name, source=source, sha=sha,
+                                 tfidf_fit=tfidf_fit, embedding=emb_stats)
+    return CSCResult(
+        model=encoder.model_id, corpus=name or corpus_name, language=lang, negation_mode=negation,
+        overlap=curves.overlap, ci=ci, median_fuzz=med_f, median_negation=med_n, separation=med_f - med_n,
+        separation_ci=sep_ci, n_boot=n_boot, confidence=confidence, seed=seed, curves=curves, sentences=texts,
+        perturbations=frame, n_dropped=n_dropped, n_without_negation=n_without_neg, n_without_fuzz=n_without_fuzz,
+        buckets=buckets, notes=notes, provenance=provenance,
+    )
+
+
+def _csc_provenance(encoder: Any, rules: LanguageRules, curves: Any, options: dict[str, Any], *, corpus: str, source: str,
+                    sha: str, tfidf_fit: str, embedding: dict[str, Any]) -> dict[str, Any]:
+    """What made a CSC result: model and version, corpus and its hash, language rules, every parameter, packages."""
+    params = {**options, "fuzz_terms": list(rules.articles), "negation_terms": list(rules.negations),
+              "kde_routes": list(curves.routes), "tfidf_fit": tfidf_fit if encoder.requires_fit else None}
+    return {
+        "model": encoder.model_id, "model_version": encoder.version, "model_options": encoder.options,
+        "corpus": corpus, "corpus_source": shareable_source(source), "corpus_sha256": sha, "language": rules.code,
+        "language_rules": rules.to_dict(), "parameters": params, "embedding": embedding,
+        "packages": package_info(), "created": utc_now(),
+    }
+
+
+def _sentences_without_variants(n_sentences: int, perts: Sequence[Any], *, negation: str, notes: list[str]
+                                ) -> tuple[int, int]:
+    """(sentences with no fuzz variant, sentences with no negated variant); no negated variant at all is an error."""
+    per_kind = {k: {p.sentence for p in perts if p.kind == k} for k in ("fuzz", "negation")}
+    n_without_neg = n_sentences - len(per_kind["negation"])
+    if n_without_neg:
+        notes.append(f"{n_without_neg} sentence(s) got no negated variant (negation={negation!r})")
+    if not per_kind["negation"]:
+        raise ValueError(f"no sentence could be negated with negation={negation!r} (e.g. no auxiliary in any sentence)")
+    return n_sentences - len(per_kind["fuzz"]), n_without_neg
+
+
+def _checked_options(*, resolution: int, bandwidth: Any, confidence: float, n_boot: Any, ci_method: str,
+                     tfidf_fit: str) -> Any:
+    """The resolved KDE bandwidth, after checking every numeric and named option of :func:`concept_separation`."""
     validate_grid(resolution, bandwidth)
-    bandwidth = resolve_bandwidth(bandwidth)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     if not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
@@ -397,35 +458,35 @@ def concept_separation(
         raise ValueError(f"ci_method must be 'BCa', 'percentile' or 'basic', got {ci_method!r}")
     if tfidf_fit not in ("all", "originals"):
         raise ValueError(f"tfidf_fit must be 'all' or 'originals', got {tfidf_fit!r}")
-    texts, lang, corpus_name, source, sha, notes = _prepare_sentences(sentences, language)
-    notes = shareable_report(notes, source)  # the reader's lines name the file as results may show it
-    rules = rules_for(lang, fuzz_terms=fuzz_terms, negation_terms=negation_terms)
-    lang = rules.code
-    n_before = len(texts)
-    if min_words is not None or max_words is not None:
-        for nm, v in (("min_words", min_words), ("max_words", max_words)):
-            if v is not None and (not isinstance(v, (int, np.integer)) or v < 1):
-                raise ValueError(f"{nm} must be an integer >= 1, got {v!r}")
-        texts = [s for s in texts if (min_words is None or len(rules.words(s)) >= min_words)
-                 and (max_words is None or len(rules.words(s)) <= max_words)]
-        notes.append(f"length filter {min_words}..{max_words} words kept {len(texts)} of {n_before} sentences")
-        if not texts:
-            raise ValueError(f"the length filter min_words={min_words}, max_words={max_words} left no sentence of {n_before}")
+    return resolve_bandwidth(bandwidth)
 
-    perts = perturb_corpus(texts, language=lang, max_per_sentence=max_per_sentence, seed=seed, negation=negation,
-                           rules=rules)
-    per_kind = {k: {p.sentence for p in perts if p.kind == k} for k in ("fuzz", "negation")}
-    n_without_neg = len(texts) - len(per_kind["negation"])
-    n_without_fuzz = len(texts) - len(per_kind["fuzz"])
-    if n_without_neg:
-        notes.append(f"{n_without_neg} sentence(s) got no negated variant (negation={negation!r})")
-    if not any(p.kind == "negation" for p in perts):
-        raise ValueError(f"no sentence could be negated with negation={negation!r} (e.g. no auxiliary in any sentence)")
+
+def _length_filtered(texts: list[str], rules: LanguageRules, *, min_words: int | None, max_words: int | None,
+                     notes: list[str]) -> list[str]:
+    """The sentences of ``min_words``..``max_words`` words (the paper's filtered sets); a note says how many were kept."""
+    if min_words is None and max_words is None:
+        return texts
+    for nm, v in (("min_words", min_words), ("max_words", max_words)):
+        if v is not None and (not isinstance(v, (int, np.integer)) or v < 1):
+            raise ValueError(f"{nm} must be an integer >= 1, got {v!r}")
+    kept = [s for s in texts if (min_words is None or len(rules.words(s)) >= min_words)
+            and (max_words is None or len(rules.words(s)) <= max_words)]
+    notes.append(f"length filter {min_words}..{max_words} words kept {len(kept)} of {len(texts)} sentences")
+    if not kept:
+        raise ValueError(f"the length filter min_words={min_words}, max_words={max_words} left no sentence of {len(texts)}")
+    return kept
+
+
+def _perturbation_cosines(model: Any, texts: list[str], perts: Sequence[Any], *, language: str, tfidf_fit: str,
+                          cache: Any, progress: bool | None) -> tuple[Any, pd.DataFrame, np.ndarray, dict[str, Any]]:
+    """(encoder, one row per variant with its cosine to its original, which originals embed to zero, embedding stats)."""
+    from semanscope_nb.models.cache import resolve_cache
+    from semanscope_nb.models.registry import load_model
 
     encoder = load_model(model)
     all_texts = list(dict.fromkeys(texts + [p.text for p in perts]))
     encoder = encoder.prepare(all_texts if tfidf_fit == "all" else texts)
-    enc_lang = lang if encoder.language_dependent else None
+    enc_lang = language if encoder.language_dependent else None
     store = resolve_cache(cache)
     if store is None:
         before = encoder.calls
@@ -444,7 +505,14 @@ def concept_separation(
         "term": [p.term for p in perts], "text": [p.text for p in perts], "similarity": sims,
         "status": np.where(zero, "zero-vector", "ok"),
     })
+    return encoder, frame, orig_zero, emb_stats
+
+
+def _defined_similarities(frame: pd.DataFrame, orig_zero: np.ndarray, *, model_id: str, notes: list[str]
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, int]]:
+    """(fuzz cosines, their sentences, negation cosines, their sentences, dropped counts): zero vectors left out."""
     kinds = frame.kind.to_numpy()
+    zero = frame.status.to_numpy() == "zero-vector"
     n_dropped = {
         "original_zero_vectors": int(orig_zero.sum()),
         "fuzz": int((zero & (kinds == "fuzz")).sum()),
@@ -455,59 +523,36 @@ def concept_separation(
             f"dropped undefined cosines (zero vectors): {n_dropped['fuzz']} fuzz and {n_dropped['negation']} negation "
             f"variants; {n_dropped['original_zero_vectors']} original sentence(s) embed to zero"
         )
-    ok = ~zero
-    fz_mask, ng_mask = ok & (kinds == "fuzz"), ok & (kinds == "negation")
-    fz, ng = sims[fz_mask], sims[ng_mask]
-    sent = frame.sentence.to_numpy()
-    if fz.size == 0 or ng.size == 0:
+    sims, sent = frame.similarity.to_numpy(), frame.sentence.to_numpy()
+    fz_mask, ng_mask = ~zero & (kinds == "fuzz"), ~zero & (kinds == "negation")
+    if not fz_mask.any() or not ng_mask.any():
         raise EmbeddingError(
-            f"{encoder.model_id}: no defined similarity left for the {'fuzz' if fz.size == 0 else 'negation'} curve "
+            f"{model_id}: no defined similarity left for the {'fuzz' if not fz_mask.any() else 'negation'} curve "
             f"({n_dropped} zero vectors dropped)"
         )
-    curves = csc_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=kde_method)
-    for kind, route in zip(("fuzz", "negation"), curves.routes):
-        if route == "point-mass":
-            notes.append(f"every {kind} similarity is the same value: its curve is a point mass (no KDE spread)")
-    if n_boot > 0 and len(texts) >= 2:
-        ci, sep_ci, boot_notes = _bootstrap(fz, sent[fz_mask], ng, sent[ng_mask], len(texts), n_boot=n_boot, seed=seed,
-                                            confidence=confidence, method=ci_method, resolution=resolution,
-                                            bandwidth=bandwidth, kde_method=kde_method)
-        notes.extend(boot_notes)
-        if not ci[0] <= curves.overlap <= ci[1]:
-            notes.append(
-                f"the overlap {curves.overlap:.4f} lies outside its {ci_method} interval [{ci[0]:.4f}, {ci[1]:.4f}]: resampled "
-                "curves are noisier, so their overlap is biased (typically low) and almost every resample fell on one side; "
-                "read the interval as indicative (more sentences shrink the bias)"
-            )
-    else:
-        ci = sep_ci = (math.nan, math.nan)
+    return sims[fz_mask], sent[fz_mask], sims[ng_mask], sent[ng_mask], n_dropped
+
+
+def _overlap_intervals(overlap: float, fz: np.ndarray, fz_sent: np.ndarray, ng: np.ndarray, ng_sent: np.ndarray, *,
+                       n_sentences: int, n_boot: int, seed: int, confidence: float, ci_method: str, resolution: int,
+                       bandwidth: Any, kde_method: KDEMethod, notes: list[str]
+                       ) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Bootstrap intervals of the overlap and the separation over original sentences (NaN without resamples)."""
+    if n_boot == 0 or n_sentences < 2:
         if n_boot > 0:
             notes.append("one sentence: no bootstrap interval")
-    buckets = []
-    if length_buckets is not None:
-        nw = np.array([len(rules.words(s)) for s in texts])
-        buckets = _length_buckets(length_buckets, nw, fz, sent[fz_mask], ng, sent[ng_mask], resolution, bandwidth, kde_method)
-    med_f, med_n = float(np.median(fz)), float(np.median(ng))
-    params = {
-        "max_per_sentence": max_per_sentence, "negation": negation, "seed": seed, "resolution": resolution,
-        "bandwidth": bandwidth, "n_boot": n_boot, "confidence": confidence, "ci_method": ci_method, "min_words": min_words, "max_words": max_words,
-        "length_buckets": None if length_buckets is None else list(length_buckets), "kde_method": kde_method,
-        "fuzz_terms": list(rules.articles), "negation_terms": list(rules.negations),
-        "kde_routes": list(curves.routes), "tfidf_fit": tfidf_fit if encoder.requires_fit else None,
-    }
-    provenance = {
-        "model": encoder.model_id, "model_version": encoder.version, "model_options": encoder.options,
-        "corpus": name or corpus_name, "corpus_source": shareable_source(source), "corpus_sha256": sha, "language": lang,
-        "language_rules": rules.to_dict(), "parameters": params, "embedding": emb_stats,
-        "packages": package_info(), "created": utc_now(),
-    }
-    return CSCResult(
-        model=encoder.model_id, corpus=name or corpus_name, language=lang, negation_mode=negation,
-        overlap=curves.overlap, ci=ci, median_fuzz=med_f, median_negation=med_n, separation=med_f - med_n,
-        separation_ci=sep_ci, n_boot=n_boot, confidence=confidence, seed=seed, curves=curves, sentences=texts,
-        perturbations=frame, n_dropped=n_dropped, n_without_negation=n_without_neg, n_without_fuzz=n_without_fuzz,
-        buckets=buckets, notes=notes, provenance=provenance,
-    )
+        return (math.nan, math.nan), (math.nan, math.nan)
+    ci, sep_ci, boot_notes = _bootstrap(fz, fz_sent, ng, ng_sent, n_sentences, n_boot=n_boot, seed=seed,
+                                        confidence=confidence, method=ci_method, resolution=resolution,
+                                        bandwidth=bandwidth, kde_method=kde_method)
+    notes.extend(boot_notes)
+    if not ci[0] <= overlap <= ci[1]:
+        notes.append(
+            f"the overlap {overlap:.4f} lies outside its {ci_method} interval [{ci[0]:.4f}, {ci[1]:.4f}]: resampled "
+            "curves are noisier, so their overlap is biased (typically low) and almost every resample fell on one side; "
+            "read the interval as indicative (more sentences shrink the bias)"
+        )
+    return ci, sep_ci
 
 
 # --------------------------------------------------------------------------- many models x corpora
