@@ -436,6 +436,7 @@ class TfidfEncoder(Encoder):
         self.token_pattern = token_pattern
         self.model_id = model_id or ("tfidf-char" if analyzer.startswith("char") else "tfidf-word")
         self.corpus_hash: str | None = None
+        self._corpus_texts: list[str] = []
         self._idf = None
         if corpus is not None:
             self._fit_inplace(corpus)
@@ -467,20 +468,35 @@ class TfidfEncoder(Encoder):
         )
 
     def _fit_inplace(self, corpus: Sequence[str]) -> None:
+        """Take ``corpus`` as the IDF corpus: its hash now (the cache key needs it), the IDF fit when first encoding.
+
+        Lazy: embeddings all found in the cache need no fit, so a panel's switch to TF-IDF data cached on disk
+        neither imports scikit-learn nor fits (3.4 s on the first switch after a restart, under load).
+        """
         texts = sorted(set(corpus))
         if not texts:
             raise ValueError("TF-IDF needs a non-empty corpus to fit its IDF weights")
         self.corpus_hash = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+        self._corpus_texts = texts
+        self._idf = None
+
+    def _fitted_idf(self) -> Any:
+        """The IDF model of the corpus, fitted on first use (shared across encoders of the same corpus)."""
+        if self._idf is not None:
+            return self._idf
+        if self.corpus_hash is None:
+            raise ModelLoadError(f"{self.model_id} must be fitted first: encoder.fit(corpus)")
         key = (self.analyzer, self.ngram_range, self.n_features, self.token_pattern, self.corpus_hash)
         with _TFIDF_LOCK:
             fitted = _TFIDF_FITS.get(key)
         if fitted is None:  # a benchmark prepares the same corpus in planning, embedding and the job: fit it once
-            fitted = self._fit_idf(texts)
+            fitted = self._fit_idf(self._corpus_texts)
             with _TFIDF_LOCK:
                 _TFIDF_FITS[key] = fitted
                 while len(_TFIDF_FITS) > _TFIDF_FITS_KEPT:
                     _TFIDF_FITS.pop(next(iter(_TFIDF_FITS)))
         self._idf = fitted
+        return fitted
 
     def _fit_idf(self, texts: list[str]) -> Any:
         from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
@@ -498,21 +514,20 @@ class TfidfEncoder(Encoder):
 
     @property
     def prepared(self) -> bool:
-        return self._idf is not None
+        return self.corpus_hash is not None
 
     def prepare(self, corpus: Sequence[str]) -> "TfidfEncoder":
         """Itself when fitted already, else a copy whose IDF weights are fitted on ``corpus``."""
         return self if self.prepared else self.fit(corpus)
 
     def _load(self) -> Any:
-        if self._idf is None:
-            raise ModelLoadError(f"{self.model_id} must be fitted first: encoder.fit(corpus)")
-        return self._idf
+        return self._fitted_idf()
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        idf = self._fitted_idf()
         if self.n_features is None:
-            return self._idf.transform(texts).toarray()
-        return self._idf.transform(self._vectorizer().transform(texts)).toarray()
+            return idf.transform(texts).toarray()
+        return idf.transform(self._vectorizer().transform(texts)).toarray()
 
 
 class RandomEncoder(Encoder):

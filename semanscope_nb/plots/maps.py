@@ -37,11 +37,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection, Literal, Mapping, Sequence
 
@@ -387,8 +388,10 @@ def map_view(
         layers.append(alt.Chart(parts.data).mark_text(dx=6, align="left", fontSize=9, clip=clip)
                       .encode(x=X, y=Y, text="word:N", color=alt.Color("language:N", scale=parts.colour, legend=None),
                               opacity=alt.condition(pick, alt.value(0.9), alt.value(0.1))))
-    label_mark = {"align": "left", "baseline": "bottom", "dx": 6, "dy": -4, "fontSize": 11, "fontWeight": "bold",
-                  "color": th["text"], "clip": clip}
+    label_mark = {"align": "left", "baseline": "bottom", "dx": LABEL_DX, "dy": LABEL_DY, "fontSize": LABEL_FONT_SIZE,
+                  "fontWeight": "bold", "color": th["text"], "clip": clip}
+    if "label_dx" in parts.frame and (x, y) == ("x", "y"):  # each label at its own offset: a concept's labels apart
+        label_mark.update(dx=alt.ExprRef(expr="datum.label_dx"), dy=alt.ExprRef(expr="datum.label_dy"))
     if "labels" in features:  # a clicked concept, labelled in every language
         layers.append(alt.Chart(parts.data).transform_filter({"param": pick.name, "empty": False})
                       .mark_text(**label_mark).encode(x=X, y=Y, text="word:N", tooltip=parts.tooltip))
@@ -518,20 +521,135 @@ def alignment_map(
     return chart
 
 
+#: a clicked or selected concept's word labels: font size (px, bold) and their offset from the point
+LABEL_FONT_SIZE = 11
+LABEL_DX, LABEL_DY = 6, -4
+
+
+def label_width(text: str, font_size: float = LABEL_FONT_SIZE) -> float:
+    """The estimated width (px) of a bold label: 1 em a CJK (East Asian wide) glyph, 0.7 em any other.
+
+    0.7 em: a bold sans face's average letter (DejaVu Sans Bold, what exports draw, runs 0.34-0.92 em).
+
+    >>> label_width("frost"), label_width("霜")
+    (38.5, 11.0)
+    """
+    import unicodedata
+
+    return round(sum(1.0 if unicodedata.east_asian_width(c) in ("W", "F") else 0.7 for c in str(text)) * font_size, 4)
+
+
+def _pixels(frame: pd.DataFrame, *, width: int, height: int, domains: Mapping[str, Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
+    """The points' pixel positions in the plot (y down), at the map's own scale domains."""
+    (x0, x1), (y0, y1) = domains["x"], domains["y"]
+    px = (frame["x"].to_numpy(float) - x0) / ((x1 - x0) or 1.0) * width
+    py = (1.0 - (frame["y"].to_numpy(float) - y0) / ((y1 - y0) or 1.0)) * height
+    return px, py
+
+
+def label_boxes(frame: pd.DataFrame, *, width: int, height: int, domains: Mapping[str, Sequence[float]],
+                font_size: float = LABEL_FONT_SIZE) -> np.ndarray:
+    """(left, top, right, bottom) in plot pixels of each row's word label, drawn at its ``label_dx``/``label_dy``.
+
+    The label is left-aligned with its baseline at the offset point (as the map draws
+    it); rows without offsets take the default (:data:`LABEL_DX`, :data:`LABEL_DY`).
+
+    >>> f = pd.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0], "word": ["frost", "霜"]})
+    >>> label_boxes(f, width=100, height=100, domains={"x": (0, 1), "y": (0, 1)}).round(1).tolist()
+    [[6.0, 85.0, 44.5, 96.0], [106.0, -15.0, 117.0, -4.0]]
+    """
+    px, py = _pixels(frame, width=width, height=height, domains=domains)
+    dx = frame["label_dx"].to_numpy(float) if "label_dx" in frame else np.full(len(frame), float(LABEL_DX))
+    dy = frame["label_dy"].to_numpy(float) if "label_dy" in frame else np.full(len(frame), float(LABEL_DY))
+    w = np.array([label_width(t, font_size) for t in frame["word"].astype(str)], dtype=float)
+    return np.column_stack([px + dx, py + dy - font_size, px + dx + w, py + dy])
+
+
+def with_label_offsets(frame: pd.DataFrame, *, width: int, height: int, domains: Mapping[str, Sequence[float]],
+                       labelled: Sequence[str] | None = None, font_size: float = LABEL_FONT_SIZE) -> pd.DataFrame:
+    """``frame`` with ``label_dx``/``label_dy`` (px): where each word label goes so that no two labels shown together overlap.
+
+    The words of one concept (霜 / frost / Frost) often sit at nearly the same
+    point, and their labels were drawn on top of each other.  Labels are shown a
+    concept at a time on a click (``labelled=None``: each concept's labels are
+    placed apart from each other), or all of the ``labelled`` concepts at once in a
+    figure (their labels are placed apart jointly).  Placement is greedy, top to
+    bottom: each label takes the first free spot of its default place (right of and
+    above its point), then one line up, one line down, two up, ..., then the same on
+    the left of its point.  Computed from the projected coordinates at the map's
+    unzoomed scale (its ``width``, ``height`` and scale ``domains``).
+
+    >>> f = pd.DataFrame({"x": [0.5, 0.5, 0.51], "y": [0.5, 0.5, 0.5], "word": ["frost", "霜", "Frost"],
+    ...                   "concept": ["frost / 霜"] * 3})
+    >>> out = with_label_offsets(f, width=200, height=200, domains={"x": (0, 1), "y": (0, 1)})
+    >>> out[["label_dx", "label_dy"]].to_numpy().tolist()
+    [[6.0, -4.0], [6.0, -17.0], [6.0, 9.0]]
+    """
+    out = frame.copy()
+    dx = np.full(len(out), float(LABEL_DX))
+    dy = np.full(len(out), float(LABEL_DY))
+    if len(out):
+        px_a, py_a = _pixels(out, width=width, height=height, domains=domains)
+        px, py = px_a.tolist(), py_a.tolist()  # plain floats: the loop below runs once a label
+        words = out["word"].astype(str).tolist()
+        concepts = out["concept"].tolist()
+        if labelled is None:
+            groups: dict[Any, list[int]] = {}
+            for i, c in enumerate(concepts):
+                if c is not None and c == c:  # no concept (NaN/None): never labelled on a click
+                    groups.setdefault(c, []).append(i)
+            batches = [g for g in groups.values() if len(g) > 1]
+        else:
+            keep = set(labelled)
+            batches = [[i for i, c in enumerate(concepts) if c in keep]]
+        line = font_size + 2.0
+        base_dx, base_dy = float(LABEL_DX), float(LABEL_DY)
+        for rows in batches:
+            placed: list[tuple[float, float, float, float]] = []
+            steps = [0] + [s for k in range(1, len(rows) + 2) for s in (-k, k)]
+            for i in sorted(rows, key=lambda k: (py[k], px[k], words[k])):
+                x, y = px[i], py[i]
+                if not (math.isfinite(x) and math.isfinite(y)):
+                    continue  # not drawn: keeps the default place, takes no room
+                w = label_width(words[i], font_size)
+                found = None
+                for inside in (True, False):  # a spot inside the plot first, then any free one
+                    for cand_dx in (base_dx, -base_dx - w):
+                        left, right = x + cand_dx, x + cand_dx + w
+                        if inside and (left < 0 or right > width):
+                            continue
+                        for k in steps:
+                            bottom = y + base_dy + k * line
+                            top = bottom - font_size
+                            if inside and (top < 0 or bottom > height):
+                                continue
+                            if not any(left < b[2] and b[0] < right and top < b[3] and b[1] < bottom for b in placed):
+                                found = (cand_dx, bottom - y, (left, top, right, bottom))
+                                break
+                        if found is not None:
+                            break
+                    if found is not None:
+                        break
+                if found is not None:
+                    dx[i], dy[i] = found[0], found[1]
+                    placed.append(found[2])
+    out["label_dx"], out["label_dy"] = dx, dy
+    return out
+
+
 def _auto_corner(f: pd.DataFrame, legend_text: str, *, width: int, height: int, point_size: int, labels: bool,
                  labelled: Sequence[str], domains: Mapping[str, Sequence[float]]) -> str | None:
     """The corner for an "auto" legend: the emptiest one if nothing lies under it, else None (the header)."""
-    (x0, x1), (y0, y1) = domains["x"], domains["y"]
-    px = (f["x"].to_numpy(float) - x0) / (x1 - x0) * width
-    py = (1.0 - (f["y"].to_numpy(float) - y0) / (y1 - y0)) * height
+    px, py = _pixels(f, width=width, height=height, domains=domains)
     r = np.sqrt(point_size) / 2 + 1
     boxes = [np.column_stack([px - r, py - r, px + r, py + r])]
     words = f["word"].astype(str).to_numpy()
-    for mask, size in ((np.ones(len(f), bool) if labels else np.zeros(len(f), bool), 9),
-                       (f["concept"].isin(list(labelled)).to_numpy(), 11)):
-        if mask.any():  # a label runs right of its point: dx 6, about 0.6 em a character
-            wlen = np.array([len(w) for w in words[mask]], dtype=float)
-            boxes.append(np.column_stack([px[mask] + 6, py[mask] - 4 - size, px[mask] + 6 + 0.62 * size * wlen, py[mask]]))
+    if labels:  # every word labelled (9 px, right of its point)
+        wlen = np.array([label_width(w, 9) for w in words], dtype=float)
+        boxes.append(np.column_stack([px + 6, py - 9, px + 6 + wlen, py + 3]))
+    mask = f["concept"].isin(list(labelled)).to_numpy()
+    if mask.any():  # the selected concepts' labels, where the map draws them (see with_label_offsets)
+        boxes.append(label_boxes(f[mask], width=width, height=height, domains=domains))
     corner, count = emptiest_corner(legend_text, np.vstack(boxes), width=width, height=height)
     return corner if count == 0 else None
 
@@ -595,11 +713,17 @@ def _build_map(
     features = nav_features(navigate)
     check_legend_position(legend_position)
     theme_colours(theme)
-    parts = MapParts(projection, result, dataset, shape_by=shape_by, language_domain=language_domain, named=named, table=table)
     side = "brush" in features or bool(worst_concepts)
     if worst_concepts and result is None:
         raise ValueError("worst_concepts= needs the SA result (its per-concept inter distances)")
     width = width if width is not None else (440 if side else 520)
+    table = table or map_table(projection, result, dataset, shape_by=shape_by, language_domain=language_domain)
+    static = [] if "labels" in features else list(selected_concepts or ())
+    if ("labels" in features or static) and "label_dx" not in table.frame:  # labels placed apart (with_label_offsets)
+        table = replace(table, frame=with_label_offsets(table.frame, width=width, height=height,
+                                                        domains=domains or _padded_domains(table.frame),
+                                                        labelled=None if "labels" in features else static))
+    parts = MapParts(projection, result, dataset, shape_by=shape_by, language_domain=language_domain, named=named, table=table)
     names = PARAM_NAMES if named else {}
     pick = concept_pick(parts.frame, selected_concepts, name=names.get("pick"))
     search_param = (alt.param(value=str(search), bind=alt.binding(input="search", placeholder="word or concept", name="search "),
@@ -613,7 +737,6 @@ def _build_map(
              if "brush" in features else None)
     legend_text = sa_legend_text(result, verdict=verdict) if result is not None else None
     detail = verdict_sentence(result) if verdict else None
-    static = [] if "labels" in features else list(selected_concepts or ())
     position, own = _legend_place(parts.frame, legend_text, legend_position, width=width, height=height,
                                   point_size=point_size, labels=labels, labelled=static)
     domains = domains or own
@@ -789,6 +912,10 @@ def alignment_map_spec(
     detail = verdict_sentence(result) if o["verdict"] else None
     selected = list(dict.fromkeys(o["selected_concepts"] or ()))
     static = [] if "labels" in features else selected
+    if "labels" in features or static:  # labels placed apart (with_label_offsets), at the map's own scale
+        table = replace(table, frame=with_label_offsets(table.frame, width=width, height=o["height"],
+                                                        domains=_padded_domains(table.frame),
+                                                        labelled=None if "labels" in features else static))
     position, domains = _legend_place(table.frame, legend_text, o["legend_position"], width=width, height=o["height"],
                                       point_size=o["point_size"], labels=o["labels"], labelled=static)
     if o["legend_position"] == "auto":  # the corner was chosen from these very domains: part of the structure
