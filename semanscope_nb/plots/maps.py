@@ -344,31 +344,10 @@ def map_view(
     """
     alt = import_altair()
     th = theme_colours(theme)
-    axis = alt.Axis(labels=False, ticks=False, grid=False)
-
-    def scale(field: str) -> Any:
-        if domains is not None and field in domains:
-            return alt.Scale(domain=[float(v) for v in domains[field]], zero=False, nice=False)
-        return alt.Scale(zero=False)
-
-    X = alt.X(f"{x}:Q", title=f"{parts.axis_name} {_AXIS_INDEX[x] + 1}", axis=axis, scale=scale(x))
-    Y = alt.Y(f"{y}:Q", title=f"{parts.axis_name} {_AXIS_INDEX[y] + 1}", axis=axis, scale=scale(y))
-    legend = alt.Legend(orient=legend_orient) if legend_orient else alt.Undefined
+    X, Y = _map_axes(alt, parts, x, y, domains)
     match = _search_test(search_name, search_fields) if search_name else None
-    enc: dict[str, Any] = {
-        "x": X, "y": Y,
-        "color": alt.Color("language:N", title="language", scale=parts.colour, legend=legend),
-        "tooltip": parts.tooltip,
-        "opacity": alt.condition(pick, alt.value(0.9), alt.value(0.12)),
-    }
-    if match:  # a match stays opaque even while another concept is selected
-        enc["opacity"] = {"condition": [{"test": match, "value": 0.95}, {"param": pick.name, "value": 0.9}], "value": 0.12}
-    if parts.shape is not None:
-        enc["shape"] = parts.shape_encoding(legend)
-    if match:  # matched words: three times the area and an outline
-        enc["size"] = alt.condition(match, alt.value(point_size * 3), alt.value(point_size))
-        enc["stroke"] = alt.value(th["outline"])
-        enc["strokeWidth"] = alt.condition(match, alt.value(1.5), alt.value(0))
+    enc = _point_encoding(alt, parts, X, Y, pick=pick, match=match, point_size=point_size, outline=th["outline"],
+                          legend=alt.Legend(orient=legend_orient) if legend_orient else alt.Undefined)
     clip = "zoom" in features  # zoomed-in points stay inside the plot area
     points = alt.Chart(parts.data).mark_point(filled=True, size=point_size, clip=clip).encode(**enc).add_params(pick)
     if "zoom" in features:  # wheel zooms, a plain drag pans, double-click resets
@@ -388,9 +367,58 @@ def map_view(
         layers.append(alt.Chart(parts.data).mark_text(dx=6, align="left", fontSize=9, clip=clip)
                       .encode(x=X, y=Y, text="word:N", color=alt.Color("language:N", scale=parts.colour, legend=None),
                               opacity=alt.condition(pick, alt.value(0.9), alt.value(0.1))))
+    layers += _word_label_layers(alt, parts, X, Y, pick=pick, features=features, match=match, clip=clip,
+                                 static_labels=static_labels, static_search=static_search, search_fields=search_fields,
+                                 text_colour=th["text"], own_offsets=(x, y) == ("x", "y"))
+    if legend_text and legend_position in CORNER_POSITIONS:
+        detail_row = {"legend": legend_text, **({"verdict": legend_detail} if legend_detail else {})}
+        layers += legend_layers(legend_text, width=width, height=height, position=legend_position, theme=theme,
+                                detail=legend_detail,
+                                data=parts.data_for("legend", pd.DataFrame([detail_row])) if parts.named else None)
+    return alt.layer(*layers).properties(width=width, height=height)
+
+
+def _map_axes(alt: Any, parts: MapParts, x: str, y: str, domains: Mapping[str, Sequence[float]] | None) -> tuple[Any, Any]:
+    """The x and y channels: no ticks or labels (projection axes have no units), fixed domains when given."""
+    axis = alt.Axis(labels=False, ticks=False, grid=False)
+
+    def scale(field: str) -> Any:
+        if domains is not None and field in domains:
+            return alt.Scale(domain=[float(v) for v in domains[field]], zero=False, nice=False)
+        return alt.Scale(zero=False)
+
+    return (alt.X(f"{x}:Q", title=f"{parts.axis_name} {_AXIS_INDEX[x] + 1}", axis=axis, scale=scale(x)),
+            alt.Y(f"{y}:Q", title=f"{parts.axis_name} {_AXIS_INDEX[y] + 1}", axis=axis, scale=scale(y)))
+
+
+def _point_encoding(alt: Any, parts: MapParts, X: Any, Y: Any, *, pick: Any, match: str | None, point_size: int,
+                    outline: str, legend: Any) -> dict[str, Any]:
+    """The points' channels: language colour, shape by group, faded unless picked, search matches enlarged."""
+    enc: dict[str, Any] = {
+        "x": X, "y": Y,
+        "color": alt.Color("language:N", title="language", scale=parts.colour, legend=legend),
+        "tooltip": parts.tooltip,
+        "opacity": alt.condition(pick, alt.value(0.9), alt.value(0.12)),
+    }
+    if match:  # a match stays opaque even while another concept is selected
+        enc["opacity"] = {"condition": [{"test": match, "value": 0.95}, {"param": pick.name, "value": 0.9}], "value": 0.12}
+    if parts.shape is not None:
+        enc["shape"] = parts.shape_encoding(legend)
+    if match:  # matched words: three times the area and an outline
+        enc["size"] = alt.condition(match, alt.value(point_size * 3), alt.value(point_size))
+        enc["stroke"] = alt.value(outline)
+        enc["strokeWidth"] = alt.condition(match, alt.value(1.5), alt.value(0))
+    return enc
+
+
+def _word_label_layers(alt: Any, parts: MapParts, X: Any, Y: Any, *, pick: Any, features: frozenset[str], match: str | None,
+                       clip: bool, static_labels: Sequence[str] | None, static_search: str, search_fields: Sequence[str],
+                       text_colour: str, own_offsets: bool) -> list[Any]:
+    """Labels of the clicked (or, in a figure, the selected) concept in every language, and of the first search matches."""
+    layers: list[Any] = []
     label_mark = {"align": "left", "baseline": "bottom", "dx": LABEL_DX, "dy": LABEL_DY, "fontSize": LABEL_FONT_SIZE,
-                  "fontWeight": "bold", "color": th["text"], "clip": clip}
-    if "label_dx" in parts.frame and (x, y) == ("x", "y"):  # each label at its own offset: a concept's labels apart
+                  "fontWeight": "bold", "color": text_colour, "clip": clip}
+    if "label_dx" in parts.frame and own_offsets:  # each label at its own offset: a concept's labels apart
         label_mark.update(dx=alt.ExprRef(expr="datum.label_dx"), dy=alt.ExprRef(expr="datum.label_dy"))
     if "labels" in features:  # a clicked concept, labelled in every language
         layers.append(alt.Chart(parts.data).transform_filter({"param": pick.name, "empty": False})
@@ -408,12 +436,7 @@ def map_view(
             .transform_filter(f"datum.match_rank <= {SEARCH_LABELS}")
             .mark_text(**label_mark).encode(x=X, y=Y, text="word:N", tooltip=parts.tooltip)
         )
-    if legend_text and legend_position in CORNER_POSITIONS:
-        detail_row = {"legend": legend_text, **({"verdict": legend_detail} if legend_detail else {})}
-        layers += legend_layers(legend_text, width=width, height=height, position=legend_position, theme=theme,
-                                detail=legend_detail,
-                                data=parts.data_for("legend", pd.DataFrame([detail_row])) if parts.named else None)
-    return alt.layer(*layers).properties(width=width, height=height)
+    return layers
 
 
 def _brush_list(parts: MapParts, brush: Any, *, width: int, height: int, theme: str, match: str | None = None) -> "alt.Chart":
