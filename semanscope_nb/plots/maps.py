@@ -743,21 +743,12 @@ def _build_map(
     table = table or map_table(projection, result, dataset, shape_by=shape_by, language_domain=language_domain)
     static = [] if "labels" in features else list(selected_concepts or ())
     if ("labels" in features or static) and "label_dx" not in table.frame:  # labels placed apart (with_label_offsets)
-        table = replace(table, frame=with_label_offsets(table.frame, width=width, height=height,
-                                                        domains=domains or _padded_domains(table.frame),
-                                                        labelled=None if "labels" in features else static))
+        table = replace(table, frame=with_label_offsets(table.frame, width=width, height=height, domains=domains or
+                                                        _padded_domains(table.frame), labelled=None if "labels" in features else static))
     parts = MapParts(projection, result, dataset, shape_by=shape_by, language_domain=language_domain, named=named, table=table)
     names = PARAM_NAMES if named else {}
     pick = concept_pick(parts.frame, selected_concepts, name=names.get("pick"))
-    search_param = (alt.param(value=str(search), bind=alt.binding(input="search", placeholder="word or concept", name="search "),
-                              **({"name": names["search"]} if named else {}))
-                    if "search" in features else None)
-    brush_value = ({"x": [float(v) for v in brush["x"]], "y": [float(v) for v in brush["y"]]}
-                   if brush and "x" in brush and "y" in brush else None)
-    brush = (alt.selection_interval(encodings=["x", "y"], on=_SHIFT_DRAG, translate=_SHIFT_DRAG, zoom=False, empty=False,
-                                    clear="dblclick", **({"name": names["brush"]} if named else {}),
-                                    **({"value": brush_value} if brush_value else {}))
-             if "brush" in features else None)
+    search_param, brush = _map_params(alt, features, search=search, brush=brush, names=names)
     legend_text = sa_legend_text(result, verdict=verdict) if result is not None else None
     detail = verdict_sentence(result) if verdict else None
     position, own = _legend_place(parts.frame, legend_text, legend_position, width=width, height=height,
@@ -772,30 +763,57 @@ def _build_map(
         static_search="" if "search" in features else search,
     )
     if legend_text and position == "header":
-        row = pd.DataFrame([{"legend": legend_text, **({"verdict": detail} if detail else {})}])
-        header = legend_header(legend_text, width=width, theme=theme, detail=detail,
-                               data=parts.data_for("legend", row) if named else None)
-        view = alt.vconcat(header, view, spacing=4)
-    heading = title if title is not None else _default_title(result)
+        view = alt.vconcat(_header(parts, legend_text, detail, width=width, theme=theme, named=named), view, spacing=4)
     if side:
-        panels = []
-        if brush is not None:
-            panels.append(_brush_list(parts, brush, width=list_width, height=height if not worst_concepts else height // 2,
-                                      theme=theme, match=_search_test(search_param.name, search_fields)
-                                      if search_param is not None else None))
-        if worst_concepts:
-            panels.append(worst_concepts_chart(result, n=int(worst_concepts), selection=pick,  # type: ignore[arg-type]
-                                               width=list_width - 80,
-                                               title=alt.TitleParams("worst-aligned concepts (click one)", fontSize=11,
-                                                                     anchor="start"),
-                                               data=(parts.data_for("worst", result.concepts_frame().head(int(worst_concepts)))
-                                                     if named else None)))
-        panel = panels[0] if len(panels) == 1 else alt.vconcat(*panels)
-        view = alt.hconcat(view, panel)
-    chart = title_with_legend(view, heading, legend_text=legend_text, legend_position=position)
+        view = alt.hconcat(view, _side_panel(alt, parts, result, pick, brush, search_param, search_fields=search_fields,
+                                             worst_concepts=worst_concepts, list_width=list_width, height=height,
+                                             theme=theme, named=named))
+    chart = title_with_legend(view, title if title is not None else _default_title(result), legend_text=legend_text,
+                              legend_position=position)
     if search_param is not None:
         chart = chart.add_params(search_param)
     return chart, parts
+
+
+def _header(parts: MapParts, legend_text: str, detail: str | None, *, width: int, theme: str, named: bool) -> Any:
+    """The SA legend as a header panel above the map (its row named ``legend`` in a panel's map)."""
+    row = pd.DataFrame([{"legend": legend_text, **({"verdict": detail} if detail else {})}])
+    return legend_header(legend_text, width=width, theme=theme, detail=detail,
+                         data=parts.data_for("legend", row) if named else None)
+
+
+def _map_params(alt: Any, features: frozenset[str], *, search: str, brush: Mapping[str, Sequence[float]] | None,
+                names: Mapping[str, str]) -> tuple[Any, Any]:
+    """(the search box parameter, the shift-drag brush starting at ``brush``), each None unless its feature is on."""
+    search_param = (alt.param(value=str(search), bind=alt.binding(input="search", placeholder="word or concept", name="search "),
+                              **({"name": names["search"]} if names else {}))
+                    if "search" in features else None)
+    brush_value = ({"x": [float(v) for v in brush["x"]], "y": [float(v) for v in brush["y"]]}
+                   if brush and "x" in brush and "y" in brush else None)
+    brush_param = (alt.selection_interval(encodings=["x", "y"], on=_SHIFT_DRAG, translate=_SHIFT_DRAG, zoom=False, empty=False,
+                                          clear="dblclick", **({"name": names["brush"]} if names else {}),
+                                          **({"value": brush_value} if brush_value else {}))
+                   if "brush" in features else None)
+    return search_param, brush_param
+
+
+def _side_panel(alt: Any, parts: MapParts, result: SAResult | None, pick: Any, brush: Any, search_param: Any, *,
+                search_fields: Sequence[str], worst_concepts: int | None, list_width: int, height: int, theme: str,
+                named: bool) -> Any:
+    """Beside the map: the brushed words (and search matches) and / or the clickable worst-aligned concepts."""
+    panels = []
+    if brush is not None:
+        panels.append(_brush_list(parts, brush, width=list_width, height=height if not worst_concepts else height // 2,
+                                  theme=theme, match=_search_test(search_param.name, search_fields)
+                                  if search_param is not None else None))
+    if worst_concepts:
+        panels.append(worst_concepts_chart(result, n=int(worst_concepts), selection=pick,  # type: ignore[arg-type]
+                                           width=list_width - 80,
+                                           title=alt.TitleParams("worst-aligned concepts (click one)", fontSize=11,
+                                                                 anchor="start"),
+                                           data=(parts.data_for("worst", result.concepts_frame().head(int(worst_concepts)))
+                                                 if named else None)))
+    return panels[0] if len(panels) == 1 else alt.vconcat(*panels)
 
 
 # --------------------------------------------------------------------------- the fast path: a map spec from a template
