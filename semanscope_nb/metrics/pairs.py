@@ -145,7 +145,6 @@ def _pair_rows(aw: AlignedWords, excluded: dict[tuple[int, int], np.ndarray], *,
     A pair's artefact concepts weigh 0 in those same counts
     (:class:`~semanscope_nb.metrics.spreads.RowSubset` on the pair's languages), as in the verdict.
     """
-    nan = math.nan
     R, L = aw.n_rows, len(aw.languages)
     spreads = Spreads(aw)
     NullParts(aw, spreads)  # the spreads keep the occurrence products of each batch (the chance level's)
@@ -154,29 +153,10 @@ def _pair_rows(aw: AlignedWords, excluded: dict[tuple[int, int], np.ndarray], *,
     rows: list[dict[str, Any]] = []
     live: list[tuple[dict[str, Any], tuple[int, int], np.ndarray, RowSubset | None]] = []
     for i, j in itertools.combinations(range(L), 2):
-        a, b = aw.languages[i], aw.languages[j]
-        aw2 = subset_languages(aw, (a, b))
-        out = excluded[i, j]
-        row: dict[str, Any] = {"language_a": a, "language_b": b, "n_concepts": R, "n_excluded": int(out.sum()), "note": ""}
+        row, entry = _pair_setup(aw, spreads, excluded[i, j], i, j)
         rows.append(row)
-        s2 = Spreads(aw2, stack_limit=0)  # the pair's per-row inter sums (a point: no rows kept)
-        p2 = s2.spreads(ones, scaled=True)
-        collapsed = collapsed_note(p2["intra_cos"][0], p2["inter_cos"][0])
-        undefined = collapsed
-        left = R - int(out.sum())
-        if not undefined and left < MIN_BOOT_CONCEPTS:
-            undefined = (f"only {left} of {R} concepts are left without the artefacts of this pair (identical strings or "
-                         f"degenerate vectors); at least {MIN_BOOT_CONCEPTS} are needed, so the pair has no verdict")
-        if not undefined and out.any():
-            s1 = Spreads(subset_rows(aw2, ~out), stack_limit=0).spreads(np.ones((1, left)), scaled=True)
-            undefined = collapsed_note(s1["intra_cos"][0], s1["inter_cos"][0])
-        row["_undefined"] = undefined
-        if collapsed:  # no SA at all
-            continue
-        # tuples, cosine and Euclidean inter sums per row, the last in units of the shared spreads' scale (exact)
-        row_stack = np.stack([s2.tuples, s2.row_cos, np.ldexp(s2.row_euc_scaled, s2.exponent - spreads.exponent)], axis=1)
-        sub = RowSubset(spreads, ~out, languages=(i, j), row_stack=row_stack) if out.any() and not undefined else None
-        live.append((row, (i, j), row_stack, sub))
+        if entry is not None:
+            live.append(entry)
 
     def statistics(counts: np.ndarray) -> list[tuple[dict, dict | None]]:
         spreads.spreads(counts, scaled=True)  # every language's products, once for all pairs
@@ -219,15 +199,47 @@ def _pair_rows(aw: AlignedWords, excluded: dict[tuple[int, int], np.ndarray], *,
         perm = permutation_test(judged, n_perm=n_perm, seed=seed)
         row.update(sa_judged=v.sa.value, sa_null=v.sa_null.value, delta=v.delta.value, delta_low=v.delta.ci[0],
                    delta_high=v.delta.ci[1], delta_sem=v.delta.sem, corrected=v.corrected.value, p_value=perm.p_value)
-    for row in rows:
-        undefined = row.pop("_undefined")
-        row.setdefault("sa", nan)
-        for k in ("ci_low", "ci_high", "sem"):
-            row.setdefault(k, nan)
-        if undefined:
-            row.update(sa_judged=nan, sa_null=nan, delta=nan, delta_low=nan, delta_high=nan, delta_sem=nan, corrected=nan,
-                       p_value=nan, note=undefined)
-    return rows
+    return [_with_nan_where_undefined(row) for row in rows]
+
+
+def _with_nan_where_undefined(row: dict[str, Any]) -> dict[str, Any]:
+    """A pair without SA gets NaN numbers; one without a verdict NaN verdict numbers and the reason as its note."""
+    nan = math.nan
+    undefined = row.pop("_undefined")
+    row.setdefault("sa", nan)
+    for k in ("ci_low", "ci_high", "sem"):
+        row.setdefault(k, nan)
+    if undefined:
+        row.update(sa_judged=nan, sa_null=nan, delta=nan, delta_low=nan, delta_high=nan, delta_sem=nan, corrected=nan,
+                   p_value=nan, note=undefined)
+    return row
+
+
+def _pair_setup(aw: AlignedWords, spreads: Spreads, out: np.ndarray, i: int, j: int
+                ) -> tuple[dict[str, Any], tuple[dict[str, Any], tuple[int, int], np.ndarray, RowSubset | None] | None]:
+    """(the pair's row, with why it has no verdict if so; what the shared pass needs of it, None when it has no SA)."""
+    R = aw.n_rows
+    a, b = aw.languages[i], aw.languages[j]
+    aw2 = subset_languages(aw, (a, b))
+    row: dict[str, Any] = {"language_a": a, "language_b": b, "n_concepts": R, "n_excluded": int(out.sum()), "note": ""}
+    s2 = Spreads(aw2, stack_limit=0)  # the pair's per-row inter sums (a point: no rows kept)
+    p2 = s2.spreads(np.ones((1, R)), scaled=True)
+    collapsed = collapsed_note(p2["intra_cos"][0], p2["inter_cos"][0])
+    undefined = collapsed
+    left = R - int(out.sum())
+    if not undefined and left < MIN_BOOT_CONCEPTS:
+        undefined = (f"only {left} of {R} concepts are left without the artefacts of this pair (identical strings or "
+                     f"degenerate vectors); at least {MIN_BOOT_CONCEPTS} are needed, so the pair has no verdict")
+    if not undefined and out.any():
+        s1 = Spreads(subset_rows(aw2, ~out), stack_limit=0).spreads(np.ones((1, left)), scaled=True)
+        undefined = collapsed_note(s1["intra_cos"][0], s1["inter_cos"][0])
+    row["_undefined"] = undefined
+    if collapsed:  # no SA at all
+        return row, None
+    # tuples, cosine and Euclidean inter sums per row, the last in units of the shared spreads' scale (exact)
+    row_stack = np.stack([s2.tuples, s2.row_cos, np.ldexp(s2.row_euc_scaled, s2.exponent - spreads.exponent)], axis=1)
+    sub = RowSubset(spreads, ~out, languages=(i, j), row_stack=row_stack) if out.any() and not undefined else None
+    return row, (row, (i, j), row_stack, sub)
 
 
 @on_small_space_blas  # a small space's products run on SMALL_SPACE_BLAS_THREADS (metrics.spreads)
