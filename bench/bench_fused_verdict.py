@@ -1,6 +1,6 @@
 """What the verdict costs beside a plain SA bootstrap, and what the degenerate-vector check costs beside point SA.
 
-Run:  .venv/bin/python bench/bench_fused_verdict.py [--quick] [--tree PATH --name NAME] [--coverage]
+Run:  .venv/bin/python bench/bench_fused_verdict.py [--quick] [--tree PATH --name NAME] [--coverage] [--only SECTIONS]
 
 ``--tree``: import ``semanscope_nb`` from another checkout (e.g. the main branch, for the
 "before" rows); each run writes ``bench/results/<name>.json`` of ratios measured within
@@ -11,6 +11,8 @@ that run only (CPU time, minimum of interleaved repeats, BLAS threads stated).
    level, artefact-free verdict, surface-form null) and ``affinity_of_words`` with and
    without the surface baseline, against a plain SA + 1000-resample bootstrap (the spreads
    of 1000 multinomial resamples, cosine and Euclidean SA, percentile intervals).
+   The pair matrix (``pair_affinity``, every language pair with its own artefact-free gap and
+   permutation test) against one verdict pass (``affinity_of_words`` without the surface null).
 2. SA + 1000 bootstrap with every verdict statistic (``semantic_affinity``: SA, chance
    level, gap, corrected score, artefact check, Euclidean chance level, language-centred
    SA) at 349 concepts x 2 languages x 512 dims, default BLAS threads, against the product
@@ -20,7 +22,11 @@ that run only (CPU time, minimum of interleaved repeats, BLAS threads stated).
 3. The degenerate-vector check (``degenerate_vector_groups``, what ``find_artefacts``
    runs) at 200,000 concepts x 3 languages x 384 dims, float32, against the point-SA core
    (``Spreads``, the point spreads and the closed-form chance level).
-4. ``--coverage``: the 95% interval of the artefact-free SA and gap when the left-out
+4. The Euclidean chance level by permutation (``euclidean_chance_by_permutation`` at its
+   defaults, and ``semantic_affinity(n_boot=0)`` end to end) at 20,000 concepts x 3
+   languages x 384 dims, float32 off the unit sphere, against the same point-SA core
+   (section ``euclidean``; one BLAS thread).
+5. ``--coverage``: the 95% interval of the artefact-free SA and gap when the left-out
    concepts weigh 0 in the full set's counts (the rule of ``RowSubset``) against fresh
    multinomial draws over the kept concepts, on random aligned data with a known
    population value.
@@ -44,6 +50,9 @@ def _args(argv):
     ap.add_argument("--name", default=None, help="results name (default fused-verdict[-quick])")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--coverage", action="store_true", help="also run the coverage simulation of the subset rule")
+    ap.add_argument("--only", default=None,
+                    help="comma-separated sections to run: verdict, reduced, floor, degenerate, euclidean (default: all five; "
+                         "euclidean is 20,000 concepts with or without --quick)")
     return ap.parse_args(argv)
 
 
@@ -96,6 +105,8 @@ def verdict_rows(n_boot: int, repeat: int) -> list[dict]:
             return f()
         return run
 
+    from semanscope_nb.metrics.pairs import pair_affinity
+
     with threadpool_limits(1):
         best = interleaved_min({
             "plain": lambda: plain_sa_bootstrap(aw, n_boot),
@@ -103,10 +114,12 @@ def verdict_rows(n_boot: int, repeat: int) -> list[dict]:
             "dataset_affinity_known": lambda: snb.dataset_affinity(ds, "use-multilingual", n_boot=n_boot, seed=0, progress=False),
             "stats": lambda: affinity_of_words(aw, n_boot=n_boot, seed=0, unknown_words=uw),
             "stats_surface": fresh(lambda: affinity_of_words(aw, n_boot=n_boot, seed=0, unknown_words=uw, surface=surface)),
+            "pairs": lambda: pair_affinity(aw, n_boot=n_boot, n_perm=n_boot, seed=0),
         }, repeat=repeat, clock="cpu")
     r = snb.dataset_affinity(ds, "use-multilingual", n_boot=n_boot, seed=0, progress=False)
     base = f"plain SA + {n_boot}-resample bootstrap (spreads of the resamples, percentile intervals)"
     shape = f"USE, conceptual-space {aw.n_rows} x {len(aw.languages)}, {n_boot} resamples"
+    n_pairs = len(aw.languages) * (len(aw.languages) - 1) // 2
     note = f"tier {r.tier}; {sum(r.excluded_concepts.values())} concepts left out of the verdict"
     return [
         row(f"`dataset_affinity` (defaults, warm cache: chance level, artefact-free verdict, surface null), {shape}",
@@ -119,6 +132,10 @@ def verdict_rows(n_boot: int, repeat: int) -> list[dict]:
             baseline_name=base, threads=1, repeats=repeat, clock="cpu"),
         row(f"`affinity_of_words` with every verdict statistic and the surface null (tfidf-char), {shape}",
             best["stats_surface"], best["plain"], baseline_name=base, threads=1, repeats=repeat, clock="cpu"),
+        row(f"pair matrix (`pair_affinity`: {n_pairs} language pairs, each with SA, chance level, gap on its artefact-free "
+            f"concepts and a permutation test of {n_boot} re-pairings), {shape}", best["pairs"], best["stats"],
+            baseline_name="one verdict pass (`affinity_of_words` with every verdict statistic but the surface null)",
+            threads=1, repeats=repeat, clock="cpu"),
     ]
 
 
@@ -181,11 +198,56 @@ def degenerate_rows(n: int, repeat: int) -> list[dict]:
         s.spreads(ones, scaled=True)
         NullParts(aw, s).inter(ones)
 
+    import inspect
+
+    fns = {"core": core, "check": lambda: degenerate_vector_groups(aw)}
+    if "norms" in inspect.signature(degenerate_vector_groups).parameters:  # the tree takes the verdict's Spreads norms
+        with threadpool_limits(1):
+            norms = Spreads(aw).norms
+        fns["with_norms"] = lambda: degenerate_vector_groups(aw, norms=norms)
     with threadpool_limits(1):
-        best = interleaved_min({"core": core, "check": lambda: degenerate_vector_groups(aw)}, repeat=repeat, clock="cpu")
-    return [row(f"degenerate-vector check (`degenerate_vector_groups`), {n:,} x {L} x {d} float32", best["check"], best["core"],
-                baseline_name="point-SA core (Spreads, point spreads, chance level)", threads=1, repeats=repeat, clock="cpu",
-                target="<= 0.15")]
+        best = interleaved_min(fns, repeat=repeat, clock="cpu")
+    base = "point-SA core (Spreads, point spreads, chance level)"
+    out = [row(f"degenerate-vector check (`degenerate_vector_groups`), {n:,} x {L} x {d} float32", best["check"], best["core"],
+               baseline_name=base, threads=1, repeats=repeat, clock="cpu", target="<= 0.15")]
+    if "with_norms" in best:
+        out.append(row(f"degenerate-vector check given the norms of the `Spreads` the verdict builds anyway (as "
+                       f"`semantic_affinity` runs it), {n:,} x {L} x {d} float32", best["with_norms"], best["core"],
+                       baseline_name=base, threads=1, repeats=repeat, clock="cpu", target="<= 0.15"))
+    return out
+
+
+def euclidean_chance_rows(n: int, repeat: int) -> list[dict]:
+    from semanscope_nb.metrics.chance import euclidean_chance_by_permutation
+
+    L, d = 3, 384
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((n, d), dtype=np.float32)
+    E = [(base + rng.standard_normal((n, d), dtype=np.float32)) * (1 + rng.random((n, 1), dtype=np.float32))
+         for _ in range(L)]  # norms between about 28 and 56: off the unit sphere, so the chance level is permuted
+    eye = sp.identity(n, format="csr")
+    aw = AlignedWords(tuple(f"l{k}" for k in range(L)), tuple(E), (eye,) * L, tuple(map(str, range(n))))
+    emb = {f"l{k}": v for k, v in enumerate(E)}
+
+    def core():
+        s = Spreads(aw)
+        ones = np.ones((1, n))
+        s.spreads(ones, scaled=True)
+        NullParts(aw, s).inter(ones)
+
+    with threadpool_limits(1):
+        best = interleaved_min({"core": core, "chance": lambda: euclidean_chance_by_permutation(aw, seed=0),
+                                "sa": lambda: snb.semantic_affinity(emb, n_boot=0)}, repeat=repeat, clock="cpu")
+    value = euclidean_chance_by_permutation(aw, seed=0)[0]
+    base_name = "point-SA core (Spreads, point spreads, chance level)"
+    shape = f"{n:,} x {L} x {d} float32 off the unit sphere"
+    return [
+        row(f"Euclidean chance level by permutation (`euclidean_chance_by_permutation`, defaults), {shape}",
+            best["chance"], best["core"], baseline_name=base_name, threads=1, repeats=repeat, clock="cpu",
+            note=f"chance SA {value:.6f}"),
+        row(f"`semantic_affinity(n_boot=0)` end to end (with the Euclidean chance level), {shape}",
+            best["sa"], best["core"], baseline_name=base_name, threads=1, repeats=repeat, clock="cpu"),
+    ]
 
 
 def coverage_rows(n_data: int = 200, R: int = 120, n_boot: int = 300) -> list[dict]:
@@ -239,10 +301,12 @@ def main() -> int:
     load = os.getloadavg()
     print(f"tree {ARGS.tree}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     t = time.perf_counter()
-    rows = verdict_rows(n_boot, ARGS.repeat)
-    rows += reduced_rows(n_boot, max(ARGS.repeat, 5))
-    rows += floor_rows(ARGS.repeat)
-    rows += degenerate_rows(20_000 if ARGS.quick else 200_000, ARGS.repeat)
+    only = set(ARGS.only.split(",")) if ARGS.only else {"verdict", "reduced", "floor", "degenerate", "euclidean"}
+    rows = verdict_rows(n_boot, ARGS.repeat) if "verdict" in only else []
+    rows += reduced_rows(n_boot, max(ARGS.repeat, 5)) if "reduced" in only else []
+    rows += floor_rows(ARGS.repeat) if "floor" in only else []
+    rows += degenerate_rows(20_000 if ARGS.quick else 200_000, ARGS.repeat) if "degenerate" in only else []
+    rows += euclidean_chance_rows(20_000, ARGS.repeat) if "euclidean" in only else []
     if ARGS.coverage:
         rows += coverage_rows(n_data=60 if ARGS.quick else 200)
     load = os.getloadavg()

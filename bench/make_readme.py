@@ -26,7 +26,7 @@ RESULTS = HERE / "results"
 BEGIN, END = "<!-- measured-claims:begin (bench/make_readme.py writes this block) -->", "<!-- measured-claims:end -->"
 #: the bench scripts that write results, run by --run (each with --quick when asked)
 SCRIPTS = ["bench_import.py", "bench_tokens.py", "bench_verdicts.py", "bench_fused_verdict.py", "bench_retrieval.py",
-           "bench_benchmark.py", "bench_verdict_calibration.py", "bench_warm_up.py"]
+           "bench_benchmark.py", "bench_verdict_calibration.py", "bench_warm_up.py", "bench_tfidf_cache_hit.py"]
 
 
 def _fmt(x: float, unit: str) -> str:

@@ -69,8 +69,10 @@ def test_scores_match_loops_and_the_paired_bootstrap():
     base = expected_hits(BQ @ BC.T / np.linalg.norm(BQ, axis=1)[:, None] / np.linalg.norm(BC, axis=1), G, ks=(1, 3))
     rng2 = np.random.default_rng(9)
     diffs = []
-    for _ in range(40):  # the same resamples of queries, one at a time
-        w = rng2.multinomial(nq, np.full(nq, 1 / nq))
+    for _ in range(40):  # the same resamples of queries, one at a time (nq uniform query indices, counted)
+        w = [0] * nq
+        for i in rng2.integers(0, nq, size=nq).tolist():
+            w[i] += 1
         diffs.append(sum(w[q] * (hits[q, 0] - base[q, 0]) for q in range(nq)) / nq)
     np.testing.assert_allclose(list(r.difference_interval[1]), np.percentile(diffs, [2.5, 97.5]), rtol=1e-10, atol=1e-12,
                                err_msg="paired percentile interval of the difference")

@@ -170,7 +170,7 @@ def test_permutation_test_is_seeded():
 # --------------------------------------------------------------------------- null-aware bootstrap
 
 
-def test_resample_counts_are_multinomial_and_seeded():
+def test_resample_counts_are_seeded_multinomial_vectors():
     a = np.concatenate(list(resample_counts(50, 300, seed=4, batch=64)))
     b = np.concatenate(list(resample_counts(50, 300, seed=4, batch=300)))
     assert a.shape == (300, 50) and (a.sum(axis=1) == 50).all()
@@ -178,6 +178,22 @@ def test_resample_counts_are_multinomial_and_seeded():
     assert np.array_equal(np.concatenate(list(resample_counts(50, 300, seed=4, batch=64))), a)  # same seed, same resamples
     assert not np.array_equal(np.concatenate(list(resample_counts(50, 300, seed=5, batch=64))), a)
     assert abs(a.mean() - 1.0) < 0.02 and abs(a.var() - (1 - 1 / 50)) < 0.1
+
+
+def test_resample_counts_are_uniform_row_draws_counted_whatever_the_batch():
+    """The draw rule, replicated with plain loops: resample b is the next R draws of integers(0, R), counted per row."""
+    R, B = 37, 23  # odd sizes: a batch boundary never falls on a 64-bit word of the generator
+    g = np.random.default_rng(11)
+    want = []
+    for _ in range(B):
+        c = [0.0] * R
+        for i in g.integers(0, R, size=R).tolist():
+            c[i] += 1.0
+        want.append(c)
+    for batch in (1, 2, 5, 22, 23, 100):
+        got = np.concatenate(list(resample_counts(R, B, seed=11, batch=batch)))
+        assert got.dtype == np.float64 and got.shape == (B, R)
+        assert np.array_equal(got, np.array(want)), f"batch {batch}: not the loop's resamples"
 
 
 def test_null_aware_statistics_match_plain_loops():
@@ -386,3 +402,53 @@ def test_language_centring_removes_a_constant_offset():
     cen = snb.metrics.affinity.affinity_of_words(centred, n_boot=0).cosine.sa
     assert cen > raw + 0.1
 
+
+
+def test_tier_flip_rate_counts_tiers_resample_by_resample():
+    """The vectorised flip rate equals asking TierThresholds.classify of every resample's SA (and a subclass is asked)."""
+    rng = np.random.default_rng(8)
+    R = 40
+    eye = sp.identity(R, format="csr")
+    en = rng.normal(size=(R, 6))
+    aw = AlignedWords(("en", "de"), (en, en + 0.9 * rng.normal(size=(R, 6))), (eye, eye), tuple(map(str, range(R))))
+    th = snb.metrics.TierThresholds(great=0.815, good=0.55)  # the point SA is about 0.814: resamples fall on both sides
+    dist: dict = {}
+    got = null_aware_bootstrap(aw, n_boot=300, seed=3, thresholds=th, distributions=dist)
+    base = th.classify(got.sa.value)
+    want = sum(th.classify(float(v)) != base for v in dist["sa"]) / len(dist["sa"])
+    assert 0.0 < want < 1.0, "the data must straddle a threshold for the check to bite"
+    assert got.tier_flip_rate == pytest.approx(want, abs=0), "one share of resamples, counted two ways"
+
+    class Never(snb.metrics.TierThresholds):
+        def classify(self, sa: float) -> str:
+            return "same"
+
+    assert null_aware_bootstrap(aw, n_boot=300, seed=3, thresholds=Never(great=0.815, good=0.55)).tier_flip_rate == 0.0
+
+
+def test_language_centred_is_the_scaled_route_bit_for_bit():
+    """In the normal range the mean is removed directly; it gives the bits of the exact power-of-two route."""
+    g = np.random.default_rng(0)
+    eye = sp.identity(60, format="csr")
+    for scale in (1.0, 1e-30, 1e30, 3e-7, 1e300):
+        x = [g.normal(size=(60, 7)) * scale, g.random((60, 7)) * scale]
+        aw = AlignedWords(("a", "b"), tuple(x), (eye, eye), tuple(map(str, range(60))))
+        for v, got in zip(x, language_centred(aw).vectors):
+            e = int(np.frexp(np.abs(v).max())[1])
+            xs = np.ldexp(v, -e)
+            want = np.ldexp(xs - xs.mean(axis=0), e)
+            assert np.isfinite(got).all() and np.array_equal(got, want), f"scale {scale}"
+
+
+def test_percentile_and_scipy_routes_draw_the_same_resamples():
+    """resample_counts' rule is scipy.stats.bootstrap's (integers(0, R) per resample from the same generator):
+    method='percentile' (counts) and method='basic' (scipy's index arrays) bootstrap the very same resamples."""
+    g = np.random.default_rng(0)
+    e = g.normal(size=(57, 8))
+    E = {"en": e, "de": e + g.normal(size=e.shape)}
+    pct = snb.semantic_affinity(E, n_boot=300, seed=4, method="percentile", batch=64)
+    basic = snb.semantic_affinity(E, n_boot=300, seed=4, method="basic", batch=77)
+    for key in ("cosine", "euclidean"):
+        a, b = getattr(pct, key), getattr(basic, key)
+        np.testing.assert_allclose([a.sem, a.boot_mean], [b.sem, b.boot_mean], rtol=1e-12,
+                                   err_msg=f"{key}: one draw rule, so one bootstrap distribution")

@@ -97,3 +97,77 @@ def test_setup_notebook_uses_jupyterlabs_builtin_renderer():
             k: v for k, v in a_spec.items() if k != "$schema"}
     finally:
         alt.renderers.enable(before)
+
+
+# ---------------------------------------------------------------- one sans-serif face per script (issue 24)
+
+_HAN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")  # kana, ideographs, hangul: the test's own CJK test
+
+
+def _pdf_font_names(pdf: bytes) -> set[str]:
+    """The ``/BaseFont`` names of a PDF: a small reader of its own, also inside Flate-compressed (object) streams."""
+    import zlib
+
+    chunks = [pdf]
+    for m in re.finditer(rb"stream\r?\n(.*?)\r?\nendstream", pdf, flags=re.S):
+        try:
+            chunks.append(zlib.decompress(m.group(1)))
+        except zlib.error:
+            pass  # an image or a stream of another filter
+    return {n.decode("latin-1").split("+", 1)[-1] for c in chunks for n in re.findall(rb"/BaseFont\s*/([^\s/<>\[\]()]+)", c)}
+
+
+def _svg_texts(svg: str) -> list[tuple[str, str]]:
+    """(font-family, text) of every ``<text>`` element of an SVG."""
+    import html
+
+    out = []
+    for attrs, body in re.findall(r"<text\b([^>]*)>(.*?)</text>", svg, flags=re.S):
+        family = re.search(r'font-family="([^"]*)"', attrs)
+        out.append((family.group(1) if family else "", html.unescape(re.sub(r"<[^>]+>", "", body))))
+    return out
+
+
+@pytest.fixture(scope="module")
+def en_zh_map():
+    ds = snb.load_dataset("conceptual-space", languages=["en", "zh"]).subset(range(25))
+    emb = snb.embed(ds, "random-null", cache=False)
+    r = snb.run_task("sa", emb, n_boot=50)
+    p = snb.run_task("projection", emb, method="pca", projection_cache=False)
+    concepts = list(dict.fromkeys(maps.map_frame(p, result=r, dataset=ds)["concept"]))[:3]
+    # a title mixing both scripts, and three concepts labelled in English and Chinese
+    return maps.alignment_map(p, r, dataset=ds, selected_concepts=concepts, title=f"map of {concepts[0]}")
+
+
+@pytest.mark.slow  # renders the map twice and subsets a CJK face (~3 s)
+def test_svg_draws_latin_in_the_latin_sans_face_and_only_cjk_runs_in_the_cjk_face(en_zh_map):
+    latin = export._latin_face_files()
+    if latin is None or export.cjk_family() is None:
+        pytest.skip("needs an installed Latin sans face (DejaVu Sans or Liberation Sans) and a CJK face")
+    texts = _svg_texts(export.chart_bytes(en_zh_map, "svg").decode())
+    cjk = [(f, t) for f, t in texts if _HAN.search(t)]
+    latin_texts = [(f, t) for f, t in texts if re.search(r"[A-Za-z]", t)]
+    assert len(cjk) >= 3 and len(latin_texts) >= 5, texts
+    for family, text in latin_texts:  # every Latin run: the Latin sans face first, no CJK character in it
+        assert family.split(",")[0].strip() == latin[0], (family, text)
+        assert not _HAN.search(text), f"a Latin text element holds a CJK run: {text!r}"
+    for family, text in cjk:  # every CJK run: its own element, in the CJK sans face, with no Latin letter
+        assert family.split(",")[0].strip() == export.cjk_family(), (family, text)
+        assert "Serif" not in family and not re.search(r"[A-Za-z]", text), (family, text)
+    # the mixed title was cut into runs: its Latin part and its Chinese part are separate elements
+    assert any(t.startswith("map of") for _, t in latin_texts)
+    # embedding the CJK face renames only the CJK runs' family
+    embedded = _svg_texts(export.chart_bytes(en_zh_map, "svg", svg_fonts="embed").decode())
+    assert {f.split(",")[0] for f, t in embedded if _HAN.search(t)} == {"snb-cjk"}
+    assert all(f.split(",")[0] == latin[0] for f, t in embedded if re.search(r"[A-Za-z]", t))
+
+
+@pytest.mark.slow  # renders a PDF
+def test_pdf_embeds_sans_faces_only_with_a_cjk_face(en_zh_map, tmp_path):
+    if export._latin_face_files() is None or export.cjk_family() is None:
+        pytest.skip("needs an installed Latin sans face and a CJK face")
+    names = _pdf_font_names(snb.save_chart(en_zh_map, tmp_path / "map.pdf").read_bytes())
+    assert names, "no font found in the PDF"
+    assert not [n for n in names if "Serif" in n], f"a serif face is embedded: {sorted(names)}"
+    assert any("CJK" in n and "Sans" in n for n in names), sorted(names)
+    assert any(n.replace(" ", "").startswith(export._latin_face_files()[0].replace(" ", "")) for n in names), sorted(names)

@@ -289,3 +289,99 @@ def test_holding_the_centred_words_changes_no_bit_of_the_euclidean_chance_level(
     monkeypatch.setattr(spreads_module, "CENTRED_HOLD_BYTES", 0)
     again = euclidean_chance_by_permutation(aw, n_perm=9, seed=3)
     np.testing.assert_array_equal(held, again, err_msg="held centred words vs per-block centring")
+
+
+def test_pair_matrix_equals_separate_pair_computations_replicate_for_replicate():
+    """pair_affinity's one pass (every language's sums once, a pair's artefacts as zero weights) against, per pair,
+    a Spreads of the pair alone on the same counts and a second one on its artefact-free concepts."""
+    from semanscope_nb.metrics.artefacts import identical_string_rows, subset_languages
+    from semanscope_nb.metrics.pairs import pair_affinity
+
+    aw, _ = _aw_with_alternatives(5)
+    words = [list(w) for w in aw.words]
+    for i, w in enumerate(words[1]):  # German strings equal to the English ones in some concepts: that pair's artefacts
+        if w.startswith("d") and w[1:].isdigit() and int(w[1:]) % 5 == 0:
+            words[1][i] = "e" + w[1:]
+    aw = AlignedWords(aw.languages, aw.vectors, aw.incidence, aw.labels, words=tuple(map(tuple, words)))
+    n_boot, seed = 80, 3
+    dists: dict = {}
+    table = pair_affinity(aw, n_boot=n_boot, n_perm=60, seed=seed, distributions=dists).table.set_index(["language_a", "language_b"])
+    counts = np.vstack(list(resample_counts(aw.n_rows, n_boot, seed=seed)))  # the pass's resamples (any batch: the same)
+    judged_pairs = 0
+    for a, b in [("en", "de"), ("en", "fr"), ("de", "fr")]:
+        aw2 = subset_languages(aw, (a, b))
+        keep = ~identical_string_rows(aw2)
+        s2 = Spreads(aw2)
+        alone = null_aware_statistics(s2, NullParts(aw2, s2), counts)
+        for k in KEYS:
+            np.testing.assert_allclose(dists[f"{a}-{b}"][k], alone[k], rtol=RTOL, err_msg=f"{a}-{b} {k}: all concepts")
+        point = null_aware_statistics(s2, NullParts(aw2, s2), np.ones((1, aw.n_rows)))
+        np.testing.assert_allclose(table.loc[(a, b), "sa"], point["sa"][0], rtol=RTOL, err_msg=f"{a}-{b}: point SA")
+        assert table.loc[(a, b), "n_excluded"] == int((~keep).sum())
+        if keep.all():
+            assert f"{a}-{b}.judged" not in dists
+            np.testing.assert_allclose(table.loc[(a, b), "delta"], point["delta"][0], rtol=RTOL, err_msg=f"{a}-{b}: gap")
+            continue
+        judged_pairs += 1
+        sub = _separate(aw2, keep, counts)
+        for k in KEYS:
+            np.testing.assert_allclose(dists[f"{a}-{b}.judged"][k], sub[k], rtol=RTOL, err_msg=f"{a}-{b} {k}: artefact-free")
+        sub_point = _separate(aw2, keep, np.ones((1, aw.n_rows)))
+        for col, k in (("sa_judged", "sa"), ("sa_null", "sa_null"), ("delta", "delta"), ("corrected", "corrected")):
+            np.testing.assert_allclose(table.loc[(a, b), col], sub_point[k][0], rtol=RTOL, err_msg=f"{a}-{b}: {col}")
+    assert judged_pairs == 1, "the en-de pair must have artefacts for the zero-weight route to be checked"
+
+
+def test_small_space_blas_pins_threads_only_for_small_spaces_and_restores_them():
+    """The verdict of a small space runs on SMALL_SPACE_BLAS_THREADS BLAS threads; a large one keeps the default."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from semanscope_nb.metrics.spreads import SMALL_SPACE_BLAS_THREADS, SMALL_SPACE_NUMBERS, small_space_blas
+
+    def blas() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    small, _ = _aw_with_alternatives(0)
+    rows = SMALL_SPACE_NUMBERS // 2 + 1  # 2 languages x 2 dims: just over the limit, no memory (broadcast views)
+    eye = sp.identity(rows, format="csr")
+    big = AlignedWords(("en", "de"), (np.broadcast_to(np.zeros(2), (rows, 2)),) * 2, (eye, eye), ("x",) * rows)
+    with threadpool_limits(2, user_api="blas"):  # a known starting count (a test that needs one)
+        before = blas()
+        assert before and all(n == 2 for n in before), "no BLAS library to limit"
+        with small_space_blas(small):
+            assert all(n == SMALL_SPACE_BLAS_THREADS for n in blas()), "a small space: pinned"
+        assert blas() == before, "restored on exit"
+        with small_space_blas(big):
+            assert blas() == before, "a large space: the default stays"
+
+
+def test_small_space_blas_block_of_another_thread_does_not_restore_the_limit_early():
+    """The main thread pins; a worker thread's block enters and leaves meanwhile (JupyterLab subshells): the pin holds
+    until the main thread's block ends, and then the count found before it is back (one lock, one count of blocks)."""
+    import threading
+
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from semanscope_nb.metrics.spreads import SMALL_SPACE_BLAS_THREADS, small_space_blas
+
+    def blas() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    small, _ = _aw_with_alternatives(0)
+
+    def worker() -> None:
+        with small_space_blas(small):
+            pass
+
+    with threadpool_limits(2, user_api="blas"):
+        before = blas()
+        with small_space_blas(small):
+            t = threading.Thread(target=worker)
+            t.start()
+            t.join(10)
+            assert not t.is_alive()
+            assert all(n == SMALL_SPACE_BLAS_THREADS for n in blas()), "the worker's exit must not lift the main block's pin"
+            with small_space_blas(small):  # nested in the same thread
+                pass
+            assert all(n == SMALL_SPACE_BLAS_THREADS for n in blas()), "nor a nested block's exit"
+        assert blas() == before, "the count found before the first block is back"

@@ -40,11 +40,12 @@ def test_tfidf_fits_on_the_same_corpus_are_shared_and_encode_the_same():
     corpus = ["water", "fire", "Wasser", "Feuer", "水", "火"]
     base = encoders.TfidfEncoder()
     a, b = base.fit(corpus), base.fit(list(reversed(corpus)) + ["water"])  # the same set of texts
-    assert a.corpus_hash == b.corpus_hash and a._fitted() is b._fitted(), "one fit per corpus"
+    # the IDF weights are fitted when first needed (_fitted_idf), once per corpus
+    assert a.corpus_hash == b.corpus_hash and a._fitted_idf() is b._fitted_idf(), "one fit per corpus"
     c = base.fit(corpus + ["earth"])
-    assert c._fitted() is not a._fitted() and c.corpus_hash != a.corpus_hash
+    assert c._fitted_idf() is not a._fitted_idf() and c.corpus_hash != a.corpus_hash
     word = encoders.TfidfEncoder(analyzer="word", ngram_range=(1, 1), n_features=None, model_id="tfidf-word").fit(corpus)
-    assert word._fitted() is not a._fitted(), "other options: another fit"
+    assert word._fitted_idf() is not a._fitted_idf(), "other options: another fit"
     fresh = encoders.TfidfEncoder()
     fresh.corpus_hash, fresh._idf = a.corpus_hash, fresh._fit_idf(sorted(set(corpus)))  # fitted anew, not from the shared fits
     np.testing.assert_array_equal(a.encode(["water", "Feuer"]), fresh.encode(["water", "Feuer"]),

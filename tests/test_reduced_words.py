@@ -175,26 +175,3 @@ def test_real_tfidf_char_verdict_equal_in_both_forms(monkeypatch):
                                err_msg="SA and chance level of affinity_of_words")
     np.testing.assert_allclose(tuple(with_reduction.cosine.ci), tuple(without.cosine.ci), rtol=RTOL, err_msg="the interval")
 
-
-def test_small_data_on_one_blas_thread_gives_the_same_bits_as_two(monkeypatch):
-    """Small embeddings are scored on one BLAS thread (metrics.affinity.ONE_THREAD_NUMBERS): no number changes."""
-    from threadpoolctl import threadpool_limits
-
-    import semanscope_nb as snb
-    from semanscope_nb.metrics import affinity
-
-    rng = np.random.default_rng(12)
-    base = rng.normal(size=(120, 256))
-    E = {"en": base + 0.5 * rng.normal(size=base.shape), "de": base + 0.5 * rng.normal(size=base.shape),
-         "fr": base + rng.normal(size=base.shape)}
-
-    def numbers():
-        r = snb.semantic_affinity(E, n_boot=200, seed=1)
-        return [r.sa_cosine, r.euclidean.sa, *r.cosine.ci, *r.euclidean.ci, r.cosine.sem, r.chance.sa_null.value,
-                *r.chance.delta.ci, r.chance.corrected.value, r.language_centred_sa]
-
-    pinned = numbers()
-    monkeypatch.setattr(affinity, "ONE_THREAD_NUMBERS", 0)
-    with threadpool_limits(2):
-        threaded = numbers()
-    assert pinned == threaded, "one thread or two: the same bits"

@@ -68,6 +68,26 @@ def test_tfidf_requires_fit_and_keys_on_corpus():
     assert v.shape == (2, 4096) and (np.linalg.norm(v, axis=1) > 0).all()
 
 
+
+def test_tfidf_fits_its_idf_only_when_it_encodes_so_a_cache_hit_needs_no_fit(tmp_path):
+    from semanscope_nb.models import encoders
+
+    corpus = [f"word{i}" for i in range(30)] + ["红色", "蓝色"]
+    cache = snb.EmbeddingCache(tmp_path / "c")
+    first = snb.load_model("tfidf-char").fit(corpus)
+    assert first.prepared and first._idf is None  # the corpus is taken (its hash keys the cache), not fitted yet
+    want = snb.models.embed_texts(first, corpus, language="en", cache=cache)
+    assert first._idf is not None  # encoding fitted it
+    encoders._TFIDF_FITS.clear()  # what a new process (a kernel restart) starts with
+    again = snb.load_model("tfidf-char").fit(corpus)
+    assert again.cache_key == first.cache_key
+    got = snb.models.embed_texts(again, corpus, language="en", cache=cache)
+    assert again._idf is None and not encoders._TFIDF_FITS, "a cache hit fitted the IDF weights"
+    np.testing.assert_array_equal(got, want)
+    # and a lazily fitted encoder embeds exactly as before: same vectors as a fit used at once
+    encoders._TFIDF_FITS.clear()
+    np.testing.assert_array_equal(snb.load_model("tfidf-char").fit(corpus).encode(corpus), want)
+
 def test_random_null_is_per_text_deterministic():
     enc = snb.load_model("random-null")
     a = enc.encode(["x", "y"])

@@ -133,7 +133,6 @@ from semanscope_nb.metrics.degenerate import (
     rough_interval_note,
     too_few_to_test,
 )
-from semanscope_nb.metrics.spreads import one_blas_thread
 from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spreads, rows_to_counts and the SA formula are re-exported)
     AlignedWords,
     check_vectors,
@@ -141,6 +140,7 @@ from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spread
     rows_to_counts,
     Spreads,
     affinity_ratio,
+    on_small_space_blas,
 )
 from semanscope_nb.provenance import json_ready
 
@@ -839,12 +839,12 @@ def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
     if any(not np.any(v) for v in centred.vectors) or any((~np.any(v, axis=1)).any() for v in centred.vectors):
         return math.nan  # a word at its language's mean has no direction: the diagnostic is undefined
     with np.errstate(all="ignore"):
-        s = Spreads(centred, block=block).spreads(np.ones((1, aw.n_rows)), scaled=True)
+        s = Spreads(centred, block=block, stack_limit=0).spreads(np.ones((1, aw.n_rows)), scaled=True)  # a point: no rows kept
         return float(_sa_or_nan(s["intra_cos"], s["inter_cos"], ROUNDING_FLOOR)[0])
 
 
 def _artefact_exclusion(
-    aw: AlignedWords, *, unknown_words: Mapping[str, Any] | None = None,
+    aw: AlignedWords, *, unknown_words: Mapping[str, Any] | None = None, norms: Sequence[np.ndarray] | None = None,
 ) -> tuple[dict[str, int], list[str], np.ndarray, bool]:
     """The concepts that fake alignment: how many are left out (by reason), notes, kept rows, whether the rest is scorable.
 
@@ -854,7 +854,7 @@ def _artefact_exclusion(
     is left, the verdict gives no tier; it never falls back to all concepts.
     """
     keep_all = np.ones(aw.n_rows, dtype=bool)
-    art = find_artefacts(aw, unknown_words=unknown_words)
+    art = find_artefacts(aw, unknown_words=unknown_words, norms=norms)  # norms: the Spreads' (no second pass)
     notes = art.notes()
     if not art.excluded_rows.any():
         return {}, notes, keep_all, False
@@ -888,30 +888,7 @@ def _matching_surface(surface: AlignedWords, aw: AlignedWords) -> AlignedWords:
     return surface
 
 
-#: embeddings of at most this many numbers (concepts x dims x languages) are scored on one BLAS thread: their products
-#: are too small for a second one to pay, and on a busy machine its spinning doubled a warm benchmark's CPU time
-#: (:func:`~semanscope_nb.metrics.spreads.one_blas_thread`; the numbers do not change)
-ONE_THREAD_NUMBERS = 2**22
-
-
-def _small_on_one_thread(fn: Any) -> Any:
-    """Run ``fn(aw, ...)`` on one BLAS thread when ``aw`` holds at most :data:`ONE_THREAD_NUMBERS` numbers."""
-    import contextlib
-    import functools
-
-    @functools.wraps(fn)
-    def run(aw: AlignedWords, *args: Any, **kwargs: Any) -> Any:
-        try:
-            size = sum(int(np.prod(np.shape(v))) for v in aw.vectors)
-        except Exception:  # odd input: the function's own checks say what is wrong
-            size = ONE_THREAD_NUMBERS + 1
-        with one_blas_thread() if size <= ONE_THREAD_NUMBERS else contextlib.nullcontext():
-            return fn(aw, *args, **kwargs)
-
-    return run
-
-
-@_small_on_one_thread
+@on_small_space_blas  # a small space's products run on SMALL_SPACE_BLAS_THREADS (metrics.spreads)
 def affinity_of_words(
     aw: AlignedWords,
     *,
@@ -962,6 +939,39 @@ def affinity_of_words(
         n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, batch=batch, method=method,
         on_zero=on_zero, block=block, max_tuples_per_row=max_tuples_per_row,
     )
+    _check_aligned(aw, max_tuples_per_row=max_tuples_per_row)
+    aw, zero, dropped, surface = _scorable_words(aw, surface, on_zero=on_zero, n_boot=n_boot)
+    R = aw.n_rows
+    spreads = Spreads(aw, block=block)
+    point = _point_scores(spreads)
+    v = _verdict(aw, spreads, point, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
+                 unknown_words=unknown_words, surface=surface, should_stop=should_stop)
+    boot = _sa_intervals(spreads, point, v.dists, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch,
+                         method=method, should_stop=should_stop, percentile_ready=v.chance is not None)
+    if v.chance is not None and R < SMALL_SAMPLE:
+        flip = (v.chance_excluding or v.chance).tier_flip_rate  # the scores the verdict rests on
+        point.notes["cos"].append(
+            f"only {R} concepts (fewer than {SMALL_SAMPLE}): intervals are rough; method='BCa' corrects for bias and skew"
+            + (f"; the paper's tier flips in {flip:.0%} of bootstrap resamples" if math.isfinite(flip) else "")
+        )
+    centred_sa = _language_centred_sa(aw, block=block) if language_centred_diagnostic(aw, language_centred) else math.nan
+    permutation = _permutation_gate(aw, spreads, v, n_boot=n_boot, seed=seed, should_stop=should_stop)
+    diag = _diagnose(spreads, aw, zero, dropped, point.euc[0], boot["cos"][2],
+                     extra_notes=point.notes["cos"] + point.notes["euc"] + v.artefact_notes)
+    result = _sa_result(aw, spreads, point, boot, v, diag, thresholds=thresholds, n_boot=n_boot, seed=seed,
+                        confidence=confidence, parameters={"n_boot": n_boot, "seed": seed, "confidence": confidence,
+                                                           "method": method, "on_zero": on_zero,
+                                                           "thresholds": asdict(thresholds)},
+                        centred_sa=centred_sa, permutation=permutation)
+    if sem == "delta":  # the original tool's error propagation (its own module)
+        from semanscope_nb.metrics.paper_sem import with_delta_method_sem
+
+        result = with_delta_method_sem(result, aw)
+    return result
+
+
+def _check_aligned(aw: AlignedWords, *, max_tuples_per_row: int | None) -> None:
+    """Two or more distinct languages, one incidence row per concept, a word in every row, a vector per word column."""
     if len(aw.languages) < 2:
         raise EmbeddingError(f"need at least two languages, got {list(aw.languages)}")
     if len(set(aw.languages)) != len(aw.languages):
@@ -976,6 +986,14 @@ def affinity_of_words(
             raise EmbeddingError(f"language '{lang}': the incidence has {inc.shape[1]} word columns but there are {v.shape[0]} vectors")
     _check_tuple_counts(np.stack([np.diff(inc.indptr) for inc in aw.incidence]), aw.languages, aw.labels, max_tuples_per_row)
     check_vectors(aw.languages, aw.vectors, aw.words)
+
+
+def _scorable_words(aw: AlignedWords, surface: AlignedWords | None, *, on_zero: str, n_boot: int
+                    ) -> tuple[AlignedWords, Any, Any, AlignedWords | None]:
+    """(words without zero-vector concepts, what was dropped (counts, notes), the surface baseline on the same concepts).
+
+    Enough concepts (and two distinct words per language) for SA, and for its bootstrap, or an error.
+    """
     if surface is not None:
         surface = _matching_surface(surface, aw)
         zero_rows = _zero_vector_rows(aw)
@@ -993,8 +1011,26 @@ def affinity_of_words(
             )
     if n_boot:
         require_concepts(R, minimum=MIN_BOOT_CONCEPTS, what="semantic_affinity's bootstrap")
-    spreads = Spreads(aw, block=block)
-    point = spreads.spreads(np.ones((1, R)), scaled=True)
+    return aw, zero, dropped, surface
+
+
+@dataclass
+class _PointScores:
+    """SA of all concepts: the cosine spreads, the Euclidean ones (scaled and in the vectors' units), SA, notes."""
+
+    cos: tuple[float, float]
+    euc_scaled: tuple[float, float]
+    euc: tuple[float, float]
+    sa: dict[str, float]
+    notes: dict[str, list[str]]
+
+    @property
+    def defined(self) -> list[str]:
+        return [key for key in ("cos", "euc") if not math.isnan(self.sa[key])]
+
+
+def _point_scores(spreads: Spreads) -> _PointScores:
+    point = spreads.spreads(np.ones((1, spreads.aw.n_rows)), scaled=True)
     cos = (float(point["intra_cos"][0]), float(point["inter_cos"][0]))
     euc_s = (float(point["intra_euc"][0]), float(point["inter_euc"][0]))
     with np.errstate(over="ignore"):
@@ -1003,7 +1039,6 @@ def affinity_of_words(
         "cos": float(_sa_or_nan(np.array(cos[0]), np.array(cos[1]), ROUNDING_FLOOR)),
         "euc": float(_sa_or_nan(np.array(euc_s[0]), np.array(euc_s[1]), ROUNDING_FLOOR)),
     }
-    names = {"cos": "cosine", "euc": "euclidean"}
     notes: dict[str, list[str]] = {"cos": [], "euc": []}
     if math.isnan(sa["cos"]):
         notes["cos"].append(
@@ -1015,6 +1050,96 @@ def affinity_of_words(
             f"euclidean SA undefined: every distance is zero to rounding (D_intra + D_inter = {euc[0] + euc[1]:.2g}, "
             f"below {ROUNDING_FLOOR:g} x the largest coordinate; the vectors are identical); reported as NaN"
         )
+    return _PointScores(cos, euc_s, euc, sa, notes)
+
+
+@dataclass
+class _Verdict:
+    """What the verdict pass gave: chance levels (all concepts, artefact-free), surface comparison, distributions."""
+
+    chance: Any = None
+    chance_excluding: Any = None
+    surface: Any = None
+    dists: dict[str, np.ndarray] = field(default_factory=dict)
+    excluded: dict[str, Any] = field(default_factory=dict)
+    artefact_notes: list[str] = field(default_factory=list)
+    kept: np.ndarray | None = None
+
+
+def _verdict(aw: AlignedWords, spreads: Spreads, point: _PointScores, *, n_boot: int, seed: int, confidence: float,
+             batch: int | None, thresholds: TierThresholds, unknown_words: Mapping[str, Any] | None,
+             surface: AlignedWords | None, should_stop: Any) -> _Verdict:
+    """Every verdict statistic from one pass over the same multinomial resamples (when the cosine SA is defined)."""
+    v = _Verdict(kept=np.ones(aw.n_rows, dtype=bool))
+    if "cos" in point.defined:
+        v.excluded, v.artefact_notes, v.kept, scorable = _artefact_exclusion(aw, unknown_words=unknown_words,
+                                                                             norms=spreads.norms)
+        judged = scorable or not v.excluded  # the verdict has scores to stand on: the surface null is asked
+        dists_free: dict[str, np.ndarray] = {}
+        one = verdict_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
+                                thresholds=thresholds, keep=v.kept if scorable else None,
+                                surface=surface if judged else None, distributions=v.dists,
+                                subset_distributions=dists_free, should_stop=should_stop)
+        v.chance, v.chance_excluding, v.surface = one.full, one.subset, one.surface
+        if v.chance_excluding is not None:
+            v.artefact_notes.append(
+                f"the verdict uses the {int(v.kept.sum())} concepts without artefacts: SA {v.chance_excluding.sa.value:.3f} "
+                f"(all concepts: {v.chance.sa.value:.3f}), chance level {v.chance_excluding.sa_null.value:.3f}"
+            )
+        if one.surface_note:
+            point.notes["cos"].append(f"no surface-form comparison: {one.surface_note}")
+    if v.chance is not None and not is_unit_norm(aw) and language_centred_diagnostic(aw, None):
+        # off the unit sphere the closed-form Euclidean chance bound is loose: the mean over seeded shuffles
+        # (up to LANGUAGE_CENTRED_AUTO_WORDS words, like the other diagnostic; beyond, the bound stays)
+        v.chance = replace(v.chance, sa_null_euclidean=euclidean_chance_by_permutation(aw, seed=seed, spreads=spreads)[0])
+    basis = v.chance_excluding if v.excluded else v.chance
+    if basis is not None and null_aware_tier("", basis.delta.ci) == CHANCE_TIER:
+        v.artefact_notes.append(
+            f"the cosine SA cannot be told apart from this model's chance level {basis.sa_null.value:.3f} on these "
+            f"words (the interval of SA minus chance, [{basis.delta.ci[0]:+.3f}, {basis.delta.ci[1]:+.3f}], contains 0)"
+        )
+    elif basis is not None and null_aware_tier("", basis.delta.ci) == BELOW_CHANCE_TIER:
+        v.artefact_notes.append(
+            f"the cosine SA lies below this model's chance level {basis.sa_null.value:.3f}: translations are farther "
+            "apart than shuffled pairings (language separation)"
+        )
+    return v
+
+
+def _sa_intervals(spreads: Spreads, point: _PointScores, dists: Mapping[str, np.ndarray], *, n_boot: int, seed: int,
+                  confidence: float, batch: int | None, method: str, should_stop: Any, percentile_ready: bool
+                  ) -> dict[str, tuple]:
+    """key -> (bootstrap mean, sd, interval) of the cosine and Euclidean SA; NaN where undefined or not resampled.
+
+    Percentile intervals read the verdict pass's resamples; 'basic' and 'BCa' go through ``scipy.stats.bootstrap``.
+    """
+    nan_boot = (math.nan, math.nan, Interval(math.nan, math.nan))
+    boot = {"cos": nan_boot, "euc": nan_boot}
+    defined, names = point.defined, {"cos": "cosine", "euc": "euclidean"}
+    if n_boot and defined and method == "percentile" and percentile_ready:
+        # the same resamples give the SA intervals: no index arrays (B x R) are ever built
+        dist = np.stack([dists["sa"], dists["sa_euclidean"]])
+        cis = percentile_intervals(dist, confidence)
+        low, high = cis.low, cis.high
+    elif n_boot and defined:
+        dist, low, high = _scipy_bootstrap(spreads, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch,
+                                           method=method, should_stop=should_stop)
+    else:
+        if n_boot:
+            point.notes["cos"].append("no bootstrap: both SAs are undefined")
+        return boot
+    for k, key in enumerate(("cos", "euc")):
+        if key in defined:
+            mean, sd, ci, extra = _interval(dist[k], point.sa[key], Interval(low[k], high[k]), method, confidence, names[key])
+            boot[key] = (mean, sd, ci)
+            point.notes[key].extend(extra)
+    return boot
+
+
+def _scipy_bootstrap(spreads: Spreads, *, n_boot: int, seed: int, confidence: float, batch: int | None, method: str,
+                     should_stop: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distribution (2, B), lower ends, upper ends) of the cosine and Euclidean SA from ``scipy.stats.bootstrap``."""
+    R = spreads.aw.n_rows
 
     def statistic(idx: np.ndarray, axis: int = -1) -> np.ndarray:
         """SA (cosine, Euclidean) of each resample: shape (2,) for one index vector, (2, B) for B of them."""
@@ -1026,105 +1151,45 @@ def affinity_of_words(
         ])
         return out[:, 0] if idx.ndim == 1 else out
 
-    nan_boot = (math.nan, math.nan, Interval(math.nan, math.nan))
-    boot = {"cos": nan_boot, "euc": nan_boot}
-    defined = [key for key in ("cos", "euc") if not math.isnan(sa[key])]
-    chance, dists, dists_free = None, {}, {}
-    excluded, artefact_notes, kept, scorable = {}, [], np.ones(R, dtype=bool), False
-    chance_excluding, surface_result = None, None
-    if "cos" in defined:  # every verdict statistic from one pass over the same multinomial resamples
-        excluded, artefact_notes, kept, scorable = _artefact_exclusion(aw, unknown_words=unknown_words)
-        judged = scorable or not excluded  # the verdict has scores to stand on: the surface null is asked
-        one = verdict_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
-                                thresholds=thresholds, keep=kept if scorable else None,
-                                surface=surface if judged else None, distributions=dists,
-                                subset_distributions=dists_free, should_stop=should_stop)
-        chance, chance_excluding, surface_result = one.full, one.subset, one.surface
-        if chance_excluding is not None:
-            artefact_notes.append(
-                f"the verdict uses the {int(kept.sum())} concepts without artefacts: SA {chance_excluding.sa.value:.3f} "
-                f"(all concepts: {chance.sa.value:.3f}), chance level {chance_excluding.sa_null.value:.3f}"
-            )
-        if one.surface_note:
-            notes["cos"].append(f"no surface-form comparison: {one.surface_note}")
-    if chance is not None and not is_unit_norm(aw) and language_centred_diagnostic(aw, None):
-        # off the unit sphere the closed-form Euclidean chance bound is loose: the mean over seeded shuffles
-        # (up to LANGUAGE_CENTRED_AUTO_WORDS words, like the other diagnostic; beyond, the bound stays)
-        chance = replace(chance, sa_null_euclidean=euclidean_chance_by_permutation(aw, seed=seed, spreads=spreads)[0])
-    if n_boot and defined and method == "percentile" and chance is not None:
-        # the same resamples give the SA intervals: no index arrays (B x R) are ever built
-        dist = np.stack([dists["sa"], dists["sa_euclidean"]])
-        cis = percentile_intervals(dist, confidence)
-        for k, key in enumerate(("cos", "euc")):
-            if key in defined:
-                ci = Interval(cis.low[k], cis.high[k])
-                mean, sd, ci, extra = _interval(dist[k], sa[key], ci, method, confidence, names[key])
-                boot[key] = (mean, sd, ci)
-                notes[key].extend(extra)
-    elif n_boot and defined:
-        check_stop(should_stop, "bootstrap")  # scipy's bootstrap runs as one call: asked before it starts
-        if batch is None:
-            batch = int(max(1, min(n_boot, 32_000_000 // (R + 2 * spreads.centre.size))))
-        import scipy.stats  # here, not at import time: it costs ~0.6 s of package start-up
-        with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
-            warnings.simplefilter("ignore", scipy.stats.DegenerateDataWarning)
-            warnings.simplefilter("ignore", RuntimeWarning)
-            res = scipy.stats.bootstrap(
-                (np.arange(R),),
-                statistic,
-                n_resamples=n_boot,
-                batch=batch,
-                vectorized=True,
-                confidence_level=confidence,
-                method=method,
-                rng=np.random.default_rng(seed),
-            )
-        dist = np.asarray(res.bootstrap_distribution)
-        for k, key in enumerate(("cos", "euc")):
-            if key not in defined:
-                continue
-            ci = Interval(res.confidence_interval.low[k], res.confidence_interval.high[k])
-            mean, sd, ci, extra = _interval(dist[k], sa[key], ci, method, confidence, names[key])
-            boot[key] = (mean, sd, ci)
-            notes[key].extend(extra)
-    elif n_boot:
-        notes["cos"].append("no bootstrap: both SAs are undefined")
-    if chance is not None and R < SMALL_SAMPLE:
-        flip = (chance_excluding or chance).tier_flip_rate  # noqa: the scores the verdict rests on
-        notes["cos"].append(
-            f"only {R} concepts (fewer than {SMALL_SAMPLE}): intervals are rough; method='BCa' corrects for bias and skew"
-            + (f"; the paper's tier flips in {flip:.0%} of bootstrap resamples" if math.isfinite(flip) else "")
-        )
-    centred_sa = _language_centred_sa(aw, block=block) if language_centred_diagnostic(aw, language_centred) else math.nan
-    basis = chance_excluding if excluded else chance
-    permutation = None
-    if basis is not None and n_boot >= MIN_VERDICT_BOOT and basis.delta.ci[0] > 0:
-        # the verdict's second gate (metrics.chance.above_chance_gate): the permutation test of the judged concepts,
-        # n_perm = n_boot (p down to 1 / (n_boot + 1)) from the bootstrap's seed; only asked when the interval says above
-        check_stop(should_stop, "permutation test")
-        judged = subset_rows(aw, kept) if excluded else aw
-        permutation = permutation_test(judged, n_perm=n_boot, seed=seed, spreads=None if excluded else spreads)
-    if basis is not None and null_aware_tier("", basis.delta.ci) == CHANCE_TIER:
-        artefact_notes.append(
-            f"the cosine SA cannot be told apart from this model's chance level {basis.sa_null.value:.3f} on these "
-            f"words (the interval of SA minus chance, [{basis.delta.ci[0]:+.3f}, {basis.delta.ci[1]:+.3f}], contains 0)"
-        )
-    elif basis is not None and null_aware_tier("", basis.delta.ci) == BELOW_CHANCE_TIER:
-        artefact_notes.append(
-            f"the cosine SA lies below this model's chance level {basis.sa_null.value:.3f}: translations are farther "
-            "apart than shuffled pairings (language separation)"
-        )
+    check_stop(should_stop, "bootstrap")  # scipy's bootstrap runs as one call: asked before it starts
+    if batch is None:
+        batch = int(max(1, min(n_boot, 32_000_000 // (R + 2 * spreads.centre.size))))
+    import scipy.stats  # here, not at import time: it costs ~0.6 s of package start-up
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", scipy.stats.DegenerateDataWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        res = scipy.stats.bootstrap((np.arange(R),), statistic, n_resamples=n_boot, batch=batch, vectorized=True,
+                                    confidence_level=confidence, method=method, rng=np.random.default_rng(seed))
+    return np.asarray(res.bootstrap_distribution), res.confidence_interval.low, res.confidence_interval.high
+
+
+def _permutation_gate(aw: AlignedWords, spreads: Spreads, v: _Verdict, *, n_boot: int, seed: int, should_stop: Any) -> Any:
+    """The verdict's second gate (metrics.chance.above_chance_gate): the permutation test of the judged concepts.
+
+    n_perm = n_boot (p down to 1 / (n_boot + 1)) from the bootstrap's seed; only asked when the interval says above.
+    """
+    basis = v.chance_excluding if v.excluded else v.chance
+    if basis is None or n_boot < MIN_VERDICT_BOOT or not basis.delta.ci[0] > 0:
+        return None
+    check_stop(should_stop, "permutation test")
+    judged = subset_rows(aw, v.kept) if v.excluded else aw
+    return permutation_test(judged, n_perm=n_boot, seed=seed, spreads=None if v.excluded else spreads)
+
+
+def _sa_result(aw: AlignedWords, spreads: Spreads, point: _PointScores, boot: Mapping[str, tuple], v: _Verdict, diag: Any,
+               *, thresholds: TierThresholds, n_boot: int, seed: int, confidence: float, parameters: dict[str, Any],
+               centred_sa: float, permutation: Any) -> SAResult:
     with np.errstate(over="ignore"):
         inter_euc_rows = spreads.row_euc / spreads.tuples
-    diag = _diagnose(spreads, aw, zero, dropped, euc[0], boot["cos"][2], extra_notes=notes["cos"] + notes["euc"] + artefact_notes)
-    result = SAResult(
+    cos, euc, sa, notes = point.cos, point.euc, point.sa, point.notes
+    return SAResult(
         cosine=DistanceScores(sa["cos"], cos[0], cos[1], boot["cos"][1], boot["cos"][2], boot["cos"][0], "; ".join(notes["cos"])),
         euclidean=DistanceScores(sa["euc"], euc[0], euc[1], boot["euc"][1], boot["euc"][2], boot["euc"][0], "; ".join(notes["euc"])),
         thresholds=thresholds,
         languages=aw.languages,
-        n_concepts=R,
+        n_concepts=aw.n_rows,
         n_tuples=int(spreads.tuples.sum()),
-        n_words={lang: int(v.shape[0]) for lang, v in zip(aw.languages, aw.vectors)},
+        n_words={lang: int(w.shape[0]) for lang, w in zip(aw.languages, aw.vectors)},
         n_boot=n_boot,
         seed=seed,
         confidence=confidence,
@@ -1132,29 +1197,15 @@ def affinity_of_words(
         concept_inter_cosine=spreads.row_cos / spreads.tuples,
         concept_inter_euclidean=inter_euc_rows,
         diagnostics=diag,
-        provenance={
-            "parameters": {
-                "n_boot": n_boot,
-                "seed": seed,
-                "confidence": confidence,
-                "method": method,
-                "on_zero": on_zero,
-                "thresholds": asdict(thresholds),
-            }
-        },
+        provenance={"parameters": parameters},
         concept_groups=None if aw.groups is None else list(aw.groups),
-        chance=chance,
-        chance_excluding=chance_excluding,
-        excluded_concepts=excluded,
+        chance=v.chance,
+        chance_excluding=v.chance_excluding,
+        excluded_concepts=v.excluded,
         language_centred_sa=centred_sa,
-        surface=surface_result,
+        surface=v.surface,
         permutation=permutation,
     )
-    if sem == "delta":  # the original tool's error propagation (its own module)
-        from semanscope_nb.metrics.paper_sem import with_delta_method_sem
-
-        result = with_delta_method_sem(result, aw)
-    return result
 
 
 def semantic_affinity(

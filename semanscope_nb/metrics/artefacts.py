@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -290,16 +290,257 @@ def _exact_groups_by_projection(v: np.ndarray, proj: np.ndarray, zero: np.ndarra
     sizes = np.diff(np.r_[starts, n])
     for a, size in zip(starts[sizes > 1], sizes[sizes > 1]):
         members = np.sort(order[a:a + size])
-        if zero[members[0]]:
-            labels[members] = members[0]
-            continue
+        if zero[members].any():  # zero rows form their own group, whatever rows share their keys
+            z = members[zero[members]]
+            labels[z] = z[0]
+            members = members[~zero[members]]
+            if members.size < 2:
+                continue
         unit = _unit_of(v, None, members) + 0.0  # -0.0 -> 0.0
         _, first, inverse = np.unique(unit.view(np.int64), axis=0, return_index=True, return_inverse=True)
         labels[members] = members[first[inverse.ravel()]]
     return labels
 
 
-def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str, list[tuple[str, ...]]]:
+def _norm_bound(d: int, dtype: np.dtype) -> float:
+    """Relative error bound of a row norm summed in ``dtype`` over ``d`` coordinates (see :func:`_row_norms`)."""
+    u = float(np.finfo(dtype).eps) / 2
+    gamma = d * u / (1 - d * u)
+    return gamma * (1 + 2 * gamma) / 2 + 2.0**-50
+
+
+def _row_norms(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """(row norms in float64, zero-row mask, relative error bound of the norms) in one pass over the vectors.
+
+    The squared norms are summed in the vectors' own precision (float32 stays float32:
+    no float64 copy) -- a sum of ``d`` non-negative products, in any order, blocked or
+    with FMA, is within ``gamma_d = d u / (1 - d u)`` of the exact sum (Higham, 2nd ed.,
+    section 3.1; ``u`` the unit roundoff of the dtype) as long as nothing over- or
+    underflows.  The square root then halves that error; widening to float64 and the
+    float64 square root add ``2^-52``.  So each norm is within ``rel = gamma_d (1 + 2
+    gamma_d) / 2 + 2^-50`` of its exact value.  Rows whose squared norm is not a safe
+    normal number (zero, subnormal-sized, overflowing or not finite) are redone in
+    float64 after dividing by their largest coordinate (no square leaves the range);
+    their error is far below ``rel``.
+    """
+    x = np.asarray(v)
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(np.float64)
+    info = np.finfo(x.dtype)
+    rel = _norm_bound(x.shape[1], x.dtype)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        sq = np.vecdot(x, x) if hasattr(np, "vecdot") else np.einsum("ij,ij->i", x, x)  # one pass, native precision
+    safe = np.isfinite(sq) & (sq >= float(info.tiny) * 2.0**40) & (sq <= float(info.max) / 4)  # far from under-/overflow
+    norms = np.sqrt(sq.astype(np.float64))
+    bad = np.flatnonzero(~safe)
+    if bad.size:
+        xb = np.asarray(x[bad], dtype=np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            peak = np.maximum(xb.max(axis=1), -xb.min(axis=1))
+            scaled = xb / np.where(peak > 0, peak, 1.0)[:, None]
+            norms[bad] = np.sqrt(np.einsum("ij,ij->i", scaled, scaled)) * peak
+    zero = norms == 0
+    return norms, zero, rel
+
+
+def _key_columns(v: np.ndarray, norms: np.ndarray, *, count: int = 4, sample: int = 512) -> np.ndarray | None:
+    """The ``count`` coordinates whose unit values spread most on an even sample of rows (widest first).
+
+    Only the speed of the near-pair search depends on this choice, never its result:
+    a coordinate is a projection with ``|r|_1 = 1`` (a random unit direction has
+    ``|r|_1`` about ``0.8 sqrt(d)``, so its tie window is that much wider at the same
+    spread).  Coordinates that are zero on more than 1% of the sample's non-zero rows (sparse vectors) are
+    not used -- their ties at 0 would make every row a candidate; None when fewer than
+    ``count`` remain.
+    """
+    n, d = v.shape
+    rows = np.unique(np.linspace(0, n - 1, min(n, sample)).astype(np.int64))
+    rows = rows[norms[rows] > 0]  # zero rows are merged as exact copies, whatever the keys
+    if rows.size == 0:
+        return None
+    x = np.asarray(v[rows], dtype=np.float64) / norms[rows][:, None]
+    with np.errstate(invalid="ignore"):
+        spread = np.nan_to_num(x.std(axis=0), nan=0.0)
+    dense = np.flatnonzero((x == 0).mean(axis=0) <= 0.01)
+    if dense.size < count:
+        return None
+    return dense[np.argsort(-spread[dense], kind="stable")[:count]]
+
+
+def _compare_candidates(v: np.ndarray, norms: np.ndarray, rows: np.ndarray, keys_of: Callable[[np.ndarray], np.ndarray],
+                        first: np.ndarray, count: np.ndarray, width: np.ndarray, rel: float,
+                        tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Candidate pairs ``(rows[i], rows[first[i] + t])``, ``0 <= t < count[i]``, that agree to ``tol``.
+
+    A candidate is kept when every key (``keys_of(row ids)``: one row of keys per id)
+    passes ``|a_k - b_k| <= width_k + rel (|a_k| + |b_k|)`` (a few numbers per pair) and
+    then its unit rows agree to ``tol`` coordinate by coordinate (:func:`_unit_max_diff`);
+    candidates are expanded in chunks of about :data:`_PAIR_BLOCK`.
+    """
+    pairs_a, pairs_b = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
+    some = np.flatnonzero(count)  # usually few rows have any candidate
+    heads, first, count = rows[some], first[some], count[some]
+    cum = np.cumsum(count)
+    start = 0
+    while start < some.size:
+        base = cum[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(cum, base + _PAIR_BLOCK, side="right")))
+        c = count[start:stop]
+        a_rows = np.repeat(heads[start:stop], c)
+        if a_rows.size:
+            j = np.repeat(first[start:stop], c) + (np.arange(a_rows.size) - np.repeat(cum[start:stop] - c - base, c))
+            b_rows = rows[j]
+            ka, kb = keys_of(a_rows), keys_of(b_rows)
+            near = (np.abs(ka - kb) <= width + rel * (np.abs(ka) + np.abs(kb))).all(axis=1)
+            a_rows, b_rows = a_rows[near], b_rows[near]
+            close = _unit_max_diff(v, norms, a_rows, b_rows) <= tol
+            pairs_a.append(a_rows[close])
+            pairs_b.append(b_rows[close])
+        start = stop
+    return np.concatenate(pairs_a), np.concatenate(pairs_b)
+
+
+def _near_pairs(v: np.ndarray, norms: np.ndarray, rows: np.ndarray, keys: np.ndarray, width: np.ndarray,
+                tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of ``rows`` whose unit vectors agree to ``tol``, through a sort along the first of ``keys``.
+
+    ``keys`` (one row per entry of ``rows``) are projections of the unit rows such that
+    two rows within ``tol`` differ by at most ``width_k`` on key ``k``: after sorting along
+    the first key, each row's candidates are the later rows within ``width_0``.
+    """
+    order = np.argsort(keys[:, 0])  # any order of equal keys: the window test below is symmetric
+    ps = keys[order, 0]
+    span = np.zeros(rows.size, dtype=np.int64)  # later rows within the window of each row
+    open_ = np.flatnonzero(np.diff(ps) <= width[0])  # rows whose next neighbour is in the window (usually few)
+    span[open_] = np.searchsorted(ps, ps[open_] + width[0], side="right") - open_ - 1
+    full = np.empty((v.shape[0], keys.shape[1]))
+    full[rows] = keys
+    return _compare_candidates(v, norms, rows[order], full.__getitem__, np.arange(1, rows.size + 1), span, width, 0.0, tol)
+
+
+_CELL_WIDTHS = 16  # a grid cell spans this many tie windows: few rows lie within a window of the next cell
+
+
+def _near_ties_by_coordinates(v: np.ndarray, tol: float,
+                              norms: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(exact-group labels, near pairs a, b) with four coordinates of the unit rows as keys.
+
+    **Window.**  The norms come from one pass in the vectors' own precision
+    (:func:`_row_norms`, relative error ``rel``); a key is a coordinate divided by its
+    row's norm in float64, within ``r1 = rel / (1 - rel) + 2^-53`` (relative) of the
+    exact unit coordinate, and the float64 unit rows of the final comparison
+    (:func:`_unit_of`) are within ``r2`` (the same bound in float64).  Two rows whose
+    float64 unit rows agree to ``tol`` thus have, on every key,
+    ``|a - b| <= tol + e (|a| + |b|)`` with ``e = (r1 + r2) / (1 - r1)`` -- so at most
+    ``W = tol + 2 e max|a|`` -- and along a sorted key ``a <= b`` implies
+    ``b - a <= w(a) = (tol + 2 e |a|) / (1 - e)`` (as ``|b| <= |a| + (b - a)``), likewise
+    ``a - b <= w(a)`` for ``b <= a``.
+
+    **Search.**  The second key is cut into cells of width ``cw`` = :data:`_CELL_WIDTHS`
+    ``x W`` (at most 2^20 cells); with ``q = a_1 / cw`` and cell ``floor(q)``, tied rows
+    sit in the same or the next cell, and a row can tie with the next cell only when
+    ``q >= cell + 1 - W / cw - eps_q`` (``eps_q = 2^-50 (max|q| + 1)``: the rounding of
+    both quotients).  Rows are sorted once by ``z = 4 cell + a_0`` (``|a_0| <= 1 + e < 2``:
+    the cells' ranges of ``z`` never overlap); a row's candidates are the later rows of
+    its cell with ``z`` within ``w = w(max|a_0|)``, and, near the top of its cell, the rows
+    of the next cell within ``w`` of ``z + 4``; ``w`` is widened by ``2^-48 (max|z| + 1)``
+    for the rounding of ``z`` and of the window ends.  Candidates are checked on all
+    four keys, then coordinate by coordinate.  Rows with exactly equal ``z`` are first
+    merged when their unit rows are bit-identical (many copies of one vector cost no
+    quadratic pair list).
+
+    None (use :func:`_near_ties_by_directions`) when the coordinates are sparse, when
+    more than an eighth of the rows share their ``z``, or when more than 32 candidates
+    per row remain.  ``norms``: the rows' norms computed in float64 (``Spreads.norms``):
+    no pass over the vectors at all, ``rel`` the float64 bound.
+    """
+    n, d = v.shape
+    if norms is None:
+        norms, zero, rel = _row_norms(v)
+    else:
+        zero, rel = norms == 0, _norm_bound(d, np.float64)
+    cols = _key_columns(v, norms)
+    if cols is None:
+        return None
+    safe_norms = np.where(zero, 1.0, norms) if zero.any() else norms
+
+    def keys_of(rows: np.ndarray) -> np.ndarray:
+        return np.asarray(v[rows[:, None], cols], dtype=np.float64) / safe_norms[rows, None]  # 4 numbers per row
+
+    u64 = float(np.finfo(np.float64).eps) / 2
+    g64 = d * u64 / (1 - d * u64)
+    r1 = rel / (1 - rel) + 2.0**-53
+    r2 = (g64 * (1 + 2 * g64) / 2 + 2.0**-50) / (1 - g64) + 2.0**-53
+    e = (r1 + r2) / (1 - r1)
+    k0 = np.asarray(v[:, cols[0]], dtype=np.float64) / safe_norms
+    k1 = np.asarray(v[:, cols[1]], dtype=np.float64) / safe_norms
+    labels = np.arange(n)
+    finite = np.isfinite(k0) & np.isfinite(k1)
+    ok = None if finite.all() else np.flatnonzero(finite)  # a row with a NaN coordinate is tied with nothing
+    if ok is not None:
+        k0, k1 = k0[ok], k1[ok]
+    if k0.size < 2:
+        return labels, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    top = float(np.abs(k1).max())
+    W = tol + 2 * e * top
+    cw = max(_CELL_WIDTHS * W, top * 2.0**-20)
+    q = k1 / cw
+    cell = np.floor(q)
+    eps_q = 2.0**-50 * (float(np.abs(q).max()) + 1)
+    near_top = q >= cell + (1 - W / cw - eps_q)  # rows that may tie with the next cell
+    z = cell
+    z *= 4
+    z += k0
+    order = np.argsort(z)
+    zs = z[order]
+    rows = order if ok is None else ok[order]
+    same_z = zs[1:] == zs[:-1]
+    if same_z.any():  # exact copies (rare): merge the rows sharing all four keys and their bits
+        in_runs = np.sort(rows[np.flatnonzero(np.r_[same_z, False] | np.r_[False, same_z])])
+        if in_runs.size > max(256, n // 8):  # mostly copies: the dense directions' pass handles them
+            return None
+        sub = _exact_groups_by_projection(np.asarray(v[in_runs]), keys_of(in_runs), zero[in_runs])
+        labels[in_runs] = in_runs[sub]
+        rep = labels[rows] == rows
+        order, zs, rows = order[rep], zs[rep], rows[rep]
+    m = rows.size
+    w = (tol + 2 * e * float(np.abs(k0).max())) / (1 - e) + 2.0**-48 * (max(abs(zs[0]), abs(zs[-1])) + 1)
+    span = np.zeros(m, dtype=np.int64)  # later rows of the same cell within the window
+    open_ = np.flatnonzero(zs[1:] <= zs[:-1] + w)
+    span[open_] = np.searchsorted(zs, zs[open_] + w, side="right") - open_ - 1
+    edge = np.flatnonzero(near_top[order])
+    lo = np.zeros(m, dtype=np.int64)
+    across = np.zeros(m, dtype=np.int64)
+    lo[edge] = np.searchsorted(zs, zs[edge] + (4 - w), side="left")  # rows of the next cell within the window
+    across[edge] = np.searchsorted(zs, zs[edge] + (4 + w), side="right") - lo[edge]
+    if span.sum() + across.sum() > 32 * n:
+        return None
+    width = np.full(cols.size, float(tol))
+    same = _compare_candidates(v, norms, rows, keys_of, np.arange(1, m + 1), span, width, e, tol)
+    other = _compare_candidates(v, norms, rows, keys_of, lo, across, width, e, tol)
+    return labels, np.r_[same[0], other[0]], np.r_[same[1], other[1]]
+
+
+def _near_ties_by_directions(v: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(exact-group labels, near pairs a, b) with projections on four fixed random unit directions ``r``.
+
+    The fallback for vectors whose coordinates tie a lot (sparse rows): a dense direction
+    separates them, at the price of a float64 pass and a wider window -- two unit rows
+    within ``tol`` lie within ``tol * |r|_1`` on each direction, plus the projections'
+    float64 rounding.
+    """
+    R = np.random.default_rng(0x5EED).standard_normal((v.shape[1], 4))
+    R /= np.linalg.norm(R, axis=0)
+    proj, norms = _unit_projections(v, R)  # one streamed pass: no unit copy of the vectors is kept
+    zero = norms == 0
+    labels = _exact_groups_by_projection(v, proj, zero)
+    reps = np.flatnonzero(labels == np.arange(v.shape[0]))
+    width = tol * np.abs(R).sum(axis=0) + 16 * np.finfo(np.float64).eps * v.shape[1]
+    return (labels, *_near_pairs(v, norms, reps, proj[reps], width, tol))
+
+
+def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6,
+                             norms: Sequence[np.ndarray] | None = None) -> dict[str, list[tuple[str, ...]]]:
     """Per language, groups of >= 2 distinct words whose unit vectors agree to ``tol`` (max abs difference).
 
     The near-tie rule of :mod:`semanscope_nb.metrics.ties`: two unit vectors are tied when
@@ -308,13 +549,19 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str
     that differ in the last bit (an encoder moves a vector by a few float32 ulps with the
     batch it was encoded in; the default ``tol`` is well above that).  Any number of
     groups is found (a tokenizer maps ``<unk>``, ``<unk><unk>`` ... to different vectors).
-    All-zero vectors form their own group.  The unit rows are projected on four fixed
-    random directions ``r`` in one streamed pass (blocks of :data:`_ROW_BLOCK` rows
-    widened to float64 and dropped: no float64 copy of float32 vectors, no unit copy
-    at all); rows with identical projections whose unit vectors are bit-identical are
-    merged first; the remaining rows -- two rows that agree to ``tol`` lie within
-    ``tol * |r|_1`` on each direction -- are sorted along the first, and only rows that
-    close on all four are compared coordinate by coordinate.
+    All-zero vectors form their own group.  The search reads the vectors once, in their
+    own precision (float32 stays float32: no float64 copy, no unit copy): the row norms
+    with a derived error bound, then four coordinates of the unit rows (the widest on a
+    sample) serve as keys -- two rows that agree to ``tol`` differ by at most ``tol`` plus
+    the norms' rounding on each -- sorted once on a grid of two of them
+    (:func:`_near_ties_by_coordinates`); rows with bit-identical unit vectors are merged
+    first, and only rows close on all four keys are compared coordinate by coordinate,
+    in float64.  Sparse vectors (coordinates mostly zero) use four dense random
+    directions instead (:func:`_near_ties_by_directions`).  Either way the groups are
+    exactly those of the rule.  ``norms``: per language, the word vectors' norms
+    computed in float64 -- what a :class:`~semanscope_nb.metrics.spreads.Spreads` of
+    ``aw`` holds as ``.norms`` -- so the search reads only its key columns and candidate
+    rows (the verdict passes the norms of the Spreads it builds anyway).
 
     >>> eye = sp.identity(4, format="csr")
     >>> v = np.array([[1, 0], [1, 0], [0, 1], [0.6, 0.8]], dtype=np.float32)
@@ -324,48 +571,28 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6) -> dict[str
     """
     if not tol > 0:
         raise ValueError(f"tol must be > 0, got {tol!r}")
+    if norms is not None:
+        norms = [np.asarray(nm, dtype=np.float64) for nm in norms]
+        if len(norms) != len(aw.languages) or any(nm.shape != (np.shape(v)[0],) for nm, v in zip(norms, aw.vectors)):
+            raise ValueError("norms must hold one float64 norm per word vector of each language "
+                             f"({[np.shape(v)[0] for v in aw.vectors]}), got shapes {[nm.shape for nm in norms]}")
+        if any((nm < 0).any() for nm in norms):
+            raise ValueError("norms must be >= 0 (the norms of the word vectors)")
     from scipy.sparse.csgraph import connected_components
 
     out: dict[str, list[tuple[str, ...]]] = {}
-    for lang, v, words in zip(aw.languages, aw.vectors, aw.words or [None] * len(aw.languages)):
+    for k, (lang, v, words) in enumerate(zip(aw.languages, aw.vectors, aw.words or [None] * len(aw.languages))):
         v = np.asarray(v)
         n = v.shape[0]
         if n < 2:
             continue
-        R = np.random.default_rng(0x5EED).standard_normal((v.shape[1], 4))
-        R /= np.linalg.norm(R, axis=0)
-        proj, norms = _unit_projections(v, R)  # one streamed pass: no unit copy of the vectors is kept
-        zero = norms == 0
-        labels = _exact_groups_by_projection(v, proj, zero)
-        reps = np.flatnonzero(labels == np.arange(n))
-        proj = proj[reps]
-        # two unit rows within tol differ by <= tol * |r|_1 on each direction, + the projections' float64 rounding
-        width = tol * np.abs(R).sum(axis=0) + 16 * np.finfo(np.float64).eps * v.shape[1]
-        order = np.argsort(proj[:, 0])  # any order of equal projections: the window test below is symmetric
-        ps = proj[order, 0]
-        rest = proj[order, 1:]
-        span = np.zeros(reps.size, dtype=np.int64)  # later rows within the window of each row
-        open_ = np.flatnonzero(np.diff(ps) <= width[0])  # rows whose next neighbour is in the window (usually few)
-        span[open_] = np.searchsorted(ps, ps[open_] + width[0], side="right") - open_ - 1
-        pairs_a, pairs_b = [], []
-        start = 0
-        cum = np.cumsum(span)
-        while start < reps.size and cum[-1] > 0:  # candidate pairs in chunks of about _PAIR_BLOCK
-            base = cum[start - 1] if start else 0
-            stop = max(start + 1, int(np.searchsorted(cum, base + _PAIR_BLOCK, side="right")))
-            i = np.repeat(np.arange(start, stop), span[start:stop])
-            if i.size:
-                j = i + 1 + (np.arange(i.size) - np.repeat(cum[start:stop] - span[start:stop] - base, span[start:stop]))
-                near = (np.abs(rest[i] - rest[j]) <= width[1:]).all(axis=1)  # cheap: 3 numbers per pair
-                i, j = i[near], j[near]
-                a_rows, b_rows = reps[order[i]], reps[order[j]]
-                close = _unit_max_diff(v, norms, a_rows, b_rows) <= tol
-                pairs_a.append(a_rows[close])
-                pairs_b.append(b_rows[close])
-            start = stop
+        near = _near_ties_by_coordinates(v, tol, None if norms is None else norms[k])  # at most one pass, own precision
+        if near is None:  # sparse or clustered coordinates: four dense random directions instead
+            near = _near_ties_by_directions(v, tol)
+        labels, pairs_a, pairs_b = near
         comp = labels  # bit-identical rows share their lowest row index as label
-        if pairs_a and sum(p.size for p in pairs_a):  # near pairs join whole exact groups: components over the few rows involved
-            ea, eb = np.concatenate(pairs_a), np.concatenate(pairs_b)
+        if pairs_a.size:  # near pairs join whole exact groups: components over the few rows involved
+            ea, eb = pairs_a, pairs_b
             nodes, inv = np.unique(np.r_[ea, eb], return_inverse=True)
             graph = sp.csr_matrix((np.ones(ea.size, dtype=np.int8), (inv[:ea.size], inv[ea.size:])), shape=(nodes.size,) * 2)
             _, sub = connected_components(graph, directed=False)
@@ -436,8 +663,11 @@ def language_centred(aw: AlignedWords) -> AlignedWords:
     vectors = []
     for v in aw.vectors:
         x = np.asarray(v, dtype=np.float64)
-        e = int(np.frexp(np.abs(x).max())[1]) if x.size else 0  # work in exact power-of-two units: no overflow at 1e300
-        xs = np.ldexp(x, -e)
+        e = int(np.frexp(max(float(x.max()), -float(x.min())))[1]) if x.size else 0
+        if -400 <= e <= 400:  # nothing can overflow or underflow: the same bits as the scaled route below
+            vectors.append(x - x.mean(axis=0))
+            continue
+        xs = np.ldexp(x, -e)  # work in exact power-of-two units: no overflow at 1e300
         vectors.append(np.ldexp(xs - xs.mean(axis=0), e))
     return AlignedWords(aw.languages, tuple(vectors), aw.incidence, aw.labels, aw.groups, aw.words)
 
@@ -490,12 +720,14 @@ class Artefacts:
         return out
 
 
-def find_artefacts(aw: AlignedWords, *, tol: float = 1e-6, unknown_words: Mapping[str, Any] | None = None) -> Artefacts:
+def find_artefacts(aw: AlignedWords, *, tol: float = 1e-6, unknown_words: Mapping[str, Any] | None = None,
+                   norms: Sequence[np.ndarray] | None = None) -> Artefacts:
     """Identical strings across languages, unknown-token words and degenerate vectors, with the rows they touch.
 
     ``unknown_words``: language -> the words the model's tokenizer maps to unknown
     tokens only (:meth:`~semanscope_nb.models.encoders.Encoder.unknown_token_words`);
-    their concepts are excluded whether or not their vectors form a group.
+    their concepts are excluded whether or not their vectors form a group.  ``norms``:
+    the word vectors' float64 norms, as :func:`degenerate_vector_groups` takes them.
 
     >>> eye = sp.identity(3, format="csr"); v = np.eye(3)
     >>> aw = AlignedWords(("en", "de"), (v, v[[1, 0, 2]]), (eye, eye), ("a", "b", "c"), words=(("House", "dog", "x"), ("house", "Hund", "y")))
@@ -504,7 +736,7 @@ def find_artefacts(aw: AlignedWords, *, tol: float = 1e-6, unknown_words: Mappin
     ([True, False, False], [False, True, False])
     """
     identical = identical_string_rows(aw)
-    degenerate = degenerate_vector_groups(aw, tol=tol)
+    degenerate = degenerate_vector_groups(aw, tol=tol, norms=norms)
     deg_rows = np.zeros(aw.n_rows, dtype=bool)
     for lang, groups in degenerate.items():
         deg_rows |= rows_with_words(aw, lang, {w for g in groups for w in g})

@@ -163,10 +163,11 @@ def sense_retrieval_scores(
     empty = {k: Interval.empty() for k in ks}
     ci, bci, dci = dict(empty), dict(empty), dict(empty)
     if n_boot:
-        rng = np.random.default_rng(seed)
+        from semanscope_nb.metrics.chance import resample_counts  # the package's one draw rule for resamples
+
         n = len(Q)
-        W = np.stack([rng.multinomial(n, np.full(n, 1.0 / n)) for _ in range(int(n_boot))]) / n  # resample weights
-        m, bm = W @ hits, W @ base
+        parts = [(c @ hits / n, c @ base / n) for c in resample_counts(n, int(n_boot), seed=int(seed))]  # resample weights
+        m, bm = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
         q = [100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2]
         for j, k in enumerate(ks):
             ci[k] = Interval(*map(float, np.percentile(m[:, j], q)))

@@ -74,15 +74,25 @@ DEFAULT_MAX_BATCH_BYTES = 64 * 2**20
 
 
 def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | None = None) -> Iterator[np.ndarray]:
-    """Bootstrap resamples as row-count vectors drawn directly (multinomial), ``batch`` rows at a time.
+    """Bootstrap resamples as row-count vectors (B x R, float64), ``batch`` rows at a time: the one draw rule.
 
-    A resample of R rows with replacement is a multinomial count vector; drawing
-    it directly never builds the B x R index matrix.  The same ``seed`` gives the
-    same resamples, so several statistics (two models, SA and its null) can be
-    computed on the very same resampled concepts.
+    A resample of R rows with replacement is R uniform row indices; only how often
+    each row was drawn matters, so each resample is handed out as its count vector
+    (a multinomial(R, 1/R) vector, the same distribution as ``rng.multinomial``)
+    and the B x R index matrix is never kept.  The rule: resample b is the R draws
+    ``default_rng(seed).integers(0, R, size=R)`` that follow resample b - 1's, counted per
+    row (one ``np.bincount`` per batch over ``index + R * resample``) -- about a fifth of
+    numpy's ``multinomial`` draw, which loops over the rows with a binomial each.  The
+    generator's stream does not depend on how it is cut, so the same ``seed`` gives the
+    same resamples whatever ``batch`` is, and several statistics (two models, SA and its
+    null, the verdict's subsets, the pair matrix) are computed on the very same resampled
+    concepts.  Every bootstrap over rows in the package draws through this function.
 
     >>> sum(c.shape[0] for c in resample_counts(10, 25, seed=0, batch=7)), next(resample_counts(10, 3, seed=0)).sum(axis=1)
     (25, array([10., 10., 10.]))
+    >>> idx = np.random.default_rng(0).integers(0, 10, size=10)   # resample 0, drawn by hand
+    >>> bool((np.bincount(idx, minlength=10) == next(resample_counts(10, 1, seed=0))[0]).all())
+    True
     """
     check_count("n_boot", n_boot, minimum=1)
     check_count("n_rows", n_rows, minimum=1)
@@ -91,12 +101,17 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
         batch = max(1, DEFAULT_MAX_BATCH_BYTES // (8 * n_rows))
     check_count("batch", batch, minimum=1)
     rng = np.random.default_rng(seed)
-    p = np.full(n_rows, 1.0 / n_rows)
     done = 0
     while done < n_boot:
         b = min(batch, n_boot - done)
-        yield rng.multinomial(n_rows, p, size=b).astype(np.float64)
+        idx = rng.integers(0, n_rows, size=(b, n_rows))
+        idx += np.arange(0, b * n_rows, n_rows)[:, None]  # resample k's rows counted in bins k R .. k R + R - 1
+        drawn = np.bincount(idx.ravel(), minlength=b * n_rows)
+        del idx  # the peak stays at three B x R arrays (Spreads.bytes_per_resample): this, its float copy, the last batch
+        counts = drawn.reshape(b, n_rows).astype(np.float64)
+        del drawn
         done += b
+        yield counts
 
 
 def check_count(name: str, value: object, *, minimum: int) -> None:
@@ -189,20 +204,29 @@ def null_inter(spreads: Spreads, parts: list[tuple[np.ndarray, np.ndarray]], occ
     """
     from semanscope_nb.metrics.spreads import rowdot  # row dot products (np.vecdot where available)
 
-    L, d = spreads.L, spreads.d
+    L, d = len(parts), spreads.d  # the languages of parts: all the spreads', or a pair's (RowSubset languages)
     K = L * (L - 1) / 2
-    total = 0.0  # sum over languages of [a_l | mu_l]
-    sq_u = 0.0
-    sq_c = 0.0
-    s_sum = 0.0
-    for (both, sq), n in zip(parts, occurrences):
-        means = both / n[:, None]  # [occurrence-mean unit vector a_l | occurrence-mean centred vector mu_l]
-        total = total + means
-        sq_u = sq_u + rowdot(means[:, :d], means[:, :d])
-        sq_c = sq_c + rowdot(means[:, d:], means[:, d:])
-        s_sum = s_sum + sq / n
-    pair_dots_u = (rowdot(total[:, :d], total[:, :d]) - sq_u) / 2.0  # sum_{l<m} a_l . a_m
-    pair_dots_c = (rowdot(total[:, d:], total[:, d:]) - sq_c) / 2.0
+    inv = [1.0 / n for n in occurrences]  # a_l = (V_l @ unit) / n_l, mu_l = (V_l @ centred) / n_l
+    s_sum = sum(sq * i for (_, sq), i in zip(parts, inv))
+    if L <= 3:  # sum_{l<m} a_l . a_m pair by pair: at most 3 row-dot products, no B x 2d temporaries
+        pair_dots_u = pair_dots_c = 0.0
+        for l in range(L):
+            for m in range(l + 1, L):
+                (bl, _), (bm, _) = parts[l], parts[m]
+                w = inv[l] * inv[m]
+                pair_dots_u = pair_dots_u + rowdot(bl[:, :d], bm[:, :d]) * w
+                pair_dots_c = pair_dots_c + rowdot(bl[:, d:], bm[:, d:]) * w
+    else:  # (||sum_l a_l||^2 - sum_l ||a_l||^2) / 2: L + 1 row-dot products instead of L (L - 1) / 2
+        total = 0.0  # sum over languages of [a_l | mu_l]
+        sq_u = 0.0
+        sq_c = 0.0
+        for (both, _), i in zip(parts, inv):
+            means = both * i[:, None]
+            total = total + means
+            sq_u = sq_u + rowdot(means[:, :d], means[:, :d])
+            sq_c = sq_c + rowdot(means[:, d:], means[:, d:])
+        pair_dots_u = (rowdot(total[:, :d], total[:, :d]) - sq_u) / 2.0  # sum_{l<m} a_l . a_m
+        pair_dots_c = (rowdot(total[:, d:], total[:, d:]) - sq_c) / 2.0
     inter_cos = 1.0 - pair_dots_u / K
     # sum_{l<m} (s_l + s_m) = (L - 1) sum_l s_l
     expected_q = ((L - 1) * s_sum - 2.0 * pair_dots_c) / K
@@ -228,8 +252,13 @@ class ChanceLevel(Result):
 
 #: vectors whose norms all lie within this of 1 are unit vectors: the Euclidean chance level keeps its closed form there
 UNIT_NORM_TOL = 1e-3
-#: permutations of the Euclidean chance level for vectors that are not unit norm
+#: permutations of the Euclidean chance level for vectors that are not unit norm (at most: see the next two)
 EUCLIDEAN_CHANCE_PERMUTATIONS = 100
+#: standard error at which the Euclidean chance level stops drawing re-pairings: 2e-5 SA units, a 25th of the
+#: half-unit of SA's third decimal (the SA of one re-pairing varies by about 3.6e-5 at 20,000 concepts, 2e-3 at 500)
+EUCLIDEAN_CHANCE_SE = 2e-5
+#: re-pairings drawn per step of that rule (and before its first test)
+EUCLIDEAN_CHANCE_STEP = 8
 
 
 def is_unit_norm(aw: AlignedWords, *, tol: float = UNIT_NORM_TOL) -> bool:
@@ -244,8 +273,9 @@ def is_unit_norm(aw: AlignedWords, *, tol: float = UNIT_NORM_TOL) -> bool:
 
 
 def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,
-                                    seed: int | None = 0, spreads: Spreads | None = None) -> tuple[float, float]:
-    """(expected Euclidean SA, expected Euclidean inter spread) over ``n_perm`` shuffles of the translation pairing.
+                                    seed: int | None = 0, spreads: Spreads | None = None,
+                                    precision: float | None = EUCLIDEAN_CHANCE_SE) -> tuple[float, float]:
+    """(expected Euclidean SA, expected Euclidean inter spread) over at most ``n_perm`` shuffles of the translation pairing.
 
     The permutation estimate of the Euclidean chance level, for vectors that are not
     unit norm: there the closed-form ``sqrt(E[Q])`` (a Jensen bound) is loose
@@ -256,6 +286,15 @@ def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN
     :class:`~semanscope_nb.metrics.spreads.Spreads` of ``aw`` (``spreads``: reuse one; a re-pairing
     changes only the inter spread's tuples, so nothing per word is computed again).
 
+    **How many.**  Re-pairings are drawn :data:`EUCLIDEAN_CHANCE_STEP` at a time, in the
+    seeded order above (so the first ``k`` are the same whatever ``n_perm``); after each
+    step the standard error of the mean SA, ``sd(SA of the re-pairings) / sqrt(k)``, is
+    compared with ``precision`` (:data:`EUCLIDEAN_CHANCE_SE`) and drawing stops once it is
+    at or below it, else at ``n_perm``.  The SA of one re-pairing varies less the more
+    concepts there are, so large data sets stop after a step or two while a few hundred
+    concepts use all ``n_perm`` (their estimate is unchanged).  ``precision=None``:
+    always ``n_perm``.
+
     >>> import scipy.sparse as sp
     >>> rng = np.random.default_rng(0); eye = sp.identity(60, format="csr")
     >>> aw = AlignedWords(("en", "de"), (3 * rng.normal(size=(60, 8)), rng.normal(size=(60, 8))), (eye, eye), tuple(map(str, range(60))))
@@ -263,19 +302,35 @@ def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN
     >>> 0.0 < sa < 1.0 and inter > 0
     True
     """
+    sas, inters = _euclidean_chance_draws(aw, n_perm=n_perm, seed=seed, spreads=spreads, precision=precision)
+    return float(sas.mean()), float(inters.mean())
+
+
+def _euclidean_chance_draws(aw: AlignedWords, *, n_perm: int, seed: int | None, spreads: Spreads | None,
+                            precision: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """(SA, inter spread) of each re-pairing drawn by :func:`euclidean_chance_by_permutation`'s rule."""
     check_count("n_perm", n_perm, minimum=1)
     check_seed(seed)
+    if precision is not None and not precision > 0:
+        raise ValueError(f"precision must be > 0 or None, got {precision!r}")
     rng = np.random.default_rng(seed)
     R = aw.n_rows
-    sas = np.empty(n_perm)
-    inters = np.empty(n_perm)
     spreads = spreads if spreads is not None else Spreads(aw)  # built once: a re-pairing changes only the inter tuples
     intra = spreads.spreads(np.ones((1, R)), scaled=True)["intra_euc"][0]
-    pairings = [[np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)] for _ in range(n_perm)]
-    inter = spreads.repaired_inters_euclidean(pairings)
-    sas[:] = affinity_ratio(intra, inter)
-    inters[:] = np.ldexp(inter, spreads.exponent)
-    return float(sas.mean()), float(inters.mean())
+    sas, inters = [], []
+    drawn = 0
+    while drawn < n_perm:
+        step = n_perm if precision is None else min(EUCLIDEAN_CHANCE_STEP, n_perm - drawn)
+        pairings = [[np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)] for _ in range(step)]
+        inter = spreads.repaired_inters_euclidean(pairings)
+        sas.append(affinity_ratio(intra, inter))
+        inters.append(np.ldexp(inter, spreads.exponent))
+        drawn += step
+        if precision is not None and drawn < n_perm:
+            so_far = np.concatenate(sas)
+            if so_far.size > 1 and so_far.std(ddof=1) / math.sqrt(so_far.size) <= precision:
+                break
+    return np.concatenate(sas), np.concatenate(inters)
 
 
 def chance_level(aw: AlignedWords, *, spreads: Spreads | None = None, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,
@@ -340,7 +395,8 @@ def _row_means(aw: AlignedWords) -> tuple[list[np.ndarray], list[np.ndarray]]:
         unit = unit_rows(np.asarray(v, dtype=np.float64))[0]
         A = sp.csr_matrix(inc, dtype=np.float64)
         n = np.diff(A.indptr).astype(np.float64)
-        means.append(np.asarray(A @ unit) / n[:, None])
+        one_each = A.shape[0] == A.shape[1] and bool((n == 1).all()) and bool((A.indices == np.arange(A.shape[0])).all())
+        means.append(unit if one_each else np.asarray(A @ unit) / n[:, None])  # row r holds word r: its mean is itself
         n_alt.append(n)
     return means, n_alt
 
@@ -366,11 +422,14 @@ def shuffled_inter_cosine(row_means: list[np.ndarray], n_alt: list[np.ndarray], 
 PERMUTATION_GRAM_BYTES = 256 * 2**20
 
 
-def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray], perms: list[np.ndarray]) -> np.ndarray:
-    """:func:`shuffled_inter_cosine` for a batch of re-pairings at once (``perms[l]`` is ``P x R``).
+def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray], perms: list[np.ndarray], *,
+                           grams: dict[tuple[int, int], np.ndarray] | None = None) -> np.ndarray:
+    """:func:`shuffled_inter_cosine` for a batch of re-pairings at once (``perms[l]`` is ``P x R``, or ``R`` for all alike).
 
     Every row-mean dot product of a language pair is taken once, in one Gram matrix
-    ``M_k M_l^T`` (R x R); a re-pairing is then a gather from it, O(R) instead of O(R d).
+    ``M_k M_l^T`` (R x R; ``grams``: the ones :func:`row_mean_grams` gave, reused across
+    batches); a re-pairing is then a gather from it, O(R) instead of O(R d).  When every
+    row holds one word in every language the tuple weights are all 1 and are not gathered.
     Used when the Gram matrices fit :data:`PERMUTATION_GRAM_BYTES`.
 
     >>> rng = np.random.default_rng(0); m = [rng.normal(size=(5, 3)) for _ in range(3)]; n = [np.ones(5)] * 3
@@ -381,13 +440,33 @@ def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray],
     """
     L = len(row_means)
     K = L * (L - 1) / 2
-    tuples = np.ones(perms[0].shape)
-    pair_dots = np.zeros(perms[0].shape)
+    grams = row_mean_grams(row_means) if grams is None else grams
+    shape = np.broadcast_shapes(*(np.shape(p) for p in perms))
+    R = row_means[0].shape[0]
+    pair_dots = None
+    flat = np.empty(shape, dtype=np.intp)
+    for k in range(L):
+        for m in range(k + 1, L):
+            np.multiply(perms[k], R, out=flat)  # G[i, j] is G.ravel()[i R + j]: one gather of precomputed offsets
+            flat += perms[m]
+            dots = grams[k, m].ravel().take(flat)
+            pair_dots = dots if pair_dots is None else np.add(pair_dots, dots, out=pair_dots)
+    if all(bool((a == 1.0).all()) for a in n_alt):  # one word per row everywhere: every tuple weighs 1
+        return 1.0 - pair_dots.sum(axis=-1) / (K * shape[-1])
+    tuples = np.ones(shape)
     for k in range(L):
         tuples *= n_alt[k][perms[k]]
-        for m in range(k + 1, L):
-            pair_dots += (row_means[k] @ row_means[m].T)[perms[k], perms[m]]
-    return np.sum(tuples * (1.0 - pair_dots / K), axis=1) / np.sum(tuples, axis=1)
+    return np.sum(tuples * (1.0 - pair_dots / K), axis=-1) / np.sum(tuples, axis=-1)
+
+
+def row_mean_grams(row_means: list[np.ndarray]) -> dict[tuple[int, int], np.ndarray]:
+    """``M_k @ M_l.T`` for every language pair k < l (the dot products :func:`shuffled_inter_cosines` gathers).
+
+    >>> g = row_mean_grams([np.eye(2), np.ones((2, 2))]); g[0, 1].tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    L = len(row_means)
+    return {(k, m): row_means[k] @ row_means[m].T for k in range(L) for m in range(k + 1, L)}
 
 
 def n_repairings(n_rows: int, n_languages: int) -> float:
@@ -448,19 +527,23 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     exact = total <= n_perm
     if exact:  # every re-pairing, the observed one included
         combos = itertools.product(itertools.permutations(range(R)), repeat=L - 1)
-        drawn = [[identity] + [np.array(p) for p in c] for c in combos]
+        others = np.array([[p for p in c] for c in combos], dtype=np.intp).reshape(-1, L - 1, R)
     else:  # the generator's draws in a fixed order (draw by draw, language by language): the same seed, the same p
         rng = np.random.default_rng(seed)
-        drawn = [[identity] + [rng.permutation(R) for _ in range(L - 1)] for _ in range(n_perm)]
+        others = np.tile(identity, (n_perm, L - 1, 1))  # (draws, languages after the first, R)
+        for row in others.reshape(-1, R):  # rng.shuffle of arange(R) in place: the very draws of rng.permutation(R)
+            rng.shuffle(row)
+    n_drawn = others.shape[0]
     if R * R * 8 * L * (L - 1) / 2 <= PERMUTATION_GRAM_BYTES:  # one Gram matrix per language pair, then gathers
         batch = max(1, int(PERMUTATION_GRAM_BYTES // (8 * R)))
-        stacked = [np.stack([d[k] for d in drawn]) for k in range(L)]
-        observed = float(shuffled_inter_cosines(means, n_alt, [identity[None, :]] * L)[0])  # the same arithmetic as every re-pairing
-        inters = np.concatenate([shuffled_inter_cosines(means, n_alt, [p[i:i + batch] for p in stacked])
-                                 for i in range(0, len(drawn), batch)])
+        grams = row_mean_grams(means)  # once for the observed pairing and every batch of re-pairings
+        observed = float(shuffled_inter_cosines(means, n_alt, [identity[None, :]] * L, grams=grams)[0])  # the same arithmetic
+        inters = np.concatenate([shuffled_inter_cosines(means, n_alt, [identity] + [others[i:i + batch, k] for k in range(L - 1)],
+                                                        grams=grams)
+                                 for i in range(0, n_drawn, batch)])
     else:
         observed = shuffled_inter_cosine(means, n_alt, [identity] * L)
-        inters = np.array([shuffled_inter_cosine(means, n_alt, d) for d in drawn])
+        inters = np.array([shuffled_inter_cosine(means, n_alt, [identity, *others[i]]) for i in range(n_drawn)])
     null = affinity_ratio(intra, inters)
     hits = int(np.sum(inters <= observed + tol))  # SA_shuffled >= SA, within the near-tie rule
     n = inters.size
@@ -582,6 +665,25 @@ def subset_statistics(subset: RowSubset, counts: np.ndarray) -> dict[str, np.nda
     return _null_aware(s, *null_inter(spreads, occ, [counts @ a for a in subset.n_alt]))
 
 
+def statistics_from_parts(spreads: Spreads, row_sums: np.ndarray, intra: list[tuple], occurrence: list[tuple],
+                          occurrences: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """:func:`null_aware_statistics` from parts already computed: per-row inter sums weighed (B x 3), and per language
+    the intra parts and occurrence parts of :class:`Spreads` with its occurrence counts (any subset of its languages).
+
+    What a language pair's statistics need from a pass over all languages (:mod:`semanscope_nb.metrics.pairs`).
+
+    >>> import scipy.sparse as sp
+    >>> rng = np.random.default_rng(0); eye = sp.identity(30, format="csr")
+    >>> aw = AlignedWords(("en", "de"), (rng.normal(size=(30, 4)), rng.normal(size=(30, 4))), (eye, eye), tuple(map(str, range(30))))
+    >>> s = Spreads(aw); parts = NullParts(aw, s); ones = np.ones((1, 30))
+    >>> rows = np.stack([s.tuples, s.row_cos, s.row_euc_scaled], axis=1)   # per-row inter sums
+    >>> got = statistics_from_parts(s, ones @ rows, s.intra_parts(ones), s.occurrence_parts(ones), [ones.sum(axis=1)] * 2)
+    >>> bool(np.isclose(got["sa"][0], null_aware_statistics(s, parts, ones)["sa"][0], rtol=1e-14))
+    True
+    """
+    return _null_aware(spreads.from_parts(row_sums, intra, scaled=True), *null_inter(spreads, occurrence, occurrences))
+
+
 def _null_aware(s: dict[str, np.ndarray], inter_null_cos: np.ndarray, inter_null_euc: np.ndarray) -> dict[str, np.ndarray]:
     with np.errstate(invalid="ignore", divide="ignore"):
         sa = affinity_ratio(s["intra_cos"], s["inter_cos"])
@@ -596,6 +698,19 @@ def _null_aware(s: dict[str, np.ndarray], inter_null_cos: np.ndarray, inter_null
 _NULL_KEYS = ("sa", "sa_null", "delta", "corrected")
 
 
+def null_aware_scores(point: dict[str, np.ndarray], dists: dict[str, list[np.ndarray]] | None, *, n_boot: int,
+                      confidence: float, distributions: dict[str, np.ndarray] | None = None) -> NullAwareScores:
+    """The :class:`NullAwareScores` (point-holding intervals) of statistics gathered over a bootstrap pass.
+
+    ``point``: the statistics of all-ones counts; ``dists``: per key the list of each batch's values (None: no bootstrap).
+
+    >>> pt = {k: np.array([0.6]) for k in ("sa", "sa_null", "delta", "corrected", "sa_null_euclidean")}
+    >>> null_aware_scores(pt, None, n_boot=0, confidence=0.95).sa.value
+    0.6
+    """
+    return _scores(point, dists, n_boot=n_boot, confidence=confidence, thresholds=None, distributions=distributions)
+
+
 def _scores(point: dict[str, np.ndarray], dists: dict[str, list[np.ndarray]] | None, *, n_boot: int, confidence: float,
             thresholds: Any, distributions: dict[str, np.ndarray] | None) -> NullAwareScores:
     """The :class:`NullAwareScores` of one set of concepts from its point statistics and bootstrap distributions."""
@@ -606,13 +721,29 @@ def _scores(point: dict[str, np.ndarray], dists: dict[str, list[np.ndarray]] | N
             distributions.update(full)
         est = {k: _estimate(point[k][0], full[k], confidence) for k in _NULL_KEYS}
         if thresholds is not None:
-            base = thresholds.classify(float(point["sa"][0]))
-            flip = float(np.mean([thresholds.classify(float(v)) != base for v in full["sa"]]))
+            flip = _flip_rate(thresholds, float(point["sa"][0]), full["sa"])
     else:
         est = {k: Estimate(float(point[k][0]), math.nan, Interval(math.nan, math.nan)) for k in _NULL_KEYS}
     # the closed-form bound (tight for unit vectors); affinity_of_words and chance_level replace it by the
     # permutation estimate off the unit sphere (euclidean_chance_by_permutation), which rebuilds the spreads per shuffle
     return NullAwareScores(**est, sa_null_euclidean=float(point["sa_null_euclidean"][0]), n_boot=int(n_boot), tier_flip_rate=flip)
+
+
+def _flip_rate(thresholds: Any, point: float, values: np.ndarray) -> float:
+    """Share of ``values`` whose tier (``thresholds.classify``) differs from ``point``'s.
+
+    :class:`~semanscope_nb.metrics.affinity.TierThresholds`' rule (great >= great, good >= good,
+    else non-aligned; not finite: undefined) is applied to the whole array at once; any other
+    ``thresholds`` object is asked value by value.
+    """
+    base = thresholds.classify(point)
+    kind = type(thresholds)  # named, not imported: metrics.affinity imports this module
+    if (kind.__module__, kind.__qualname__) != ("semanscope_nb.metrics.affinity", "TierThresholds"):  # a subclass may classify otherwise
+        return float(np.mean([thresholds.classify(float(v)) != base for v in values]))
+    v = np.asarray(values, dtype=np.float64)
+    labels = np.select([~np.isfinite(v), v >= thresholds.great, v >= thresholds.good], ["undefined", "great", "good"],
+                       "non-aligned")
+    return float(np.mean(labels != base))
 
 
 def null_aware_bootstrap(

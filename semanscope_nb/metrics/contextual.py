@@ -163,12 +163,10 @@ def precision_at_k(ranks: Any, *, ks: Sequence[int] = (1, 5), n_boot: int | None
     acc = {k: float(hits[:, j].mean()) for j, k in enumerate(ks)}
     interval = {k: (float("nan"), float("nan")) for k in ks}
     if n_boot:
-        rng = np.random.default_rng(seed)
+        from semanscope_nb.metrics.chance import resample_counts  # the package's one draw rule for resamples
+
         n = len(r)
-        means = np.empty((n_boot, len(ks)))
-        for b in range(n_boot):  # multinomial counts: no n_boot x n index matrix
-            c = rng.multinomial(n, np.full(n, 1.0 / n))
-            means[b] = c @ hits / n
+        means = np.concatenate([c @ hits / n for c in resample_counts(n, int(n_boot), seed=seed)])
         lo, hi = np.percentile(means, [100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2], axis=0)
         interval = {k: (float(lo[j]), float(hi[j])) for j, k in enumerate(ks)}
     return RetrievalScore(acc, interval, int(r.size), int(pool_size if pool_size is not None else -1),

@@ -8,7 +8,9 @@ quantity and two safeguards a table of many pairs needs:
 * **Artefacts per pair.**  Each pair is judged on its own artefact-free concepts:
   a concept whose strings are identical in *these two* languages (names,
   loanwords, shared characters), or that holds a degenerate vector in one of
-  them, is left out of that pair's chance-corrected score (``n_excluded``).
+  them, is left out of that pair's chance-corrected score (``n_excluded``): it weighs 0 in
+  the counts of the resamples every pair shares (one bootstrap pass for the whole matrix, the
+  verdict's rule for a subset; see :func:`_pair_rows`).
 * **Multiplicity.**  With 12 languages there are 66 pairs; at a 5% level some
   pair of random vectors would look "above chance" almost every time.  Each
   pair's ``p_value`` comes from the **permutation test** of its artefact-free
@@ -59,7 +61,16 @@ import pandas as pd
 
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, AlignedWords, TierThresholds
 from semanscope_nb.metrics.artefacts import degenerate_vector_groups, identical_string_rows, rows_with_words, subset_languages, subset_rows
-from semanscope_nb.metrics.chance import check_count, null_aware_bootstrap, null_aware_tier, permutation_test
+from semanscope_nb.metrics.chance import (
+    NullParts,
+    check_count,
+    null_aware_scores,
+    null_aware_tier,
+    permutation_test,
+    resample_counts,
+    statistics_from_parts,
+    subset_statistics,
+)
 from semanscope_nb.metrics.degenerate import (
     MIN_BOOT_CONCEPTS,
     MIN_VERDICT_BOOT,
@@ -68,7 +79,8 @@ from semanscope_nb.metrics.degenerate import (
     require_concepts,
     too_few_to_test,
 )
-from semanscope_nb.metrics.spreads import Spreads
+from semanscope_nb.metrics.spreads import RowSubset, Spreads, on_small_space_blas
+from semanscope_nb.models.cancel import check_stop
 from semanscope_nb.results import Estimate, Interval, Result
 
 #: the verdict of a pair without a defined score (collapsed vectors, fewer than 3 artefact-free concepts)
@@ -120,40 +132,117 @@ class PairAffinity(Result):
         return out
 
 
-def _pair_row(aw2: AlignedWords, excluded: np.ndarray, *, n_boot: int, n_perm: int, seed: int | None, confidence: float,
-              should_stop: Any = None,
-              thresholds: TierThresholds) -> dict[str, Any]:
-    """One pair's numbers: raw SA on all its concepts, the gap and permutation p on its artefact-free ones."""
-    nan = math.nan
-    a, b = aw2.languages
-    R = aw2.n_rows
-    row: dict[str, Any] = {"language_a": a, "language_b": b, "n_concepts": R, "n_excluded": int(excluded.sum()), "note": ""}
-    s0 = Spreads(aw2).spreads(np.ones((1, R)), scaled=True)
-    undefined = collapsed_note(s0["intra_cos"][0], s0["inter_cos"][0])
-    full = None if undefined else null_aware_bootstrap(aw2, n_boot=n_boot, seed=seed, confidence=confidence, should_stop=should_stop)
-    judged = subset_rows(aw2, ~excluded) if excluded.any() else aw2
-    left = judged.n_rows
-    if not undefined and left < MIN_BOOT_CONCEPTS:
-        undefined = (f"only {left} of {R} concepts are left without the artefacts of this pair (identical strings or "
-                     f"degenerate vectors); at least {MIN_BOOT_CONCEPTS} are needed, so the pair has no verdict")
-    if not undefined and judged is not aw2:
-        s1 = Spreads(judged).spreads(np.ones((1, left)), scaled=True)
-        undefined = collapsed_note(s1["intra_cos"][0], s1["inter_cos"][0])
-    if full is not None:
+def _pair_rows(aw: AlignedWords, excluded: dict[tuple[int, int], np.ndarray], *, n_boot: int, n_perm: int,
+               seed: int | None, confidence: float, should_stop: Any = None,
+               distributions: dict[str, dict[str, np.ndarray]] | None = None) -> list[dict[str, Any]]:
+    """Every pair's numbers from one bootstrap pass: raw SA on all its concepts, the gap and permutation p on its artefact-free ones.
+
+    One :class:`~semanscope_nb.metrics.spreads.Spreads` of all languages and one multinomial
+    draw per resample (``resample_counts(R, n_boot, seed)``, the verdict's): each batch's
+    products with the vectors give every language's weighted sums once, and a pair's SA,
+    chance level, gap and corrected score follow from its two languages' sums and its own
+    per-row inter sums (:meth:`Spreads.from_parts`, :func:`~semanscope_nb.metrics.chance.null_inter`).
+    A pair's artefact concepts weigh 0 in those same counts
+    (:class:`~semanscope_nb.metrics.spreads.RowSubset` on the pair's languages), as in the verdict.
+    """
+    R, L = aw.n_rows, len(aw.languages)
+    spreads = Spreads(aw)
+    NullParts(aw, spreads)  # the spreads keep the occurrence products of each batch (the chance level's)
+    n_alt = [a.astype(np.float64) for a in spreads.alternatives]
+    ones = np.ones((1, R))
+    rows: list[dict[str, Any]] = []
+    live: list[tuple[dict[str, Any], tuple[int, int], np.ndarray, RowSubset | None]] = []
+    for i, j in itertools.combinations(range(L), 2):
+        row, entry = _pair_setup(aw, spreads, excluded[i, j], i, j)
+        rows.append(row)
+        if entry is not None:
+            live.append(entry)
+
+    def statistics(counts: np.ndarray) -> list[tuple[dict, dict | None]]:
+        spreads.spreads(counts, scaled=True)  # every language's products, once for all pairs
+        intra, occ = spreads.intra_parts(counts), spreads.occurrence_parts(counts)
+        out = []
+        for _, (i, j), row_stack, sub in live:
+            full = statistics_from_parts(spreads, counts @ row_stack, [intra[i], intra[j]], [occ[i], occ[j]],
+                                         [counts @ n_alt[i], counts @ n_alt[j]])
+            out.append((full, subset_statistics(sub, counts) if sub is not None else None))
+        return out
+
+    points = statistics(ones)
+    dists: list[tuple[dict[str, list], dict[str, list]]] = [({}, {}) for _ in live]
+    if n_boot and live:
+        for counts in resample_counts(R, n_boot, seed=seed, batch=spreads.bootstrap_batch(n_boot)):
+            check_stop(should_stop, "bootstrap")
+            for (d_full, d_sub), (full, sub) in zip(dists, statistics(counts)):
+                for k, v in full.items():
+                    d_full.setdefault(k, []).append(v)
+                for k, v in (sub or {}).items():
+                    d_sub.setdefault(k, []).append(v)
+    kw = {"n_boot": n_boot, "confidence": confidence}
+    for (row, (i, j), _, sub), (p_full, p_sub), (d_full, d_sub) in zip(live, points, dists):
+        pair = f"{aw.languages[i]}-{aw.languages[j]}"
+        keep_full = {} if distributions is not None else None
+        full = null_aware_scores(p_full, d_full if n_boot else None, distributions=keep_full, **kw)
         row.update(sa=full.sa.value, ci_low=full.sa.ci[0], ci_high=full.sa.ci[1], sem=full.sa.sem)
-    else:
-        row.update(sa=nan, ci_low=nan, ci_high=nan, sem=nan)
+        v = full
+        if sub is not None:
+            keep_sub = {} if distributions is not None else None
+            v = null_aware_scores(p_sub, d_sub if n_boot else None, distributions=keep_sub, **kw)
+            if distributions is not None:
+                distributions[f"{pair}.judged"] = keep_sub
+        if distributions is not None:
+            distributions[pair] = keep_full
+        if row["_undefined"]:
+            continue
+        judged = subset_rows(subset_languages(aw, (aw.languages[i], aw.languages[j])), ~excluded[i, j]) if sub is not None \
+            else subset_languages(aw, (aw.languages[i], aw.languages[j]))
+        perm = permutation_test(judged, n_perm=n_perm, seed=seed)
+        row.update(sa_judged=v.sa.value, sa_null=v.sa_null.value, delta=v.delta.value, delta_low=v.delta.ci[0],
+                   delta_high=v.delta.ci[1], delta_sem=v.delta.sem, corrected=v.corrected.value, p_value=perm.p_value)
+    return [_with_nan_where_undefined(row) for row in rows]
+
+
+def _with_nan_where_undefined(row: dict[str, Any]) -> dict[str, Any]:
+    """A pair without SA gets NaN numbers; one without a verdict NaN verdict numbers and the reason as its note."""
+    nan = math.nan
+    undefined = row.pop("_undefined")
+    row.setdefault("sa", nan)
+    for k in ("ci_low", "ci_high", "sem"):
+        row.setdefault(k, nan)
     if undefined:
         row.update(sa_judged=nan, sa_null=nan, delta=nan, delta_low=nan, delta_high=nan, delta_sem=nan, corrected=nan,
                    p_value=nan, note=undefined)
-        return row
-    v = full if judged is aw2 else null_aware_bootstrap(judged, n_boot=n_boot, seed=seed, confidence=confidence, should_stop=should_stop)
-    perm = permutation_test(judged, n_perm=n_perm, seed=seed)
-    row.update(sa_judged=v.sa.value, sa_null=v.sa_null.value, delta=v.delta.value, delta_low=v.delta.ci[0],
-               delta_high=v.delta.ci[1], delta_sem=v.delta.sem, corrected=v.corrected.value, p_value=perm.p_value)
     return row
 
 
+def _pair_setup(aw: AlignedWords, spreads: Spreads, out: np.ndarray, i: int, j: int
+                ) -> tuple[dict[str, Any], tuple[dict[str, Any], tuple[int, int], np.ndarray, RowSubset | None] | None]:
+    """(the pair's row, with why it has no verdict if so; what the shared pass needs of it, None when it has no SA)."""
+    R = aw.n_rows
+    a, b = aw.languages[i], aw.languages[j]
+    aw2 = subset_languages(aw, (a, b))
+    row: dict[str, Any] = {"language_a": a, "language_b": b, "n_concepts": R, "n_excluded": int(out.sum()), "note": ""}
+    s2 = Spreads(aw2, stack_limit=0)  # the pair's per-row inter sums (a point: no rows kept)
+    p2 = s2.spreads(np.ones((1, R)), scaled=True)
+    collapsed = collapsed_note(p2["intra_cos"][0], p2["inter_cos"][0])
+    undefined = collapsed
+    left = R - int(out.sum())
+    if not undefined and left < MIN_BOOT_CONCEPTS:
+        undefined = (f"only {left} of {R} concepts are left without the artefacts of this pair (identical strings or "
+                     f"degenerate vectors); at least {MIN_BOOT_CONCEPTS} are needed, so the pair has no verdict")
+    if not undefined and out.any():
+        s1 = Spreads(subset_rows(aw2, ~out), stack_limit=0).spreads(np.ones((1, left)), scaled=True)
+        undefined = collapsed_note(s1["intra_cos"][0], s1["inter_cos"][0])
+    row["_undefined"] = undefined
+    if collapsed:  # no SA at all
+        return row, None
+    # tuples, cosine and Euclidean inter sums per row, the last in units of the shared spreads' scale (exact)
+    row_stack = np.stack([s2.tuples, s2.row_cos, np.ldexp(s2.row_euc_scaled, s2.exponent - spreads.exponent)], axis=1)
+    sub = RowSubset(spreads, ~out, languages=(i, j), row_stack=row_stack) if out.any() and not undefined else None
+    return row, (row, (i, j), row_stack, sub)
+
+
+@on_small_space_blas  # a small space's products run on SMALL_SPACE_BLAS_THREADS (metrics.spreads)
 def pair_affinity(
     aw: AlignedWords,
     *,
@@ -164,6 +253,7 @@ def pair_affinity(
     n_perm: int = 2000,
     alpha: float = 0.05,
     should_stop: Any = None,
+    distributions: dict[str, dict[str, np.ndarray]] | None = None,
 ) -> PairAffinity:
     """One row per language pair: raw SA and interval, the artefact-free gap to chance, FDR-controlled p, the verdict.
 
@@ -172,6 +262,13 @@ def pair_affinity(
     the false discovery rate.  Fewer than 3 concepts raise
     :class:`~semanscope_nb.errors.EmbeddingError`.  ``should_stop`` (see
     :mod:`semanscope_nb.models.cancel`) is asked between bootstrap batches.
+
+    Every pair is scored on the same multinomial resamples in one pass (the verdict's
+    rule: a pair's artefact concepts weigh 0 in the counts over all concepts; see
+    :func:`_pair_rows`).  ``distributions``: a dict that receives, per pair ``"a-b"``, the
+    bootstrap distributions of all its concepts (keys of
+    :func:`~semanscope_nb.metrics.chance.null_aware_statistics`) and, under ``"a-b.judged"``,
+    those of its artefact-free concepts when it has artefacts.
     """
     from statsmodels.stats.multitest import multipletests
 
@@ -182,12 +279,11 @@ def pair_affinity(
     degenerate = degenerate_vector_groups(aw)  # once per language, not once per pair
     deg_rows = {lang: rows_with_words(aw, lang, {w for g in groups for w in g}) for lang, groups in degenerate.items()}
     no_rows = np.zeros(aw.n_rows, dtype=bool)
-    rows = []
-    for a, b in itertools.combinations(aw.languages, 2):
-        aw2 = subset_languages(aw, (a, b))
-        excluded = identical_string_rows(aw2) | deg_rows.get(a, no_rows) | deg_rows.get(b, no_rows)
-        rows.append(_pair_row(aw2, excluded, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence,
-                              thresholds=thresholds, should_stop=should_stop))
+    excluded = {}
+    for (i, a), (j, b) in itertools.combinations(enumerate(aw.languages), 2):
+        excluded[i, j] = identical_string_rows(subset_languages(aw, (a, b))) | deg_rows.get(a, no_rows) | deg_rows.get(b, no_rows)
+    rows = _pair_rows(aw, excluded, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence, should_stop=should_stop,
+                      distributions=distributions)
     table = pd.DataFrame(rows)
     p = table["p_value"].to_numpy(dtype=float)
     ok = np.isfinite(p)

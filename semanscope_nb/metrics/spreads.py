@@ -30,7 +30,9 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
@@ -90,6 +92,87 @@ GRAM_LIMIT = 8_000_000
 #: Largest float64 copy of the centred words (bytes) that the Euclidean chance level's re-pairings
 #: hold for their duration beyond the Gram limit (else each re-pairing centres its blocks again).
 CENTRED_HOLD_BYTES = 512 * 2**20
+
+#: BLAS threads for the verdict of a small space (:func:`small_space_blas`): its products are small -- the
+#: bootstrap's (batch x R) @ (R x 2dL), Gram matrices of R x R -- and on the 2-core reference machine, shared with
+#: other work, a threaded BLAS call of that size cost more CPU and wall time than it saved: ``semantic_affinity``
+#: at 349 x 2 x 512 with 1000 resamples took 157 ms CPU / 298 ms wall with the default two threads and 83 / 163 ms
+#: pinned to one (load average 7; bench/README.md, "Verdict statistics from one pass").  None: the BLAS default.
+#: Pinned, the numbers also never depend on the machine's thread setting.
+SMALL_SPACE_BLAS_THREADS: int | None = 1
+#: ... a space is small when its vectors hold at most this many numbers in all (beyond, products are large enough
+#: for threads to pay, and the default stays)
+SMALL_SPACE_NUMBERS = 4_000_000
+_blas_controller: Any = None
+_blas_lock = threading.Lock()
+_blas_pins = 0  # small_space_blas blocks running now, in any thread
+_blas_limiter: Any = None  # the outermost block's threadpoolctl limiter (it restores the limits found on entry)
+
+
+def small_space_blas(aw: AlignedWords) -> Any:
+    """A context in which BLAS runs on :data:`SMALL_SPACE_BLAS_THREADS` threads when ``aw`` is a small space.
+
+    threadpoolctl (a scikit-learn dependency) sets the limit for the process while the block runs, as the
+    NumPy token port does for its small products; outside a small space, or with the setting None, nothing
+    changes.  Blocks may nest and run in several threads at once (JupyterLab's subshells): the first to enter
+    sets the limit and the last to leave restores what the first found, under one lock.
+
+    >>> import scipy.sparse as sp
+    >>> e = np.eye(3); eye = sp.identity(3, format="csr")
+    >>> with small_space_blas(AlignedWords(("en", "de"), (e, e), (eye, eye), ("a", "b", "c"))):
+    ...     float((e @ e).sum())
+    3.0
+    """
+    vectors = getattr(aw, "vectors", None)  # not aligned words: the caller's own check names the problem
+    numbers = sum(int(np.prod(np.shape(v))) for v in vectors) if isinstance(vectors, (tuple, list)) else math.inf
+    if SMALL_SPACE_BLAS_THREADS is None or numbers > SMALL_SPACE_NUMBERS:
+        return contextlib.nullcontext()
+    return _pinned_blas(SMALL_SPACE_BLAS_THREADS)
+
+
+@contextlib.contextmanager
+def _pinned_blas(threads: int) -> Iterator[None]:
+    global _blas_controller, _blas_pins, _blas_limiter
+    with _blas_lock:
+        if _blas_pins == 0:
+            try:
+                if _blas_controller is None:
+                    from threadpoolctl import ThreadpoolController
+
+                    _blas_controller = ThreadpoolController()
+                _blas_limiter = _blas_controller.limit(limits=threads, user_api="blas")
+            except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+                _blas_limiter = None
+        _blas_pins += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_pins -= 1
+            if _blas_pins == 0 and _blas_limiter is not None:
+                _blas_limiter.restore_original_limits()
+                _blas_limiter = None
+
+
+def on_small_space_blas(fn: Any) -> Any:
+    """Decorate a function of aligned words (its first argument) to run inside :func:`small_space_blas`.
+
+    >>> import scipy.sparse as sp
+    >>> @on_small_space_blas
+    ... def n_words(aw): return sum(v.shape[0] for v in aw.vectors)
+    >>> e = np.eye(3); eye = sp.identity(3, format="csr")
+    >>> n_words(AlignedWords(("en", "de"), (e, e), (eye, eye), ("a", "b", "c")))
+    6
+    """
+    import functools
+
+    @functools.wraps(fn)
+    def run(aw: Any, *args: Any, **kwargs: Any) -> Any:
+        with small_space_blas(aw):
+            return fn(aw, *args, **kwargs)
+
+    return run
+
 
 _RAW_EXPONENT = 400  # largest |coordinate| within 2**-400 .. 2**400: work in the vectors' own units (no scaling pass)
 _TINY_SQ = 2.0**-900  # rows with a squared norm below this (or not finite) are normalised with per-row scaling
@@ -191,35 +274,6 @@ def bootstrap_budget(embedding_bytes: int, fraction: float = BOOTSTRAP_MEMORY_FR
     return int(max(fraction * embedding_bytes, MIN_BOOTSTRAP_BUDGET))
 
 
-_BLAS: Any = None
-
-
-def one_blas_thread() -> Any:
-    """A context with one BLAS/LAPACK thread (threadpoolctl, a scikit-learn dependency; no-op without it).
-
-    For small products, where a second thread does not pay: on two busy cores OpenBLAS's threads
-    wait spinning, so a warm ``semanscope benchmark`` of 40 concepts took 32-41 s of CPU with
-    two threads and 11 s with one; the QR of :func:`reduced_words` 0.15 s against 0.015 s at
-    1500 x 280.  The products split rows and columns between threads, not sums, so the numbers
-    do not change (``tests/test_reduced_words.py`` checks SA, intervals and chance level bit for bit).
-
-    >>> with one_blas_thread():
-    ...     float((np.ones((2, 3)) @ np.ones(3))[0])
-    3.0
-    """
-    global _BLAS
-    try:
-        if _BLAS is None:
-            from threadpoolctl import ThreadpoolController
-
-            _BLAS = ThreadpoolController()
-        return _BLAS.limit(limits=1, user_api="blas")
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        import contextlib
-
-        return contextlib.nullcontext()
-
-
 def reduced_words(aw: AlignedWords, *, max_words: int | None = None) -> AlignedWords | None:
     """The same words with every vector replaced by its coordinates in an orthonormal basis of all the words' span.
 
@@ -261,7 +315,7 @@ def reduced_words(aw: AlignedWords, *, max_words: int | None = None) -> AlignedW
     if used.size < 2 * N:
         return None
     A = X[:, used].T.toarray()  # D' x N: columns are words
-    with one_blas_thread():
+    with _pinned_blas(1):  # a small QR: a second thread's panels cost ten times the CPU on two busy cores
         Y = np.linalg.qr(A, mode="r").T  # N x N: X X^T = R^T R to rounding (A = Q R)
     cut = np.cumsum([0, *n_words])
     vectors = tuple(np.ascontiguousarray(Y[a:b]) for a, b in zip(cut[:-1], cut[1:]))
@@ -970,9 +1024,11 @@ class Spreads:
         The SA's parts in one place (paper eq. 3's D_intra and D_inter): the intra mean over
         pairs of distinct words is ``(W^2 - ||sum w u||^2) / (W^2 - sum w^2)`` per language
         (``2 (W sum w q - ||sum w c||^2) / (W^2 - sum w^2)`` squared distances for the
-        Euclidean one, its root), the inter mean is tuple-weighted.
+        Euclidean one, its root), the inter mean is tuple-weighted.  The intra spread is the mean over the
+        languages of ``parts`` (all of them, or those of a language pair: :class:`RowSubset` ``languages``).
         """
         d = self.d
+        L = len(parts)
         B = stats.shape[0]
         inter_cos = stats[:, 1] / stats[:, 0]
         inter_euc = stats[:, 2] / stats[:, 0]
@@ -985,13 +1041,13 @@ class Spreads:
                 msq = 2.0 * (w_tot * s_q - _rowsq(both[:, d:])) / pairs
             intra_euc += np.sqrt(np.maximum(msq, 0.0))  # NaN (undefined) stays NaN
         shift = self._wexp - self.exponent
-        intra_euc = np.ldexp(intra_euc, shift) / self.L if shift else intra_euc / self.L
+        intra_euc = np.ldexp(intra_euc, shift) / L if shift else intra_euc / L
         if not scaled:
             with np.errstate(over="ignore"):
                 intra_euc = np.ldexp(intra_euc, self.exponent)
                 inter_euc = np.ldexp(inter_euc, self.exponent)
         return {
-            "intra_cos": intra_cos / self.L,
+            "intra_cos": intra_cos / L,
             "inter_cos": inter_cos,
             "intra_euc": intra_euc,
             "inter_euc": inter_euc,
@@ -1095,19 +1151,25 @@ class RowSubset:
     (3.0, array([3.]))
     """
 
-    def __init__(self, spreads: Spreads, keep: np.ndarray) -> None:
+    def __init__(self, spreads: Spreads, keep: np.ndarray, *, languages: Sequence[int] | None = None,
+                 row_stack: np.ndarray | None = None) -> None:
         keep = np.asarray(keep, dtype=bool)
         if keep.shape != (spreads.R,):
             raise ValueError(f"keep must be a boolean per concept ({spreads.R}), got shape {keep.shape}")
         self.spreads, self.keep = spreads, keep
-        self.row_stack = spreads._row_stack * keep[:, None]
-        self.n_alt = [a.astype(np.float64) * keep for a in spreads.alternatives]
+        #: the spreads' languages (indices) the subset holds: all, or e.g. a language pair's two, whose per-row
+        #: inter sums ``row_stack`` (R x 3: tuples, cosine, Euclidean in units of the spreads' scale) are then given
+        self.languages = list(range(spreads.L)) if languages is None else [int(x) for x in languages]
+        if languages is not None and row_stack is None:
+            raise ValueError("RowSubset: a subset of the languages needs their per-row inter sums (row_stack)")
+        self.row_stack = (spreads._row_stack if row_stack is None else np.asarray(row_stack, dtype=np.float64)) * keep[:, None]
+        self.n_alt = [spreads.alternatives[lang].astype(np.float64) * keep for lang in self.languages]
         self.langs: list[dict[str, Any]] = []
         kf = keep.astype(np.float64)
         joint = spreads._stack_joint[0] if spreads._stack_joint is not None else []
         split = bool(joint) and (spreads._split is not None and np.array_equal(spreads._split[0], keep)
                                  or spreads._split is None and spreads.split_rows(keep))
-        for lang in range(spreads.L):
+        for lang in self.languages:
             q = spreads._q[lang]
             if split and lang in joint:  # its product is a part of the full set's (Spreads.split_rows)
                 i = joint.index(lang)
@@ -1148,7 +1210,7 @@ class RowSubset:
         kept = counts * self.keep
         intra, occ = [], [] if full_occ is not None else None
         kept_prod = None
-        for lang, info in enumerate(self.langs):
+        for lang, info in zip(self.languages, self.langs):
             if "split" in info:
                 if kept_prod is None:
                     kept_prod = self.spreads.kept_product(counts)
@@ -1161,7 +1223,7 @@ class RowSubset:
             idx, direct = info["idx"], info["direct"]
             if info["identity"]:
                 G = counts[:, idx]
-                both = self._times_rows(lang, G) if direct else full_intra[lang][2] - self._times_rows(lang, G)
+                both = self._times_rows(lang, info, G) if direct else full_intra[lang][2] - self._times_rows(lang, info, G)
                 s_q = counts @ info["q"]
                 part = (kept.sum(axis=1), _rowsq(kept), both, s_q)
                 intra.append(part)
@@ -1170,18 +1232,18 @@ class RowSubset:
                 continue
             W = _sparse_times(info["M_sub_T"], counts)
             G = _sparse_times(info["intra_T"], counts)
-            both = self._times_rows(lang, G) if direct else full_intra[lang][2] + self._times_rows(lang, G)
+            both = self._times_rows(lang, info, G) if direct else full_intra[lang][2] + self._times_rows(lang, info, G)
             intra.append((counts @ info["tot"], _rowsq(W), both, counts @ info["q"]))
             if occ is not None:
                 Go = _sparse_times(info["occ_T"], counts)
-                occ.append((self._times_rows(lang, Go) if direct else full_occ[lang][0] + self._times_rows(lang, Go),
+                occ.append((self._times_rows(lang, info, Go) if direct else full_occ[lang][0] + self._times_rows(lang, info, Go),
                             counts @ info["occ_q"]))
         return stats, intra, occ
 
-    def _times_rows(self, lang: int, G: np.ndarray) -> np.ndarray:
+    def _times_rows(self, lang: int, info: dict[str, Any], G: np.ndarray) -> np.ndarray:
         """``G @ [unit | centred][idx]`` of the language's corrected words, their rows formed a block at a time (never all kept)."""
-        sp_, idx = self.spreads, self.langs[lang]["idx"]
-        S = self.langs[lang].get("sparse_T")
+        sp_, idx = self.spreads, info["idx"]
+        S = info.get("sparse_T")
         if S is not None:  # as Spreads._sparse_products: [unit | x]^T @ G^T, the centred half W x - (W 1) c
             out = np.ascontiguousarray((S @ np.ascontiguousarray(G.T)).T)
             out[:, sp_.d:] -= np.multiply.outer(G.sum(axis=1), sp_._centre_w)

@@ -274,6 +274,39 @@ def _endpoint_label(base_url: str) -> str:
     return f"{u.scheme}://{host}{f':{port}' if port else ''}"
 
 
+def _checked_base_url(base_url: Any) -> urllib.parse.SplitResult:
+    """``base_url`` split, if it is an http(s) URL with a host; the error shows it with any credential masked."""
+    u = urllib.parse.urlsplit(base_url if isinstance(base_url, str) else "")
+    try:
+        ok = u.scheme in ("http", "https") and bool(u.hostname) and (u.port is None or u.port > 0)
+    except ValueError:  # a port that is not a number
+        ok = False
+    if not ok:
+        shown = redact_secrets(re.sub(r"^([a-z][a-z0-9+.-]*://)?[^/?#@\s]*@", rf"\g<1>{MASK}@", str(base_url or "")))
+        raise ValueError(f"base_url must be an http(s) URL such as https://api.openai.com/v1, got {shown!r}")
+    return u
+
+
+def _check_endpoint_options(*, model: Any, max_batch_texts: Any, max_batch_tokens: Any, dims: Any, send_dimensions: bool,
+                            timeout: float, connect_timeout: float, max_retries: int, max_retry_after: float) -> None:
+    """Raise a ValueError naming the first option of an API encoder that is out of range."""
+    if not model or not isinstance(model, str):
+        raise ValueError(f"model must be the endpoint's model name, got {model!r}")
+    for name, v in (("max_batch_texts", max_batch_texts), ("max_batch_tokens", max_batch_tokens)):
+        if not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    if dims is not None and (not isinstance(dims, int) or dims < 1):
+        raise ValueError(f"dims must be a positive integer or None, got {dims!r}")
+    if send_dimensions and dims is None:
+        raise ValueError("send_dimensions=True needs dims=")
+    if timeout <= 0 or connect_timeout <= 0:
+        raise ValueError(f"timeouts must be > 0, got timeout={timeout}, connect_timeout={connect_timeout}")
+    if max_retries < 0:
+        raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+    if not max_retry_after >= 0:
+        raise ValueError(f"max_retry_after must be >= 0 seconds, got {max_retry_after}")
+
+
 class OpenAIEmbeddingEncoder(Encoder):
     """An OpenAI-compatible ``/embeddings`` endpoint as an :class:`~semanscope_nb.models.encoders.Encoder`.
 
@@ -309,29 +342,10 @@ class OpenAIEmbeddingEncoder(Encoder):
         extra_headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__()
-        u = urllib.parse.urlsplit(base_url if isinstance(base_url, str) else "")
-        try:
-            ok = u.scheme in ("http", "https") and bool(u.hostname) and (u.port is None or u.port > 0)
-        except ValueError:  # a port that is not a number
-            ok = False
-        if not ok:
-            shown = redact_secrets(re.sub(r"^([a-z][a-z0-9+.-]*://)?[^/?#@\s]*@", rf"\g<1>{MASK}@", str(base_url or "")))
-            raise ValueError(f"base_url must be an http(s) URL such as https://api.openai.com/v1, got {shown!r}")
-        if not model or not isinstance(model, str):
-            raise ValueError(f"model must be the endpoint's model name, got {model!r}")
-        for name, v in (("max_batch_texts", max_batch_texts), ("max_batch_tokens", max_batch_tokens)):
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if dims is not None and (not isinstance(dims, int) or dims < 1):
-            raise ValueError(f"dims must be a positive integer or None, got {dims!r}")
-        if send_dimensions and dims is None:
-            raise ValueError("send_dimensions=True needs dims=")
-        if timeout <= 0 or connect_timeout <= 0:
-            raise ValueError(f"timeouts must be > 0, got timeout={timeout}, connect_timeout={connect_timeout}")
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
-        if not max_retry_after >= 0:
-            raise ValueError(f"max_retry_after must be >= 0 seconds, got {max_retry_after}")
+        u = _checked_base_url(base_url)
+        _check_endpoint_options(model=model, max_batch_texts=max_batch_texts, max_batch_tokens=max_batch_tokens, dims=dims,
+                                send_dimensions=send_dimensions, timeout=timeout, connect_timeout=connect_timeout,
+                                max_retries=max_retries, max_retry_after=max_retry_after)
         self.base_url = urllib.parse.urlunsplit(u._replace(path=u.path.rstrip("/"), fragment=""))
         self.model = model
         self.model_id = model_id or f"api:{model}"

@@ -178,35 +178,8 @@ class E5Numpy:
         if qk != QK or self.H % QK or self.FF % QK:
             raise ModelLoadError(f"{self.path}: unsupported block size {qk}")
         n_pieces, self.bos, self.eos, self.pad, self.unk = struct.unpack_from("<5i", buf, o)
-        o += 20
-        (bloblen,) = struct.unpack_from("<Q", buf, o)
-        o += 8
-        offs = np.frombuffer(buf, dtype="<u4", count=n_pieces + 1, offset=o).astype(np.int64)
-        o += 4 * (n_pieces + 1)
-        scores = np.frombuffer(buf, dtype="<f4", count=n_pieces, offset=o)
-        o += 4 * n_pieces
-        blob = bytes(buf[o:o + bloblen])
-        o += bloblen
-        self.pieces: list[str] = [blob[offs[i]:offs[i + 1]].decode("utf-8", "replace") for i in range(n_pieces)]
-        self.scores = [float(s) for s in scores]
-        # the C engine's hash lookup finds the lowest index among equal pieces: keep the first
-        self._vocab: dict[str, int] = {}
-        for i, p in enumerate(self.pieces):
-            if p:
-                self._vocab.setdefault(p, i)
-        self._max_piece = max(len(p) for p in self.pieces)
-        self._unk_score = _f32(float(scores.min()) - 10.0)
-        n_norm, nm_bytes = struct.unpack_from("<iI", buf, o)
-        o += 8
-        self._norm: dict[str, str] = {}
-        p = o
-        for _ in range(n_norm):
-            (cp,) = struct.unpack_from("<I", buf, p)
-            n_out = buf[p + 4]
-            outs = struct.unpack_from(f"<{n_out}I", buf, p + 5)
-            self._norm[chr(cp)] = "".join(chr(c) for c in outs)
-            p += 5 + 4 * n_out
-        o += nm_bytes
+        o = self._read_vocabulary(buf, o + 20, n_pieces)
+        o = self._read_normaliser(buf, o)
         (ndir,) = struct.unpack_from("<i", buf, o)
         o += 4
         tensors: dict[str, tuple[int, int, int]] = {}
@@ -218,7 +191,47 @@ class E5Numpy:
             count, off, _nbytes = struct.unpack_from("<IQQ", buf, o + 1)
             o += 1 + 20
             tensors[name] = (dtype, count, off)
+        try:
+            self._read_weights(buf, tensors)
+        except KeyError as exc:
+            raise ModelLoadError(f"{self.path}: missing tensor {exc}") from exc
 
+    def _read_vocabulary(self, buf: memoryview, o: int, n_pieces: int) -> int:
+        """The sentencepiece pieces and scores at offset ``o``; returns the offset after them."""
+        (bloblen,) = struct.unpack_from("<Q", buf, o)
+        o += 8
+        offs = np.frombuffer(buf, dtype="<u4", count=n_pieces + 1, offset=o).astype(np.int64)
+        o += 4 * (n_pieces + 1)
+        scores = np.frombuffer(buf, dtype="<f4", count=n_pieces, offset=o)
+        o += 4 * n_pieces
+        blob = bytes(buf[o:o + bloblen])
+        self.pieces: list[str] = [blob[offs[i]:offs[i + 1]].decode("utf-8", "replace") for i in range(n_pieces)]
+        self.scores = [float(s) for s in scores]
+        # the C engine's hash lookup finds the lowest index among equal pieces: keep the first
+        self._vocab: dict[str, int] = {}
+        for i, p in enumerate(self.pieces):
+            if p:
+                self._vocab.setdefault(p, i)
+        self._max_piece = max(len(p) for p in self.pieces)
+        self._unk_score = _f32(float(scores.min()) - 10.0)
+        return o + bloblen
+
+    def _read_normaliser(self, buf: memoryview, o: int) -> int:
+        """The per-code-point normalisation table at offset ``o``; returns the offset after it."""
+        n_norm, nm_bytes = struct.unpack_from("<iI", buf, o)
+        o += 8
+        self._norm: dict[str, str] = {}
+        p = o
+        for _ in range(n_norm):
+            (cp,) = struct.unpack_from("<I", buf, p)
+            n_out = buf[p + 4]
+            outs = struct.unpack_from(f"<{n_out}I", buf, p + 5)
+            self._norm[chr(cp)] = "".join(chr(c) for c in outs)
+            p += 5 + 4 * n_out
+        return o + nm_bytes
+
+    def _read_weights(self, buf: memoryview, tensors: dict[str, tuple[int, int, int]]) -> None:
+        """Embeddings and every layer's weights (q4 blocks dequantised to float32, transposed for ``x @ W``)."""
         def f32(name: str) -> np.ndarray:
             _, count, off = tensors[name]
             return np.frombuffer(buf, dtype="<f4", count=count, offset=off).astype(np.float32)
@@ -228,28 +241,25 @@ class E5Numpy:
             blocks = np.frombuffer(buf, dtype=np.uint8, count=nout * (nin // QK) * 18, offset=off).reshape(nout, nin // QK, 18)
             return np.ascontiguousarray(_dequant_q4(blocks).T)  # (nin, nout): x @ W^T
 
-        try:
-            H, FF = self.H, self.FF
-            _, _, off = tensors["emb.word"]
-            self._word = np.frombuffer(buf, dtype=np.uint8, count=self.vocab_rows * (H // QK) * 18, offset=off).reshape(
-                self.vocab_rows, H // QK, 18)
-            self._pos = f32("emb.pos").reshape(self.max_positions, H)
-            self._type0 = f32("emb.type")[:H]
-            self._eln = (f32("emb.ln.w"), f32("emb.ln.b"))
-            self._layers = []
-            for i in range(self.n_layers):
-                def g(s: str, i: int = i) -> np.ndarray:
-                    return f32(f"l{i}.{s}")
+        H, FF = self.H, self.FF
+        _, _, off = tensors["emb.word"]
+        self._word = np.frombuffer(buf, dtype=np.uint8, count=self.vocab_rows * (H // QK) * 18, offset=off).reshape(
+            self.vocab_rows, H // QK, 18)
+        self._pos = f32("emb.pos").reshape(self.max_positions, H)
+        self._type0 = f32("emb.type")[:H]
+        self._eln = (f32("emb.ln.w"), f32("emb.ln.b"))
+        self._layers = []
+        for i in range(self.n_layers):
+            def g(s: str, i: int = i) -> np.ndarray:
+                return f32(f"l{i}.{s}")
 
-                qkv_w = np.concatenate([q4(f"l{i}.{s}.w", H, H) for s in ("q", "k", "v")], axis=1)  # (H, 3H)
-                qkv_b = np.concatenate([g("q.b"), g("k.b"), g("v.b")])
-                self._layers.append({
-                    "qkv_w": qkv_w, "qkv_b": qkv_b, "ao_w": q4(f"l{i}.ao.w", H, H), "ao_b": g("ao.b"),
-                    "aln": (g("aln.w"), g("aln.b")), "fi_w": q4(f"l{i}.fi.w", FF, H), "fi_b": g("fi.b"),
-                    "fo_w": q4(f"l{i}.fo.w", H, FF), "fo_b": g("fo.b"), "oln": (g("oln.w"), g("oln.b")),
-                })
-        except KeyError as exc:
-            raise ModelLoadError(f"{self.path}: missing tensor {exc}") from exc
+            qkv_w = np.concatenate([q4(f"l{i}.{s}.w", H, H) for s in ("q", "k", "v")], axis=1)  # (H, 3H)
+            qkv_b = np.concatenate([g("q.b"), g("k.b"), g("v.b")])
+            self._layers.append({
+                "qkv_w": qkv_w, "qkv_b": qkv_b, "ao_w": q4(f"l{i}.ao.w", H, H), "ao_b": g("ao.b"),
+                "aln": (g("aln.w"), g("aln.b")), "fi_w": q4(f"l{i}.fi.w", FF, H), "fi_b": g("fi.b"),
+                "fo_w": q4(f"l{i}.fo.w", H, FF), "fo_b": g("fo.b"), "oln": (g("oln.w"), g("oln.b")),
+            })
 
     # -- tokenizer -----------------------------------------------------------------------------
     def tokenize(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:

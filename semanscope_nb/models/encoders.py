@@ -469,8 +469,8 @@ class TfidfEncoder(Encoder):
         self.token_pattern = token_pattern
         self.model_id = model_id or ("tfidf-char" if analyzer.startswith("char") else "tfidf-word")
         self.corpus_hash: str | None = None
+        self._corpus_texts: list[str] = []
         self._idf = None
-        self._corpus: list[str] = []
         if corpus is not None:
             self._fit_inplace(corpus)
 
@@ -501,26 +501,29 @@ class TfidfEncoder(Encoder):
         )
 
     def _fit_inplace(self, corpus: Sequence[str]) -> None:
-        """Fix the corpus (and so the cache key); the IDF weights are fitted when a text is first embedded.
+        """Take ``corpus`` as the IDF corpus: its hash now (the cache key needs it), the IDF fit when first encoding.
 
-        A warm cache then embeds nothing and never imports scikit-learn nor fits (the fit was
-        most of a warm benchmark's TF-IDF jobs).
+        Lazy: embeddings all found in the cache need no fit, so a panel's switch to TF-IDF data cached on disk
+        neither imports scikit-learn nor fits (3.4 s on the first switch after a restart, under load).
         """
         texts = sorted(set(corpus))
         if not texts:
             raise ValueError("TF-IDF needs a non-empty corpus to fit its IDF weights")
         self.corpus_hash = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-        self._corpus = texts
+        self._corpus_texts = texts
+        self._idf = None
 
-    def _fitted(self) -> Any:
-        """The IDF weights fitted on the corpus (once per corpus and options in a process)."""
+    def _fitted_idf(self) -> Any:
+        """The IDF model of the corpus, fitted on first use (shared across encoders of the same corpus)."""
         if self._idf is not None:
             return self._idf
+        if self.corpus_hash is None:
+            raise ModelLoadError(f"{self.model_id} must be fitted first: encoder.fit(corpus)")
         key = (self.analyzer, self.ngram_range, self.n_features, self.token_pattern, self.corpus_hash)
         with _TFIDF_LOCK:
             fitted = _TFIDF_FITS.get(key)
         if fitted is None:  # a benchmark prepares the same corpus in planning, embedding and the job: fit it once
-            fitted = self._fit_idf(self._corpus)
+            fitted = self._fit_idf(self._corpus_texts)
             with _TFIDF_LOCK:
                 _TFIDF_FITS[key] = fitted
                 while len(_TFIDF_FITS) > _TFIDF_FITS_KEPT:
@@ -551,12 +554,10 @@ class TfidfEncoder(Encoder):
         return self if self.prepared else self.fit(corpus)
 
     def _load(self) -> Any:
-        if self.corpus_hash is None:
-            raise ModelLoadError(f"{self.model_id} must be fitted first: encoder.fit(corpus)")
-        return self._fitted()
+        return self._fitted_idf()
 
     def _encode(self, texts: list[str]) -> np.ndarray:
-        idf = self._fitted()
+        idf = self._fitted_idf()
         if self.n_features is None:
             return idf.transform(texts).toarray()
         return idf.transform(self._vectorizer().transform(texts)).toarray()

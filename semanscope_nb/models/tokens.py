@@ -57,6 +57,34 @@ __all__ = [
 ]
 
 
+def _checked_word_spans(texts: list[str], language: str | None, *, pooling: str, spans: Any, special_tokens: bool,
+                        punctuation: str) -> list[list[Span]] | None:
+    """The word spans of each text for ``pooling="word"`` (given, or from :func:`word_spans`); None for tokens."""
+    if pooling not in ("word", "token"):
+        raise ValueError(f"pooling must be 'word' (mean of a word's subwords) or 'token', got {pooling!r}")
+    if spans is not None and pooling != "word":
+        raise ValueError("spans= gives word spans: use it with pooling='word'")
+    if special_tokens and pooling != "token":
+        raise ValueError("special_tokens=True applies to pooling='token' only")
+    if punctuation not in ("strip", "keep"):
+        raise ValueError(f"punctuation must be 'strip' or 'keep', got {punctuation!r}")
+    words = check_spans(spans, texts) if spans is not None else None
+    if pooling == "word" and words is None:
+        words = [word_spans(t, language, punctuation=punctuation) for t in texts]
+    return words
+
+
+def _pooled(text: str, pieces: list[str], offsets: np.ndarray, states: np.ndarray, words: list[Span] | None, *,
+            special_tokens: bool) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
+    """(tokens, offsets, vectors, subword counts): the subwords themselves (``words=None``) or each word's mean."""
+    if words is None:
+        keep = np.ones(len(pieces), dtype=bool) if special_tokens else offsets[:, 1] >= 0
+        return (tuple(p for p, k in zip(pieces, keep) if k), offsets[keep], states[keep],
+                np.ones(int(keep.sum()), dtype=np.int64))
+    vec, counts = pool_words(offsets, states, words)
+    return tuple(text[s:e] for s, e in words), np.asarray(words, dtype=np.int64).reshape(-1, 2), vec, counts
+
+
 class TokenEncoder(Encoder):
     """An :class:`Encoder` that also returns contextual token states (subclasses implement ``_token_states``)."""
 
@@ -99,17 +127,8 @@ class TokenEncoder(Encoder):
         (('▁Bonjour', '▁le', '▁monde'), [(0, 7), (8, 10), (11, 16)])
         """
         texts = check_token_texts(texts, who=self.model_id)
-        if pooling not in ("word", "token"):
-            raise ValueError(f"pooling must be 'word' (mean of a word's subwords) or 'token', got {pooling!r}")
-        if spans is not None and pooling != "word":
-            raise ValueError("spans= gives word spans: use it with pooling='word'")
-        if special_tokens and pooling != "token":
-            raise ValueError("special_tokens=True applies to pooling='token' only")
-        if punctuation not in ("strip", "keep"):
-            raise ValueError(f"punctuation must be 'strip' or 'keep', got {punctuation!r}")
-        words = check_spans(spans, texts) if spans is not None else None
-        if pooling == "word" and words is None:
-            words = [word_spans(t, language, punctuation=punctuation) for t in texts]
+        words = _checked_word_spans(texts, language, pooling=pooling, spans=spans, special_tokens=special_tokens,
+                                    punctuation=punctuation)
         store = token_cache(cache)
         keys = [entry_key(t, None if words is None else words[i], layers, pooling, special_tokens)
                 for i, t in enumerate(texts)]
@@ -137,14 +156,8 @@ class TokenEncoder(Encoder):
         for j, pieces, offsets, states in self._token_states([texts[i] for i in todo], chosen):
             i = todo[j]
             text = texts[i]
-            if pooling == "token":
-                keep = np.ones(len(pieces), dtype=bool) if special_tokens else offsets[:, 1] >= 0
-                toks = tuple(p for p, k in zip(pieces, keep) if k)
-                offs, vec, counts = offsets[keep], states[keep], np.ones(int(keep.sum()), dtype=np.int64)
-            else:
-                vec, counts = pool_words(offsets, states, words[i])
-                toks = tuple(text[s:e] for s, e in words[i])
-                offs = np.asarray(words[i], dtype=np.int64).reshape(-1, 2)
+            toks, offs, vec, counts = _pooled(text, pieces, offsets, states, None if words is None else words[i],
+                                              special_tokens=special_tokens)
             out[i] = token_embeddings(text, toks, offs, vec, counts, chosen, pooling, self.model_id, states.shape[1])
             if store is not None:
                 pending.append((keys[i], *to_entry(out[i])))

@@ -112,6 +112,29 @@ def difference_line(difference: Mapping[str, Any], names: Sequence[str] = ("A", 
     return text
 
 
+def _lined_up_legends(results: Sequence[Any], *, verdict: bool, line_up: bool) -> list[str | None]:
+    """Each map's SA legend; lined up, every legend gets the same number of lines so the maps align."""
+    legends = [sa_legend_text(result, verdict=verdict) if result is not None else None for result in results]
+    if not line_up:
+        return legends
+    depth = max(len(t.split("\n")) if t else 0 for t in legends)
+    return ["\n".join((t.split("\n") if t else []) + [" "] * (depth - (len(t.split("\n")) if t else 0)))
+            if depth else t for t in legends]
+
+
+def _comparison_text(alt: Any, entries: Sequence[tuple], difference: Mapping[str, Any] | None, *, width: int) -> Any:
+    """The lines under the maps: each map's SA, and the paired difference of the first two when given."""
+    names = [e[0] for e in entries]
+    sa_lines = [_sa_line(n, r) for n, _, r, _ in entries]
+    summary = [" · ".join(sa_lines)] if len(sa_lines) <= 2 else sa_lines
+    if difference is not None:
+        summary.append(difference_line(difference, names))
+    return (alt.Chart(alt.InlineData(values=[{"comparison": "\n".join(summary)}]))
+            .mark_text(align="left", baseline="top", lineBreak="\n", fontSize=12, limit=MAX_ROW_WIDTH)
+            .encode(text="comparison:N", x=alt.value(0), y=alt.value(0))
+            .properties(width=width, height=16 * len(summary), view=alt.ViewBackground(strokeWidth=0)))
+
+
 def compare_maps(
     items: Mapping[str, tuple] | Sequence[tuple],
     *,
@@ -166,11 +189,8 @@ def compare_maps(
     concepts = set().union(*(set(parts.frame["concept"].dropna()) for *_, parts in prepared))
     pick = concept_pick(pd.DataFrame({"concept": sorted(concepts)}), selected_concepts)  # one selection, every map
     domains = {"x": (-1.08, 1.08), "y": (-1.08, 1.08)} if shared_axes else None
-    legends = [sa_legend_text(result, verdict=verdict) if result is not None else None for _, _, result, _, _ in prepared]
-    if legend_position == "outside":  # same number of subtitle lines under every title, so the maps line up
-        depth = max(len(t.split("\n")) if t else 0 for t in legends)
-        legends = ["\n".join((t.split("\n") if t else []) + [" "] * (depth - (len(t.split("\n")) if t else 0)))
-                   if depth else t for t in legends]
+    legends = _lined_up_legends([result for _, _, result, _, _ in prepared], verdict=verdict,
+                                line_up=legend_position == "outside")
     maps = []
     for (name, shown, result, ds, parts), legend in zip(prepared, legends):
         view = map_view(
@@ -182,15 +202,7 @@ def compare_maps(
         )
         maps.append(title_with_legend(view, name, legend_text=legend, legend_position=legend_position))
     rows = [alt.hconcat(*maps[i: i + columns]) for i in range(0, len(maps), columns)]
-    names = [e[0] for e in entries]
-    sa_lines = [_sa_line(n, r) for n, _, r, _ in entries]
-    summary = [" · ".join(sa_lines)] if len(sa_lines) <= 2 else sa_lines
-    if difference is not None:
-        summary.append(difference_line(difference, names))
-    text = (alt.Chart(alt.InlineData(values=[{"comparison": "\n".join(summary)}]))
-            .mark_text(align="left", baseline="top", lineBreak="\n", fontSize=12, limit=MAX_ROW_WIDTH)
-            .encode(text="comparison:N", x=alt.value(0), y=alt.value(0))
-            .properties(width=max(1, per_row * width), height=16 * len(summary), view=alt.ViewBackground(strokeWidth=0)))
+    text = _comparison_text(alt, entries, difference, width=max(1, per_row * width))
     chart = alt.vconcat(*rows, text).resolve_scale(color="shared", shape="independent")
     if search is not None:
         chart = chart.add_params(search)

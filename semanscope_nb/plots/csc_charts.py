@@ -18,7 +18,7 @@ Example
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -170,6 +170,28 @@ def csc_grid(
         width = int(max(110, min(170, (MAX_GRID_WIDTH - (0 if wrap else 150)) // n_cols - 20)))
     per_panel = x_domain == "per-panel"
     dom = (-1.0, 1.0) if x_domain == "full" else (auto_x_domain(items) if x_domain in (None, "per-panel") else tuple(x_domain))
+    data = _grid_frame(items, dom, per_panel=per_panel, max_points=max_points)
+    x = alt.X("similarity:Q", title="cosine similarity",
+              scale=alt.Scale(zero=False, nice=False) if per_panel else alt.Scale(domain=list(dom), nice=False))
+    area, lines, text = _grid_layers(alt, x, wrap=wrap)
+    if wrap:  # one facet field, wrapped into rows of n_cols panels
+        data["panel"] = data["model"].astype(str) + " · " + data["corpus"].astype(str)
+    layered = alt.layer(area, lines, text, data=alt.InlineData(values=data.to_dict("records"))).properties(
+        width=width, height=height
+    )
+    if wrap:
+        order = list(dict.fromkeys(data["panel"]))
+        faceted = layered.facet(facet=alt.Facet("panel:N", title=None, sort=order, header=alt.Header(labelLimit=width)),
+                                columns=n_cols)
+    else:
+        faceted = layered.facet(row=alt.Row("model:N", title=None), column=alt.Column("corpus:N", title=None))
+    return faceted.resolve_scale(y="independent", x="independent" if per_panel else "shared").properties(
+        title="Concept Separation Curves (overlap [95% CI] in each corner)"
+    )
+
+
+def _grid_frame(items: Sequence[CSCResult], dom: tuple[float, float], *, per_panel: bool, max_points: int) -> pd.DataFrame:
+    """Every panel's two curves (the shaded minimum is computed in Vega-Lite) and its corner label, one frame."""
     frames = []
     for r in items:
         df = curves_frame(r, x_domain=auto_x_domain([r]) if per_panel else dom, max_points=max_points)
@@ -181,8 +203,11 @@ def csc_grid(
     data = pd.concat(frames, ignore_index=True)
     data["similarity"] = data["similarity"].round(6)
     data["density"] = data["density"].astype(float).round(8)
-    x = alt.X("similarity:Q", title="cosine similarity",
-              scale=alt.Scale(zero=False, nice=False) if per_panel else alt.Scale(domain=list(dom), nice=False))
+    return data
+
+
+def _grid_layers(alt: Any, x: Any, *, wrap: bool) -> tuple[Any, Any, Any]:
+    """(the shaded overlap, the two curves, the corner label) of one panel, without data."""
     y = alt.Y("density:Q", title="density")
     color = alt.Color("curve:N", title=None, scale=alt.Scale(domain=list(CURVE_COLORS), range=list(CURVE_COLORS.values())),
                       legend=alt.Legend(orient="bottom"))
@@ -202,20 +227,7 @@ def csc_grid(
     text = alt.Chart().mark_text(align="left", baseline="top", x=4, y=4, fontSize=10).encode(text="label:N").transform_filter(
         alt.datum.curve == "label"
     )
-    if wrap:  # one facet field, wrapped into rows of n_cols panels
-        data["panel"] = data["model"].astype(str) + " · " + data["corpus"].astype(str)
-    layered = alt.layer(area, lines, text, data=alt.InlineData(values=data.to_dict("records"))).properties(
-        width=width, height=height
-    )
-    if wrap:
-        order = list(dict.fromkeys(data["panel"]))
-        faceted = layered.facet(facet=alt.Facet("panel:N", title=None, sort=order, header=alt.Header(labelLimit=width)),
-                                columns=n_cols)
-    else:
-        faceted = layered.facet(row=alt.Row("model:N", title=None), column=alt.Column("corpus:N", title=None))
-    return faceted.resolve_scale(y="independent", x="independent" if per_panel else "shared").properties(
-        title="Concept Separation Curves (overlap [95% CI] in each corner)"
-    )
+    return area, lines, text
 
 
 #: px per character of an axis label at Vega's default 10-11 px font (a generous average: wide names slant early)

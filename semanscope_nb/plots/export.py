@@ -7,6 +7,19 @@ otherwise they come out as empty boxes: :func:`register_cjk_fonts` registers the
 Noto Sans SC/TC/JP/KR fonts of the ``justmytype-intl-cjk`` wheel (or Debian's
 ``fonts-noto-cjk`` if that is what is installed).
 
+One sans-serif face for Latin text, one for CJK text (:func:`export_svg`): an
+export's spec gets the font list :func:`export_font_family` (``DejaVu Sans,
+Liberation Sans, Noto Sans CJK SC, sans-serif``), and every run of CJK
+characters in its SVG becomes its own ``<text>`` in the Noto Sans CJK face,
+placed after the Latin run before it (the widths come from the fonts' advance
+tables, read with fontTools).  Why not a font list alone: vl-convert's renderer
+(resvg) takes the first installed family of a list, and for a character that
+face lacks it falls back to the *first face in its font database* holding it --
+on Debian that is Noto **Serif** CJK -- and a Latin run sharing a ``<text>``
+with a CJK run was drawn in that fallback face too.  Separate elements make the
+PDF and PNG embed DejaVu Sans for Latin and Noto Sans CJK for CJK, and a browser
+viewing the SVG gets the same two families.
+
 In JupyterLab 4, Altair 5 charts render through JupyterLab's built-in Vega-Lite 5
 MIME renderer: :func:`setup_notebook` enables the ``semanscope`` renderer, Altair's
 ``mimetype`` output with one change (Altair 5's ``default`` renderer writes HTML
@@ -34,7 +47,9 @@ True
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any, Literal, Sequence
@@ -166,11 +181,195 @@ def register_cjk_fonts() -> list[str]:
         return list(_registered)
 
 
-def embed_svg_fonts(svg: str) -> str:
-    """The SVG with the Regular CJK face embedded (subset to the characters used) as an ``@font-face``.
+#: the sans-serif faces exports draw Latin text in: the first installed one is used (see :func:`export_font_family`)
+LATIN_SANS = ("DejaVu Sans", "Liberation Sans")
+_LATIN_FILES = {"DejaVu Sans": ("DejaVuSans.ttf", "DejaVuSans-Bold.ttf"),
+                "Liberation Sans": ("LiberationSans-Regular.ttf", "LiberationSans-Bold.ttf")}
+#: where resvg (vl-convert's renderer) finds system fonts on Linux
+_SYSTEM_FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts", "~/.local/share/fonts", "~/.fonts")
+#: runs of East Asian wide characters: CJK ideographs, kana, hangul, CJK punctuation and full-width forms
+_CJK_CHARS = ("\u1100-\u11ff\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3200-\u9fff\ua960-\ua97f"
+              "\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff")
+_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
+#: a text cut into runs: CJK runs and the runs between them
+_RUNS = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
+_FACES: dict[tuple[str, int], Any] = {}
 
-    The file then shows the same glyphs on a machine without CJK fonts.  Returns the
-    SVG unchanged when it holds no non-ASCII text or no Regular face is available.
+
+@functools.lru_cache(maxsize=1)
+def _latin_face_files() -> tuple[str, tuple[Path, Path]] | None:
+    """The first installed face of :data:`LATIN_SANS` and its regular and bold files, or None (looked up once a process)."""
+    for family in LATIN_SANS:
+        regular, bold = _LATIN_FILES[family]
+        for d in _SYSTEM_FONT_DIRS:
+            root = Path(d).expanduser()
+            if not root.is_dir():
+                continue
+            found = {f.name: f for f in root.rglob("*.ttf") if f.name in (regular, bold)}
+            if regular in found:
+                return family, (found[regular], found.get(bold, found[regular]))
+    return None
+
+
+def cjk_family() -> str | None:
+    """The family name of the Regular CJK face exports draw CJK runs in (None when no CJK face is installed).
+
+    >>> cjk_family() in (None, "Noto Sans CJK SC", "Noto Sans SC")
+    True
+    """
+    fonts = regular_cjk_fonts()
+    return _family_of(str(fonts[0])) if fonts else None
+
+
+@functools.lru_cache(maxsize=8)
+def _family_of(path: str) -> str:
+    """The family name of a font file (of a collection: "Noto Sans CJK SC" when it holds that face); read once."""
+    from fontTools.ttLib import TTCollection, TTFont
+
+    faces = TTCollection(path, lazy=True).fonts if path.endswith(".ttc") else [TTFont(path, lazy=True)]
+    names = [str(face["name"].getDebugName(1)) for face in faces]
+    return "Noto Sans CJK SC" if "Noto Sans CJK SC" in names else names[0]
+
+
+def export_font_family() -> str:
+    """The font list an exported chart's text uses: the installed Latin sans face, the CJK sans face, ``sans-serif``.
+
+    >>> export_font_family().endswith("sans-serif")
+    True
+    """
+    latin = _latin_face_files()
+    try:
+        cjk = cjk_family()
+    except Exception:  # an unreadable font file: no CJK face named
+        cjk = None
+    return ", ".join([*([latin[0]] if latin else []), *([cjk] if cjk else []), "sans-serif"])
+
+
+def _face(path: Path, number: int = 0) -> Any:
+    """(units per em, cmap, advance widths) of one font face, read once per process."""
+    key = (str(path), number)
+    if key not in _FACES:
+        from fontTools.ttLib import TTFont
+
+        font = TTFont(str(path), fontNumber=number, lazy=True)
+        _FACES[key] = (font["head"].unitsPerEm, font.getBestCmap(), {g: a for g, (a, _) in font["hmtx"].metrics.items()})
+    return _FACES[key]
+
+
+def _advance(text: str, size: float, path: Path) -> float:
+    """The advance width (px) of ``text`` at ``size`` px in the face at ``path`` (no kerning: labels are short)."""
+    upem, cmap, widths = _face(path)
+    default = widths.get(".notdef", upem // 2)
+    return sum(widths.get(cmap.get(ord(c), ".notdef"), default) for c in text) * size / upem
+
+
+def _with_export_font(spec: dict) -> dict:
+    """``spec`` with ``config.font`` set to :func:`export_font_family` unless the chart names its own font."""
+    config = dict(spec.get("config") or {})
+    if "font" in config:
+        return spec
+    config["font"] = export_font_family()
+    return {**spec, "config": config}
+
+
+def split_cjk_runs(svg: str) -> str:
+    """``svg`` with every run of CJK characters in its own ``<text>`` in the CJK face (see the module doc).
+
+    A text of only CJK characters keeps its element and gets the CJK face's family
+    first; a mixed text becomes one ``<text>`` per run, each placed after the one
+    before by its advance width (``text-anchor`` start, middle and end are kept).
+    Latin-only texts are left as they are.  Without an installed Latin or CJK face
+    the SVG is returned unchanged.
+
+    >>> svg = ('<svg xmlns="http://www.w3.org/2000/svg"><text text-anchor="start" transform="translate(5,20)" '
+    ...        'font-family="DejaVu Sans, sans-serif" font-size="11px">Frost 霜</text></svg>')
+    >>> out = split_cjk_runs(svg)
+    >>> out.count("<text") in (1, 2)  # 2 where DejaVu Sans and a CJK face are installed
+    True
+    """
+    import html as _html
+
+    if not _CJK_RUN.search(svg):
+        return svg
+    latin = _latin_face_files()
+    fonts = regular_cjk_fonts()
+    family = cjk_family() if fonts else None
+    if latin is None or family is None:
+        return svg
+    cjk_list = f"{family}, sans-serif"
+
+    def attr(attrs: str, name: str) -> str | None:
+        m = re.search(rf'\s{name}="([^"]*)"', attrs)
+        return m.group(1) if m else None
+
+    def set_attr(attrs: str, name: str, value: str) -> str:
+        if attr(attrs, name) is None:
+            return f'{attrs} {name}="{value}"'
+        return re.sub(rf'(\s{name}=)"[^"]*"', lambda m: f'{m.group(1)}"{value}"', attrs, count=1)
+
+    def one_line(attrs: str, text: str, y: float) -> str:
+        at_y = f' y="{y:g}"' if y else ""
+        runs = [(run, bool(_CJK_RUN.fullmatch(run))) for run in _RUNS.findall(text)]
+        if not any(is_cjk for _, is_cjk in runs):
+            return f"<text{attrs}{at_y}>{_html.escape(text, quote=False)}</text>"
+        if len(runs) == 1:
+            return f"<text{set_attr(attrs, 'font-family', cjk_list)}{at_y}>{_html.escape(text, quote=False)}</text>"
+        size = float(re.sub(r"[^0-9.]", "", attr(attrs, "font-size") or "10") or 10)
+        bold = (attr(attrs, "font-weight") or "") in ("bold", "600", "700", "800", "900")
+        latin_file = latin[1][1] if bold else latin[1][0]
+        widths = [_advance(run, size, fonts[0] if is_cjk else latin_file) for run, is_cjk in runs]
+        anchor = attr(attrs, "text-anchor") or "start"
+        x = {"middle": -sum(widths) / 2, "end": -sum(widths)}.get(anchor, 0.0)
+        base = set_attr(attrs, "text-anchor", "start")
+        out = []
+        for (run, is_cjk), w in zip(runs, widths):
+            a = set_attr(base, "font-family", cjk_list) if is_cjk else base
+            lead = run[: len(run) - len(run.lstrip())]  # SVG drops an element's leading spaces: step over them
+            start = x + (_advance(lead, size, latin_file) if lead else 0.0)
+            if run.strip():
+                out.append(f'<text{a} x="{start:.2f}"{at_y}>{_html.escape(run.strip(), quote=False)}</text>')
+            x += w
+        return "".join(out)
+
+    def element(m: "re.Match[str]") -> str:
+        attrs, body = m.group(1), m.group(2)
+        if not _CJK_RUN.search(_html.unescape(body)):
+            return m.group(0)
+        if "<tspan" not in body:
+            return one_line(attrs, _html.unescape(body), 0.0)
+        # Vega's multi-line text: <tspan>line</tspan><tspan x="0" dy="14">line</tspan>...
+        out, y = [], 0.0
+        for k, line in enumerate(re.finditer(r"<tspan([^>]*)>(.*?)</tspan>", body, flags=re.S)):
+            dy = attr(line.group(1), "dy")
+            y += float(dy) if (k and dy) else 0.0
+            out.append(one_line(attrs, _html.unescape(line.group(2)), y))
+        return "".join(out)
+
+    return re.sub(r"<text\b([^>]*)>(.*?)</text>", element, svg, flags=re.S)
+
+
+def export_svg(chart: Any) -> str:
+    """The chart as SVG for export: the export font list (:func:`export_font_family`) and CJK runs split out.
+
+    PNG and PDF exports are rendered from this SVG, so all three draw the same faces.
+
+    >>> import altair as alt
+    >>> c = alt.Chart(alt.InlineData(values=[{"w": "frost"}])).mark_text().encode(text="w:N")
+    >>> 'font-family="DejaVu Sans' in export_svg(c) or _latin_face_files() is None
+    True
+    """
+    import vl_convert as vlc
+
+    return split_cjk_runs(vlc.vegalite_to_svg(_with_export_font(_spec(chart)), vl_version=_vl_version()))
+
+
+def embed_svg_fonts(svg: str) -> str:
+    """The SVG with the Regular CJK face embedded (subset to the CJK characters used) as an ``@font-face``.
+
+    The file then shows the same glyphs on a machine without CJK fonts.  Only the CJK
+    runs (split out by :func:`split_cjk_runs`) name the embedded face first; Latin
+    text keeps its sans-serif family.  Returns the SVG unchanged when it holds no CJK
+    text or no Regular face is available.
 
     >>> embed_svg_fonts('<svg xmlns="http://www.w3.org/2000/svg"><text>a</text></svg>').count("@font-face")
     0
@@ -178,13 +377,14 @@ def embed_svg_fonts(svg: str) -> str:
     import base64
     import html as _html
     import io
-    import re
 
     texts = "".join(_html.unescape(t) for t in re.findall(r"<text[^>]*>(.*?)</text>", svg, flags=re.S))
-    chars = sorted({c for c in texts if ord(c) > 127})
+    chars = sorted({c for c in texts if _CJK_RUN.fullmatch(c)})
     fonts = regular_cjk_fonts() if chars else []
-    if not fonts:
+    family = cjk_family() if fonts else None
+    if not fonts or family is None:
         return svg
+    svg = split_cjk_runs(svg)  # no change if it was split already
     from fontTools import subset
     from fontTools.ttLib import TTFont
 
@@ -192,14 +392,14 @@ def embed_svg_fonts(svg: str) -> str:
     opts = subset.Options()
     opts.layout_features, opts.name_IDs, opts.notdef_outline = ["*"], ["*"], True
     sub = subset.Subsetter(opts)
-    sub.populate(unicodes=[ord(c) for c in chars] + list(range(32, 127)))
+    sub.populate(unicodes=[ord(c) for c in chars])
     sub.subset(font)
     buf = io.BytesIO()
     font.flavor = None
     font.save(buf)
     data = base64.b64encode(buf.getvalue()).decode("ascii")
-    style = ("<defs><style>@font-face{font-family:'snb-cjk';src:url(data:font/ttf;base64," + data + ") format('truetype');}"
-             "text{font-family:'snb-cjk',sans-serif;}</style></defs>")
+    style = "<defs><style>@font-face{font-family:'snb-cjk';src:url(data:font/ttf;base64," + data + ") format('truetype');}</style></defs>"
+    svg = svg.replace(f'font-family="{family}, sans-serif"', f'font-family="snb-cjk, {family}, sans-serif"')
     return re.sub(r"(<svg\b[^>]*>)", lambda m: m.group(1) + style, svg, count=1)
 
 
@@ -337,14 +537,14 @@ def save_chart(
             register_cjk_fonts()
         except RuntimeError:
             pass  # export still works; CJK glyphs may be boxes (the error message says how to fix it)
-    spec, ver = _spec(chart), _vl_version()
+    spec = _spec(chart)
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "html":
         return atomic_write_text(path, chart_to_html(chart, title=path.stem))
+    svg = export_svg(spec)  # PNG and PDF are drawn from this SVG: the same faces in every format
     if fmt == "svg":
-        svg = vlc.vegalite_to_svg(spec, vl_version=ver)
         return atomic_write_text(path, embed_svg_fonts(svg) if svg_fonts == "embed" else svg)
-    data = vlc.vegalite_to_png(spec, vl_version=ver, scale=scale) if fmt == "png" else vlc.vegalite_to_pdf(spec, vl_version=ver)
+    data = vlc.svg_to_png(svg, scale=scale) if fmt == "png" else vlc.svg_to_pdf(svg)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
@@ -373,13 +573,13 @@ def chart_bytes(chart: Any, format: Literal["png", "svg", "pdf", "html"] = "png"
             register_cjk_fonts()
         except RuntimeError:
             pass  # export still works; CJK glyphs may be boxes
-    spec, ver = _spec(chart), _vl_version()
+    spec = _spec(chart)
     if fmt == "html":
         return chart_to_html(chart).encode("utf-8")
+    svg = export_svg(spec)  # PNG and PDF are drawn from this SVG: the same faces in every format
     if fmt == "svg":
-        svg = vlc.vegalite_to_svg(spec, vl_version=ver)
         return (embed_svg_fonts(svg) if svg_fonts == "embed" else svg).encode("utf-8")
-    return vlc.vegalite_to_png(spec, vl_version=ver, scale=scale) if fmt == "png" else vlc.vegalite_to_pdf(spec, vl_version=ver)
+    return vlc.svg_to_png(svg, scale=scale) if fmt == "png" else vlc.svg_to_pdf(svg)
 
 
 def download_link(chart: Any, format: Literal["png", "svg", "pdf", "html"] = "png", *, filename: str = "chart",

@@ -37,11 +37,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection, Literal, Mapping, Sequence
 
@@ -343,31 +344,10 @@ def map_view(
     """
     alt = import_altair()
     th = theme_colours(theme)
-    axis = alt.Axis(labels=False, ticks=False, grid=False)
-
-    def scale(field: str) -> Any:
-        if domains is not None and field in domains:
-            return alt.Scale(domain=[float(v) for v in domains[field]], zero=False, nice=False)
-        return alt.Scale(zero=False)
-
-    X = alt.X(f"{x}:Q", title=f"{parts.axis_name} {_AXIS_INDEX[x] + 1}", axis=axis, scale=scale(x))
-    Y = alt.Y(f"{y}:Q", title=f"{parts.axis_name} {_AXIS_INDEX[y] + 1}", axis=axis, scale=scale(y))
-    legend = alt.Legend(orient=legend_orient) if legend_orient else alt.Undefined
+    X, Y = _map_axes(alt, parts, x, y, domains)
     match = _search_test(search_name, search_fields) if search_name else None
-    enc: dict[str, Any] = {
-        "x": X, "y": Y,
-        "color": alt.Color("language:N", title="language", scale=parts.colour, legend=legend),
-        "tooltip": parts.tooltip,
-        "opacity": alt.condition(pick, alt.value(0.9), alt.value(0.12)),
-    }
-    if match:  # a match stays opaque even while another concept is selected
-        enc["opacity"] = {"condition": [{"test": match, "value": 0.95}, {"param": pick.name, "value": 0.9}], "value": 0.12}
-    if parts.shape is not None:
-        enc["shape"] = parts.shape_encoding(legend)
-    if match:  # matched words: three times the area and an outline
-        enc["size"] = alt.condition(match, alt.value(point_size * 3), alt.value(point_size))
-        enc["stroke"] = alt.value(th["outline"])
-        enc["strokeWidth"] = alt.condition(match, alt.value(1.5), alt.value(0))
+    enc = _point_encoding(alt, parts, X, Y, pick=pick, match=match, point_size=point_size, outline=th["outline"],
+                          legend=alt.Legend(orient=legend_orient) if legend_orient else alt.Undefined)
     clip = "zoom" in features  # zoomed-in points stay inside the plot area
     points = alt.Chart(parts.data).mark_point(filled=True, size=point_size, clip=clip).encode(**enc).add_params(pick)
     if "zoom" in features:  # wheel zooms, a plain drag pans, double-click resets
@@ -387,8 +367,59 @@ def map_view(
         layers.append(alt.Chart(parts.data).mark_text(dx=6, align="left", fontSize=9, clip=clip)
                       .encode(x=X, y=Y, text="word:N", color=alt.Color("language:N", scale=parts.colour, legend=None),
                               opacity=alt.condition(pick, alt.value(0.9), alt.value(0.1))))
-    label_mark = {"align": "left", "baseline": "bottom", "dx": 6, "dy": -4, "fontSize": 11, "fontWeight": "bold",
-                  "color": th["text"], "clip": clip}
+    layers += _word_label_layers(alt, parts, X, Y, pick=pick, features=features, match=match, clip=clip,
+                                 static_labels=static_labels, static_search=static_search, search_fields=search_fields,
+                                 text_colour=th["text"], own_offsets=(x, y) == ("x", "y"))
+    if legend_text and legend_position in CORNER_POSITIONS:
+        detail_row = {"legend": legend_text, **({"verdict": legend_detail} if legend_detail else {})}
+        layers += legend_layers(legend_text, width=width, height=height, position=legend_position, theme=theme,
+                                detail=legend_detail,
+                                data=parts.data_for("legend", pd.DataFrame([detail_row])) if parts.named else None)
+    return alt.layer(*layers).properties(width=width, height=height)
+
+
+def _map_axes(alt: Any, parts: MapParts, x: str, y: str, domains: Mapping[str, Sequence[float]] | None) -> tuple[Any, Any]:
+    """The x and y channels: no ticks or labels (projection axes have no units), fixed domains when given."""
+    axis = alt.Axis(labels=False, ticks=False, grid=False)
+
+    def scale(field: str) -> Any:
+        if domains is not None and field in domains:
+            return alt.Scale(domain=[float(v) for v in domains[field]], zero=False, nice=False)
+        return alt.Scale(zero=False)
+
+    return (alt.X(f"{x}:Q", title=f"{parts.axis_name} {_AXIS_INDEX[x] + 1}", axis=axis, scale=scale(x)),
+            alt.Y(f"{y}:Q", title=f"{parts.axis_name} {_AXIS_INDEX[y] + 1}", axis=axis, scale=scale(y)))
+
+
+def _point_encoding(alt: Any, parts: MapParts, X: Any, Y: Any, *, pick: Any, match: str | None, point_size: int,
+                    outline: str, legend: Any) -> dict[str, Any]:
+    """The points' channels: language colour, shape by group, faded unless picked, search matches enlarged."""
+    enc: dict[str, Any] = {
+        "x": X, "y": Y,
+        "color": alt.Color("language:N", title="language", scale=parts.colour, legend=legend),
+        "tooltip": parts.tooltip,
+        "opacity": alt.condition(pick, alt.value(0.9), alt.value(0.12)),
+    }
+    if match:  # a match stays opaque even while another concept is selected
+        enc["opacity"] = {"condition": [{"test": match, "value": 0.95}, {"param": pick.name, "value": 0.9}], "value": 0.12}
+    if parts.shape is not None:
+        enc["shape"] = parts.shape_encoding(legend)
+    if match:  # matched words: three times the area and an outline
+        enc["size"] = alt.condition(match, alt.value(point_size * 3), alt.value(point_size))
+        enc["stroke"] = alt.value(outline)
+        enc["strokeWidth"] = alt.condition(match, alt.value(1.5), alt.value(0))
+    return enc
+
+
+def _word_label_layers(alt: Any, parts: MapParts, X: Any, Y: Any, *, pick: Any, features: frozenset[str], match: str | None,
+                       clip: bool, static_labels: Sequence[str] | None, static_search: str, search_fields: Sequence[str],
+                       text_colour: str, own_offsets: bool) -> list[Any]:
+    """Labels of the clicked (or, in a figure, the selected) concept in every language, and of the first search matches."""
+    layers: list[Any] = []
+    label_mark = {"align": "left", "baseline": "bottom", "dx": LABEL_DX, "dy": LABEL_DY, "fontSize": LABEL_FONT_SIZE,
+                  "fontWeight": "bold", "color": text_colour, "clip": clip}
+    if "label_dx" in parts.frame and own_offsets:  # each label at its own offset: a concept's labels apart
+        label_mark.update(dx=alt.ExprRef(expr="datum.label_dx"), dy=alt.ExprRef(expr="datum.label_dy"))
     if "labels" in features:  # a clicked concept, labelled in every language
         layers.append(alt.Chart(parts.data).transform_filter({"param": pick.name, "empty": False})
                       .mark_text(**label_mark).encode(x=X, y=Y, text="word:N", tooltip=parts.tooltip))
@@ -405,12 +436,7 @@ def map_view(
             .transform_filter(f"datum.match_rank <= {SEARCH_LABELS}")
             .mark_text(**label_mark).encode(x=X, y=Y, text="word:N", tooltip=parts.tooltip)
         )
-    if legend_text and legend_position in CORNER_POSITIONS:
-        detail_row = {"legend": legend_text, **({"verdict": legend_detail} if legend_detail else {})}
-        layers += legend_layers(legend_text, width=width, height=height, position=legend_position, theme=theme,
-                                detail=legend_detail,
-                                data=parts.data_for("legend", pd.DataFrame([detail_row])) if parts.named else None)
-    return alt.layer(*layers).properties(width=width, height=height)
+    return layers
 
 
 def _brush_list(parts: MapParts, brush: Any, *, width: int, height: int, theme: str, match: str | None = None) -> "alt.Chart":
@@ -518,20 +544,135 @@ def alignment_map(
     return chart
 
 
+#: a clicked or selected concept's word labels: font size (px, bold) and their offset from the point
+LABEL_FONT_SIZE = 11
+LABEL_DX, LABEL_DY = 6, -4
+
+
+def label_width(text: str, font_size: float = LABEL_FONT_SIZE) -> float:
+    """The estimated width (px) of a bold label: 1 em a CJK (East Asian wide) glyph, 0.7 em any other.
+
+    0.7 em: a bold sans face's average letter (DejaVu Sans Bold, what exports draw, runs 0.34-0.92 em).
+
+    >>> label_width("frost"), label_width("霜")
+    (38.5, 11.0)
+    """
+    import unicodedata
+
+    return round(sum(1.0 if unicodedata.east_asian_width(c) in ("W", "F") else 0.7 for c in str(text)) * font_size, 4)
+
+
+def _pixels(frame: pd.DataFrame, *, width: int, height: int, domains: Mapping[str, Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
+    """The points' pixel positions in the plot (y down), at the map's own scale domains."""
+    (x0, x1), (y0, y1) = domains["x"], domains["y"]
+    px = (frame["x"].to_numpy(float) - x0) / ((x1 - x0) or 1.0) * width
+    py = (1.0 - (frame["y"].to_numpy(float) - y0) / ((y1 - y0) or 1.0)) * height
+    return px, py
+
+
+def label_boxes(frame: pd.DataFrame, *, width: int, height: int, domains: Mapping[str, Sequence[float]],
+                font_size: float = LABEL_FONT_SIZE) -> np.ndarray:
+    """(left, top, right, bottom) in plot pixels of each row's word label, drawn at its ``label_dx``/``label_dy``.
+
+    The label is left-aligned with its baseline at the offset point (as the map draws
+    it); rows without offsets take the default (:data:`LABEL_DX`, :data:`LABEL_DY`).
+
+    >>> f = pd.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0], "word": ["frost", "霜"]})
+    >>> label_boxes(f, width=100, height=100, domains={"x": (0, 1), "y": (0, 1)}).round(1).tolist()
+    [[6.0, 85.0, 44.5, 96.0], [106.0, -15.0, 117.0, -4.0]]
+    """
+    px, py = _pixels(frame, width=width, height=height, domains=domains)
+    dx = frame["label_dx"].to_numpy(float) if "label_dx" in frame else np.full(len(frame), float(LABEL_DX))
+    dy = frame["label_dy"].to_numpy(float) if "label_dy" in frame else np.full(len(frame), float(LABEL_DY))
+    w = np.array([label_width(t, font_size) for t in frame["word"].astype(str)], dtype=float)
+    return np.column_stack([px + dx, py + dy - font_size, px + dx + w, py + dy])
+
+
+def with_label_offsets(frame: pd.DataFrame, *, width: int, height: int, domains: Mapping[str, Sequence[float]],
+                       labelled: Sequence[str] | None = None, font_size: float = LABEL_FONT_SIZE) -> pd.DataFrame:
+    """``frame`` with ``label_dx``/``label_dy`` (px): where each word label goes so that no two labels shown together overlap.
+
+    The words of one concept (霜 / frost / Frost) often sit at nearly the same
+    point, and their labels were drawn on top of each other.  Labels are shown a
+    concept at a time on a click (``labelled=None``: each concept's labels are
+    placed apart from each other), or all of the ``labelled`` concepts at once in a
+    figure (their labels are placed apart jointly).  Placement is greedy, top to
+    bottom: each label takes the first free spot of its default place (right of and
+    above its point), then one line up, one line down, two up, ..., then the same on
+    the left of its point.  Computed from the projected coordinates at the map's
+    unzoomed scale (its ``width``, ``height`` and scale ``domains``).
+
+    >>> f = pd.DataFrame({"x": [0.5, 0.5, 0.51], "y": [0.5, 0.5, 0.5], "word": ["frost", "霜", "Frost"],
+    ...                   "concept": ["frost / 霜"] * 3})
+    >>> out = with_label_offsets(f, width=200, height=200, domains={"x": (0, 1), "y": (0, 1)})
+    >>> out[["label_dx", "label_dy"]].to_numpy().tolist()
+    [[6.0, -4.0], [6.0, -17.0], [6.0, 9.0]]
+    """
+    out = frame.copy()
+    dx = np.full(len(out), float(LABEL_DX))
+    dy = np.full(len(out), float(LABEL_DY))
+    if len(out):
+        px_a, py_a = _pixels(out, width=width, height=height, domains=domains)
+        px, py = px_a.tolist(), py_a.tolist()  # plain floats: the loop below runs once a label
+        words = out["word"].astype(str).tolist()
+        concepts = out["concept"].tolist()
+        if labelled is None:
+            groups: dict[Any, list[int]] = {}
+            for i, c in enumerate(concepts):
+                if c is not None and c == c:  # no concept (NaN/None): never labelled on a click
+                    groups.setdefault(c, []).append(i)
+            batches = [g for g in groups.values() if len(g) > 1]
+        else:
+            keep = set(labelled)
+            batches = [[i for i, c in enumerate(concepts) if c in keep]]
+        line = font_size + 2.0
+        base_dx, base_dy = float(LABEL_DX), float(LABEL_DY)
+        for rows in batches:
+            placed: list[tuple[float, float, float, float]] = []
+            steps = [0] + [s for k in range(1, len(rows) + 2) for s in (-k, k)]
+            for i in sorted(rows, key=lambda k: (py[k], px[k], words[k])):
+                x, y = px[i], py[i]
+                if not (math.isfinite(x) and math.isfinite(y)):
+                    continue  # not drawn: keeps the default place, takes no room
+                w = label_width(words[i], font_size)
+                found = None
+                for inside in (True, False):  # a spot inside the plot first, then any free one
+                    for cand_dx in (base_dx, -base_dx - w):
+                        left, right = x + cand_dx, x + cand_dx + w
+                        if inside and (left < 0 or right > width):
+                            continue
+                        for k in steps:
+                            bottom = y + base_dy + k * line
+                            top = bottom - font_size
+                            if inside and (top < 0 or bottom > height):
+                                continue
+                            if not any(left < b[2] and b[0] < right and top < b[3] and b[1] < bottom for b in placed):
+                                found = (cand_dx, bottom - y, (left, top, right, bottom))
+                                break
+                        if found is not None:
+                            break
+                    if found is not None:
+                        break
+                if found is not None:
+                    dx[i], dy[i] = found[0], found[1]
+                    placed.append(found[2])
+    out["label_dx"], out["label_dy"] = dx, dy
+    return out
+
+
 def _auto_corner(f: pd.DataFrame, legend_text: str, *, width: int, height: int, point_size: int, labels: bool,
                  labelled: Sequence[str], domains: Mapping[str, Sequence[float]]) -> str | None:
     """The corner for an "auto" legend: the emptiest one if nothing lies under it, else None (the header)."""
-    (x0, x1), (y0, y1) = domains["x"], domains["y"]
-    px = (f["x"].to_numpy(float) - x0) / (x1 - x0) * width
-    py = (1.0 - (f["y"].to_numpy(float) - y0) / (y1 - y0)) * height
+    px, py = _pixels(f, width=width, height=height, domains=domains)
     r = np.sqrt(point_size) / 2 + 1
     boxes = [np.column_stack([px - r, py - r, px + r, py + r])]
     words = f["word"].astype(str).to_numpy()
-    for mask, size in ((np.ones(len(f), bool) if labels else np.zeros(len(f), bool), 9),
-                       (f["concept"].isin(list(labelled)).to_numpy(), 11)):
-        if mask.any():  # a label runs right of its point: dx 6, about 0.6 em a character
-            wlen = np.array([len(w) for w in words[mask]], dtype=float)
-            boxes.append(np.column_stack([px[mask] + 6, py[mask] - 4 - size, px[mask] + 6 + 0.62 * size * wlen, py[mask]]))
+    if labels:  # every word labelled (9 px, right of its point)
+        wlen = np.array([label_width(w, 9) for w in words], dtype=float)
+        boxes.append(np.column_stack([px + 6, py - 9, px + 6 + wlen, py + 3]))
+    mask = f["concept"].isin(list(labelled)).to_numpy()
+    if mask.any():  # the selected concepts' labels, where the map draws them (see with_label_offsets)
+        boxes.append(label_boxes(f[mask], width=width, height=height, domains=domains))
     corner, count = emptiest_corner(legend_text, np.vstack(boxes), width=width, height=height)
     return corner if count == 0 else None
 
@@ -595,25 +736,21 @@ def _build_map(
     features = nav_features(navigate)
     check_legend_position(legend_position)
     theme_colours(theme)
-    parts = MapParts(projection, result, dataset, shape_by=shape_by, language_domain=language_domain, named=named, table=table)
     side = "brush" in features or bool(worst_concepts)
     if worst_concepts and result is None:
         raise ValueError("worst_concepts= needs the SA result (its per-concept inter distances)")
     width = width if width is not None else (440 if side else 520)
+    table = table or map_table(projection, result, dataset, shape_by=shape_by, language_domain=language_domain)
+    static = [] if "labels" in features else list(selected_concepts or ())
+    if ("labels" in features or static) and "label_dx" not in table.frame:  # labels placed apart (with_label_offsets)
+        table = replace(table, frame=with_label_offsets(table.frame, width=width, height=height, domains=domains or
+                                                        _padded_domains(table.frame), labelled=None if "labels" in features else static))
+    parts = MapParts(projection, result, dataset, shape_by=shape_by, language_domain=language_domain, named=named, table=table)
     names = PARAM_NAMES if named else {}
     pick = concept_pick(parts.frame, selected_concepts, name=names.get("pick"))
-    search_param = (alt.param(value=str(search), bind=alt.binding(input="search", placeholder="word or concept", name="search "),
-                              **({"name": names["search"]} if named else {}))
-                    if "search" in features else None)
-    brush_value = ({"x": [float(v) for v in brush["x"]], "y": [float(v) for v in brush["y"]]}
-                   if brush and "x" in brush and "y" in brush else None)
-    brush = (alt.selection_interval(encodings=["x", "y"], on=_SHIFT_DRAG, translate=_SHIFT_DRAG, zoom=False, empty=False,
-                                    clear="dblclick", **({"name": names["brush"]} if named else {}),
-                                    **({"value": brush_value} if brush_value else {}))
-             if "brush" in features else None)
+    search_param, brush = _map_params(alt, features, search=search, brush=brush, names=names)
     legend_text = sa_legend_text(result, verdict=verdict) if result is not None else None
     detail = verdict_sentence(result) if verdict else None
-    static = [] if "labels" in features else list(selected_concepts or ())
     position, own = _legend_place(parts.frame, legend_text, legend_position, width=width, height=height,
                                   point_size=point_size, labels=labels, labelled=static)
     domains = domains or own
@@ -626,30 +763,57 @@ def _build_map(
         static_search="" if "search" in features else search,
     )
     if legend_text and position == "header":
-        row = pd.DataFrame([{"legend": legend_text, **({"verdict": detail} if detail else {})}])
-        header = legend_header(legend_text, width=width, theme=theme, detail=detail,
-                               data=parts.data_for("legend", row) if named else None)
-        view = alt.vconcat(header, view, spacing=4)
-    heading = title if title is not None else _default_title(result)
+        view = alt.vconcat(_header(parts, legend_text, detail, width=width, theme=theme, named=named), view, spacing=4)
     if side:
-        panels = []
-        if brush is not None:
-            panels.append(_brush_list(parts, brush, width=list_width, height=height if not worst_concepts else height // 2,
-                                      theme=theme, match=_search_test(search_param.name, search_fields)
-                                      if search_param is not None else None))
-        if worst_concepts:
-            panels.append(worst_concepts_chart(result, n=int(worst_concepts), selection=pick,  # type: ignore[arg-type]
-                                               width=list_width - 80,
-                                               title=alt.TitleParams("worst-aligned concepts (click one)", fontSize=11,
-                                                                     anchor="start"),
-                                               data=(parts.data_for("worst", result.concepts_frame().head(int(worst_concepts)))
-                                                     if named else None)))
-        panel = panels[0] if len(panels) == 1 else alt.vconcat(*panels)
-        view = alt.hconcat(view, panel)
-    chart = title_with_legend(view, heading, legend_text=legend_text, legend_position=position)
+        view = alt.hconcat(view, _side_panel(alt, parts, result, pick, brush, search_param, search_fields=search_fields,
+                                             worst_concepts=worst_concepts, list_width=list_width, height=height,
+                                             theme=theme, named=named))
+    chart = title_with_legend(view, title if title is not None else _default_title(result), legend_text=legend_text,
+                              legend_position=position)
     if search_param is not None:
         chart = chart.add_params(search_param)
     return chart, parts
+
+
+def _header(parts: MapParts, legend_text: str, detail: str | None, *, width: int, theme: str, named: bool) -> Any:
+    """The SA legend as a header panel above the map (its row named ``legend`` in a panel's map)."""
+    row = pd.DataFrame([{"legend": legend_text, **({"verdict": detail} if detail else {})}])
+    return legend_header(legend_text, width=width, theme=theme, detail=detail,
+                         data=parts.data_for("legend", row) if named else None)
+
+
+def _map_params(alt: Any, features: frozenset[str], *, search: str, brush: Mapping[str, Sequence[float]] | None,
+                names: Mapping[str, str]) -> tuple[Any, Any]:
+    """(the search box parameter, the shift-drag brush starting at ``brush``), each None unless its feature is on."""
+    search_param = (alt.param(value=str(search), bind=alt.binding(input="search", placeholder="word or concept", name="search "),
+                              **({"name": names["search"]} if names else {}))
+                    if "search" in features else None)
+    brush_value = ({"x": [float(v) for v in brush["x"]], "y": [float(v) for v in brush["y"]]}
+                   if brush and "x" in brush and "y" in brush else None)
+    brush_param = (alt.selection_interval(encodings=["x", "y"], on=_SHIFT_DRAG, translate=_SHIFT_DRAG, zoom=False, empty=False,
+                                          clear="dblclick", **({"name": names["brush"]} if names else {}),
+                                          **({"value": brush_value} if brush_value else {}))
+                   if "brush" in features else None)
+    return search_param, brush_param
+
+
+def _side_panel(alt: Any, parts: MapParts, result: SAResult | None, pick: Any, brush: Any, search_param: Any, *,
+                search_fields: Sequence[str], worst_concepts: int | None, list_width: int, height: int, theme: str,
+                named: bool) -> Any:
+    """Beside the map: the brushed words (and search matches) and / or the clickable worst-aligned concepts."""
+    panels = []
+    if brush is not None:
+        panels.append(_brush_list(parts, brush, width=list_width, height=height if not worst_concepts else height // 2,
+                                  theme=theme, match=_search_test(search_param.name, search_fields)
+                                  if search_param is not None else None))
+    if worst_concepts:
+        panels.append(worst_concepts_chart(result, n=int(worst_concepts), selection=pick,  # type: ignore[arg-type]
+                                           width=list_width - 80,
+                                           title=alt.TitleParams("worst-aligned concepts (click one)", fontSize=11,
+                                                                 anchor="start"),
+                                           data=(parts.data_for("worst", result.concepts_frame().head(int(worst_concepts)))
+                                                 if named else None)))
+    return panels[0] if len(panels) == 1 else alt.vconcat(*panels)
 
 
 # --------------------------------------------------------------------------- the fast path: a map spec from a template
@@ -789,6 +953,10 @@ def alignment_map_spec(
     detail = verdict_sentence(result) if o["verdict"] else None
     selected = list(dict.fromkeys(o["selected_concepts"] or ()))
     static = [] if "labels" in features else selected
+    if "labels" in features or static:  # labels placed apart (with_label_offsets), at the map's own scale
+        table = replace(table, frame=with_label_offsets(table.frame, width=width, height=o["height"],
+                                                        domains=_padded_domains(table.frame),
+                                                        labelled=None if "labels" in features else static))
     position, domains = _legend_place(table.frame, legend_text, o["legend_position"], width=width, height=o["height"],
                                       point_size=o["point_size"], labels=o["labels"], labelled=static)
     if o["legend_position"] == "auto":  # the corner was chosen from these very domains: part of the structure

@@ -142,18 +142,7 @@ def tier_bar_chart(
     x_title = "average SA (cosine)"
     X = alt.X("avg_sa:Q", title=x_title, scale=alt.Scale(domain=[0, 1]))
     Y = alt.Y("name:N", sort=order, title=None)
-    tooltip = [alt.Tooltip("model:N"), alt.Tooltip("avg_sa:Q", format=".3f"), alt.Tooltip("ci_low:Q", format=".3f"),
-               alt.Tooltip("ci_high:Q", format=".3f"), alt.Tooltip("n_datasets:Q"), alt.Tooltip("tier:N"),
-               alt.Tooltip("paper_tier:N", title="paper tier")]
-    if has_null:
-        tooltip += [alt.Tooltip("sa_null:Q", title="chance level", format=".3f")]
-        if "delta" in means:
-            tooltip += [alt.Tooltip("delta:Q", title="SA − chance", format="+.3f")]
-        if "delta_low" in means:
-            tooltip += [alt.Tooltip("delta_low:Q", title="SA − chance, low", format="+.3f"),
-                        alt.Tooltip("delta_high:Q", title="SA − chance, high", format="+.3f")]
-    if has_band:
-        tooltip.append(alt.Tooltip("band:O", title="rank band"))
+    tooltip = _tier_bar_tooltip(alt, means, has_null=has_null, has_band=has_band)
     data = inline(means)
     base = alt.Chart(data)
     bars = base.mark_bar(size=bar).encode(
@@ -179,19 +168,39 @@ def tier_bar_chart(
             fontSize=9, color=CHANCE_COLOUR, baseline="bottom", dy=-(bar / 2 + 4)).encode(
             y=Y, x=alt.X("sa_null:Q", title=x_title, scale=alt.Scale(domain=[0, 1])), text="chance_label:N"))
     if has_band:
-        banded = means.dropna(subset=["band"])
-        layers.append(alt.Chart(inline(banded.assign(band_label=[f"band {int(b)}" for b in banded["band"]])))
-                      .mark_text(align="left", fontSize=10, color="#444444")
-                      .encode(y=Y, x=alt.value(width + 14), text="band_label:N"))
-        spans = []
-        for b, g in banded.groupby("band", sort=False):
-            if len(g) > 1:
-                spans.append({"band": int(b), "first": g["name"].iloc[0], "last": g["name"].iloc[-1]})
-        if spans:
-            layers.append(alt.Chart(inline(pd.DataFrame(spans))).mark_rule(color="#444444", strokeWidth=1.5)
-                          .encode(y=alt.Y("first:N", sort=order, title=None), y2="last:N", x=alt.value(width + 8)))
+        layers += _band_layers(alt, means, Y, order, width=width)
     chart = alt.layer(*layers).properties(width=width, height=max(60, step * len(order)))
     return chart.properties(title=title or "Three-tier structure: average SA (cosine) across datasets")
+
+
+def _tier_bar_tooltip(alt: Any, means: pd.DataFrame, *, has_null: bool, has_band: bool) -> list[Any]:
+    tooltip = [alt.Tooltip("model:N"), alt.Tooltip("avg_sa:Q", format=".3f"), alt.Tooltip("ci_low:Q", format=".3f"),
+               alt.Tooltip("ci_high:Q", format=".3f"), alt.Tooltip("n_datasets:Q"), alt.Tooltip("tier:N"),
+               alt.Tooltip("paper_tier:N", title="paper tier")]
+    if has_null:
+        tooltip += [alt.Tooltip("sa_null:Q", title="chance level", format=".3f")]
+        if "delta" in means:
+            tooltip += [alt.Tooltip("delta:Q", title="SA − chance", format="+.3f")]
+        if "delta_low" in means:
+            tooltip += [alt.Tooltip("delta_low:Q", title="SA − chance, low", format="+.3f"),
+                        alt.Tooltip("delta_high:Q", title="SA − chance, high", format="+.3f")]
+    if has_band:
+        tooltip.append(alt.Tooltip("band:O", title="rank band"))
+    return tooltip
+
+
+def _band_layers(alt: Any, means: pd.DataFrame, Y: Any, order: list[str], *, width: int) -> list[Any]:
+    """A "band k" column right of the bars, and a bracket joining the models of each shared band."""
+    banded = means.dropna(subset=["band"])
+    layers = [alt.Chart(inline(banded.assign(band_label=[f"band {int(b)}" for b in banded["band"]])))
+              .mark_text(align="left", fontSize=10, color="#444444")
+              .encode(y=Y, x=alt.value(width + 14), text="band_label:N")]
+    spans = [{"band": int(b), "first": g["name"].iloc[0], "last": g["name"].iloc[-1]}
+             for b, g in banded.groupby("band", sort=False) if len(g) > 1]
+    if spans:
+        layers.append(alt.Chart(inline(pd.DataFrame(spans))).mark_rule(color="#444444", strokeWidth=1.5)
+                      .encode(y=alt.Y("first:N", sort=order, title=None), y2="last:N", x=alt.value(width + 8)))
+    return layers
 
 
 def sa_heatmap(table: pd.DataFrame, *, distance: str = "cosine", title: str | None = None,
@@ -254,6 +263,36 @@ def pair_heatmap(
     ['rect', 'rect', 'text', 'text']
     """
     alt = import_altair()
+    both, languages = _pair_cells(frame, value=value, triangle=triangle)
+    n = len(languages)
+    size = cell if cell is not None else int(max(34, min(64, 640 // max(n, 1))))
+    colour, dark = _pair_colour(alt, both, value)
+    ax = {"title": None, "sort": languages}
+    base = alt.Chart(inline(both)).encode(
+        x=alt.X("language_b:N", axis=alt.Axis(orient="top", labelAngle=-40, labelLimit=label_limit), **ax),
+        y=alt.Y("language_a:N", axis=alt.Axis(labelLimit=label_limit), **ax),
+    )
+    tooltip = _pair_tooltip(alt)
+    rect = base.mark_rect().encode(color=colour, tooltip=tooltip)
+    outline = base.transform_filter(alt.FieldOneOfPredicate(field="verdict", oneOf=list(_CHANCE_VERDICTS))).mark_rect(
+        fillOpacity=0, strokeWidth=2.5, stroke=CHANCE_COLOUR).encode(
+        strokeDash=alt.condition("datum.verdict == 'chance'", alt.value([4, 3]), alt.value([1, 0])), tooltip=tooltip)
+    text_colour = alt.condition(dark, alt.value("white"), alt.value("black"))
+    has_mark = both["mark"].str.len() > 0
+    values = base.mark_text(fontSize=11, baseline="middle", dy=-6 if has_mark.any() else 0).encode(
+        text="cell_text:N", color=text_colour, tooltip=tooltip)
+    marks = base.transform_filter("datum.mark != ''").mark_text(fontSize=8, baseline="middle", dy=8).encode(
+        text="mark:N", color=text_colour, tooltip=tooltip)
+    heading = title or ("Semantic Affinity per language pair" if value == "sa" else "SA minus chance per language pair")
+    subtitle = "dashed outline: indistinguishable from chance · solid outline: below chance"
+    if both["survives"].notna().any():
+        subtitle = "✓ FDR: above chance after Benjamini–Hochberg across pairs · " + subtitle
+    return alt.layer(rect, outline, values, marks).properties(
+        width=size * n, height=size * n, title=alt.TitleParams(heading, subtitle=subtitle, anchor="start"))
+
+
+def _pair_cells(frame: Any, *, value: str, triangle: str) -> tuple[pd.DataFrame, list[str]]:
+    """(one row per shown cell: both orders of each pair, or the lower triangle; with its text and mark, languages)."""
     if value not in ("sa", "delta"):
         raise ValueError(f"value must be 'sa' or 'delta', got {value!r}")
     if triangle not in ("both", "lower"):
@@ -284,8 +323,11 @@ def pair_heatmap(
                     for v, ok in zip(both["verdict"], both["survives"])]
     fmt = ".3f" if value == "sa" else "+.3f"
     both["cell_text"] = [format(float(v), fmt) if is_finite(v) else "n/a" for v in both[value]]
-    n = len(languages)
-    size = cell if cell is not None else int(max(34, min(64, 640 // max(n, 1))))
+    return both, languages
+
+
+def _pair_colour(alt: Any, both: pd.DataFrame, value: str) -> tuple[Any, str]:
+    """(the colour encoding, the Vega expression of cells dark enough for white text)."""
     if value == "sa":
         # the domain runs from the lowest chance level (or SA) to the highest SA, in steps of 0.05, so small
         # differences are not blown up to the whole colour range
@@ -295,42 +337,23 @@ def pair_heatmap(
         hi = math.ceil(float(both["sa"].astype(float).max()) * 20) / 20 if both["sa"].notna().any() else 0.8
         hi = hi if hi > lo else lo + 0.05
         colour = alt.Color("sa:Q", title="SA (cosine)", scale=alt.Scale(scheme="viridis", domain=[lo, hi]))
-        dark = f"datum.sa < {(lo + hi) / 2:.4f}"  # viridis is dark at the low end
-    else:
-        m = float(np.nanmax(np.abs(both[["delta", "delta_low", "delta_high"]].astype(float).to_numpy()))) if both["delta"].notna().any() else 0.0
-        m = max(m, 0.01)
-        colour = alt.Color("delta:Q", title="SA − chance", scale=alt.Scale(scheme="blueorange", domain=[-m, m], domainMid=0,
-                                                                           reverse=True))
-        dark = f"abs(datum.delta) > {0.6 * m:.4f}"
-    ax = {"title": None, "sort": languages}
-    base = alt.Chart(inline(both)).encode(
-        x=alt.X("language_b:N", axis=alt.Axis(orient="top", labelAngle=-40, labelLimit=label_limit), **ax),
-        y=alt.Y("language_a:N", axis=alt.Axis(labelLimit=label_limit), **ax),
-    )
-    tooltip = [alt.Tooltip("language_a:N", title="language"), alt.Tooltip("language_b:N", title="with"),
-               alt.Tooltip("sa:Q", title="SA", format=".3f"), alt.Tooltip("ci_low:Q", title="SA low", format=".3f"),
-               alt.Tooltip("ci_high:Q", title="SA high", format=".3f"), alt.Tooltip("sa_null:Q", title="chance", format=".3f"),
-               alt.Tooltip("delta:Q", title="SA − chance", format="+.3f"),
-               alt.Tooltip("delta_low:Q", title="SA − chance, low", format="+.3f"),
-               alt.Tooltip("delta_high:Q", title="SA − chance, high", format="+.3f"), alt.Tooltip("verdict:N"),
-               alt.Tooltip("p_fdr:Q", title="p (Benjamini–Hochberg)", format=".4f"),
-               alt.Tooltip("survives:N", title="above chance after FDR")]
-    rect = base.mark_rect().encode(color=colour, tooltip=tooltip)
-    outline = base.transform_filter(alt.FieldOneOfPredicate(field="verdict", oneOf=list(_CHANCE_VERDICTS))).mark_rect(
-        fillOpacity=0, strokeWidth=2.5, stroke=CHANCE_COLOUR).encode(
-        strokeDash=alt.condition("datum.verdict == 'chance'", alt.value([4, 3]), alt.value([1, 0])), tooltip=tooltip)
-    text_colour = alt.condition(dark, alt.value("white"), alt.value("black"))
-    has_mark = both["mark"].str.len() > 0
-    values = base.mark_text(fontSize=11, baseline="middle", dy=-6 if has_mark.any() else 0).encode(
-        text="cell_text:N", color=text_colour, tooltip=tooltip)
-    marks = base.transform_filter("datum.mark != ''").mark_text(fontSize=8, baseline="middle", dy=8).encode(
-        text="mark:N", color=text_colour, tooltip=tooltip)
-    heading = title or ("Semantic Affinity per language pair" if value == "sa" else "SA minus chance per language pair")
-    subtitle = "dashed outline: indistinguishable from chance · solid outline: below chance"
-    if both["survives"].notna().any():
-        subtitle = "✓ FDR: above chance after Benjamini–Hochberg across pairs · " + subtitle
-    return alt.layer(rect, outline, values, marks).properties(
-        width=size * n, height=size * n, title=alt.TitleParams(heading, subtitle=subtitle, anchor="start"))
+        return colour, f"datum.sa < {(lo + hi) / 2:.4f}"  # viridis is dark at the low end
+    m = float(np.nanmax(np.abs(both[["delta", "delta_low", "delta_high"]].astype(float).to_numpy()))) if both["delta"].notna().any() else 0.0
+    m = max(m, 0.01)
+    colour = alt.Color("delta:Q", title="SA − chance", scale=alt.Scale(scheme="blueorange", domain=[-m, m], domainMid=0,
+                                                                       reverse=True))
+    return colour, f"abs(datum.delta) > {0.6 * m:.4f}"
+
+
+def _pair_tooltip(alt: Any) -> list[Any]:
+    return [alt.Tooltip("language_a:N", title="language"), alt.Tooltip("language_b:N", title="with"),
+            alt.Tooltip("sa:Q", title="SA", format=".3f"), alt.Tooltip("ci_low:Q", title="SA low", format=".3f"),
+            alt.Tooltip("ci_high:Q", title="SA high", format=".3f"), alt.Tooltip("sa_null:Q", title="chance", format=".3f"),
+            alt.Tooltip("delta:Q", title="SA − chance", format="+.3f"),
+            alt.Tooltip("delta_low:Q", title="SA − chance, low", format="+.3f"),
+            alt.Tooltip("delta_high:Q", title="SA − chance, high", format="+.3f"), alt.Tooltip("verdict:N"),
+            alt.Tooltip("p_fdr:Q", title="p (Benjamini–Hochberg)", format=".4f"),
+            alt.Tooltip("survives:N", title="above chance after FDR")]
 
 
 def worst_concepts_chart(

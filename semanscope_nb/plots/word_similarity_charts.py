@@ -54,7 +54,11 @@ def word_similarity_sweep_chart(table: pd.DataFrame, *, dataset: str = "bcws", m
     if human is not None:
         refs.append(("human upper bound", float(getattr(human, "rho", human))))
     ref = pd.DataFrame(refs, columns=["reference", "rho"])
-    x = alt.X("n_sentences:Q", scale=alt.Scale(type="log"), title="parallel sentences used to learn the map")
+    # ticks at the sizes measured, short ("300", "1k", "3k"), and one more dropped if two still touch: Vega's own
+    # log ticks ("4,000" next to "10,000") ran into each other on a narrow chart
+    sizes = sorted({int(n) for n in curve["n_sentences"]})
+    x = alt.X("n_sentences:Q", scale=alt.Scale(type="log"), title="parallel sentences used to learn the map",
+              axis=alt.Axis(values=sizes, format="~s", labelOverlap="greedy", labelSeparation=4))
     y = alt.Y("rho:Q", title="Spearman's rho", scale=alt.Scale(zero=False))
     colour = alt.Color("setting:N", title="anchors, signal")
     dash = alt.StrokeDash("mapping:N", title="mapping", sort=list(mappings))

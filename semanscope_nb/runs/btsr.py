@@ -106,13 +106,7 @@ def sense_items(token_pairs: Any, dictionary: Any, *, exclude_sentences: Sequenc
 
     ``exclude_sentences``: sentence pairs used to learn maps (neither queries nor pool).
     """
-    pairs = [(s.casefold(), t) for s, t in dictionary.pairs]
-    valid = set(pairs)
-    translations: dict[str, set] = {}
-    back: dict[str, set] = {}
-    for s, t in pairs:
-        translations.setdefault(s, set()).add(t)
-        back.setdefault(t, set()).add(s)
+    valid, translations, back = _translation_maps(dictionary)
     tp = token_pairs
     excluded = {int(x) for x in exclude_sentences}
     items = [(tp.source_words[r], tp.target_words[r]) for r in range(len(tp))]
@@ -129,35 +123,11 @@ def sense_items(token_pairs: Any, dictionary: Any, *, exclude_sentences: Sequenc
     p_rows = rows[~np.isin(tp.sentence[rows], list(q_sents))]
     check_pool_disjoint(tp.sentence[q_rows], tp.sentence[p_rows])
     p_items = [items[r] for r in p_rows]
-    by_src: dict[str, list[int]] = {}
-    by_tgt: dict[str, list[int]] = {}
-    for j, (s, t) in enumerate(p_items):
-        by_src.setdefault(s, []).append(j)
-        by_tgt.setdefault(t, []).append(j)
-    sense_cache: dict[tuple, bool] = {}
-
-    def same(a, b):
-        key = (a, b)
-        if key not in sense_cache:
-            sense_cache[key] = same_sense(a, b, translations, back)
-        return sense_cache[key]
-
+    labels = _PoolLabels(p_items, translations, back)
     keep, golds, hards = [], [], []
     n_no_gold = n_no_hard = 0
     for r in q_rows:
-        it = items[r]
-        near = sorted(set(by_src.get(it[0], [])) | set(by_tgt.get(it[1], [])))  # share a word with the query
-        g = np.zeros(len(p_rows), dtype=bool)
-        h = np.zeros(len(p_rows), dtype=bool)
-        for j in near:
-            (g if same(it, p_items[j]) else h)[j] = True
-        # a gold may also share no word with the query (big/大 vs large/巨大): its English side then shares
-        # translations with the query's, so only items whose source is such a word need checking
-        related = {s2 for t2 in translations.get(it[0], ()) for s2 in back.get(t2, ())} - {it[0]}
-        for s2 in related:
-            for j in by_src.get(s2, ()):
-                if not g[j] and not h[j] and same(it, p_items[j]):
-                    g[j] = True
+        g, h = labels.of(items[r])
         if not g.any():
             n_no_gold += 1
             continue
@@ -178,6 +148,52 @@ def sense_items(token_pairs: Any, dictionary: Any, *, exclude_sentences: Sequenc
               "excluded_sentences": len(excluded)}
     return SenseItems(np.asarray(keep, dtype=np.int64), p_rows, np.stack(golds), np.stack(hards),
                       tuple(items[r] for r in keep), tuple(p_items), counts)
+
+
+def _translation_maps(dictionary: Any) -> tuple[set[tuple[str, str]], dict[str, set], dict[str, set]]:
+    """(valid (source, target) pairs, source -> its targets, target -> its sources), sources casefolded."""
+    pairs = [(s.casefold(), t) for s, t in dictionary.pairs]
+    translations: dict[str, set] = {}
+    back: dict[str, set] = {}
+    for s, t in pairs:
+        translations.setdefault(s, set()).add(t)
+        back.setdefault(t, set()).add(s)
+    return set(pairs), translations, back
+
+
+class _PoolLabels:
+    """Which pool items are golds (same sense) and which hard distractors (a shared word, another sense) of a query."""
+
+    def __init__(self, p_items: list[tuple[str, str]], translations: dict[str, set], back: dict[str, set]) -> None:
+        self.p_items, self.translations, self.back = p_items, translations, back
+        self.by_src: dict[str, list[int]] = {}
+        self.by_tgt: dict[str, list[int]] = {}
+        for j, (s, t) in enumerate(p_items):
+            self.by_src.setdefault(s, []).append(j)
+            self.by_tgt.setdefault(t, []).append(j)
+        self._same: dict[tuple, bool] = {}
+
+    def same(self, a: tuple[str, str], b: tuple[str, str]) -> bool:
+        key = (a, b)
+        if key not in self._same:
+            self._same[key] = same_sense(a, b, self.translations, self.back)
+        return self._same[key]
+
+    def of(self, it: tuple[str, str]) -> tuple[np.ndarray, np.ndarray]:
+        """(gold mask, hard-distractor mask) over the pool for the query item ``it``."""
+        near = sorted(set(self.by_src.get(it[0], [])) | set(self.by_tgt.get(it[1], [])))  # share a word with the query
+        g = np.zeros(len(self.p_items), dtype=bool)
+        h = np.zeros(len(self.p_items), dtype=bool)
+        for j in near:
+            (g if self.same(it, self.p_items[j]) else h)[j] = True
+        # a gold may also share no word with the query (big/大 vs large/巨大): its English side then shares
+        # translations with the query's, so only items whose source is such a word need checking
+        related = {s2 for t2 in self.translations.get(it[0], ()) for s2 in self.back.get(t2, ())} - {it[0]}
+        for s2 in related:
+            for j in self.by_src.get(s2, ()):
+                if not g[j] and not h[j] and self.same(it, self.p_items[j]):
+                    g[j] = True
+        return g, h
 
 
 def _type_average(words: Sequence[str], X: np.ndarray) -> np.ndarray:

@@ -32,9 +32,11 @@ False
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -468,6 +470,47 @@ def _score_row(dataset: str, n: int, anchors: str, signal: str, mapping: str, s:
             "n_anchors": n_anchors}
 
 
+def _score_on(data: Mapping[str, Any], name: str, V: Any, alignment: Any = None, *, n_boot: int, seed: int) -> Any:
+    """Spearman rho (with its interval) of the ``name`` pairs' cosines, through ``alignment`` if given."""
+    d = data[name]
+    return contextual_word_similarity(V[0], V[1], d.scores, alignment=alignment,
+                                      languages=(d.language1, d.language2), n_boot=n_boot, seed=seed)
+
+
+@contextlib.contextmanager
+def _timed(clock: dict[str, float], name: str) -> Iterator[None]:
+    """Add the wall time of the block to ``clock[name]``."""
+    t = time.perf_counter()
+    try:
+        yield
+    finally:
+        clock[name] = time.perf_counter() - t
+
+
+def _test_sets(*, bcws_pairs: int | None, scws_pairs: int | None, chinese_script: str, seed: int) -> tuple[Any, Any, Any]:
+    """(BCWS as published, BCWS in the script asked, SCWS), each a seeded sample when a size is given."""
+    bcws_raw = read_bcws()
+    bcws_raw = bcws_raw.sample(bcws_pairs, seed=seed) if bcws_pairs else bcws_raw
+    bcws = bcws_raw.converted("t2s") if chinese_script == "simplified" else bcws_raw
+    scws = read_scws()
+    return bcws_raw, bcws, scws.sample(scws_pairs, seed=seed) if scws_pairs else scws
+
+
+def _map_rows(training: Any, sizes: Sequence[int | None], vec: Mapping[str, Any], score: Callable[..., Any], *,
+              max_occurrences: int, seed: int, notes: list[str], say: Callable[..., Any]) -> list[dict[str, Any]]:
+    """BCWS and SCWS rows of every en -> zh map learned from each number of parallel sentences."""
+    rows = []
+    total = len(training.parallel)
+    for n in sorted({total if s is None else min(int(s), total) for s in sizes}):
+        say(f"n={n}: fitting {2 * len(ANCHOR_SETTINGS)} maps")
+        maps, counts, fit_notes = fit_en_zh_maps(training, n, max_occurrences=max_occurrences, seed=seed)
+        notes += fit_notes
+        for (kind, signal, mapping), al in maps.items():
+            for name in ("bcws", "scws"):
+                rows.append(_score_row(name, n, kind, signal, mapping, score(name, vec[name], al), counts[(kind, signal)]))
+    return rows
+
+
 def word_similarity_sweep(
     *,
     encoders: Any = "multilingual-e5-small",
@@ -495,68 +538,40 @@ def word_similarity_sweep(
     say = print if progress else (lambda *a, **k: None)
     clock: dict[str, float] = {}
     t0 = time.perf_counter()
-    encs = _resolve(encoders, ["en", "zh"])
-    bcws_raw = read_bcws()
-    bcws_raw = bcws_raw.sample(bcws_pairs, seed=seed) if bcws_pairs else bcws_raw
-    bcws = bcws_raw.converted("t2s") if chinese_script == "simplified" else bcws_raw
-    scws = read_scws()
-    scws = scws.sample(scws_pairs, seed=seed) if scws_pairs else scws
-    clock["read"] = time.perf_counter() - t0
-
-    t = time.perf_counter()
+    with _timed(clock, "read"):
+        encs = _resolve(encoders, ["en", "zh"])
+        bcws_raw, bcws, scws = _test_sets(bcws_pairs=bcws_pairs, scws_pairs=scws_pairs, chinese_script=chinese_script, seed=seed)
     say(f"encoding BCWS ({len(bcws)} pairs) and SCWS ({len(scws)} pairs) targets in context")
-    vec = {"bcws": encode_targets(bcws, encs, progress=progress or None),
-           "scws": encode_targets(scws, encs, progress=progress or None)}
-    clock["encode_test_sets"] = time.perf_counter() - t
-    t = time.perf_counter()
-    iso = {"bcws": isolated_targets(bcws, encs), "scws": isolated_targets(scws, encs)}
-    clock["encode_isolated_targets"] = time.perf_counter() - t
-    data = {"bcws": bcws, "scws": scws}
+    with _timed(clock, "encode_test_sets"):
+        vec = {"bcws": encode_targets(bcws, encs, progress=progress or None),
+               "scws": encode_targets(scws, encs, progress=progress or None)}
+    with _timed(clock, "encode_isolated_targets"):
+        iso = {"bcws": isolated_targets(bcws, encs), "scws": isolated_targets(scws, encs)}
+    score = functools.partial(_score_on, {"bcws": bcws, "scws": scws}, n_boot=n_boot, seed=seed)
     rows: list[dict[str, Any]] = []
     notes: list[str] = list(bcws.report) + list(scws.report)
-
-    def score(name, V, alignment=None):
-        d = data[name]
-        return contextual_word_similarity(V[0], V[1], d.scores, alignment=alignment,
-                                          languages=(d.language1, d.language2), n_boot=n_boot, seed=seed)
-
-    for name in ("bcws", "scws"):
-        rows.append(_score_row(name, 0, "none", "-", "orig", score(name, vec[name]), None))
-        rows.append(_score_row(name, 0, "none", "-", "no context", score(name, iso[name]), None))
+    rows += [_score_row(name, 0, "none", "-", label, score(name, V[name]), None)
+             for name in ("bcws", "scws") for label, V in (("orig", vec), ("no context", iso))]
     if chinese_script == "simplified":
-        t = time.perf_counter()
-        as_published = encode_targets(bcws_raw, encs)
-        rows.append(_score_row("bcws", 0, "none", "-", "orig (Traditional script)", score("bcws", as_published), None))
-        clock["encode_bcws_traditional"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    wanted = [s for s in sizes if s is not None]
-    limit = None if any(s is None for s in sizes) else max(wanted, default=0)
+        with _timed(clock, "encode_bcws_traditional"):
+            as_published = encode_targets(bcws_raw, encs)
+            rows.append(_score_row("bcws", 0, "none", "-", "orig (Traditional script)", score("bcws", as_published), None))
+    limit = None if any(s is None for s in sizes) else max((s for s in sizes if s is not None), default=0)
     say(f"encoding the en-zh parallel sentences ({'all' if limit is None else limit}) and {n_dict_pairs} MUSE pairs alone")
-    training = prepare_en_zh_training(encs, n_sentences=limit, n_dict_pairs=n_dict_pairs, seed=seed,
-                                      progress=progress or None)
-    clock["encode_training"] = time.perf_counter() - t
+    with _timed(clock, "encode_training"):
+        training = prepare_en_zh_training(encs, n_sentences=limit, n_dict_pairs=n_dict_pairs, seed=seed,
+                                          progress=progress or None)
     notes += list(training.parallel.report)
-    total = len(training.parallel)
-    ns = sorted({total if s is None else min(int(s), total) for s in sizes})
-    t = time.perf_counter()
-    for n in ns:
-        say(f"n={n}: fitting {2 * len(ANCHOR_SETTINGS)} maps")
-        maps, counts, fit_notes = fit_en_zh_maps(training, n, max_occurrences=max_occurrences, seed=seed)
-        notes += fit_notes
-        for (kind, signal, mapping), al in maps.items():
-            for name in ("bcws", "scws"):
-                rows.append(_score_row(name, n, kind, signal, mapping, score(name, vec[name], al), counts[(kind, signal)]))
-    clock["fit_and_score_maps"] = time.perf_counter() - t
-    t = time.perf_counter()
-    human = annotator_agreement(bcws.annotators, n_boot=n_boot, seed=seed, provenance={"dataset": "bcws"})
-    clock["human_agreement"] = time.perf_counter() - t
+    with _timed(clock, "fit_and_score_maps"):
+        rows += _map_rows(training, sizes, vec, score, max_occurrences=max_occurrences, seed=seed, notes=notes, say=say)
+    with _timed(clock, "human_agreement"):
+        human = annotator_agreement(bcws.annotators, n_boot=n_boot, seed=seed, provenance={"dataset": "bcws"})
     clock["total"] = time.perf_counter() - t0
     prov = {"encoders": _model_meta(encs), "bcws_sha256": bcws.sha256, "scws_sha256": scws.sha256,
-            "parallel": training.parallel.provenance, "dictionary": {"name": training.dictionary.name,
-                                                                    "sha256": training.dictionary.sha256},
-            "parameters": {"sizes": [None if s is None else int(s) for s in sizes], "bcws_pairs": bcws_pairs,
-                           "scws_pairs": scws_pairs, "chinese_script": chinese_script, "n_dict_pairs": n_dict_pairs,
-                           "max_occurrences": max_occurrences, "n_boot": n_boot, "seed": seed},
+            "parallel": training.parallel.provenance,
+            "dictionary": {"name": training.dictionary.name, "sha256": training.dictionary.sha256},
+            "parameters": dict(sizes=[None if s is None else int(s) for s in sizes], bcws_pairs=bcws_pairs, scws_pairs=scws_pairs,
+                               chinese_script=chinese_script, n_dict_pairs=n_dict_pairs, max_occurrences=max_occurrences,
+                               n_boot=n_boot, seed=seed),
             "layers": "mean of layers 1..n, mean of subwords (paper 001, footnote 1)"}
     return WordSimilaritySweep(pd.DataFrame(rows), human, tuple(notes), clock, prov)

@@ -461,10 +461,43 @@ class ExplorePanel(W.VBox):
         sa_store: "SAStore | None | bool" = True,
     ) -> None:
         import_probed_frame_libraries()  # before any thread of this panel runs (widgets.warm_up)
-        self.models = ModelPicker(value=model, offline_only=offline_only)
-        self.datasets = DatasetPicker(value=dataset, folder=folder, languages=languages)
         if not (cache is None or isinstance(cache, (EmbeddingCache, str, os.PathLike))):
             raise TypeError(f"cache must be an EmbeddingCache, a folder path (str or Path) or None, got {type(cache).__name__}")
+        self._build_controls(model=model, dataset=dataset, folder=folder, languages=languages, offline_only=offline_only,
+                             thresholds=thresholds, projection=projection, search=search, height=height)
+        self._build_publish_controls()
+        self._tag_widgets()
+        super().__init__([W.HTML(_STYLE), self.controls_box, W.HBox([self.progress, self.cancel_button, self.status]), self.message,
+                          self.sa_label, self.view_toggle, self.map_box, self.counters, self.publish_box])
+        self.add_class("snb-explore")
+        self.n_boot, self.seed, self.max_concepts = int(n_boot), int(seed), max_concepts
+        self.width, self.height, self.worst_concepts, self.navigate = width, height, int(worst_concepts), navigate
+        #: the concepts clicked on the map (or set by :meth:`select`), saved with the state
+        self.selection: tuple[str, ...] = tuple(selection)
+        #: the brushed box (data units) and the words inside it, saved with the state
+        self.brush: tuple | None = _brush_key(brush)
+        self.brushed_words: tuple[str, ...] = ()
+        self._embedder = embedder or _prepare_sa
+        self._cache_arg = cache
+        self._cache: EmbeddingCache | None = None
+        self.projection_cache = projection_cache if projection_cache is not None else default_projection_cache()
+        self.templates = templates
+        #: SA results kept on disk across restarts (``sa_store=False``: none)
+        self.sa_store: SAStore | None = (SAStore() if sa_store is True else sa_store or None)
+        self._init_state()
+        self.background = _in_kernel() if background is None else bool(background)
+        self._runner = _Runner(self._background_refresh, debounce=debounce)
+        self._connect()
+        self._show_counters()
+        if auto:
+            self.refresh()
+
+    def _build_controls(self, *, model: str | None, dataset: str | None, folder: Any, languages: Sequence[str] | None,
+                        offline_only: bool, thresholds: Any, projection: ProjectionSettings | None, search: str,
+                        height: int) -> None:
+        """The pickers, the status line and the outputs (map, pair view, table); nothing is computed."""
+        self.models = ModelPicker(value=model, offline_only=offline_only)
+        self.datasets = DatasetPicker(value=dataset, folder=folder, languages=languages)
         self.tiers = TierThresholdsPicker(value=as_thresholds(thresholds))
         self.projection_picker = ProjectionPicker(value=projection)
         self.lines_box = W.Checkbox(value=False, description="join translations", indent=False)
@@ -486,34 +519,30 @@ class ExplorePanel(W.VBox):
         self.pairs_out = W.Output()
         self.table = W.HTML()
         self.worst_rows = W.VBox()
-        self._build_publish_controls()
+        self.controls_box = W.VBox([self.models, self.datasets,
+                                    W.HBox([self.tiers, W.VBox([self.projection_picker, self.lines_box, self.search_box])])])
+        self.table_box = W.HBox([self.table, self.worst_rows])
+        self.map_box = W.VBox([self.chart_out, self.table_box])  # the navigable map is ~900 px wide: the table goes below
+
+    def _connect(self) -> None:
+        """Every control change refreshes; a click or brush on the map selects; Cancel cancels."""
+        for w in (self.models, self.datasets, self.tiers, self.projection_picker, self.lines_box, self.search_box,
+                  self.view_toggle):
+            w.observe(lambda change: self.refresh(), names="value")
+        if self.use_view:
+            self.chart_out.observe(self._view_selection, names="selection")
+        self.cancel_button.on_click(lambda b: self.cancel())
+
+    def _tag_widgets(self) -> None:
+        """CSS classes the style sheet, the browser tests and the notebooks find the parts by."""
         for w, cls in ((self.sa_label, "snb-sa-label"), (self.counters, "snb-counters"), (self.message, "snb-message"),
                        (self.chart_out, "snb-chart"), (self.status, "snb-status"), (self.table, "snb-table"),
                        (self.pairs_out, "snb-pairs"), (self.cancel_button, "snb-cancel"), (self.search_box, "snb-search"),
                        (self.view_toggle, "snb-view"), (self.downloads, "snb-downloads"), (self.worst_rows, "snb-worst-rows")):
             w.add_class(cls)
-        controls = W.VBox([self.models, self.datasets,
-                           W.HBox([self.tiers, W.VBox([self.projection_picker, self.lines_box, self.search_box])])])
-        self.table_box = W.HBox([self.table, self.worst_rows])
-        self.map_box = W.VBox([self.chart_out, self.table_box])  # the navigable map is ~900 px wide: the table goes below
-        super().__init__([W.HTML(_STYLE), controls, W.HBox([self.progress, self.cancel_button, self.status]), self.message,
-                          self.sa_label, self.view_toggle, self.map_box, self.counters, self.publish_box])
-        self.add_class("snb-explore")
-        self.n_boot, self.seed, self.max_concepts = int(n_boot), int(seed), max_concepts
-        self.width, self.height = width, height
-        self.worst_concepts, self.navigate = int(worst_concepts), navigate
-        #: the concepts clicked on the map (or set by :meth:`select`), saved with the state
-        self.selection: tuple[str, ...] = tuple(selection)
-        #: the brushed box (data units) and the words inside it, saved with the state
-        self.brush: tuple | None = _brush_key(brush)
-        self.brushed_words: tuple[str, ...] = ()
-        self._embedder = embedder or _prepare_sa
-        self._cache_arg = cache
-        self._cache: EmbeddingCache | None = None
-        self.projection_cache = projection_cache if projection_cache is not None else default_projection_cache()
-        self.templates = templates
-        #: SA results kept on disk across restarts (``sa_store=False``: none)
-        self.sa_store: SAStore | None = (SAStore() if sa_store is True else sa_store or None)
+
+    def _init_state(self) -> None:
+        """Empty memos, counters, the shown result and the locks of the refresh machinery."""
         self._datasets: _Memo = _Memo(8)
         self._vectors: _Memo = _Memo(8)
         self._results: _Memo = _Memo(16)
@@ -540,18 +569,6 @@ class ExplorePanel(W.VBox):
         self._token: CancelToken | None = None  # the running synchronous refresh's
         self._hold = False
         self._ds: WordDataset | None = None
-        self.background = _in_kernel() if background is None else bool(background)
-        self._runner = _Runner(self._background_refresh, debounce=debounce)
-        for w in (self.models, self.datasets, self.tiers, self.projection_picker):
-            w.observe(lambda change: self.refresh(), names="value")
-        for w in (self.lines_box, self.search_box, self.view_toggle):
-            w.observe(lambda change: self.refresh(), names="value")
-        if self.use_view:
-            self.chart_out.observe(self._view_selection, names="selection")
-        self.cancel_button.on_click(lambda b: self.cancel())
-        self._show_counters()
-        if auto:
-            self.refresh()
 
     # -- publication controls -------------------------------------------------------
     def _build_publish_controls(self) -> None:
@@ -863,57 +880,13 @@ class ExplorePanel(W.VBox):
         t_start = time.perf_counter()
         outcome = "done"
         try:
-            self._check(generation, token)
-            s = self.state
-            if s.model is None or s.dataset is None:
-                raise ValueError("pick a model, a dataset and at least two languages")
-            t0 = time.perf_counter()
-            self._step(0, f"reading {html.escape(s.dataset.name)}…")
-            ds = self._dataset(s)
-            t1 = time.perf_counter()
-            emb = self._embed(s, ds, token)
-            self._check(generation, token)
-            t2 = time.perf_counter()
-            result = self._sa(s, emb, token).with_thresholds(s.thresholds)
-            self._check(generation, token)
-            t3 = time.perf_counter()
-            proj = self._project(s, emb, token)
-            self._check(generation, token)
-            t4 = time.perf_counter()
-            how = self._draw(s, result, proj, ds)
-            self.counts["chart"] += 1
-            t5 = time.perf_counter()
-            pairs = self._pair_frame(s, emb, token) if s.view == "pairs" else None
-            self._check(generation, token)
-            t6 = time.perf_counter()
-            self.timings = {"dataset": t1 - t0, "embed": t2 - t1, "sa": t3 - t2, "projection": t4 - t3, "chart": t5 - t4,
-                            "pairs": t6 - t5, "total": t6 - t0}
-            self.result, self.projection, self._ds = result, proj, ds
-            self.pairs_frame = pairs
-            self.downloads.value = ""
-            self._show(result)
-            self._show_view(s.view, pairs)
-            self._mark_stale(False)
-            self._step(4, f"done in {t6 - t0:.2f} s" + (" (map updated in place)" if how == "update" else ""))
-            self.progress.bar_style = "success"
-            if self.warm_up is None:  # once, after the first map: what a later change may import (widgets.warm_up)
-                self.warm_up = warm_up_imports()
+            self._compute_and_show(generation, token)
         except Cancelled as exc:
             outcome = f"stopped: {exc}"
-            self.cancelled = True
-            self.counts["cancelled"] += 1
-            if generation == self._generation:  # a superseded refresh leaves the panel to the newer one
-                shown = "the previous result (greyed) is still shown" if self.result is not None else "nothing shown yet"
-                self.message.value = f"<div class='snb-cancelled'>{html.escape(str(exc))}: {shown}</div>"
-                self.status.value = "<span class='snb-stale-note'>cancelled</span>"
-                self.progress.bar_style = "warning"
+            self._show_cancelled(exc, generation)
         except Exception as exc:  # shown in the panel, not as a traceback
             outcome = "failed"
-            self.counts["errors"] += 1
-            self.error = f"{type(exc).__name__}: {exc}"
-            self.message.value = error_html(self.error)
-            self.progress.bar_style = "danger"
-            self.status.value = "<span style='color:#b00020'>failed</span>"
+            self._show_failure(exc)
         seconds = time.perf_counter() - t_start
         self.history.append({"generation": generation, "outcome": outcome, "seconds": seconds,
                              "started": time.time() - seconds, "at": time.time()})
@@ -922,6 +895,60 @@ class ExplorePanel(W.VBox):
             self._show_counters()
         except Exception:  # the counters are a footnote: never let them raise into the kernel log
             pass
+
+    def _compute_and_show(self, generation: int, token: CancelToken | None) -> None:
+        """Dataset, embeddings, SA, projection, map (and the pair view), each stage timed; checks for a stop between them."""
+        self._check(generation, token)
+        s = self.state
+        if s.model is None or s.dataset is None:
+            raise ValueError("pick a model, a dataset and at least two languages")
+        t0 = time.perf_counter()
+        self._step(0, f"reading {html.escape(s.dataset.name)}…")
+        ds = self._dataset(s)
+        t1 = time.perf_counter()
+        emb = self._embed(s, ds, token)
+        self._check(generation, token)
+        t2 = time.perf_counter()
+        result = self._sa(s, emb, token).with_thresholds(s.thresholds)
+        self._check(generation, token)
+        t3 = time.perf_counter()
+        proj = self._project(s, emb, token)
+        self._check(generation, token)
+        t4 = time.perf_counter()
+        how = self._draw(s, result, proj, ds)
+        self.counts["chart"] += 1
+        t5 = time.perf_counter()
+        pairs = self._pair_frame(s, emb, token) if s.view == "pairs" else None
+        self._check(generation, token)
+        t6 = time.perf_counter()
+        self.timings = {"dataset": t1 - t0, "embed": t2 - t1, "sa": t3 - t2, "projection": t4 - t3, "chart": t5 - t4,
+                        "pairs": t6 - t5, "total": t6 - t0}
+        self.result, self.projection, self._ds = result, proj, ds
+        self.pairs_frame = pairs
+        self.downloads.value = ""
+        self._show(result)
+        self._show_view(s.view, pairs)
+        self._mark_stale(False)
+        self._step(4, f"done in {t6 - t0:.2f} s" + (" (map updated in place)" if how == "update" else ""))
+        self.progress.bar_style = "success"
+        if self.warm_up is None:  # once, after the first map: what a later change may import (widgets.warm_up)
+            self.warm_up = warm_up_imports()
+
+    def _show_cancelled(self, exc: Cancelled, generation: int) -> None:
+        self.cancelled = True
+        self.counts["cancelled"] += 1
+        if generation == self._generation:  # a superseded refresh leaves the panel to the newer one
+            shown = "the previous result (greyed) is still shown" if self.result is not None else "nothing shown yet"
+            self.message.value = f"<div class='snb-cancelled'>{html.escape(str(exc))}: {shown}</div>"
+            self.status.value = "<span class='snb-stale-note'>cancelled</span>"
+            self.progress.bar_style = "warning"
+
+    def _show_failure(self, exc: Exception) -> None:
+        self.counts["errors"] += 1
+        self.error = f"{type(exc).__name__}: {exc}"
+        self.message.value = error_html(self.error)
+        self.progress.bar_style = "danger"
+        self.status.value = "<span style='color:#b00020'>failed</span>"
 
     def _step(self, k: int, text: str) -> None:
         self.progress.value = k

@@ -1,0 +1,215 @@
+"""The degenerate-vector check against a deliberately simple O(n^2) loop, at the edges of its tie window.
+
+``degenerate_vector_groups`` promises the near-tie rule of ``metrics.ties``: two
+words are tied when every coordinate of their unit vectors differs by at most
+``tol`` (all-zero vectors have the zero unit vector), and a group is a connected
+component of that relation.  The reference below computes exactly that, pair by
+pair, with a union-find; the tests plant ties just inside (0.9 tol) and just
+outside (1.1 tol) the rule, chains, last-bit differences, scaled copies, exact
+copies and zero rows, in float32 and float64, and check both search paths (four
+coordinates of the unit rows, and the dense random directions used for sparse rows).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from semanscope_nb.metrics import artefacts
+from semanscope_nb.metrics.spreads import AlignedWords
+
+TOL = 1e-6
+
+
+def plain_groups(v: np.ndarray, tol: float) -> list[tuple[str, ...]]:
+    """Groups of >= 2 row names whose unit vectors agree to tol in every coordinate: every pair, then union-find."""
+    n = len(v)
+    units = []
+    for row in np.asarray(v, dtype=np.float64):
+        norm = float(np.sqrt(sum(float(x) * float(x) for x in row)))
+        units.append(row / norm if norm > 0 else np.zeros_like(row))
+    parent = list(range(n))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i in range(n):
+        for j in range(i + 1, n):
+            if float(np.max(np.abs(units[i] - units[j]))) <= tol:
+                parent[find(i)] = find(j)
+    comps: dict[int, list[str]] = {}
+    for i in range(n):
+        comps.setdefault(find(i), []).append(f"w{i}")
+    return sorted(tuple(c) for c in comps.values() if len(c) > 1)
+
+
+def found_groups(v: np.ndarray, tol: float = TOL) -> list[tuple[str, ...]]:
+    n = len(v)
+    names = tuple(f"w{i}" for i in range(n))
+    aw = AlignedWords(("en",), (v,), (sp.identity(n, format="csr"),), names, words=(names,))
+    return sorted(artefacts.degenerate_vector_groups(aw, tol=tol).get("en", []))
+
+
+def planted(dtype: type, seed: int, n: int = 240, d: int = 24) -> tuple[np.ndarray, list[tuple[int, int]], list[tuple[int, int]]]:
+    """Random unit rows plus planted partners: (vectors, pairs planted at 0.9 tol, pairs planted at 1.1 tol).
+
+    A partner is its base row moved by exactly 0.9 or 1.1 ``tol`` on every coordinate
+    (random signs ``s``; the base row is made orthogonal to ``s``, so the partner's norm
+    moves by ``|step|^2 / 2``, about ``1e-11``, and float32 storage moves a coordinate by
+    under ``0.01 tol``), plus a chain of three rows 0.9 tol apart
+    (ends 1.8 tol apart: one group through the middle row), last-bit neighbours, a
+    scaled copy, exact copies and zero rows.
+    """
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal((n, d))
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    inside, outside = [], []
+    k = 0
+
+    def orthogonal_base(signs: np.ndarray) -> np.ndarray:
+        g = rng.standard_normal(d)
+        g -= (g @ signs) / (signs @ signs) * signs
+        return g / np.linalg.norm(g)
+
+    for factor, bucket in ((0.9, inside), (1.1, outside)):
+        for _ in range(12):
+            signs = rng.choice([-1.0, 1.0], size=d)
+            v[k] = orthogonal_base(signs)
+            v[k + 1] = v[k] + factor * TOL * signs
+            bucket.append((k, k + 1))
+            k += 2
+    signs = rng.choice([-1.0, 1.0], size=d)  # a chain: a-b and b-c at 0.9 tol, a-c at 1.8 tol
+    v[k] = orthogonal_base(signs)
+    v[k + 1] = v[k] + 0.9 * TOL * signs
+    v[k + 2] = v[k] + 1.8 * TOL * signs
+    k += 3
+    v = v.astype(dtype)
+    v[k + 1] = np.nextafter(v[k], dtype(np.inf))  # every coordinate one ulp apart
+    v[k + 2] = v[k]
+    v[k + 2, 5] = np.nextafter(v[k, 5], dtype(-np.inf))  # one coordinate one ulp apart
+    v[k + 3] = v[k] * dtype(3.0)  # the same direction at another norm
+    k += 4
+    v[k:k + 5] = v[k - 1]  # exact copies
+    k += 5
+    v[k:k + 3] = 0.0  # zero rows: a group of their own
+    return v, inside, outside
+
+
+def only_path(monkeypatch, path: str) -> None:
+    """Make the check use one search path only (the other raises or declines)."""
+    if path == "coordinates":
+        monkeypatch.setattr(artefacts, "_near_ties_by_directions", None)  # calling it would raise
+    else:
+        monkeypatch.setattr(artefacts, "_near_ties_by_coordinates", lambda v, tol, norms=None: None)
+
+
+@pytest.mark.parametrize("path", ["coordinates", "directions"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_groups_equal_a_plain_pairwise_loop_at_the_edges_of_the_window(dtype, seed, path, monkeypatch):
+    v, inside, outside = planted(dtype, seed)
+    only_path(monkeypatch, path)
+    want = plain_groups(v, TOL)
+    together = {frozenset(g) for g in want}
+
+    def tied(i: int, j: int) -> bool:
+        return any({f"w{i}", f"w{j}"} <= g for g in together)
+
+    assert all(tied(i, j) for i, j in inside), "the reference ties every pair planted at 0.9 tol"
+    assert not any(tied(i, j) for i, j in outside), "the reference ties no pair planted at 1.1 tol"
+    assert ("w48", "w49", "w50") in want, "a chain 0.9 tol apart is one group"
+    assert found_groups(v) == want
+
+
+def test_sparse_rows_fall_back_to_dense_directions_and_keep_the_groups():
+    rng = np.random.default_rng(5)
+    n, d = 200, 64
+    v = np.zeros((n, d), dtype=np.float32)
+    for i in range(n):
+        cols = rng.choice(d, size=3, replace=False)
+        v[i, cols] = rng.random(3).astype(np.float32) + 0.1
+    v[11] = v[10] * np.float32(2.0)
+    v[21] = v[20]
+    v[21, np.flatnonzero(v[20])[0]] += np.float32(0.5 * TOL)
+    norms, _, _ = artefacts._row_norms(v)
+    assert artefacts._key_columns(v, norms) is None, "every coordinate is mostly zero: no coordinate keys"
+    want = plain_groups(v, TOL)
+    assert ("w10", "w11") in want and ("w20", "w21") in want
+    assert found_groups(v) == want
+
+
+def test_many_copies_of_one_vector_stay_one_group_on_both_paths(monkeypatch):
+    rng = np.random.default_rng(6)
+    v = rng.standard_normal((400, 16)).astype(np.float32)  # random rows: no two within 1e-6 (checked below on a part)
+    v[100:400] = v[0]  # three quarters of the rows are one vector (tokenizer <unk>): the dense-direction path
+    assert found_groups(v) == [tuple(f"w{i}" for i in [0, *range(100, 400)])]
+    part = v[:60].copy()
+    part[5:9] = part[4]  # a few copies: merged on the coordinate path itself
+    want = plain_groups(part, TOL)
+    assert want == [("w4", "w5", "w6", "w7", "w8")]
+    monkeypatch.setattr(artefacts, "_near_ties_by_directions", None)  # the coordinate path must not need it
+    assert found_groups(part) == want
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_norms_stay_within_their_stated_bound_at_every_scale(dtype):
+    rng = np.random.default_rng(7)
+    d = 384
+    x = rng.standard_normal((64, d))
+    info = np.finfo(dtype)
+    scales = np.r_[np.ones(40), [float(info.tiny) * 1e3, float(info.max) / 1e3, 1e-30, 1e30] * 6]
+    v = (x * scales[:, None]).astype(dtype)
+    v[-1] = 0.0
+    norms, zero, rel = artefacts._row_norms(v)
+    exact = []
+    for r in v.astype(np.float64):  # the reference norm: scaled by the largest coordinate, summed exactly (math.fsum)
+        peak = float(np.abs(r).max())
+        exact.append(math.sqrt(math.fsum((x / peak) ** 2 for x in r)) * peak if peak > 0 else 0.0)
+    exact = np.array(exact)
+    assert zero.tolist() == [not r.any() for r in v]
+    ok = exact > 0
+    err = np.abs(norms[ok] / exact[ok] - 1)
+    assert (err <= rel).all(), f"largest relative error {err.max():.3g} above the bound {rel:.3g}"
+    u = info.eps / 2
+    assert rel < d * u, "the bound is about half of gamma_d"
+
+
+def test_nan_rows_are_tied_with_nothing():
+    rng = np.random.default_rng(8)
+    v = rng.standard_normal((30, 8)).astype(np.float32)
+    v[3] = v[2]
+    v[7] = np.nan
+    v[8] = np.nan
+    assert found_groups(v) == [("w2", "w3")]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_norms_of_a_spreads_give_the_same_groups_without_a_pass(dtype, monkeypatch):
+    from semanscope_nb.metrics.spreads import Spreads
+
+    v, _, _ = planted(dtype, 3)
+    v = v[np.abs(v).sum(axis=1) > 0] * dtype(7.0)  # no zero rows (a Spreads needs them dropped), not unit norm
+    n = len(v)
+    names = tuple(f"w{i}" for i in range(n))
+    other = np.random.default_rng(9).standard_normal((n, v.shape[1])).astype(dtype)
+    aw = AlignedWords(("en", "de"), (v, other), (sp.identity(n, format="csr"),) * 2, names, words=(names, names))
+    norms = Spreads(aw).norms
+    monkeypatch.setattr(artefacts, "_row_norms", None)  # no norm pass may run
+    monkeypatch.setattr(artefacts, "_near_ties_by_directions", None)
+    got = artefacts.degenerate_vector_groups(aw, tol=TOL, norms=norms)
+    assert sorted(got["en"]) == plain_groups(v, TOL) and "de" not in got
+
+
+def test_norms_of_the_wrong_shape_or_sign_are_named():
+    v = np.random.default_rng(10).standard_normal((6, 4))
+    names = tuple("abcdef")
+    aw = AlignedWords(("en",), (v,), (sp.identity(6, format="csr"),), names, words=(names,))
+    with pytest.raises(ValueError, match="norms must hold one float64 norm per word vector"):
+        artefacts.degenerate_vector_groups(aw, norms=[np.ones(5)])
+    with pytest.raises(ValueError, match="norms must be >= 0"):
+        artefacts.degenerate_vector_groups(aw, norms=[-np.ones(6)])
