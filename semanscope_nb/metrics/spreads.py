@@ -136,10 +136,11 @@ def _pinned_blas(threads: int) -> Iterator[None]:
     with _blas_lock:
         if _blas_pins == 0:
             try:
-                if _blas_controller is None:
-                    from threadpoolctl import ThreadpoolController
+                from threadpoolctl import ThreadpoolController
 
-                    _blas_controller = ThreadpoolController()
+                # looked up at each outermost block (~0.5 ms): a controller made earlier misses a BLAS library loaded
+                # since (scipy's own OpenBLAS, loaded with scipy.linalg), which then keeps its threads
+                _blas_controller = ThreadpoolController()
                 _blas_limiter = _blas_controller.limit(limits=threads, user_api="blas")
             except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
                 _blas_limiter = None
