@@ -13,7 +13,8 @@ import pandas as pd
 import semanscope_nb as snb
 
 
-def _sa_table() -> pd.DataFrame:
+def sa_table() -> pd.DataFrame:
+    """Three models x two datasets of seeded SA numbers (the leaderboard columns the SA figures read)."""
     rows = []
     rng = np.random.default_rng(2)
     for model, base in (("use-multilingual", 0.75), ("multilingual-e5-small", 0.55), ("random-null", 0.45)):
@@ -76,8 +77,8 @@ def gallery() -> dict[str, Callable[[], Any]]:
     labels = [f"topic {i % 4}" for i in range(60)]
 
     return {
-        "tier_bar_chart": lambda: sa_figures.tier_bar_chart(_sa_table()),
-        "sa_heatmap": lambda: sa_figures.sa_heatmap(_sa_table()),
+        "tier_bar_chart": lambda: sa_figures.tier_bar_chart(sa_table()),
+        "sa_heatmap": lambda: sa_figures.sa_heatmap(sa_table()),
         "worst_concepts_chart": lambda: sa_figures.worst_concepts_chart(words()[2], n=10),
         "pair_heatmap": lambda: sa_figures.pair_heatmap(pair_affinity(words()[1], n_boot=50, seed=0).table),
         "pair_heatmap_delta": lambda: sa_figures.pair_heatmap(pair_affinity(words()[1], n_boot=50, seed=0).table, value="delta"),
@@ -93,13 +94,13 @@ def gallery() -> dict[str, Callable[[], Any]]:
         "classification_table": lambda: retrieval_charts.classification_table(
             knn_classification(src[:40], labels[:40], src[40:], labels[40:], n_boot=50)),
         "word_similarity_sweep_chart": lambda: word_similarity_charts.word_similarity_sweep_chart(_sweep_table(), human=0.6),
-        "paper_tier_chart": lambda: paper.paper_tier_chart(_sa_table()),
-        "paper_heatmap": lambda: paper.paper_heatmap(_sa_table()),
+        "paper_tier_chart": lambda: paper.paper_tier_chart(sa_table()),
+        "paper_heatmap": lambda: paper.paper_heatmap(sa_table()),
         # narrow variants: where ticks run into each other first
         "worst_concepts_chart_narrow": lambda: sa_figures.worst_concepts_chart(words()[2], n=8, width=140),
         "alignment_map_side_panels": lambda: maps.alignment_map(words()[3], words()[2], dataset=words()[0], navigate=True,
                                                                 worst_concepts=8),
-        "tier_bar_chart_narrow": lambda: sa_figures.tier_bar_chart(_sa_table(), width=220),
+        "tier_bar_chart_narrow": lambda: sa_figures.tier_bar_chart(sa_table(), width=220),
         "csc_chart_narrow": lambda: csc_charts.csc_chart(next(iter(csc().values())), width=180),
         "csc_length_chart_narrow": lambda: csc_charts.csc_length_chart(next(iter(csc().values())), width=150),
         "word_similarity_sweep_chart_narrow": lambda: word_similarity_charts.word_similarity_sweep_chart(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 
 import semanscope_nb as snb
@@ -13,6 +12,7 @@ from semanscope_nb.metrics.affinity import affinity_of_words
 from semanscope_nb.plots import charts, leaderboard, legend, maps, sa_figures
 from semanscope_nb.plots.projection import ProjectionSettings, project_dataset
 from semanscope_nb.runs.evaluate import aligned_words
+from chart_gallery import sa_table
 
 
 @pytest.fixture(scope="module")
@@ -125,14 +125,7 @@ def test_projection_without_labels_is_refused():
 
 
 def _table():
-    rows = []
-    rng = np.random.default_rng(2)
-    for model, base in (("use-multilingual", 0.75), ("multilingual-e5-small", 0.55), ("random-null", 0.45)):
-        for ds in ("conceptual-space", "edge-cases"):
-            sa = base + rng.uniform(-0.05, 0.05)
-            rows.append({"model": model, "display_name": model.upper(), "dataset": ds, "sa_cosine": sa, "sem_cosine": 0.01,
-                         "sa_euclidean": sa - 0.05, "sem_euclidean": 0.02, "tier": snb.metrics.DEFAULT_TIERS.classify(sa)})
-    return pd.DataFrame(rows)
+    return sa_table()  # tests/chart_gallery.py: the same seeded table the chart gallery renders
 
 
 def test_tier_bar_chart_is_figure_1():

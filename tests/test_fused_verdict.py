@@ -385,3 +385,32 @@ def test_small_space_blas_block_of_another_thread_does_not_restore_the_limit_ear
                 pass
             assert all(n == SMALL_SPACE_BLAS_THREADS for n in blas()), "nor a nested block's exit"
         assert blas() == before, "the count found before the first block is back"
+
+
+_LATE_BLAS = r"""
+import numpy as np, scipy.sparse as sp
+from threadpoolctl import threadpool_info
+from semanscope_nb.metrics.spreads import AlignedWords, small_space_blas
+eye = sp.identity(3, format="csr")
+small = AlignedWords(("en", "de"), (np.eye(3), np.eye(3)), (eye, eye), ("a", "b", "c"))
+with small_space_blas(small):  # the first block: only the BLAS libraries loaded so far exist
+    pass
+import scipy.linalg, faiss  # BLAS libraries loaded later (scipy's own OpenBLAS; faiss brings another)
+with small_space_blas(small):
+    print(sorted({i["filepath"].rsplit("/", 1)[-1]: i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}.items()))
+"""
+
+
+@pytest.mark.slow  # end to end, several seconds: a fresh interpreter imports numpy, scipy and the package
+def test_small_space_blas_also_pins_a_late_blas_library_loaded_after_the_first_block():
+    # the bug: the threadpoolctl controller was made once and cached, so a BLAS loaded later stayed on its own threads
+    import ast
+    import subprocess
+    import sys
+
+    from semanscope_nb.metrics.spreads import SMALL_SPACE_BLAS_THREADS
+
+    out = subprocess.run([sys.executable, "-c", _LATE_BLAS], capture_output=True, text=True, timeout=300, check=True,
+                         env={**__import__("os").environ, "OPENBLAS_NUM_THREADS": "2"}).stdout
+    libraries = ast.literal_eval(out.strip().splitlines()[-1])
+    assert len(libraries) >= 2 and all(n == SMALL_SPACE_BLAS_THREADS for _, n in libraries), libraries

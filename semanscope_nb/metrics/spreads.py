@@ -103,7 +103,6 @@ SMALL_SPACE_BLAS_THREADS: int | None = 1
 #: ... a space is small when its vectors hold at most this many numbers in all (beyond, products are large enough
 #: for threads to pay, and the default stays)
 SMALL_SPACE_NUMBERS = 4_000_000
-_blas_controller: Any = None
 _blas_lock = threading.Lock()
 _blas_pins = 0  # small_space_blas blocks running now, in any thread
 _blas_limiter: Any = None  # the outermost block's threadpoolctl limiter (it restores the limits found on entry)
@@ -132,16 +131,15 @@ def small_space_blas(aw: AlignedWords) -> Any:
 
 @contextlib.contextmanager
 def _pinned_blas(threads: int) -> Iterator[None]:
-    global _blas_controller, _blas_pins, _blas_limiter
+    global _blas_pins, _blas_limiter
     with _blas_lock:
         if _blas_pins == 0:
             try:
                 from threadpoolctl import ThreadpoolController
 
-                # looked up at each outermost block (~0.5 ms): a controller made earlier misses a BLAS library loaded
-                # since (scipy's own OpenBLAS, loaded with scipy.linalg), which then keeps its threads
-                _blas_controller = ThreadpoolController()
-                _blas_limiter = _blas_controller.limit(limits=threads, user_api="blas")
+                # a fresh controller each time (about 2 ms): one made earlier does not know a BLAS loaded since
+                # (scipy's own OpenBLAS comes with a later import), and would leave that one unpinned
+                _blas_limiter = ThreadpoolController().limit(limits=threads, user_api="blas")
             except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
                 _blas_limiter = None
         _blas_pins += 1
