@@ -146,9 +146,12 @@ def test_unknown_token_check_from_tokenizer_json_equals_the_loaded_models_tokeni
     """Issue 21: a warm benchmark asks the tokenizer file (no weights, no torch), and gets the loaded model's answers."""
     words = sorted({w for name in ("conceptual-space", "edge-cases") for lang in snb.load_dataset(name).languages
                     for w in snb.load_dataset(name).words(lang)}) + ["\u2603\u2603", "\U0001F600", "\u0e01\u0e02", "xqz"]
-    light = snb.load_model("all-minilm-l6-v2")
+    from semanscope_nb.models import get_model_info
+
+    # fresh encoders from the registry's factory: load_model's shared instance may have been loaded by an earlier test
+    light = get_model_info("all-minilm-l6-v2").factory()
     got = light.unknown_token_words(words)
     assert not light.loaded, "the tokenizer file alone answered"
-    heavy = snb.load_model("all-minilm-l6-v2").load()
+    heavy = get_model_info("all-minilm-l6-v2").factory().load()
     want = heavy.unknown_token_words(words)
     assert got == want and any(want), "the same unknown-token words (and some there are)"
