@@ -174,58 +174,7 @@ def zh_ja_shared_character_rows(aw: AlignedWords) -> np.ndarray:
 _PAIR_BLOCK = 65536  # candidate pairs compared at a time (bounds the temporaries to a few MB)
 
 
-def _hash_salt(dims: int) -> np.ndarray:
-    """The fixed odd int64 weights of the exact-bits row hash (seeded: the same on every run)."""
-    return np.random.default_rng(0x5EED).integers(1, 2**62, size=dims, dtype=np.int64) | 1
-
-
 _ROW_BLOCK = 2048  # rows converted at a time (int64 hash words, float64 projections): temporaries of about 1 MB at 512 dims
-
-
-def _bits(unit: np.ndarray) -> np.ndarray:
-    """The rows' bit patterns as integers of the same width (a view: float32 -> int32, float64 -> int64)."""
-    return np.ascontiguousarray(unit).view(np.int32 if unit.dtype.itemsize == 4 else np.int64)
-
-
-def _exact_groups(unit: np.ndarray) -> np.ndarray:
-    """Label rows by their exact bits (equal labels = bit-identical rows), via a linear hash confirmed row by row."""
-    n = unit.shape[0]
-    bits = _bits(unit)
-    salt = _hash_salt(unit.shape[1])
-    hashes = np.empty(n, dtype=np.int64)
-    with np.errstate(over="ignore"):
-        for a in range(0, n, _ROW_BLOCK):  # int64 in blocks: float32 data is never widened as a whole
-            hashes[a:a + _ROW_BLOCK] = bits[a:a + _ROW_BLOCK].astype(np.int64, copy=False) @ salt
-    order = np.argsort(hashes)  # members of a bucket are re-sorted below
-    labels = np.arange(n)
-    sorted_h = hashes[order]
-    starts = np.flatnonzero(np.r_[True, sorted_h[1:] != sorted_h[:-1]])
-    sizes = np.diff(np.r_[starts, n])
-    for a, size in zip(starts[sizes > 1], sizes[sizes > 1]):
-        members = np.sort(order[a:a + size])
-        _, first, inverse = np.unique(bits[members], axis=0, return_index=True, return_inverse=True)
-        labels[members] = members[first[inverse.ravel()]]  # a collision is not a group: confirmed bit by bit
-    return labels
-
-
-def _unit_rows_native(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(unit rows, zero-row mask) in the vectors' own float type (float32 stays float32: no float64 copy).
-
-    Each row is first divided by its largest absolute coordinate (so no square
-    overflows or underflows), then by its norm.  Zero rows come out as zeros.
-    """
-    x = np.asarray(v)
-    if x.dtype not in (np.float32, np.float64):
-        x = x.astype(np.float64)
-    peak = np.maximum(x.max(axis=1), -x.min(axis=1))  # the largest |coordinate| without an |x| temporary
-    zero = ~(peak > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        unit = x / np.where(zero, 1, peak)[:, None].astype(x.dtype)
-        norm = np.sqrt(np.einsum("ij,ij->i", unit, unit))
-        unit /= np.where(zero, 1, norm)[:, None].astype(x.dtype)
-    unit[zero] = 0.0
-    unit += 0.0  # -0.0 -> 0.0: equal values, equal bits
-    return unit, zero
 
 
 def _unit_projections(v: np.ndarray, directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
