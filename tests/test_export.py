@@ -26,11 +26,18 @@ def _pixels(path):
 
 
 @pytest.fixture(scope="module")
-def a_map():
+def en_zh_parts():
+    """(dataset, SA result, PCA projection): 25 conceptual-space concepts in en and zh, random-null vectors."""
     ds = snb.load_dataset("conceptual-space", languages=["en", "zh"]).subset(range(25))
     emb = snb.embed(ds, "random-null", cache=False)
     r = snb.run_task("sa", emb, n_boot=50)
     p = snb.run_task("projection", emb, method="pca", projection_cache=False)
+    return ds, r, p
+
+
+@pytest.fixture(scope="module")
+def a_map(en_zh_parts):
+    ds, r, p = en_zh_parts
     return maps.alignment_map(p, r, dataset=ds, labels=True)
 
 
@@ -129,11 +136,8 @@ def _svg_texts(svg: str) -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def en_zh_map():
-    ds = snb.load_dataset("conceptual-space", languages=["en", "zh"]).subset(range(25))
-    emb = snb.embed(ds, "random-null", cache=False)
-    r = snb.run_task("sa", emb, n_boot=50)
-    p = snb.run_task("projection", emb, method="pca", projection_cache=False)
+def en_zh_map(en_zh_parts):
+    ds, r, p = en_zh_parts
     concepts = list(dict.fromkeys(maps.map_frame(p, result=r, dataset=ds)["concept"]))[:3]
     # a title mixing both scripts, and three concepts labelled in English and Chinese
     return maps.alignment_map(p, r, dataset=ds, selected_concepts=concepts, title=f"map of {concepts[0]}")
