@@ -202,12 +202,27 @@ def test_large_vocabulary_never_builds_pair_matrix():
         ({"en": np.zeros((0, 4)), "zh": np.zeros((0, 4))}, "empty"),
         ({"en": np.array([[1.0, np.nan]] * 3), "zh": np.ones((3, 2))}, "NaN or inf"),
         ({"en": np.array([[1.0, np.inf]] * 3), "zh": np.ones((3, 2))}, "NaN or inf"),
+        # +inf and -inf in one array (their sum is NaN, not a finite number), and float32 NaN
+        ({"en": np.array([[1.0, np.inf], [1.0, -np.inf], [2.0, 1.0]]), "zh": np.ones((3, 2))}, r"NaN or inf values in 2 row"),
+        ({"en": np.array([[1.0, np.nan]] * 3, dtype=np.float32), "zh": np.ones((3, 2), dtype=np.float32)}, "NaN or inf"),
         ({"en": np.ones(3), "zh": np.ones(3)}, "2-D array"),
     ],
 )
 def test_bad_embeddings(embeddings, match):
     with pytest.raises(snb.EmbeddingError, match=match):
         snb.semantic_affinity(embeddings, n_boot=0)
+
+
+def test_finite_vectors_whose_sum_overflows_are_not_taken_for_inf():
+    """The finite check sums each language first (one pass); an overflowing sum of finite values is checked row by row."""
+    from semanscope_nb.metrics.spreads import check_vectors
+
+    big = np.array([[1e308, 1.0], [1e308, 2.0], [1e308, 4.0], [-1e308, 1.0]])
+    assert not np.isfinite(big.sum())  # the case: the fast sum overflows
+    check_vectors(("en", "zh"), (big, (big / 1e270).astype(np.float32)))  # finite: no error
+    big[2, 1] = np.nan
+    with pytest.raises(snb.EmbeddingError, match=r"embeddings\['en'\] has NaN or inf values in 1 row\(s\), e.g. \[2\]"):
+        check_vectors(("en", "zh"), (big, big))
 
 
 def test_zero_vectors_error_or_drop():

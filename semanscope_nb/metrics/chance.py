@@ -63,7 +63,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from semanscope_nb.results import Estimate, Interval, Result
-from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, unit_rows, affinity_ratio
+from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, affinity_ratio, beside, unit_rows
 from semanscope_nb.models.cancel import check_stop
 
 #: resamples held in memory at once when ``batch`` is not given (counts are float64, B x R)
@@ -525,18 +525,24 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     L = len(means)
     total = n_repairings(R, L)
     exact = total <= n_perm
+    use_grams = R * R * 8 * L * (L - 1) / 2 <= PERMUTATION_GRAM_BYTES
+    gram_job = None
     if exact:  # every re-pairing, the observed one included
         combos = itertools.product(itertools.permutations(range(R)), repeat=L - 1)
         others = np.array([[p for p in c] for c in combos], dtype=np.intp).reshape(-1, L - 1, R)
     else:  # the generator's draws in a fixed order (draw by draw, language by language): the same seed, the same p
         rng = np.random.default_rng(seed)
-        others = np.tile(identity, (n_perm, L - 1, 1))  # (draws, languages after the first, R)
-        for row in others.reshape(-1, R):  # rng.shuffle of arange(R) in place: the very draws of rng.permutation(R)
-            rng.shuffle(row)
+        gram_job = beside(row_mean_grams, means) if use_grams else None  # the Gram matrices meanwhile, on a free core
+        others = np.empty((n_perm, L - 1, R), dtype=np.intp)  # (draws, languages after the first, R)
+        lanes = others.reshape(-1, R)
+        lanes[...] = identity  # every lane starts as arange(R) (a broadcast copy: np.tile's repeat is slower)
+        # each lane shuffled in turn in place, in one call: NumPy's Generator.permuted runs on every lane the Fisher-Yates
+        # draws of rng.shuffle, which are those of rng.permutation(R) (tests/test_chance.py draws them one by one)
+        rng.permuted(lanes, axis=1, out=lanes)
     n_drawn = others.shape[0]
-    if R * R * 8 * L * (L - 1) / 2 <= PERMUTATION_GRAM_BYTES:  # one Gram matrix per language pair, then gathers
+    if use_grams:  # one Gram matrix per language pair, then gathers
         batch = max(1, int(PERMUTATION_GRAM_BYTES // (8 * R)))
-        grams = row_mean_grams(means)  # once for the observed pairing and every batch of re-pairings
+        grams = gram_job.result() if gram_job is not None else row_mean_grams(means)  # for the observed pairing and every batch
         observed = float(shuffled_inter_cosines(means, n_alt, [identity[None, :]] * L, grams=grams)[0])  # the same arithmetic
         inters = np.concatenate([shuffled_inter_cosines(means, n_alt, [identity] + [others[i:i + batch, k] for k in range(L - 1)],
                                                         grams=grams)

@@ -131,7 +131,7 @@ def small_space_blas(aw: AlignedWords) -> Any:
 
 @contextlib.contextmanager
 def _pinned_blas(threads: int) -> Iterator[None]:
-    global _blas_pins, _blas_limiter
+    global _blas_pins, _blas_limiter, _blas_found, _blas_pinned_to
     with _blas_lock:
         if _blas_pins == 0:
             try:
@@ -139,7 +139,10 @@ def _pinned_blas(threads: int) -> Iterator[None]:
 
                 # a fresh controller each time (about 2 ms): one made earlier does not know a BLAS loaded since
                 # (scipy's own OpenBLAS comes with a later import), and would leave that one unpinned
-                _blas_limiter = ThreadpoolController().limit(limits=threads, user_api="blas")
+                controller = ThreadpoolController()
+                found = [lib.num_threads for lib in controller.lib_controllers if lib.user_api == "blas"]
+                _blas_limiter = controller.limit(limits=threads, user_api="blas")
+                _blas_found, _blas_pinned_to = max(found, default=1), threads
             except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
                 _blas_limiter = None
         _blas_pins += 1
@@ -151,6 +154,98 @@ def _pinned_blas(threads: int) -> Iterator[None]:
             if _blas_pins == 0 and _blas_limiter is not None:
                 _blas_limiter.restore_original_limits()
                 _blas_limiter = None
+                _blas_found = _blas_pinned_to = 1
+
+
+_blas_found = 1  # BLAS threads the outermost pinned block found on entry (what the process would use unpinned)
+_blas_pinned_to = 1  # ... and what it pinned them to
+_block_pool: Any = None  # (thread pool, its size): runs column blocks of a pinned product side by side (made on first use)
+_block_pool_lock = threading.Lock()
+
+
+def block_product_workers() -> int:
+    """Threads :func:`column_block_product` runs its blocks on: while a small space's verdict pins BLAS to one thread,
+    the threads BLAS had before (so a process set to one BLAS thread keeps one), else 1 (BLAS threads its own calls).
+
+    >>> block_product_workers()
+    1
+    """
+    with _blas_lock:
+        if _blas_pins == 0 or _blas_pinned_to != 1:
+            return 1
+        return max(1, int(_blas_found))
+
+
+class _Done:
+    """The result of a call already made (what :func:`beside` hands back when there is no second thread to run it)."""
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def result(self) -> Any:
+        return self._value
+
+
+def _pool(workers: int) -> Any:
+    """The shared thread pool with at least ``workers`` threads (made or widened on first need)."""
+    global _block_pool
+    with _block_pool_lock:
+        if _block_pool is None or _block_pool[1] < workers:
+            from concurrent.futures import ThreadPoolExecutor  # the standard library's thread pool
+
+            _block_pool = (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="semanscope-blocks"), workers)
+        return _block_pool[0]
+
+
+def beside(fn: Any, *args: Any) -> Any:
+    """Start ``fn(*args)`` on a second thread while :func:`block_product_workers` says there is one (a pinned small
+    space), else call it now; ``.result()`` gives its value (or raises its error).
+
+    For BLAS work the caller does not need yet (a Gram matrix while the permutation draws are shuffled): the call
+    is the same single-threaded BLAS call on either thread, so the bits are the same.
+
+    >>> beside(sum, [1, 2, 3]).result()
+    6
+    """
+    if block_product_workers() > 1:
+        return _pool(1).submit(fn, *args)
+    return _Done(fn(*args))
+
+
+def column_block_product(W: np.ndarray, M: np.ndarray, width: int) -> np.ndarray:
+    """``W @ M`` as one product per block of ``width`` columns of ``M``, the blocks run side by side on
+    :func:`block_product_workers` threads.
+
+    Why: the bootstrap's one large product of a small space, ``counts @ [unit | centred]`` of every language,
+    runs while BLAS is pinned to one thread (:func:`small_space_blas`: a threaded BLAS busy-waits between its many
+    small calls on a loaded machine).  Split by language (``width`` = 2d) it runs on the cores the process had
+    without BLAS's own threads: a Python thread per block waits without spinning, and NumPy's matmul releases the
+    GIL.  Each block is the same single-threaded BLAS call whichever thread runs it, so the bits do not depend on
+    the number of threads (a test holds them equal to a serial run).
+
+    >>> W, M = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    >>> bool((column_block_product(W, M, 2) == W @ M).all())
+    True
+    """
+    n = M.shape[1]
+    starts = list(range(0, n, width))
+    out = np.empty((W.shape[0], n), dtype=np.result_type(W, M))
+    workers = min(block_product_workers(), len(starts))
+
+    def run(group: Sequence[int]) -> None:
+        for a in group:
+            np.matmul(W, M[:, a : a + width], out=out[:, a : a + width])
+
+    if workers <= 1:
+        run(starts)
+        return out
+    groups = [starts[i::workers] for i in range(workers)]  # blocks dealt out in turn: their sizes differ by at most one
+    pool = _pool(workers - 1)
+    others = [pool.submit(run, g) for g in groups[1:]]
+    run(groups[0])  # the calling thread takes the first group itself
+    for f in others:
+        f.result()
+    return out
 
 
 def on_small_space_blas(fn: Any) -> Any:
@@ -256,6 +351,10 @@ def check_vectors(languages: Sequence[str], vectors: Sequence[np.ndarray], words
     if len(set(dims.values())) > 1:
         raise EmbeddingError(f"mixed embedding dimensions across languages: {dims}")
     for k, (lang, v) in enumerate(zip(languages, vectors)):
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            with np.errstate(over="ignore", invalid="ignore"):
+                if np.isfinite(np.add.reduce(v, axis=None)):  # NaN and inf propagate (inf - inf is NaN): a finite sum
+                    continue  # means finite values (an overflowing sum of finite ones falls through to the row check)
         bad_rows = np.flatnonzero(~np.isfinite(v).all(axis=1))
         if bad_rows.size:
             what = [words[k][i] for i in bad_rows[:5]] if words is not None else bad_rows[:5].tolist()
@@ -884,11 +983,12 @@ class Spreads:
             side, stack = self._stack_joint
             if self._split is not None:  # kept and left-out rows apart: the subset's product is a part of this one
                 keep, kept_rows, other_rows = self._split
-                kept = counts[:, keep] @ kept_rows
-                prod = kept + counts[:, ~keep] @ other_rows
+                width = 2 * d  # one block per language (column_block_product)
+                kept = column_block_product(counts[:, keep], kept_rows, width)
+                prod = kept + column_block_product(counts[:, ~keep], other_rows, width)
                 self._kept_cache = (*self._fingerprint(counts), kept)
             else:
-                prod = counts @ stack
+                prod = column_block_product(counts, stack, 2 * d)
             for i, lang in enumerate(side):
                 res[lang] = {"intra": (own[0], own[1], prod[:, 2 * d * i : 2 * d * (i + 1)], counts @ self._q[lang])}
         X = UC = None

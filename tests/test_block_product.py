@@ -1,0 +1,106 @@
+"""The bootstrap's product of a small space, run as column blocks on several threads while BLAS is pinned to one.
+
+``column_block_product`` computes ``W @ M`` one block of columns at a time (one block per language in the
+bootstrap) and runs the blocks side by side on the threads BLAS had before a small space's verdict pinned it to
+one.  Each block is the same single-threaded BLAS call whichever thread runs it, so the claim tested here is
+bit-for-bit: the numbers do not depend on the thread count (the property the pin was made for).  Against a plain
+loop the entries agree to the float64 error bound of a sum of R products, ``R eps sum_k |w_k| |m_k|``.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
+
+from semanscope_nb.metrics.spreads import AlignedWords, block_product_workers, column_block_product, small_space_blas
+
+
+def _small_space(R: int = 90, d: int = 16) -> AlignedWords:
+    rng = np.random.default_rng(3)
+    en = rng.normal(size=(R, d))
+    eye = sp.identity(R, format="csr")
+    return AlignedWords(("en", "de"), (en, en + rng.normal(size=(R, d))), (eye, eye), tuple(map(str, range(R))))
+
+
+def _plain_product(W: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """W @ M by loops, and each entry's float64 error bound (R eps sum |w| |m|)."""
+    out = np.zeros((W.shape[0], M.shape[1]))
+    size = np.zeros_like(out)
+    for i in range(W.shape[0]):
+        for j in range(M.shape[1]):
+            for k in range(W.shape[1]):
+                out[i, j] += W[i, k] * M[k, j]
+                size[i, j] += abs(W[i, k] * M[k, j])
+    return out, W.shape[1] * np.finfo(np.float64).eps * size
+
+
+def test_blocks_run_on_the_threads_blas_had_and_give_the_bits_of_a_serial_run():
+    rng = np.random.default_rng(0)
+    W = rng.integers(0, 4, size=(7, 90)).astype(np.float64)  # resample counts
+    M = rng.normal(size=(90, 4 * 16))  # [unit | centred] of two languages, 2d = 32 columns each
+    serial = column_block_product(W, M, 32)
+    assert block_product_workers() == 1, "outside a pinned block BLAS threads its own calls: one block at a time"
+    with threadpool_limits(2, user_api="blas"):  # what the process would use unpinned (a test that needs a count)
+        with small_space_blas(_small_space()):
+            assert block_product_workers() == 2, "pinned: the blocks run on the two threads BLAS had"
+            side_by_side = column_block_product(W, M, 32)
+            odd = column_block_product(W, M, 24)  # blocks that do not divide the columns evenly (3 on 2 threads)
+    np.testing.assert_array_equal(side_by_side, serial, err_msg="each block is one single-threaded BLAS call on any thread")
+    np.testing.assert_array_equal(odd, column_block_product(W, M, 24), err_msg="uneven blocks: the same bits")
+    plain, bound = _plain_product(W, M)
+    assert np.all(np.abs(serial - plain) <= bound), "W @ M within R eps sum |w m| of the plain loop"
+
+
+def test_a_process_on_one_blas_thread_keeps_one():
+    with threadpool_limits(1, user_api="blas"):
+        with small_space_blas(_small_space()):
+            assert block_product_workers() == 1
+
+
+def test_blocks_from_several_caller_threads_at_once():
+    """JupyterLab runs callbacks on subshell threads: two verdicts may multiply at the same time."""
+    rng = np.random.default_rng(1)
+    W = rng.integers(0, 4, size=(5, 90)).astype(np.float64)
+    Ms = [rng.normal(size=(90, 64)) for _ in range(4)]
+    want = [column_block_product(W, M, 32) for M in Ms]
+    got: dict[int, np.ndarray] = {}
+
+    def run(i: int) -> None:
+        with small_space_blas(_small_space()):
+            got[i] = column_block_product(W, Ms[i], 32)
+
+    with threadpool_limits(2, user_api="blas"):
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    assert sorted(got) == [0, 1, 2, 3]
+    for i in range(4):
+        np.testing.assert_array_equal(got[i], want[i], err_msg=f"caller thread {i}: the same bits as a serial run")
+
+
+def test_semantic_affinity_does_not_depend_on_the_blas_thread_count():
+    """The whole verdict (bootstrap, chance level, permutation gate) with the process on one and on two BLAS threads."""
+    import semanscope_nb as snb
+    from semanscope_nb.metrics.affinity import MIN_VERDICT_BOOT  # fewer resamples skip the permutation gate
+
+    rng = np.random.default_rng(5)
+    en = rng.normal(size=(60, 24))
+    emb = {"en": en, "zh": en + 1.2 * rng.normal(size=(60, 24))}
+    runs = []
+    for threads in (1, 2):
+        with threadpool_limits(threads, user_api="blas"):
+            runs.append(snb.semantic_affinity(emb, n_boot=MIN_VERDICT_BOOT, seed=0))
+    a, b = runs
+    assert a.permutation is not None, "the gate must run for this test to cover it"
+    for x, y, what in ((a.cosine.ci, b.cosine.ci, "cosine interval"), (a.euclidean.ci, b.euclidean.ci, "euclidean interval"),
+                       ((a.chance.sa_null.value, a.chance.delta.ci[0], a.chance.sa_null_euclidean),
+                        (b.chance.sa_null.value, b.chance.delta.ci[0], b.chance.sa_null_euclidean), "chance level"),
+                       ((a.permutation.p_value, a.permutation.null_mean), (b.permutation.p_value, b.permutation.null_mean),
+                        "permutation gate")):
+        np.testing.assert_array_equal(np.asarray(x, dtype=float), np.asarray(y, dtype=float),
+                                      err_msg=f"{what}: one single-threaded BLAS call per block whatever the thread count")
