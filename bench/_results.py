@@ -25,16 +25,21 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def interleaved_min(fns: Mapping[str, Callable[[], Any]], *, repeat: int = 3,
-                    clock: str = "cpu") -> dict[str, float]:
+                    clock: str = "cpu", settle: Mapping[str, float] | None = None) -> dict[str, float]:
     """The minimum over ``repeat`` rounds of each function's time, the functions run in turn within each round.
 
     ``clock``: "cpu" (``time.process_time``: this process, all its threads) or "wall" (``time.perf_counter``).
     Interleaving spreads a busy machine's load over every contender instead of over whichever ran last.
+    ``settle``: seconds to sleep (untimed) before each run of the named functions, e.g. so that the BLAS worker
+    threads a threaded product left spinning (OpenBLAS: about 0.1 s) are asleep again and their CPU time is not
+    charged to a function that runs on one BLAS thread.
     """
     tick = time.process_time if clock == "cpu" else time.perf_counter
     best = {k: float("inf") for k in fns}
     for _ in range(repeat):
         for k, fn in fns.items():
+            if settle and settle.get(k):
+                time.sleep(settle[k])
             t = tick()
             fn()
             best[k] = min(best[k], tick() - t)

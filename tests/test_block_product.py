@@ -12,10 +12,20 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from semanscope_nb.metrics import spreads
 from semanscope_nb.metrics.spreads import AlignedWords, block_product_workers, column_block_product, small_space_blas
+
+
+@pytest.fixture
+def free_cpus(monkeypatch):
+    """Set how many CPUs the blocks find free (the real count follows the machine's load at that instant)."""
+    def set_free(n: int) -> None:
+        monkeypatch.setattr(spreads, "_free_cpus", lambda: n)
+    return set_free
 
 
 def _small_space(R: int = 90, d: int = 16) -> AlignedWords:
@@ -37,7 +47,8 @@ def _plain_product(W: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return out, W.shape[1] * np.finfo(np.float64).eps * size
 
 
-def test_blocks_run_on_the_threads_blas_had_and_give_the_bits_of_a_serial_run():
+def test_blocks_run_on_the_threads_blas_had_and_give_the_bits_of_a_serial_run(free_cpus):
+    free_cpus(1)
     rng = np.random.default_rng(0)
     W = rng.integers(0, 4, size=(7, 90)).astype(np.float64)  # resample counts
     M = rng.normal(size=(90, 4 * 16))  # [unit | centred] of two languages, 2d = 32 columns each
@@ -54,14 +65,33 @@ def test_blocks_run_on_the_threads_blas_had_and_give_the_bits_of_a_serial_run():
     assert np.all(np.abs(serial - plain) <= bound), "W @ M within R eps sum |w m| of the plain loop"
 
 
-def test_a_process_on_one_blas_thread_keeps_one():
+def test_a_process_on_one_blas_thread_keeps_one(free_cpus):
+    free_cpus(4)
     with threadpool_limits(1, user_api="blas"):
         with small_space_blas(_small_space()):
             assert block_product_workers() == 1
 
 
-def test_blocks_from_several_caller_threads_at_once():
+def test_no_second_thread_while_every_cpu_is_busy(free_cpus):
+    free_cpus(0)
+    with threadpool_limits(2, user_api="blas"):
+        with small_space_blas(_small_space()):
+            assert block_product_workers() == 1, "no free CPU: a second thread would only wait for one"
+            assert spreads.beside(sum, [1, 2]).result() == 3, "beside then calls at once"
+    free_cpus(3)
+    with threadpool_limits(2, user_api="blas"):
+        with small_space_blas(_small_space()):
+            assert block_product_workers() == 2, "never more than the threads BLAS had"
+
+
+def test_the_free_cpu_count_is_read_from_the_system():
+    n = spreads._free_cpus()
+    assert isinstance(n, int) and 0 <= n <= len(__import__("os").sched_getaffinity(0))
+
+
+def test_blocks_from_several_caller_threads_at_once(free_cpus):
     """JupyterLab runs callbacks on subshell threads: two verdicts may multiply at the same time."""
+    free_cpus(1)
     rng = np.random.default_rng(1)
     W = rng.integers(0, 4, size=(5, 90)).astype(np.float64)
     Ms = [rng.normal(size=(90, 64)) for _ in range(4)]
@@ -83,8 +113,10 @@ def test_blocks_from_several_caller_threads_at_once():
         np.testing.assert_array_equal(got[i], want[i], err_msg=f"caller thread {i}: the same bits as a serial run")
 
 
-def test_semantic_affinity_does_not_depend_on_the_blas_thread_count():
-    """The whole verdict (bootstrap, chance level, permutation gate) with the process on one and on two BLAS threads."""
+def test_semantic_affinity_does_not_depend_on_the_blas_thread_count(free_cpus):
+    """The whole verdict (bootstrap, chance level, permutation gate, language-centred SA) with the process on one BLAS
+    thread, and on two with a free CPU (blocks and side jobs on a second thread)."""
+    free_cpus(1)
     import semanscope_nb as snb
     from semanscope_nb.metrics.affinity import MIN_VERDICT_BOOT  # fewer resamples skip the permutation gate
 
@@ -101,6 +133,8 @@ def test_semantic_affinity_does_not_depend_on_the_blas_thread_count():
                        ((a.chance.sa_null.value, a.chance.delta.ci[0], a.chance.sa_null_euclidean),
                         (b.chance.sa_null.value, b.chance.delta.ci[0], b.chance.sa_null_euclidean), "chance level"),
                        ((a.permutation.p_value, a.permutation.null_mean), (b.permutation.p_value, b.permutation.null_mean),
-                        "permutation gate")):
+                        "permutation gate"),
+                       ((a.language_centred_sa, a.chance.sa_null_euclidean), (b.language_centred_sa, b.chance.sa_null_euclidean),
+                        "language-centred SA and Euclidean chance level (run beside the bootstrap)")):
         np.testing.assert_array_equal(np.asarray(x, dtype=float), np.asarray(y, dtype=float),
                                       err_msg=f"{what}: one single-threaded BLAS call per block whatever the thread count")

@@ -92,6 +92,7 @@ Example
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import asdict, dataclass, field, replace
@@ -140,6 +141,7 @@ from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spread
     rows_to_counts,
     Spreads,
     affinity_ratio,
+    beside,
     on_small_space_blas,
 )
 from semanscope_nb.provenance import json_ready
@@ -944,6 +946,9 @@ def affinity_of_words(
     R = aw.n_rows
     spreads = Spreads(aw, block=block)
     point = _point_scores(spreads)
+    # the language-centred SA reads nothing of the verdict: beside it when a second thread is free (spreads.beside)
+    centred_job = (beside(functools.partial(_language_centred_sa, aw, block=block))
+                   if language_centred_diagnostic(aw, language_centred) else None)
     v = _verdict(aw, spreads, point, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
                  unknown_words=unknown_words, surface=surface, should_stop=should_stop)
     boot = _sa_intervals(spreads, point, v.dists, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch,
@@ -954,7 +959,7 @@ def affinity_of_words(
             f"only {R} concepts (fewer than {SMALL_SAMPLE}): intervals are rough; method='BCa' corrects for bias and skew"
             + (f"; the paper's tier flips in {flip:.0%} of bootstrap resamples" if math.isfinite(flip) else "")
         )
-    centred_sa = _language_centred_sa(aw, block=block) if language_centred_diagnostic(aw, language_centred) else math.nan
+    centred_sa = centred_job.result() if centred_job is not None else math.nan
     permutation = _permutation_gate(aw, spreads, v, n_boot=n_boot, seed=seed, should_stop=should_stop)
     diag = _diagnose(spreads, aw, zero, dropped, point.euc[0], boot["cos"][2],
                      extra_notes=point.notes["cos"] + point.notes["euc"] + v.artefact_notes)
@@ -1071,6 +1076,11 @@ def _verdict(aw: AlignedWords, spreads: Spreads, point: _PointScores, *, n_boot:
              surface: AlignedWords | None, should_stop: Any) -> _Verdict:
     """Every verdict statistic from one pass over the same multinomial resamples (when the cosine SA is defined)."""
     v = _Verdict(kept=np.ones(aw.n_rows, dtype=bool))
+    euclidean_job = None  # off the unit sphere the closed-form Euclidean chance bound is loose: the mean over seeded
+    # shuffles (up to LANGUAGE_CENTRED_AUTO_WORDS words, like the other diagnostic; beyond, the bound stays); it needs
+    # only the spreads, so it runs beside the bootstrap when a second thread is free (spreads.beside), else now
+    if "cos" in point.defined and not is_unit_norm(aw, norms=spreads.norms) and language_centred_diagnostic(aw, None):
+        euclidean_job = beside(functools.partial(euclidean_chance_by_permutation, aw, seed=seed, spreads=spreads))
     if "cos" in point.defined:
         v.excluded, v.artefact_notes, v.kept, scorable = _artefact_exclusion(aw, unknown_words=unknown_words,
                                                                              norms=spreads.norms)
@@ -1088,10 +1098,8 @@ def _verdict(aw: AlignedWords, spreads: Spreads, point: _PointScores, *, n_boot:
             )
         if one.surface_note:
             point.notes["cos"].append(f"no surface-form comparison: {one.surface_note}")
-    if v.chance is not None and not is_unit_norm(aw) and language_centred_diagnostic(aw, None):
-        # off the unit sphere the closed-form Euclidean chance bound is loose: the mean over seeded shuffles
-        # (up to LANGUAGE_CENTRED_AUTO_WORDS words, like the other diagnostic; beyond, the bound stays)
-        v.chance = replace(v.chance, sa_null_euclidean=euclidean_chance_by_permutation(aw, seed=seed, spreads=spreads)[0])
+    if euclidean_job is not None and v.chance is not None:
+        v.chance = replace(v.chance, sa_null_euclidean=euclidean_job.result()[0])
     basis = v.chance_excluding if v.excluded else v.chance
     if basis is not None and null_aware_tier("", basis.delta.ci) == CHANCE_TIER:
         v.artefact_notes.append(

@@ -57,7 +57,7 @@ import hashlib
 import math
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -261,15 +261,21 @@ EUCLIDEAN_CHANCE_SE = 2e-5
 EUCLIDEAN_CHANCE_STEP = 8
 
 
-def is_unit_norm(aw: AlignedWords, *, tol: float = UNIT_NORM_TOL) -> bool:
+def is_unit_norm(aw: AlignedWords, *, tol: float = UNIT_NORM_TOL, norms: Sequence[np.ndarray] | None = None) -> bool:
     """Whether every word vector has norm 1 to ``tol`` (then the closed-form Euclidean chance bound is tight).
+
+    ``norms``: each language's word norms when already known (a :class:`Spreads`' ``norms``, in the vectors' units:
+    the same rule as :func:`unit_rows`), so the vectors are not read again.
 
     >>> import scipy.sparse as sp
     >>> eye = sp.identity(2, format="csr")
-    >>> is_unit_norm(AlignedWords(("en", "de"), (np.eye(2), 2 * np.eye(2)), (eye, eye), ("a", "b")))
-    False
+    >>> aw = AlignedWords(("en", "de"), (np.eye(2), 2 * np.eye(2)), (eye, eye), ("a", "b"))
+    >>> is_unit_norm(aw), is_unit_norm(aw, norms=Spreads(aw).norms)
+    (False, False)
     """
-    return all(bool(np.all(np.abs(unit_rows(np.asarray(v))[1] - 1.0) <= tol)) for v in aw.vectors)
+    if norms is None:
+        norms = [unit_rows(np.asarray(v))[1] for v in aw.vectors]
+    return all(bool(np.all(np.abs(np.asarray(n) - 1.0) <= tol)) for n in norms)
 
 
 def euclidean_chance_by_permutation(aw: AlignedWords, *, n_perm: int = EUCLIDEAN_CHANCE_PERMUTATIONS,

@@ -163,17 +163,40 @@ _block_pool: Any = None  # (thread pool, its size): runs column blocks of a pinn
 _block_pool_lock = threading.Lock()
 
 
+def _free_cpus() -> int:
+    """CPUs this process may use that no other runnable task holds right now (0 where that cannot be read).
+
+    Linux's ``/proc/loadavg`` counts the runnable tasks of the whole system (this thread included) at this instant;
+    a container that shows the host's count simply gets 0 (no second thread: the serial route).
+    """
+    import os
+
+    try:
+        with open("/proc/loadavg", encoding="ascii") as f:
+            running = int(f.read().split()[3].split("/")[0])
+        cpus = len(os.sched_getaffinity(0))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
+    return max(0, cpus - running + 1)
+
+
 def block_product_workers() -> int:
-    """Threads :func:`column_block_product` runs its blocks on: while a small space's verdict pins BLAS to one thread,
-    the threads BLAS had before (so a process set to one BLAS thread keeps one), else 1 (BLAS threads its own calls).
+    """Threads :func:`column_block_product` runs its blocks on (and whether :func:`beside` has a second thread).
+
+    While a small space's verdict pins BLAS to one thread: at most the threads BLAS had before (a process set to one
+    BLAS thread keeps one), and only as many as there are free CPUs beside this one right now -- on a machine whose
+    cores are all busy a second thread only waits for one, and each hand-over then costs a scheduling delay (at load
+    average 4 on 2 cores the threaded blocks took longer than one thread).  Outside a pin, 1: BLAS threads its own
+    calls.  The count never changes a result: each block is the same single-threaded BLAS call on any thread.
 
     >>> block_product_workers()
     1
     """
     with _blas_lock:
-        if _blas_pins == 0 or _blas_pinned_to != 1:
+        if _blas_pins == 0 or _blas_pinned_to != 1 or _blas_found <= 1:
             return 1
-        return max(1, int(_blas_found))
+        found = int(_blas_found)
+    return max(1, min(found, 1 + _free_cpus()))
 
 
 class _Done:
@@ -184,6 +207,11 @@ class _Done:
 
     def result(self) -> Any:
         return self._value
+
+
+#: threads of the shared pool: a product's blocks and up to two jobs started by :func:`beside` (the pool starts a
+#: thread only when a task finds none idle)
+_POOL_THREADS = 3
 
 
 def _pool(workers: int) -> Any:
@@ -208,7 +236,7 @@ def beside(fn: Any, *args: Any) -> Any:
     6
     """
     if block_product_workers() > 1:
-        return _pool(1).submit(fn, *args)
+        return _pool(_POOL_THREADS).submit(fn, *args)
     return _Done(fn(*args))
 
 
@@ -240,7 +268,7 @@ def column_block_product(W: np.ndarray, M: np.ndarray, width: int) -> np.ndarray
         run(starts)
         return out
     groups = [starts[i::workers] for i in range(workers)]  # blocks dealt out in turn: their sizes differ by at most one
-    pool = _pool(workers - 1)
+    pool = _pool(max(workers - 1, _POOL_THREADS))
     others = [pool.submit(run, g) for g in groups[1:]]
     run(groups[0])  # the calling thread takes the first group itself
     for f in others:
