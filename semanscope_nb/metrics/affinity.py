@@ -1069,6 +1069,7 @@ class _Verdict:
     excluded: dict[str, Any] = field(default_factory=dict)
     artefact_notes: list[str] = field(default_factory=list)
     kept: np.ndarray | None = None
+    permutation_job: Any = None  # the permutation gate's test, started beside the bootstrap on a free CPU (or None)
 
 
 def _verdict(aw: AlignedWords, spreads: Spreads, point: _PointScores, *, n_boot: int, seed: int, confidence: float,
@@ -1085,6 +1086,10 @@ def _verdict(aw: AlignedWords, spreads: Spreads, point: _PointScores, *, n_boot:
         v.excluded, v.artefact_notes, v.kept, scorable = _artefact_exclusion(aw, unknown_words=unknown_words,
                                                                              norms=spreads.norms)
         judged = scorable or not v.excluded  # the verdict has scores to stand on: the surface null is asked
+        if judged and n_boot >= MIN_VERDICT_BOOT:  # the gate's test needs only the judged concepts: on a free CPU
+            # it runs beside the bootstrap, and is read only if the interval says above chance (_permutation_gate)
+            v.permutation_job = beside(functools.partial(_gate_test, aw, spreads, v.kept if v.excluded else None,
+                                                         n_boot=n_boot, seed=seed), only_if_free=True)
         dists_free: dict[str, np.ndarray] = {}
         one = verdict_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
                                 thresholds=thresholds, keep=v.kept if scorable else None,
@@ -1180,8 +1185,15 @@ def _permutation_gate(aw: AlignedWords, spreads: Spreads, v: _Verdict, *, n_boot
     if basis is None or n_boot < MIN_VERDICT_BOOT or not basis.delta.ci[0] > 0:
         return None
     check_stop(should_stop, "permutation test")
-    judged = subset_rows(aw, v.kept) if v.excluded else aw
-    return permutation_test(judged, n_perm=n_boot, seed=seed, spreads=None if v.excluded else spreads)
+    if v.permutation_job is not None:  # started beside the bootstrap: the same test on the same concepts
+        return v.permutation_job.result()
+    return _gate_test(aw, spreads, v.kept if v.excluded else None, n_boot=n_boot, seed=seed)
+
+
+def _gate_test(aw: AlignedWords, spreads: Spreads, kept: np.ndarray | None, *, n_boot: int, seed: int) -> Any:
+    """The permutation test of the judged concepts: all of them, or ``kept`` when artefacts were left out."""
+    judged = subset_rows(aw, kept) if kept is not None else aw
+    return permutation_test(judged, n_perm=n_boot, seed=seed, spreads=None if kept is not None else spreads)
 
 
 def _sa_result(aw: AlignedWords, spreads: Spreads, point: _PointScores, boot: Mapping[str, tuple], v: _Verdict, diag: Any,

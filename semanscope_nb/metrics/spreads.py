@@ -209,9 +209,10 @@ class _Done:
         return self._value
 
 
-#: threads of the shared pool: a product's blocks and up to two jobs started by :func:`beside` (the pool starts a
+#: threads of the shared pool: a product's blocks and up to three jobs started by :func:`beside` (the pool starts a
 #: thread only when a task finds none idle)
-_POOL_THREADS = 3
+_POOL_THREADS = 4
+_POOL_PREFIX = "semanscope-blocks"
 
 
 def _pool(workers: int) -> Any:
@@ -221,23 +222,25 @@ def _pool(workers: int) -> Any:
         if _block_pool is None or _block_pool[1] < workers:
             from concurrent.futures import ThreadPoolExecutor  # the standard library's thread pool
 
-            _block_pool = (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="semanscope-blocks"), workers)
+            _block_pool = (ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_POOL_PREFIX), workers)
         return _block_pool[0]
 
 
-def beside(fn: Any, *args: Any) -> Any:
+def beside(fn: Any, *args: Any, only_if_free: bool = False) -> Any:
     """Start ``fn(*args)`` on a second thread while :func:`block_product_workers` says there is one (a pinned small
-    space), else call it now; ``.result()`` gives its value (or raises its error).
+    space with a free CPU), else call it now; ``.result()`` gives its value (or raises its error).
 
-    For BLAS work the caller does not need yet (a Gram matrix while the permutation draws are shuffled): the call
-    is the same single-threaded BLAS call on either thread, so the bits are the same.
+    For work the caller does not need yet (a Gram matrix while the permutation draws are shuffled, a diagnostic
+    while the bootstrap runs): the same calls on either thread, so the same bits.  ``only_if_free``: None instead of
+    calling now when there is no second thread (work that may turn out unneeded is done only on a CPU that would
+    otherwise idle).  Called from one of the pool's own threads, it calls now: a job never waits for the pool.
 
-    >>> beside(sum, [1, 2, 3]).result()
-    6
+    >>> beside(sum, [1, 2, 3]).result(), beside(sum, [1], only_if_free=True)   # not in a pinned block: no second thread
+    (6, None)
     """
-    if block_product_workers() > 1:
+    if block_product_workers() > 1 and not threading.current_thread().name.startswith(_POOL_PREFIX):
         return _pool(_POOL_THREADS).submit(fn, *args)
-    return _Done(fn(*args))
+    return None if only_if_free else _Done(fn(*args))
 
 
 def column_block_product(W: np.ndarray, M: np.ndarray, width: int) -> np.ndarray:
