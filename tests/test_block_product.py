@@ -52,15 +52,22 @@ def test_blocks_run_on_the_threads_blas_had_and_give_the_bits_of_a_serial_run(fr
     rng = np.random.default_rng(0)
     W = rng.integers(0, 4, size=(7, 90)).astype(np.float64)  # resample counts
     M = rng.normal(size=(90, 4 * 16))  # [unit | centred] of two languages, 2d = 32 columns each
-    serial = column_block_product(W, M, 32)
-    assert block_product_workers() == 1, "outside a pinned block BLAS threads its own calls: one block at a time"
+    assert block_product_workers() == 1, "outside a pinned block BLAS threads its own calls"
     with threadpool_limits(2, user_api="blas"):  # what the process would use unpinned (a test that needs a count)
         with small_space_blas(_small_space()):
+            free_cpus(0)
+            assert block_product_workers() == 1
+            serial = column_block_product(W, M, 32)  # pinned, no free CPU: the blocks one after the other
+            free_cpus(1)
             assert block_product_workers() == 2, "pinned: the blocks run on the two threads BLAS had"
             side_by_side = column_block_product(W, M, 32)
             odd = column_block_product(W, M, 24)  # blocks that do not divide the columns evenly (3 on 2 threads)
     np.testing.assert_array_equal(side_by_side, serial, err_msg="each block is one single-threaded BLAS call on any thread")
-    np.testing.assert_array_equal(odd, column_block_product(W, M, 24), err_msg="uneven blocks: the same bits")
+    with threadpool_limits(2, user_api="blas"):
+        with small_space_blas(_small_space()):
+            free_cpus(0)
+            odd_serial = column_block_product(W, M, 24)
+    np.testing.assert_array_equal(odd, odd_serial, err_msg="uneven blocks: the same bits")
     plain, bound = _plain_product(W, M)
     assert np.all(np.abs(serial - plain) <= bound), "W @ M within R eps sum |w m| of the plain loop"
 
@@ -95,7 +102,11 @@ def test_blocks_from_several_caller_threads_at_once(free_cpus):
     rng = np.random.default_rng(1)
     W = rng.integers(0, 4, size=(5, 90)).astype(np.float64)
     Ms = [rng.normal(size=(90, 64)) for _ in range(4)]
-    want = [column_block_product(W, M, 32) for M in Ms]
+    with threadpool_limits(2, user_api="blas"):
+        with small_space_blas(_small_space()):
+            free_cpus(0)
+            want = [column_block_product(W, M, 32) for M in Ms]  # pinned, one thread: the blocks in turn
+            free_cpus(1)
     got: dict[int, np.ndarray] = {}
 
     def run(i: int) -> None:
