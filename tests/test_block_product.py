@@ -149,3 +149,22 @@ def test_semantic_affinity_does_not_depend_on_the_blas_thread_count(free_cpus):
                         "language-centred SA and Euclidean chance level (run beside the bootstrap)")):
         np.testing.assert_array_equal(np.asarray(x, dtype=float), np.asarray(y, dtype=float),
                                       err_msg=f"{what}: one single-threaded BLAS call per block whatever the thread count")
+
+
+def test_a_gate_test_started_beside_the_bootstrap_but_not_asked_is_dropped(free_cpus, monkeypatch):
+    """Unrelated languages: the interval does not say above chance, so the test started on the free CPU is not read."""
+    import semanscope_nb as snb
+    from semanscope_nb.metrics import affinity
+    from semanscope_nb.metrics.affinity import MIN_VERDICT_BOOT
+
+    started = []
+    real = affinity._gate_test
+    monkeypatch.setattr(affinity, "_gate_test", lambda *a, **k: started.append(1) or real(*a, **k))
+    free_cpus(1)
+    rng = np.random.default_rng(7)
+    emb = {"en": rng.normal(size=(60, 24)), "zh": rng.normal(size=(60, 24))}
+    with threadpool_limits(2, user_api="blas"):
+        r = snb.semantic_affinity(emb, n_boot=MIN_VERDICT_BOOT, seed=0)
+    assert r.chance.delta.ci[0] <= 0, "the case: SA not above its chance level"
+    assert started == [1], "the test was started beside the bootstrap (a free CPU)"
+    assert r.permutation is None, "not asked: the gate gives no test"

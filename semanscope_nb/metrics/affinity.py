@@ -92,6 +92,7 @@ Example
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import warnings
@@ -1183,6 +1184,10 @@ def _permutation_gate(aw: AlignedWords, spreads: Spreads, v: _Verdict, *, n_boot
     """
     basis = v.chance_excluding if v.excluded else v.chance
     if basis is None or n_boot < MIN_VERDICT_BOOT or not basis.delta.ci[0] > 0:
+        job = v.permutation_job
+        if job is not None and not job.cancel():  # started beside the bootstrap but not asked: its result is dropped,
+            with contextlib.suppress(Exception):  # and it ends before the caller's BLAS pin is lifted under it
+                job.result()
         return None
     check_stop(should_stop, "permutation test")
     if v.permutation_job is not None:  # started beside the bootstrap: the same test on the same concepts
