@@ -198,6 +198,27 @@ def floor_rows(repeat: int) -> list[dict]:
                        best["sa"], best["floor"], baseline_name=f"one float64 ({B} x {R}) @ ({R} x {d}) product",
                        threads=f"default ({threads})", repeats=max(repeat, 5), clock=clock, target="<= 10 (aim 5)",
                        note=note))
+    from semanscope_nb.metrics import spreads as spreads_module
+
+    probe = getattr(spreads_module, "_free_cpus", None)
+    if probe is not None and threads > 1:  # the tree runs a pinned verdict's blocks on a free CPU: that CPU on and off
+        def forced(n: int):
+            def run():
+                spreads_module._free_cpus = lambda: n
+                try:
+                    return snb.semantic_affinity(E, n_boot=B, seed=0)
+                finally:
+                    spreads_module._free_cpus = probe
+            return run
+
+        for clock in ("wall", "cpu"):
+            best = interleaved_min({"second": forced(1), "one": forced(0)}, repeat=max(repeat, 5), clock=clock,
+                                   settle={"second": SETTLE_S, "one": SETTLE_S})
+            out.append(row(f"SA + {B} bootstrap as above with its blocks and side jobs on a second thread (a free CPU "
+                           f"assumed), {clock} time", best["second"], best["one"],
+                           baseline_name="the same with no second thread (no free CPU assumed)", threads="pinned 1 + "
+                           "a second Python thread", repeats=max(repeat, 5), clock=clock,
+                           note="what the free-CPU check chooses between; the same bits either way"))
     return out
 
 
