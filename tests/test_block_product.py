@@ -168,3 +168,18 @@ def test_a_gate_test_started_beside_the_bootstrap_but_not_asked_is_dropped(free_
     assert r.chance.delta.ci[0] <= 0, "the case: SA not above its chance level"
     assert started == [1], "the test was started beside the bootstrap (a free CPU)"
     assert r.permutation is None, "not asked: the gate gives no test"
+
+
+def test_a_product_inside_a_job_of_the_pool_runs_its_blocks_itself(free_cpus):
+    """A job started by beside that multiplies again (a Spreads of its own) must not wait for the pool it runs on."""
+    rng = np.random.default_rng(2)
+    W, M = rng.normal(size=(4, 30)), rng.normal(size=(30, 40))
+    free_cpus(1)
+    with threadpool_limits(2, user_api="blas"):
+        with small_space_blas(_small_space()):
+            jobs = [spreads.beside(column_block_product, W, M, 10) for _ in range(8)]  # more jobs than pool threads
+            got = [j.result(timeout=30) for j in jobs]
+            free_cpus(0)
+            want = column_block_product(W, M, 10)
+    for g in got:
+        np.testing.assert_array_equal(g, want, err_msg="blocks run in the job's own thread: the same bits")

@@ -266,7 +266,8 @@ def column_block_product(W: np.ndarray, M: np.ndarray, width: int) -> np.ndarray
     n = M.shape[1]
     starts = list(range(0, n, width))
     out = np.empty((W.shape[0], n), dtype=np.result_type(W, M))
-    workers = min(block_product_workers(), len(starts))
+    nested = threading.current_thread().name.startswith(_POOL_PREFIX)  # a job of the pool: never wait for the pool
+    workers = 1 if nested else min(block_product_workers(), len(starts))
 
     def run(group: Sequence[int]) -> None:
         for a in group:
