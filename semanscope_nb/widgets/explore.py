@@ -519,6 +519,8 @@ class ExplorePanel(W.VBox):
         self.pairs_out = W.Output()
         self.table = W.HTML()
         self.worst_rows = W.VBox()
+        self._worst_heading = W.HTML("<b style='font-size:90%'>worst-aligned concepts (click to select)</b>")
+        self._worst_pool: list[W.HBox] = []
         self.controls_box = W.VBox([self.models, self.datasets,
                                     W.HBox([self.tiers, W.VBox([self.projection_picker, self.lines_box, self.search_box])])])
         self.table_box = W.HBox([self.table, self.worst_rows])
@@ -1036,17 +1038,28 @@ class ExplorePanel(W.VBox):
         self._show_worst(result)
 
     def _show_worst(self, result: SAResult) -> None:
-        """The worst-aligned concepts as buttons: a click selects that concept on the map."""
+        """The worst-aligned concepts as buttons: a click selects that concept on the map.
+
+        The rows are made once and relabelled on later results (a new widget costs a comm and a view
+        in the browser: creating eight rows on every change took 50 ms of a cached model switch).
+        """
         worst = result.concepts_frame().head(8)
-        buttons = []
-        for concept, inter in zip(worst["concept"], worst["inter_cosine"]):
-            b = W.Button(description=str(concept), tooltip=f"select '{concept}' on the map",
-                         layout=W.Layout(width="240px", height="26px"))
+        pool = self._worst_pool
+        while len(pool) < len(worst):
+            b = W.Button(layout=W.Layout(width="240px", height="26px"))
             b.add_class("snb-worst-row")
-            b.on_click(lambda _b, c=str(concept): self.select([c]))
-            buttons.append(W.HBox([b, W.HTML(f"<span style='font-size:90%'>{inter:.3f}</span>")]))
-        self.worst_rows.children = [W.HTML("<b style='font-size:90%'>worst-aligned concepts (click to select)</b>"),
-                                    *buttons]
+            b.on_click(lambda button: self.select([button.description]))
+            pool.append(W.HBox([b, W.HTML()]))
+        for row, concept, inter in zip(pool, worst["concept"], worst["inter_cosine"]):
+            b, value = row.children
+            if b.description != str(concept):
+                b.description, b.tooltip = str(concept), f"select '{concept}' on the map"
+            text = f"<span style='font-size:90%'>{inter:.3f}</span>"
+            if value.value != text:
+                value.value = text
+        shown = pool[:len(worst)]
+        if list(self.worst_rows.children[1:]) != shown:
+            self.worst_rows.children = [self._worst_heading, *shown]
 
     def _show_counters(self) -> None:
         st = self.projection_cache.stats()
