@@ -157,7 +157,7 @@ def _legend(panel):
 def test_panel_first_draw(panel):
     assert panel.error is None
     assert {k: v for k, v in panel.counts.items() if k != "sa_disk"} == {"refresh": 1, "dataset": 1, "embed": 1, "sa": 1, "projection": 1, "chart": 1, "errors": 0,
-                            "redraw": 1, "update": 0, "cancelled": 0}
+                            "redraw": 1, "update": 0, "cancelled": 0, "labels_placed": 0}
     r = panel.result
     assert f"SA cosine {r.cosine.sa:.3f} ± {r.cosine.sem:.3f}" in panel.sa_label.value
     assert _legend(panel) == snb.plots.sa_legend_text(r)

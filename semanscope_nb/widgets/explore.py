@@ -551,7 +551,7 @@ class ExplorePanel(W.VBox):
         self._projections: _Memo = _Memo(16)
         self._pairs: _Memo = _Memo(8)
         self.counts = {"refresh": 0, "dataset": 0, "embed": 0, "sa": 0, "projection": 0, "chart": 0, "errors": 0,
-                       "redraw": 0, "update": 0, "cancelled": 0, "sa_disk": 0}
+                       "redraw": 0, "update": 0, "cancelled": 0, "sa_disk": 0, "labels_placed": 0}
         self.timings: dict[str, float] = {}
         #: one line per refresh (generation, outcome, seconds): what ran, what was stopped and why
         self.history: list[dict[str, Any]] = []
@@ -568,6 +568,7 @@ class ExplorePanel(W.VBox):
         self._lock = threading.RLock()  # one refresh computes at a time; memo dicts are touched under it
         self._generation = 0
         self._gen_lock = threading.Lock()
+        self._view_lock = threading.Lock()  # the drawn spec and its in-place patches (a redraw, a click's labels)
         self._token: CancelToken | None = None  # the running synchronous refresh's
         self._hold = False
         self._ds: WordDataset | None = None
@@ -738,12 +739,38 @@ class ExplorePanel(W.VBox):
                 if tuple(concepts) != self.selection:
                     self.selection = tuple(dict.fromkeys(concepts))
                     self._drawn["selection"] = self.selection  # the browser shows it already: no redraw
+                    self._place_selected_labels(self.selection)
             if maps.PARAM_NAMES["brush"] in sel:
                 self.brush = _brush_key(sel[maps.PARAM_NAMES["brush"]])
                 self._drawn["brush"] = self.brush
                 self.brushed_words = self._words_in(self.brush)
         except Exception as exc:  # a malformed report from the browser: noted, never raised into the kernel log
             self.message.value = error_html(f"selection from the map not understood: {type(exc).__name__}: {exc}")
+
+    def _place_selected_labels(self, selection: tuple[str, ...]) -> None:
+        """The labels of the clicked concepts placed apart jointly (several shift-clicked ones), sent to the drawn
+        view in place (the points' rows, no redraw); one concept: each concept's own placement again.
+
+        Any thread: the spec is read and replaced under ``_view_lock``, so a redraw in between is never patched with
+        the rows of the map it replaced.
+        """
+        with self._view_lock:
+            spec = self.spec
+        if spec is None or not self.use_view:
+            return
+        joint = len(selection) > 1
+        if not joint and not self._drawn.get("joint_labels"):
+            return  # the drawn rows hold each concept's own placement already
+        rows = maps.selection_label_rows(spec, selection)
+        if rows is None:
+            return
+        with self._view_lock:
+            if self.spec is not spec:  # a newer map was drawn meanwhile: it placed its own labels
+                return
+            self.spec = {**spec, "datasets": {**spec["datasets"], maps.DATA_NAMES["points"]: rows}}
+            self._drawn["joint_labels"] = joint
+            self.chart_out.update_data(maps.DATA_NAMES["points"], rows)
+            self.counts["labels_placed"] += 1
 
     def _words_in(self, brush: tuple | None, projection: Projection | None = None) -> tuple[str, ...]:
         """The words whose points lie in the brushed box (the map's x and y; the shown projection by default)."""
@@ -967,6 +994,11 @@ class ExplorePanel(W.VBox):
         base = (s.projection_key, s.sa_key, s.lines, self.width, self.height, self.worst_concepts, repr(self.navigate))
         rows = self._legend_rows(result)
         lines = rows[0]["legend"].count("\n")
+        with self._view_lock:
+            return self._draw_locked(s, result, proj, ds, base=base, rows=rows, lines=lines)
+
+    def _draw_locked(self, s: ExploreState, result: SAResult, proj: Projection, ds: WordDataset, *, base: tuple,
+                     rows: list[dict], lines: int) -> str:
         d = self._drawn
         if (self.spec is not None and d.get("base") == base and d.get("selection") == s.selection
                 and d.get("brush") == s.brush and d.get("legend_lines") == lines and self.use_view):
@@ -989,7 +1021,7 @@ class ExplorePanel(W.VBox):
             worst_concepts=self.worst_concepts or None, templates=self.templates)
         self.spec, self.chart = spec, None
         self._drawn = {"base": base, "selection": s.selection, "brush": s.brush, "legend_lines": lines, "legend": rows,
-                       "search": s.search}
+                       "search": s.search, "joint_labels": len(s.selection) > 1}
         renderer = "svg" if len(proj) <= SVG_MAX_POINTS else "canvas"
         if self.use_view:
             self.chart_out.show(spec, renderer=renderer)
