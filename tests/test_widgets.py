@@ -460,6 +460,27 @@ def test_the_first_map_starts_one_background_import_of_what_a_later_change_needs
     assert "json" in sys.modules and not missing.is_alive()
 
 
+def test_the_warm_up_waits_while_the_panel_computes(tmp_path, monkeypatch):
+    # an import holds the GIL: a cached switch made while the warm-up imported scipy.stats took 3-5x as long,
+    # so the warm-up imports nothing while the panel says it is busy, and goes on once it is idle
+    import sys
+    import uuid
+
+    from semanscope_nb.widgets.warm_up import warm_up_imports
+
+    name = f"snb_warm_probe_{uuid.uuid4().hex[:12]}"
+    (tmp_path / f"{name}.py").write_text("VALUE = 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    busy = threading.Event()
+    busy.set()
+    thread = warm_up_imports((name,), busy=busy.is_set)
+    time.sleep(0.3)
+    assert name not in sys.modules and thread.is_alive(), "imported while the panel was busy"
+    busy.clear()
+    thread.join(timeout=10)
+    assert name in sys.modules and not thread.is_alive()
+
+
 _HALF_BUILT_PROBE = r"""
 import sys, tempfile, threading
 sys.setswitchinterval(1e-5)  # switch threads often: the race shows in every run on the tree before the fix

@@ -565,6 +565,7 @@ class ExplorePanel(W.VBox):
         self._drawn: dict[str, Any] = {}
         #: the background import of the libraries a later change may need, started after the first map
         self.warm_up: threading.Thread | None = None
+        self._computing = 0  # refreshes running (any thread)
         self._lock = threading.RLock()  # one refresh computes at a time; memo dicts are touched under it
         self._generation = 0
         self._gen_lock = threading.Lock()
@@ -900,7 +901,19 @@ class ExplorePanel(W.VBox):
                 if not self._runner._pending:
                     self.cancel_button.disabled = True
 
+    def _busy(self) -> bool:
+        """Whether a change waits or computes (the import warm-up pauses meanwhile: widgets.warm_up)."""
+        r = self._runner
+        return self._computing > 0 or r._pending or r._busy
+
     def _refresh(self, generation: int, token: CancelToken | None = None) -> None:
+        self._computing += 1
+        try:
+            self._refresh_counted(generation, token)
+        finally:
+            self._computing -= 1
+
+    def _refresh_counted(self, generation: int, token: CancelToken | None = None) -> None:
         self.counts["refresh"] += 1
         self.timings = {}
         self.message.value = ""
@@ -961,7 +974,7 @@ class ExplorePanel(W.VBox):
         self._step(4, f"done in {t6 - t0:.2f} s" + (" (map updated in place)" if how == "update" else ""))
         self.progress.bar_style = "success"
         if self.warm_up is None:  # once, after the first map: what a later change may import (widgets.warm_up)
-            self.warm_up = warm_up_imports()
+            self.warm_up = warm_up_imports(busy=self._busy)
 
     def _show_cancelled(self, exc: Cancelled, generation: int) -> None:
         self.cancelled = True
