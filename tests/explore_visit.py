@@ -202,6 +202,11 @@ _MAP_BOXES = """() => {
 }"""
 
 
+#: how many draws and in-place updates the map's VegaView has finished (its ``rendered`` count; -1: none yet)
+_RENDERED = """() => { const e = document.querySelector('.snb-chart[data-rendered], .snb-chart [data-rendered], [data-rendered]');
+  return e ? parseInt(e.dataset.rendered) : -1; }"""
+
+
 def _overlap(a: list[float], b: list[float], tol: float = 0.5) -> bool:
     return a[0] < b[2] - tol and b[0] < a[2] - tol and a[1] < b[3] - tol and b[1] < a[3] - tol
 
@@ -456,12 +461,31 @@ def long_visit(work: Path, *, expected_sa: Callable[[str, str, list[str]], str],
 
             # 11. a model switch after the restart, to data cached on disk
             charts = _count(page, "chart")
-            t = time.perf_counter()
+            want = expected_sa("tfidf-char", cs, langs5)
+            drawn_before = page.evaluate(_RENDERED)
+            t, t_epoch = time.perf_counter(), time.time()
             _select_model(page, "tfidf-char")
-            wait_shown(page, model="tfidf-char", want=expected_sa("tfidf-char", cs, langs5), charts_before=charts)
+            wait_shown(page, model="tfidf-char", want=want, charts_before=charts)
             m["cached_switch_disk"] = time.perf_counter() - t
+            shown_epoch = time.time()
             done = re.search(r"done in ([\d.]+) s", _text(page, ".snb-status"))
             m["cached_switch_disk_refresh"] = float(done.group(1)) if done else float("nan")
+            # where the time went: the change reaching the kernel's refresh (comm + debounce), the refresh, the page
+            page.wait_for_function(f"() => ({_RENDERED})() > {drawn_before}", timeout=60_000)
+            m["cached_switch_disk_drawn"] = time.perf_counter() - t
+            m["cached_switch_disk_render_ms"] = page.evaluate(
+                "() => { const e = document.querySelector('.snb-chart[data-render-ms], .snb-chart [data-render-ms], [data-render-ms]');"
+                " return e ? parseFloat(e.dataset.renderMs) : null; }")
+            kc = kernel_client(base, token, work / "jrun")
+            try:
+                last = json.loads(run_in_kernel(kc, "import json; print(json.dumps(panel.history[-1]))").strip())
+            finally:
+                kc.stop_channels()
+            m["cached_switch_disk_to_refresh"] = last["started"] - t_epoch
+            m["cached_switch_disk_after_refresh"] = shown_epoch - last["at"]
+            log(f"cached switch after restart: change -> refresh start {m['cached_switch_disk_to_refresh']:.2f} s, "
+                f"refresh {last['seconds']:.2f} s, refresh end -> shown {m['cached_switch_disk_after_refresh']:.2f} s; "
+                f"chart drawn after {m['cached_switch_disk_drawn']:.2f} s (vega-embed {m['cached_switch_disk_render_ms']} ms)")
             m["after_switch_counts"] = {n: _count(page, n) for n in ("embed", "sa", "projection", "proj-computed")}
             log(f"cached switch after restart: {m['cached_switch_disk']:.2f} s (refresh {m['cached_switch_disk_refresh']:.2f} s)")
             m["console_errors"] = [t for kind, t in console if kind == "error"]

@@ -42,7 +42,12 @@ waits for the background work either way.
 **The map** is a :class:`~semanscope_nb.widgets.vega_view.VegaView`: the spec
 goes to the browser once per new map; a tier change rewrites only the legend's
 dataset, a search only its parameter; clicks and brushes come back into
-:attr:`ExplorePanel.selection` and :attr:`ExplorePanel.brush`.
+:attr:`ExplorePanel.selection` and :attr:`ExplorePanel.brush`.  When several
+concepts are clicked together (shift-click), their word labels are placed apart
+jointly (:func:`~semanscope_nb.plots.maps.selection_label_rows`) and the points'
+rows are replaced in the drawn view, in place.  A model or dataset switch draws
+a new spec: the scale domains and the legend's height belong to the spec
+(compiled into Vega's scales), not to its data.
 
 ``panel.counts`` counts the stage runs (tests use it), ``panel.timings`` times the
 last refresh.  Errors (a malformed CSV, a model that is not installed, a cache
@@ -122,7 +127,9 @@ def _prepare_sa(dataset: WordDataset, model: str, *, cache: Any = None, progress
 
 
 SVG_MAX_POINTS = 3000
-#: seconds a control change waits for the next one before computing (five quick clicks: one computation)
+#: seconds a control change waits for the next one before computing (five quick clicks: one computation).
+#: A quarter of the 1 s a cached change may take; with it the browser visit's three quick model changes and its
+#: three Ctrl-clicks of languages each complete one computation (tests/test_browser.py, the long visit).
 DEBOUNCE = 0.25
 
 
