@@ -261,6 +261,21 @@ def _norm_bound(d: int, dtype: np.dtype) -> float:
 def _row_norms(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """(row norms in float64, zero-row mask, relative error bound of the norms) in one pass over the vectors.
 
+    See :func:`_norms_and_columns`, which also copies out some columns in the same pass.
+    """
+    return _norms_and_columns(v, None)[:3]
+
+
+_PASS_BYTES = 1 << 20  # rows read at a time by the norm pass that also copies key columns (about 1 MB)
+
+
+def _norms_and_columns(v: np.ndarray, cols: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, float, np.ndarray | None]:
+    """(row norms in float64, zero-row mask, relative error bound of the norms, columns ``cols`` of the vectors).
+
+    One pass over the vectors: with ``cols``, blocks of about 1 MB of rows are read once
+    for their squared norms and their ``cols`` entries (``len(cols) x n``, the vectors'
+    dtype) while the block is in cache, instead of a second strided pass.
+
     The squared norms are summed in the vectors' own precision (float32 stays float32:
     no float64 copy) -- a sum of ``d`` non-negative products, in any order, blocked or
     with FMA, is within ``gamma_d = d u / (1 - d u)`` of the exact sum (Higham, 2nd ed.,
@@ -277,12 +292,24 @@ def _row_norms(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         x = x.astype(np.float64)
     info = np.finfo(x.dtype)
     rel = _norm_bound(x.shape[1], x.dtype)
+    vecdot = np.vecdot if hasattr(np, "vecdot") else functools.partial(np.einsum, "ij,ij->i")
+    picked = None
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        sq = np.vecdot(x, x) if hasattr(np, "vecdot") else np.einsum("ij,ij->i", x, x)  # one pass, native precision
+        if cols is None:
+            sq = vecdot(x, x)  # one pass, native precision
+        else:
+            n = x.shape[0]
+            sq, picked = np.empty(n, dtype=x.dtype), np.empty((len(cols), n), dtype=x.dtype)
+            step = max(64, _PASS_BYTES // max(1, x.shape[1] * x.itemsize))
+            for a in range(0, n, step):
+                block = x[a:a + step]
+                vecdot(block, block, out=sq[a:a + step])
+                for j, c in enumerate(cols):
+                    picked[j, a:a + step] = block[:, c]  # the block is in cache: no second pass over the vectors
     floor, ceiling = float(info.tiny) * 2.0**40, float(info.max) / 4  # far from under-/overflow
     norms = np.sqrt(sq, dtype=np.float64)  # float64 square roots of the native sums
     if sq.size and sq.min() >= floor and sq.max() <= ceiling:  # the usual case: two reductions (a NaN fails both)
-        return norms, np.zeros(norms.size, dtype=bool), rel
+        return norms, np.zeros(norms.size, dtype=bool), rel, picked
     safe = np.isfinite(sq) & (sq >= floor) & (sq <= ceiling)
     bad = np.flatnonzero(~safe)
     if bad.size:
@@ -292,10 +319,10 @@ def _row_norms(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
             scaled = xb / np.where(peak > 0, peak, 1.0)[:, None]
             norms[bad] = np.sqrt(np.einsum("ij,ij->i", scaled, scaled)) * peak
     zero = norms == 0
-    return norms, zero, rel
+    return norms, zero, rel, picked
 
 
-def _key_columns(v: np.ndarray, norms: np.ndarray, *, count: int = 4, sample: int = 512) -> np.ndarray | None:
+def _key_columns(v: np.ndarray, norms: np.ndarray | None, *, count: int = 4, sample: int = 512) -> np.ndarray | None:
     """The ``count`` coordinates whose unit values spread most on a sample of rows (widest first).
 
     The sample is 8 runs of ``sample / 8`` consecutive rows, evenly spread (repeated rows
@@ -312,12 +339,14 @@ def _key_columns(v: np.ndarray, norms: np.ndarray, *, count: int = 4, sample: in
     run = max(1, min(n, sample) // 8)  # 8 runs of consecutive rows spread over the array: few pages to touch
     starts = np.linspace(0, n - run, 8).astype(np.int64)
     x = np.concatenate([v[a:a + run] for a in starts])
-    nx = np.concatenate([norms[a:a + run] for a in starts])
+    nx = _row_norms(x)[0] if norms is None else np.concatenate([norms[a:a + run] for a in starts])
     live = nx > 0  # zero rows are merged as exact copies, whatever the keys
     if not live.any():
         return None
-    x = np.asarray(x[live] if not live.all() else x, dtype=np.float64) / nx[live][:, None]
-    with np.errstate(invalid="ignore"):
+    if not live.all():
+        x, nx = x[live], nx[live]
+    with np.errstate(invalid="ignore", over="ignore"):
+        x = np.multiply(x, (1.0 / nx)[:, None], dtype=np.float32)  # unit rows, roughly: only the speed depends on them
         spread = np.nan_to_num(x.std(axis=0), nan=0.0)
     dense = np.flatnonzero((x == 0).mean(axis=0) <= 0.01)
     if dense.size < count:
@@ -398,18 +427,18 @@ def _coordinate_grid(k0: np.ndarray, k1: np.ndarray, w0: float, w1: float, *, lo
     """
     s0 = max(2 * w0, (hi[0] - lo[0]) * 2.0**-_SLOT_BITS)
     cw = max(_CELL_WIDTHS * w1, (hi[1] - lo[1]) * 2.0**-_CELL_BITS)
-    slot = np.subtract(k0, lo[0])
-    slot /= s0
-    np.floor(slot, out=slot)
-    q = np.subtract(k1, lo[1])
+    q = np.subtract(k0, lo[0])
+    q /= s0
+    slot = q.astype(np.int64)  # q >= 0: truncation is floor
+    q = np.subtract(k1, lo[1], out=q)
     q /= cw
-    cell = np.floor(q)
+    cell = q.astype(np.int64)
     q -= cell  # exact: q and floor(q) are within a factor 2 (or floor(q) = 0)
     near_top = q >= 1 - w1 / cw - 2.0**-26
     step = 1 << (int(slot.max()) + 1).bit_length()  # > the largest slot + 1: keys + 1 never reach the next cell
     cell *= step
-    cell += slot  # < 2^44: exact
-    return cell.astype(np.int64), near_top, step
+    cell += slot  # < 2^44
+    return cell, near_top, step
 
 
 def _sorted_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -481,12 +510,16 @@ def _near_ties_by_coordinates(v: np.ndarray, tol: float,
     """
     n, d = v.shape
     if norms is None:
-        norms, zero, rel = _row_norms(v)
+        cols = _key_columns(v, None)  # from a sample's own norms, so that the norm pass can copy the key columns
+        if cols is None:
+            return None
+        norms, zero, rel, picked = _norms_and_columns(v, cols[:2])
     else:
         zero, rel = norms == 0, _norm_bound(d, np.float64)
-    cols = _key_columns(v, norms)
-    if cols is None:
-        return None
+        cols = _key_columns(v, norms)
+        if cols is None:
+            return None
+        picked = np.take(v, cols[:2], axis=1).T  # one strided read for both grid keys (np.take: faster than fancy indexing)
     safe_norms = np.where(zero, 1.0, norms) if zero.any() else norms
 
     def keys_of(rows: np.ndarray) -> np.ndarray:
@@ -497,9 +530,8 @@ def _near_ties_by_coordinates(v: np.ndarray, tol: float,
     r1 = rel / (1 - rel) + 2.0**-53
     r2 = (g64 * (1 + 2 * g64) / 2 + 2.0**-50) / (1 - g64) + 2.0**-53
     e = (r1 + r2) / (1 - r1)
-    two = np.take(v, cols[:2], axis=1)  # one strided read for both grid keys (np.take: faster than fancy indexing)
-    k0 = np.divide(two[:, 0], safe_norms, dtype=np.float64)  # float32 / float64 widens exactly, then divides
-    k1 = np.divide(two[:, 1], safe_norms, dtype=np.float64)
+    k0 = np.divide(picked[0], safe_norms, dtype=np.float64)  # float32 / float64 widens exactly, then divides
+    k1 = np.divide(picked[1], safe_norms, dtype=np.float64)
     labels = None  # no exact group yet: every row its own label
     none = np.zeros(0, dtype=np.int64)
     lo, hi = (float(k0.min()), float(k1.min())), (float(k0.max()), float(k1.max()))
