@@ -410,8 +410,12 @@ _SLOT_BITS, _CELL_BITS = 22, 20  # at most 2^22 slots and 2^20 cells: a grid key
 
 
 def _coordinate_grid(k0: np.ndarray, k1: np.ndarray, w0: float, w1: float, *, lo: tuple[float, float],
-                     hi: tuple[float, float]) -> tuple[np.ndarray, np.ndarray, int]:
+                     hi: tuple[float, float], scratch: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """(integer grid key per row, rows near the top of their cell, the key step of one cell) of two finite keys.
+
+    ``k0`` and ``k1`` (float64) are overwritten -- the keys are returned in ``k1``'s
+    memory -- and so is ``scratch`` (8-byte items, same size, if given): fresh n-sized
+    temporaries cost page faults that take longer than the arithmetic.
 
     Two rows to be found differ by at most ``w0`` on ``k0`` and ``w1`` on ``k1`` (``lo``,
     ``hi``: the keys' smallest and largest values).  ``k0`` is cut into slots of width
@@ -427,56 +431,66 @@ def _coordinate_grid(k0: np.ndarray, k1: np.ndarray, w0: float, w1: float, *, lo
     """
     s0 = max(2 * w0, (hi[0] - lo[0]) * 2.0**-_SLOT_BITS)
     cw = max(_CELL_WIDTHS * w1, (hi[1] - lo[1]) * 2.0**-_CELL_BITS)
-    q = np.subtract(k0, lo[0])
-    q /= s0
-    slot = q.astype(np.int64)  # q >= 0: truncation is floor
-    q = np.subtract(k1, lo[1], out=q)
+    slot = np.subtract(k0, lo[0], out=k0)
+    slot /= s0
+    np.floor(slot, out=slot)
+    q = np.subtract(k1, lo[1], out=k1)
     q /= cw
-    cell = q.astype(np.int64)
+    cell = np.floor(q, out=np.empty_like(q) if scratch is None else scratch.view(np.float64))
     q -= cell  # exact: q and floor(q) are within a factor 2 (or floor(q) = 0)
     near_top = q >= 1 - w1 / cw - 2.0**-26
     step = 1 << (int(slot.max()) + 1).bit_length()  # > the largest slot + 1: keys + 1 never reach the next cell
     cell *= step
-    cell += slot  # < 2^44
-    return cell, near_top, step
+    cell += slot  # < 2^44: exact in float64
+    key = k1.view(np.int64)  # q is spent: its memory takes the integer keys
+    np.copyto(key, cell, casting="unsafe")
+    return key, near_top, step
 
 
-def _sorted_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(positions that sort ``key``, the sorted keys) for non-negative int64 keys.
+@functools.lru_cache(maxsize=4)
+def _positions(m: int) -> np.ndarray:
+    """``np.arange(m)``, read-only and kept for the next language of the same size."""
+    out = np.arange(m)
+    out.flags.writeable = False
+    return out
+
+
+def _sorted_keys(key: np.ndarray, *, scratch: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(positions that sort ``key``, the sorted keys) for non-negative int64 keys (``key`` is sorted in place).
 
     When the keys leave room, each is packed with its position into one int64 and the
     packed values are sorted (a plain sort, about half the time of an argsort); the
-    order among equal keys is then by position.
+    order among equal keys is then by position.  ``scratch`` (int64, same size) receives
+    the positions.
     """
     m = key.size
     bits = max(1, (m - 1).bit_length())
     if int(key.max()) < 1 << (62 - bits):
-        packed = key << bits
-        packed |= np.arange(m)
+        packed = np.left_shift(key, bits, out=key)
+        packed |= _positions(m)
         packed.sort()
-        pos = packed & ((1 << bits) - 1)
+        pos = np.bitwise_and(packed, (1 << bits) - 1, out=scratch)
         packed >>= bits
         return pos, packed
     pos = np.argsort(key, kind="stable")
     return pos, key[pos]
 
 
-def _equal_key_rows(pos: np.ndarray, at: np.ndarray, k0: np.ndarray, k1: np.ndarray) -> np.ndarray | None:
-    """The rows (``pos[at]``: sorted positions sharing a grid key) whose ``(k0, k1)`` equal another's; None if none.
+def _equal_key_rows(rows: np.ndarray, keys: np.ndarray) -> np.ndarray | None:
+    """The ``rows`` (sharing a grid key) whose ``keys`` (one row of keys per row) all equal another's; None if none.
 
     Bit-identical unit rows have equal keys; rows that merely share a grid cell and
     slot (a few hundred among 200,000 random rows) are left to the pairwise search.
     """
-    p = pos[at]
-    a0, a1 = k0[p], k1[p]
-    o = np.lexsort((a1, a0))
-    dup = (a0[o[1:]] == a0[o[:-1]]) & (a1[o[1:]] == a1[o[:-1]])
+    o = np.lexsort(keys.T[::-1])
+    ko = keys[o]
+    dup = (ko[1:] == ko[:-1]).all(axis=1)
     if not dup.any():
         return None
-    twins = np.zeros(p.size, dtype=bool)
+    twins = np.zeros(rows.size, dtype=bool)
     twins[o[1:][dup]] = True
     twins[o[:-1][dup]] = True
-    return p[twins]
+    return rows[twins]
 
 
 def _near_ties_by_coordinates(v: np.ndarray, tol: float,
@@ -544,14 +558,20 @@ def _near_ties_by_coordinates(v: np.ndarray, tol: float,
         lo, hi = (float(k0.min()), float(k1.min())), (float(k0.max()), float(k1.max()))
     w0 = (tol + 2 * e * max(-lo[0], hi[0])) / (1 - e) + 2.0**-48
     w1 = tol + 2 * e * max(-lo[1], hi[1])
-    key, near_top, step = _coordinate_grid(k0, k1, w0, w1, lo=lo, hi=hi)
-    pos, ks = _sorted_keys(key)
+    scratch = np.empty(k0.size, dtype=np.int64)
+    key, near_top, step = _coordinate_grid(k0, k1, w0, w1, lo=lo, hi=hi, scratch=scratch)  # k0, k1 are scratch now
+    pos, ks = _sorted_keys(key, scratch=scratch)  # ks: k1's memory, pos: scratch
     rows = pos if ok is None else ok[pos]
-    open_ = np.flatnonzero(np.diff(ks) <= 1)  # sorted rows whose next row is a candidate (usually few)
-    same_key = open_[ks[open_ + 1] == ks[open_]]
-    copies = _equal_key_rows(pos, np.unique(np.r_[same_key, same_key + 1]), k0, k1) if same_key.size else None
-    if copies is not None:  # rows with equal grid keys and equal k0, k1 (rare): merge those with bit-identical unit rows
-        copies = np.sort(copies if ok is None else ok[copies])
+    gaps = np.subtract(ks[1:], ks[:-1], out=k0.view(np.int64)[:-1])  # no fresh n-sized temporaries (page faults)
+    open_ = np.flatnonzero(gaps <= 1)  # sorted rows whose next row is a candidate (usually few)
+    same_key = open_[gaps[open_] == 0]
+    if same_key.size:
+        shared = rows[np.unique(np.r_[same_key, same_key + 1])]
+        copies = _equal_key_rows(shared, keys_of(shared))
+    else:
+        copies = None
+    if copies is not None:  # rows with equal grid keys and equal keys (rare): merge those with bit-identical unit rows
+        copies = np.sort(copies)
         if copies.size > max(256, n // 8):  # mostly copies: the dense directions' pass handles them
             return None
         sub = _exact_groups_by_projection(np.asarray(v[copies]), keys_of(copies), zero[copies])
