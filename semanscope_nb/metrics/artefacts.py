@@ -273,8 +273,9 @@ def _norms_and_columns(v: np.ndarray, cols: np.ndarray | None) -> tuple[np.ndarr
     """(row norms in float64, zero-row mask, relative error bound of the norms, columns ``cols`` of the vectors).
 
     One pass over the vectors: with ``cols``, blocks of about 1 MB of rows are read once
-    for their squared norms and their ``cols`` entries (``len(cols) x n``, the vectors'
-    dtype) while the block is in cache, instead of a second strided pass.
+    for their squared norms and their ``cols`` entries (``len(cols) x n``, widened to
+    float64: the caller divides them by the norms in place) while the block is in
+    cache, instead of a second strided pass.
 
     The squared norms are summed in the vectors' own precision (float32 stays float32:
     no float64 copy) -- a sum of ``d`` non-negative products, in any order, blocked or
@@ -299,7 +300,7 @@ def _norms_and_columns(v: np.ndarray, cols: np.ndarray | None) -> tuple[np.ndarr
             sq = vecdot(x, x)  # one pass, native precision
         else:
             n = x.shape[0]
-            sq, picked = np.empty(n, dtype=x.dtype), np.empty((len(cols), n), dtype=x.dtype)
+            sq, picked = np.empty(n, dtype=x.dtype), np.empty((len(cols), n))
             step = max(64, _PASS_BYTES // max(1, x.shape[1] * x.itemsize))
             for a in range(0, n, step):
                 block = x[a:a + step]
@@ -544,8 +545,9 @@ def _near_ties_by_coordinates(v: np.ndarray, tol: float,
     r1 = rel / (1 - rel) + 2.0**-53
     r2 = (g64 * (1 + 2 * g64) / 2 + 2.0**-50) / (1 - g64) + 2.0**-53
     e = (r1 + r2) / (1 - r1)
-    k0 = np.divide(picked[0], safe_norms, dtype=np.float64)  # float32 / float64 widens exactly, then divides
-    k1 = np.divide(picked[1], safe_norms, dtype=np.float64)
+    wide = picked.dtype == np.float64  # the norm pass's copies: divided in place (no fresh n-sized arrays)
+    k0 = np.divide(picked[0], safe_norms, dtype=np.float64, out=picked[0] if wide else None)  # float32 widens exactly
+    k1 = np.divide(picked[1], safe_norms, dtype=np.float64, out=picked[1] if wide else None)
     labels = None  # no exact group yet: every row its own label
     none = np.zeros(0, dtype=np.int64)
     lo, hi = (float(k0.min()), float(k1.min())), (float(k0.max()), float(k1.max()))
