@@ -323,7 +323,7 @@ def _norms_and_columns(v: np.ndarray, cols: np.ndarray | None) -> tuple[np.ndarr
     return norms, zero, rel, picked
 
 
-def _key_columns(v: np.ndarray, norms: np.ndarray | None, *, count: int = 4, sample: int = 512) -> np.ndarray | None:
+def _key_columns(v: np.ndarray, norms: np.ndarray | None, *, count: int = 4, sample: int = 256) -> np.ndarray | None:
     """The ``count`` coordinates whose unit values spread most on a sample of rows (widest first).
 
     The sample is 8 runs of ``sample / 8`` consecutive rows, evenly spread (repeated rows
@@ -348,8 +348,9 @@ def _key_columns(v: np.ndarray, norms: np.ndarray | None, *, count: int = 4, sam
         x, nx = x[live], nx[live]
     with np.errstate(invalid="ignore", over="ignore"):
         x = np.multiply(x, (1.0 / nx)[:, None], dtype=np.float32)  # unit rows, roughly: only the speed depends on them
-        spread = np.nan_to_num(x.std(axis=0), nan=0.0)
-    dense = np.flatnonzero((x == 0).mean(axis=0) <= 0.01)
+        mean = x.mean(axis=0, dtype=np.float64)
+        spread = np.nan_to_num(np.einsum("ij,ij->j", x, x, dtype=np.float64) / x.shape[0] - mean * mean, nan=0.0)  # variance
+    dense = np.flatnonzero(np.count_nonzero(x == 0, axis=0) <= 0.01 * x.shape[0])
     if dense.size < count:
         return None
     return dense[np.argsort(-spread[dense], kind="stable")[:count]]
