@@ -449,9 +449,9 @@ def _coordinate_grid(k0: np.ndarray, k1: np.ndarray, w0: float, w1: float, *, lo
     return key, near_top, step
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=2)
 def _positions(m: int) -> np.ndarray:
-    """``np.arange(m)``, read-only and kept for the next language of the same size."""
+    """``np.arange(m)``, read-only, the last two sizes kept (the next language usually has as many words)."""
     out = np.arange(m)
     out.flags.writeable = False
     return out
