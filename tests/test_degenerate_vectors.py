@@ -320,3 +320,32 @@ def test_semantic_affinity_gives_the_check_the_norms_of_its_spreads_on_every_pat
     res = semantic_affinity(emb, seed=0, **options)
     assert calls and all(nm is not None and len(nm) == 3 for nm in calls), "every call reuses the Spreads' norms"
     assert res.excluded_concepts.get("degenerate-vector") == 2, "the planted pair of equal vectors is found and excluded"
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_copies_scaled_copies_and_near_copies_equal_the_pairwise_loop(seed):
+    """Random shapes, tolerances and plantings (either search path, whichever the check takes) against the loop."""
+    rng = np.random.default_rng(1000 + seed)
+    n, d = int(rng.integers(2, 300)), int(rng.integers(4, 40))
+    dtype = (np.float32, np.float64)[seed % 2]
+    tol = float(rng.choice([1e-9, 1e-6, 1e-4, 1e-3]))
+    v = rng.standard_normal((n, d))
+    if seed % 5 == 0:
+        v[:, 0] *= 50  # one dominant coordinate
+    for _ in range(int(rng.integers(0, n // 2 + 1))):
+        i, j = rng.integers(0, n, 2)
+        kind = rng.integers(0, 4)
+        if kind == 0:
+            v[j] = v[i]
+        elif kind == 1:
+            v[j] = v[i] * rng.uniform(0.1, 10)
+        elif kind == 2 and np.any(v[i]):  # a near copy: up to 1.2 tol off on each unit coordinate
+            v[j] = (v[i] / np.linalg.norm(v[i]) + rng.uniform(-1.2, 1.2, d) * tol) * rng.uniform(0.5, 2)
+        else:
+            v[j] = 0.0
+    if seed % 7 == 0:
+        v[rng.integers(0, n)] = np.nan
+    v = v.astype(dtype)
+    names = tuple(f"w{i}" for i in range(n))
+    aw = AlignedWords(("en",), (v,), (sp.identity(n, format="csr"),), names, words=(names,))
+    assert sorted(artefacts.degenerate_vector_groups(aw, tol=tol).get("en", [])) == pairwise_groups(v, tol)
