@@ -347,9 +347,9 @@ def _key_columns(v: np.ndarray, norms: np.ndarray | None, *, count: int = 4, sam
     if not live.all():
         x, nx = x[live], nx[live]
     with np.errstate(invalid="ignore", over="ignore"):
-        x = np.multiply(x, (1.0 / nx)[:, None], dtype=np.float32)  # unit rows, roughly: only the speed depends on them
-        mean = x.mean(axis=0, dtype=np.float64)
-        spread = np.nan_to_num(np.einsum("ij,ij->j", x, x, dtype=np.float64) / x.shape[0] - mean * mean, nan=0.0)  # variance
+        x = np.divide(x, nx[:, None], dtype=np.float64)  # unit rows (float64: no overflow at any input scale)
+        mean = x.mean(axis=0)
+        spread = np.nan_to_num(np.einsum("ij,ij->j", x, x) / x.shape[0] - mean * mean, nan=0.0)  # variance, no temporaries
     dense = np.flatnonzero(np.count_nonzero(x == 0, axis=0) <= 0.01 * x.shape[0])
     if dense.size < count:
         return None
