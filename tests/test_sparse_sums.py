@@ -1,0 +1,119 @@
+"""Sparse languages' resample sums on their own columns (issue 21: ``SparseSums``).
+
+A TF-IDF language's words use a third of the hashed n-gram columns or fewer (scripts
+differ), so ``W @ [unit | x - c]`` is held on those columns plus ``-(W 1) c`` off them.
+These tests hold that form to a plain ``W @ [unit | x - c]`` written here, and every
+verdict statistic of the sparse route to the dense route's, replicate for replicate.
+
+Tolerance: both routes sum the same float64 products in other orders; each coordinate
+sums at most a few hundred terms of size <= 1 (unit rows, centred rows of norm <= 2, the
+cancellation check bounding the centred half by sqrt(128) times the dense terms), so the
+sums agree to ~1e-13 relative to their norms and the ratios built from them (SA, chance
+level, gap) to a few times that; rtol 1e-10 leaves a margin of ~1000.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from semanscope_nb.metrics.chance import NullParts, null_aware_statistics, resample_counts, subset_statistics
+from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, SparseSums
+
+RTOL = 1e-10
+KEYS = ("sa", "sa_null", "delta", "corrected", "sa_euclidean", "sa_null_euclidean")
+
+
+def _script_words(R: int, L: int, d: int = 2048, *, seed: int, dense_last: bool = False) -> AlignedWords:
+    """TF-IDF-like words: each language's n-grams in its own block of columns plus a block all share, alternatives in
+    some rows and a word shared by two rows in each language (so the incidence is not the identity)."""
+    rng = np.random.default_rng(seed)
+    block = d // (L + 1)
+    vectors, incidence = [], []
+    for lang in range(L):
+        rows = [[f"w{r}"] + ([f"w{r}b"] if r % 5 == lang % 5 else []) for r in range(R)]
+        rows[1] = ["w0"]  # rows 0 and 1 share a word
+        uniq = list(dict.fromkeys(w for row in rows for w in row))
+        pos = {w: i for i, w in enumerate(uniq)}
+        X = np.zeros((len(uniq), d))
+        if dense_last and lang == L - 1:
+            X = rng.normal(size=(len(uniq), d))  # a dense space beside the sparse ones
+        else:
+            own = np.arange(lang * block, (lang + 1) * block)
+            shared = np.arange(L * block, d)
+            for i in range(len(uniq)):
+                cols = np.concatenate([rng.choice(own, size=9, replace=False), rng.choice(shared, size=3, replace=False)])
+                X[i, cols] = rng.random(12)
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        r_idx = [r for r, row in enumerate(rows) for _ in row]
+        c_idx = [pos[w] for row in rows for w in row]
+        incidence.append(sp.csr_matrix((np.ones(len(r_idx)), (r_idx, c_idx)), shape=(R, len(uniq))))
+        vectors.append(X)
+    return AlignedWords(tuple(f"l{k}" for k in range(L)), tuple(vectors), tuple(incidence), tuple(f"c{r}" for r in range(R)))
+
+
+def _counts(R: int, n: int, seed: int) -> np.ndarray:
+    return np.vstack(list(resample_counts(R, n, seed=seed)))
+
+
+def test_sparse_sums_equal_the_plain_weighted_sums_of_unit_and_centred_words():
+    aw = _script_words(40, 4, seed=1)
+    s = Spreads(aw, sparse=True)
+    assert all(S is not None for S in s.sparse)
+    counts = _counts(aw.n_rows, 7, seed=2)
+    parts = s.intra_parts(counts)
+    centre = np.vstack(aw.vectors).mean(axis=0)  # the mean of every word of every language
+    for lang, (A, X) in enumerate(zip(aw.incidence, aw.vectors)):
+        both = parts[lang][2]
+        assert isinstance(both, SparseSums)
+        used = np.flatnonzero(np.any(X != 0, axis=0))
+        assert both.cols.tolist() == used.tolist() and both.data_t.shape == (2 * used.size, counts.shape[0])
+        A = A.toarray()
+        W = np.zeros((counts.shape[0], X.shape[0]))  # word k weighs sum_r c_r A[r, k] / (rows holding k)
+        for b in range(counts.shape[0]):
+            for k in range(X.shape[0]):
+                W[b, k] = sum(counts[b, r] * A[r, k] for r in range(aw.n_rows)) / A[:, k].sum()
+        plain = W @ np.hstack([X / np.linalg.norm(X, axis=1, keepdims=True), X - centre])
+        scale = np.abs(W).sum(axis=1, keepdims=True)  # each coordinate sums terms of size <= 2 w_k
+        np.testing.assert_allclose(both.dense() / scale, plain / scale, rtol=0, atol=1e-13,
+                                   err_msg=f"language {lang}: the full sums from their own columns")
+        uu, cc = both.squares()
+        np.testing.assert_allclose(uu, (plain[:, : X.shape[1]] ** 2).sum(axis=1), rtol=1e-12, err_msg="||W unit||^2")
+        np.testing.assert_allclose(cc, (plain[:, X.shape[1]:] ** 2).sum(axis=1), rtol=1e-12, err_msg="||W (x - c)||^2")
+        half = both.times(np.full(counts.shape[0], 0.5))
+        np.testing.assert_allclose((both - half).dense(), 0.5 * both.dense(), rtol=0, atol=1e-13 * scale.max())
+        np.testing.assert_allclose(both.dense() - half, (both - half).dense(), rtol=0, atol=1e-13 * scale.max(),
+                                   err_msg="an array minus the sums is the full array's difference")
+
+
+@pytest.mark.parametrize("L,dense_last", [(2, False), (3, False), (5, False), (5, True)])
+def test_sparse_route_statistics_equal_the_dense_route_replicate_for_replicate(L, dense_last):
+    """Pairs and triples (null pair by pair), five languages (the transposed total), a dense language among sparse ones."""
+    aw = _script_words(60, L, seed=10 + L, dense_last=dense_last)
+    sparse, dense = Spreads(aw, reduce=False), Spreads(aw, sparse=False)  # (few words: not the reduced form)
+    assert sum(S is not None for S in sparse.sparse) == L - dense_last, "TF-IDF-like languages take the sparse route"
+    assert all(S is None for S in dense.sparse)
+    keep = np.random.default_rng(3).random(aw.n_rows) < 0.75
+    keep[:3] = True
+    few = np.zeros(aw.n_rows, dtype=bool)
+    few[:12] = True  # most rows left out: the subset's direct route
+    sides = [(s, NullParts(aw, s), RowSubset(s, keep), RowSubset(s, few)) for s in (sparse, dense)]
+    for counts in [np.ones((1, aw.n_rows)), *resample_counts(aw.n_rows, 30, seed=4, batch=11)]:
+        (s1, p1, k1, f1), (s2, p2, k2, f2) = sides
+        got, want = null_aware_statistics(s1, p1, counts), null_aware_statistics(s2, p2, counts)
+        for key in KEYS:
+            np.testing.assert_allclose(got[key], want[key], rtol=RTOL, err_msg=f"{key}: all concepts")
+        for a, b, what in ((k1, k2, "three quarters kept"), (f1, f2, "12 kept")):
+            got, want = subset_statistics(a, counts), subset_statistics(b, counts)
+            for key in KEYS:
+                np.testing.assert_allclose(got[key], want[key], rtol=RTOL, err_msg=f"{key}: {what}")
+
+
+def test_sparse_sums_leave_the_memory_budget_to_the_columns_in_use():
+    aw = _script_words(60, 5, seed=7)
+    sparse, dense = Spreads(aw, sparse=True), Spreads(aw, sparse=False)
+    cols = sum(c.size for c in sparse.sparse_cols)
+    assert cols < 5 * 2048 / 2, "each language uses its own block and the shared one"
+    assert sparse.bytes_per_resample() < dense.bytes_per_resample()
+    assert sparse.bootstrap_batch(1000, budget_bytes=64 * 2**20) > dense.bootstrap_batch(1000, budget_bytes=64 * 2**20)
