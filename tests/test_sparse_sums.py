@@ -117,3 +117,22 @@ def test_sparse_sums_leave_the_memory_budget_to_the_columns_in_use():
     assert cols < 5 * 2048 / 2, "each language uses its own block and the shared one"
     assert sparse.bytes_per_resample() < dense.bytes_per_resample()
     assert sparse.bootstrap_batch(1000, budget_bytes=64 * 2**20) > dense.bootstrap_batch(1000, budget_bytes=64 * 2**20)
+
+
+def test_permutation_test_of_sparse_row_means_equals_the_dense_grams(monkeypatch):
+    """The permutation gate of a TF-IDF model: its row means' Gram matrices by sparse products, the same p."""
+    from semanscope_nb.metrics import spreads as spreads_module
+    from semanscope_nb.metrics.chance import _row_means, permutation_test, row_mean_grams
+
+    aw = _script_words(50, 4, seed=21)
+    means, _ = _row_means(aw)
+    grams = row_mean_grams(means)
+    for (k, m), G in grams.items():
+        plain = np.array([[float(means[k][i] @ means[m][j]) for j in range(aw.n_rows)] for i in range(aw.n_rows)])
+        np.testing.assert_allclose(G, plain, rtol=0, atol=1e-14, err_msg=f"pair {k, m}: dot products of unit-norm means")
+    got = permutation_test(aw, n_perm=200, seed=4)
+    monkeypatch.setattr(spreads_module, "SPARSE_DENSITY", 0.0)  # every row mean dense: the plain products
+    want = permutation_test(aw, n_perm=200, seed=4)
+    assert got.p_value == want.p_value, "the same re-pairings counted as at least the observed SA"
+    np.testing.assert_allclose([got.null_mean, got.null_sd], [want.null_mean, want.null_sd], rtol=1e-12,
+                               err_msg="the null's mean and sd from the same dot products")

@@ -486,8 +486,15 @@ def row_mean_grams(row_means: list[np.ndarray]) -> dict[tuple[int, int], np.ndar
     >>> g = row_mean_grams([np.eye(2), np.ones((2, 2))]); g[0, 1].tolist()
     [[1.0, 1.0], [1.0, 1.0]]
     """
+    from semanscope_nb.metrics.spreads import SPARSE_DENSITY, SPARSE_MIN_DIMS
+
     L = len(row_means)
-    return {(k, m): row_means[k] @ row_means[m].T for k in range(L) for m in range(k + 1, L)}
+    # TF-IDF row means (under SPARSE_DENSITY non-zero): scipy's sparse product sums only the non-zero terms (the same
+    # dot products, another order of the same additions); a dense (R x d) @ (d x R) here spent R^2 d on zeros
+    held = [sp.csr_matrix(M) if M.ndim == 2 and M.shape[1] >= SPARSE_MIN_DIMS
+            and np.count_nonzero(M) <= SPARSE_DENSITY * M.size else None for M in row_means]
+    return {(k, m): (held[k] @ held[m].T).toarray() if held[k] is not None and held[m] is not None
+            else row_means[k] @ row_means[m].T for k in range(L) for m in range(k + 1, L)}
 
 
 def n_repairings(n_rows: int, n_languages: int) -> float:
