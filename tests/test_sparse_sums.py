@@ -136,3 +136,27 @@ def test_permutation_test_of_sparse_row_means_equals_the_dense_grams(monkeypatch
     assert got.p_value == want.p_value, "the same re-pairings counted as at least the observed SA"
     np.testing.assert_allclose([got.null_mean, got.null_sd], [want.null_mean, want.null_sd], rtol=1e-12,
                                err_msg="the null's mean and sd from the same dot products")
+
+
+def test_the_permutation_gate_of_the_judged_concepts_reads_their_spreads_from_the_full_set(monkeypatch):
+    """The artefact-free concepts' observed spreads by RowSubset equal a Spreads of those concepts alone: the same test."""
+    from semanscope_nb.metrics import affinity
+    from semanscope_nb.metrics.artefacts import subset_rows
+    from semanscope_nb.metrics.chance import permutation_test
+
+    aw = _script_words(50, 3, d=64, seed=23)  # a small dense-route space (d < SPARSE_MIN_DIMS)
+    rng = np.random.default_rng(5)
+    aw = AlignedWords(aw.languages, tuple(v + 0.05 * rng.normal(size=v.shape) for v in aw.vectors), aw.incidence, aw.labels)
+    kept = np.arange(aw.n_rows) >= 8
+    spreads = Spreads(aw)
+    asked = []
+    real = affinity.permutation_test
+    monkeypatch.setattr(affinity, "permutation_test", lambda a, **kw: asked.append(kw) or real(a, **kw))
+    verdict = affinity._Verdict(kept=kept, excluded={"identical-string": 8})
+    verdict.chance_excluding = type("Basis", (), {"delta": type("D", (), {"ci": (0.1, 0.2)})()})()
+    got = affinity._permutation_gate(aw, spreads, verdict, n_boot=200, seed=3, should_stop=None)
+    assert asked and asked[0].get("spreads") is None and asked[0].get("point") is not None, "no second Spreads"
+    want = permutation_test(subset_rows(aw, kept), n_perm=200, seed=3)
+    assert got.p_value == want.p_value
+    np.testing.assert_allclose([got.sa, got.null_mean, got.null_sd], [want.sa, want.null_mean, want.null_sd], rtol=1e-12,
+                               err_msg="the subset's spreads from the full set's products: the same sums in another order")

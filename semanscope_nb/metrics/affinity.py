@@ -135,6 +135,7 @@ from semanscope_nb.metrics.degenerate import (
 )
 from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spreads, rows_to_counts and the SA formula are re-exported)
     AlignedWords,
+    RowSubset,
     check_vectors,
     row_chunks,
     rows_to_counts,
@@ -1172,8 +1173,14 @@ def _permutation_gate(aw: AlignedWords, spreads: Spreads, v: _Verdict, *, n_boot
     if basis is None or n_boot < MIN_VERDICT_BOOT or not basis.delta.ci[0] > 0:
         return None
     check_stop(should_stop, "permutation test")
-    judged = subset_rows(aw, v.kept) if v.excluded else aw
-    return permutation_test(judged, n_perm=n_boot, seed=seed, spreads=None if v.excluded else spreads)
+    if not v.excluded:
+        return permutation_test(aw, n_perm=n_boot, seed=seed, spreads=spreads)
+    # the judged concepts' point spreads from the full set's (RowSubset: their weights 0), not a second Spreads
+    ones = np.ones((1, aw.n_rows))
+    stats, intra, _ = RowSubset(spreads, v.kept).parts(ones, spreads.intra_parts(ones), None)
+    at_ones = spreads.from_parts(stats, intra, scaled=True)
+    return permutation_test(subset_rows(aw, v.kept), n_perm=n_boot, seed=seed,
+                            point=(float(at_ones["intra_cos"][0]), float(at_ones["inter_cos"][0])))
 
 
 def _sa_result(aw: AlignedWords, spreads: Spreads, point: _PointScores, boot: Mapping[str, tuple], v: _Verdict, diag: Any,

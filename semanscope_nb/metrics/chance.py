@@ -509,7 +509,8 @@ def n_repairings(n_rows: int, n_languages: int) -> float:
     return float(math.factorial(n)) ** (n_languages - 1)
 
 
-def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None = 0, spreads: Spreads | None = None) -> PermutationTest:
+def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None = 0, spreads: Spreads | None = None,
+                     point: tuple[float, float] | None = None) -> PermutationTest:
     """Shuffle each language's rows independently ``n_perm`` times; where does the observed SA fall?
 
     The first language stays in place (only relative pairings matter).  ``D_intra``
@@ -530,6 +531,11 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     Fewer than 2 concepts raise :class:`~semanscope_nb.errors.EmbeddingError`;
     collapsed vectors (every cosine distance zero to rounding) give NaN with a
     ``note`` (:mod:`semanscope_nb.metrics.degenerate`).
+
+    ``spreads``: a :class:`~semanscope_nb.metrics.spreads.Spreads` of ``aw`` to read the
+    observed spreads from; ``point``: those (intra, inter) cosine spreads themselves, when
+    known (the verdict's artefact-free concepts: from the full set's spreads by
+    :class:`~semanscope_nb.metrics.spreads.RowSubset`, no second ``Spreads``).
     """
     import itertools
 
@@ -538,9 +544,12 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     check_count("n_perm", n_perm, minimum=1)
     check_seed(seed)
     require_concepts(aw.n_rows, minimum=MIN_CONCEPTS, what="permutation_test")
-    spreads = spreads if spreads is not None else Spreads(aw)
-    point = spreads.spreads(np.ones((1, aw.n_rows)), scaled=True)
-    intra, inter = float(point["intra_cos"][0]), float(point["inter_cos"][0])
+    if point is not None:  # (intra, inter) cosine spreads of aw already known (a RowSubset of a larger set's Spreads)
+        intra, inter = float(point[0]), float(point[1])
+    else:
+        spreads = spreads if spreads is not None else Spreads(aw)
+        at_ones = spreads.spreads(np.ones((1, aw.n_rows)), scaled=True)
+        intra, inter = float(at_ones["intra_cos"][0]), float(at_ones["inter_cos"][0])
     note = collapsed_note(intra, inter)
     if note is not None:
         nan = math.nan
