@@ -160,3 +160,38 @@ def test_the_permutation_gate_of_the_judged_concepts_reads_their_spreads_from_th
     assert got.p_value == want.p_value
     np.testing.assert_allclose([got.sa, got.null_mean, got.null_sd], [want.sa, want.null_mean, want.null_sd], rtol=1e-12,
                                err_msg="the subset's spreads from the full set's products: the same sums in another order")
+
+
+@pytest.mark.parametrize("repaired", [False, True])
+def test_euclidean_row_sums_over_expanded_tuples_equal_a_plain_loop(repaired):
+    """Rows with alternatives in several languages: every tuple's RMS distance, summed per row (block by block)."""
+    aw = _script_words(45, 3, d=48, seed=31)  # alternatives where r % 5 == lang: rows 0, 1, 2 of ... and shared words
+    rng = np.random.default_rng(8)
+    # a second alternative in every language for rows 10..14: 8 tuples each
+    vectors, incidence = [], []
+    for v, inc in zip(aw.vectors, aw.incidence):
+        extra = rng.normal(size=(5, v.shape[1]))
+        A = sp.lil_matrix((aw.n_rows, v.shape[0] + 5))
+        A[:, : v.shape[0]] = inc
+        for i, r in enumerate(range(10, 15)):
+            A[r, v.shape[0] + i] = 1.0
+        vectors.append(np.vstack([v, extra]))
+        incidence.append(sp.csr_matrix(A))
+    aw = AlignedWords(aw.languages, tuple(vectors), tuple(incidence), aw.labels)
+    s = Spreads(aw)
+    s.rows = 3  # small blocks of tuples: several blocks, rows never split
+    pairing = [np.arange(aw.n_rows)] + [rng.permutation(aw.n_rows) for _ in range(2)] if repaired else None
+    got = s._row_euclid(pairing)
+    centre = np.vstack(aw.vectors).mean(axis=0)
+    rows_of = pairing or [np.arange(aw.n_rows)] * 3
+    want = np.zeros(aw.n_rows)
+    for r in range(aw.n_rows):
+        cells = [aw.incidence[k][rows_of[k][r]].indices for k in range(3)]
+        for i in cells[0]:
+            for j in cells[1]:
+                for k in cells[2]:
+                    e = [aw.vectors[0][i] - centre, aw.vectors[1][j] - centre, aw.vectors[2][k] - centre]
+                    sq = sum(float((e[a] - e[b]) @ (e[a] - e[b])) for a, b in ((0, 1), (0, 2), (1, 2)))
+                    want[r] += np.sqrt(sq / 3)
+    assert (s.tuples > 1).sum() >= 5 and s.tuples.max() >= 8
+    np.testing.assert_allclose(got, want, rtol=1e-12, err_msg="sum of tuple RMS distances per row")

@@ -766,15 +766,28 @@ class Spreads:
             for a, b in row_chunks(single.size, self.block):
                 rows = single[a:b]
                 out[rows] = self._tuple_rms([w[rows] for w in first_word])
-        for r in np.flatnonzero(tuples > 1):  # loop over rows only; tuples in blocks
-            cells = []
-            for lang, inc in enumerate(self.aw.incidence):
-                src = rows_of[lang][r]
-                cells.append(inc.indices[inc.indptr[src] : inc.indptr[src + 1]])
-            shape = tuple(len(x) for x in cells)
-            for a, b in row_chunks(int(tuples[r]), self.block):
-                pos = np.unravel_index(np.arange(a, b), shape)
-                out[r] += self._tuple_rms([cells[lang][pos[lang]] for lang in range(L)]).sum()
+        multi = np.flatnonzero(tuples > 1)
+        if multi.size:  # rows with alternatives: every expanded tuple of all of them, a block of tuples at a time
+            sizes = tuples[multi].astype(np.int64)
+            ends = np.cumsum(sizes)
+            step = max(self.rows, int(sizes.max()))  # tuples per block (at least one row's): STREAM_BLOCK_BYTES per language
+            a = 0
+            while a < multi.size:
+                b = int(np.searchsorted(ends, (ends[a - 1] if a else 0) + step, side="right"))
+                b = max(b, a + 1)
+                rows = multi[a:b]
+                n_t = sizes[a:b]
+                row_of = np.repeat(np.arange(rows.size), n_t)  # block row of each tuple
+                local = np.arange(int(n_t.sum())) - np.repeat(np.cumsum(n_t) - n_t, n_t)  # tuple number within its row
+                words = [np.empty(0, dtype=np.intp)] * L
+                for lang in reversed(range(L)):  # C order: the last language's alternative varies fastest
+                    inc = self.aw.incidence[lang]
+                    src = rows_of[lang][rows][row_of]
+                    n_alt = alts[lang][rows][row_of]
+                    words[lang] = inc.indices[inc.indptr[src] + local % n_alt]
+                    local = local // n_alt
+                out[rows] += np.bincount(row_of, weights=self._tuple_rms(words), minlength=rows.size)
+                a = b
         return out
 
     def _centred_gram(self) -> dict[tuple[int, int], np.ndarray] | None:
