@@ -94,6 +94,9 @@ def test_sparse_route_statistics_equal_the_dense_route_replicate_for_replicate(L
     sparse, dense = Spreads(aw, reduce=False), Spreads(aw, sparse=False)  # (few words: not the reduced form)
     assert sum(S is not None for S in sparse.sparse) == L - dense_last, "TF-IDF-like languages take the sparse route"
     assert all(S is None for S in dense.sparse)
+    # per-row inter sums (from sparse unit and working rows when every language is sparse, else dense rows)
+    np.testing.assert_allclose(sparse.row_cos, dense.row_cos, rtol=RTOL, err_msg="per-row cosine inter sums")
+    np.testing.assert_allclose(sparse.row_euc, dense.row_euc, rtol=RTOL, err_msg="per-row Euclidean inter sums")
     keep = np.random.default_rng(3).random(aw.n_rows) < 0.75
     keep[:3] = True
     few = np.zeros(aw.n_rows, dtype=bool)

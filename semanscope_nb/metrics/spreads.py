@@ -434,6 +434,7 @@ class Spreads:
         sparse_ok = [ws and not self._bad[lang].size and self._dot_ok[lang] for lang, ws in enumerate(want_sparse)]
         #: per sparse language, its non-zero columns (where its resample sums live, :class:`SparseSums`), else None
         self.sparse_cols: list[np.ndarray | None] = [None] * self.L  # (set by _sparse_rows)
+        self._sparse_words: list[tuple[sp.csr_matrix, sp.csr_matrix] | None] = [None] * self.L
         self.sparse: list[sp.csr_matrix | None] = [self._sparse_rows(lang) if ok else None for lang, ok in enumerate(sparse_ok)]
         # the centre (working units) off each sparse language's columns: there its centred sums are -(W 1) c
         self._centre_off: list[np.ndarray | None] = []
@@ -495,6 +496,7 @@ class Spreads:
             n = np.ldexp(n, -self._wexp)
         U = X.copy()
         U.data /= np.repeat(n, np.diff(X.indptr))
+        self._sparse_words[lang] = (U, X)  # unit and working-unit rows, all columns: the per-row sums (_row_sums)
         cols = self.sparse_cols[lang]  # the language's own non-zero columns: its sums are zero elsewhere
         return sp.hstack([U[:, cols], X[:, cols]], format="csr").T.tocsr()
 
@@ -724,11 +726,18 @@ class Spreads:
         """Sum over each row's expanded tuples of the tuple's cosine / RMS-Euclidean (working units) distance."""
         R, L, K = self.R, self.L, self.K
         row_cos = np.empty(R)
+        every_sparse = all(w is not None for w in self._sparse_words)
         for a, b in row_chunks(R, self.block):
             total = 0.0
             sq_each = np.zeros(b - a)
             for lang in range(L):
                 inc = self.aw.incidence[lang][a:b]
+                if every_sparse:  # TF-IDF words: the same row means from the sparse unit rows (no dense d-wide fill)
+                    U = self._sparse_words[lang][0]
+                    ubar = U[a:b] if self.identity[lang] else sp.csr_matrix(sp.diags(1.0 / np.diff(inc.indptr)) @ inc @ U)
+                    total = ubar if isinstance(total, float) else total + ubar
+                    sq_each += np.asarray(ubar.multiply(ubar).sum(axis=1)).ravel()
+                    continue
                 if self.identity[lang]:
                     ubar = self._unit(lang, slice(a, b))
                 else:
@@ -737,7 +746,8 @@ class Spreads:
                     ubar = mean_rows @ self._unit(lang, cols)
                 total = total + ubar
                 sq_each += _rowsq(ubar)
-            pair_dots = (_rowsq(total) - sq_each) / 2.0  # sum_{l<m} ubar_l . ubar_m
+            tot_sq = np.asarray(total.multiply(total).sum(axis=1)).ravel() if sp.issparse(total) else _rowsq(total)
+            pair_dots = (tot_sq - sq_each) / 2.0  # sum_{l<m} ubar_l . ubar_m
             row_cos[a:b] = self.tuples[a:b] * np.maximum(1.0 - pair_dots / K, 0.0)  # a distance is >= 0
         return row_cos, self._row_euclid()
 
@@ -843,9 +853,18 @@ class Spreads:
         """sqrt(mean over language pairs of ||e_i - e_j||^2) for each tuple (working units)."""
         total = 0.0
         sumsq = 0.0
-        for lang, idx in enumerate(word_idx):
-            total = total + self._centred(lang, idx)
-            sumsq = sumsq + self._q[lang][idx]
+        if all(w is not None for w in self._sparse_words):  # TF-IDF words: sum_l (x_l - c) = (sum_l x_l) - L c
+            xs = None
+            for lang, idx in enumerate(word_idx):
+                x = self._sparse_words[lang][1][idx]
+                xs = x if xs is None else xs + x
+                sumsq = sumsq + self._q[lang][idx]
+            total = xs.toarray()
+            total -= self.L * self._centre_w
+        else:
+            for lang, idx in enumerate(word_idx):
+                total = total + self._centred(lang, idx)
+                sumsq = sumsq + self._q[lang][idx]
         pair_sq = self.L * sumsq - _rowsq(total)  # sum_{i<j} ||e_i - e_j||^2
         return np.sqrt(np.maximum(pair_sq, 0.0) / self.K)
 
