@@ -66,7 +66,6 @@ def svg_texts(svg: str) -> list[Text]:
     out: list[Text] = []
     group = 0
     role = "other"
-    pos = 0
     roles: list[tuple[int, str, int]] = []
     for m in re.finditer(r'<g class="mark-text role-([a-z-]+)[ "]', svg):
         group += 1

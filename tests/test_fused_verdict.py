@@ -18,6 +18,7 @@ import pytest
 import scipy.sparse as sp
 
 from reference import reference_sa
+from semanscope_nb.memo import Memo
 from semanscope_nb.metrics.artefacts import subset_rows
 from semanscope_nb.metrics.chance import (
     NullParts,
@@ -206,7 +207,7 @@ def test_the_baseline_is_bootstrapped_once_and_a_model_that_is_the_baseline_read
     spelling = AlignedWords(aw.languages, tuple(v + 1.5 * rng.normal(size=v.shape) for v in aw.vectors), aw.incidence,
                             aw.labels, words=aw.words)
     keep = np.arange(aw.n_rows) >= 6
-    monkeypatch.setattr(chance, "_SURFACE_DONE", {})
+    monkeypatch.setattr(chance, "_SURFACE_DONE", Memo(32))
     first = verdict_bootstrap(aw, n_boot=60, seed=3, keep=keep, surface=spelling)
     assert len(chance._SURFACE_DONE) == 1
     built = []

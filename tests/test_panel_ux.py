@@ -288,7 +288,7 @@ def test_sa_results_come_back_from_disk_after_a_restart(tmp_path):
     assert (a.cosine.sa, a.cosine.ci, a.tier, a.verdict) == (b.cosine.sa, b.cosine.ci, b.tier, b.verdict)
     assert list(a.concept_labels) == list(b.concept_labels)
     # another bootstrap, or other vectors, is another key
-    emb = again._vectors[again.state.embed_key]
+    emb = again._vectors.get(again.state.embed_key)
     assert store.key(emb, n_boot=40, seed=0) != store.key(emb, n_boot=41, seed=0)
     changed = dict(emb.vectors[emb.languages[0]])
     word = next(iter(changed))

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import semanscope_nb as snb
+from semanscope_nb.memo import Memo
 from semanscope_nb.data import LabelledSplits, load_sentence_corpus, read_sib200
 from semanscope_nb.plots.projection import ProjectionCache, ProjectionSettings
 from semanscope_nb.runs import cli, tasks
@@ -161,7 +162,7 @@ def test_the_surface_baseline_of_a_data_set_is_read_once_per_process(tmp_path, m
     from semanscope_nb.models import embedded as embedded_module
     from semanscope_nb.runs import task_library
 
-    monkeypatch.setattr(task_library, "_SURFACES", {})
+    monkeypatch.setattr(task_library, "_SURFACES", Memo(task_library.SURFACE_KEPT_BYTES, sizeof=lambda kept: kept[2]))
     calls = []
     real = embedded_module.embed
     monkeypatch.setattr(embedded_module, "embed", lambda ds, model, **kw: calls.append(model) or real(ds, model, **kw))

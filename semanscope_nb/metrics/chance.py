@@ -55,13 +55,13 @@ from __future__ import annotations
 
 import hashlib
 import math
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import numpy as np
 import scipy.sparse as sp
 
+from semanscope_nb.memo import Memo
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, unit_rows, affinity_ratio
 from semanscope_nb.models.cancel import check_stop
@@ -843,9 +843,7 @@ def _surface_rows(model: AlignedWords, surface: AlignedWords, keep: np.ndarray |
 
 #: the baseline's statistics of recent calls (point corrected score, bootstrap distribution), by what determines them:
 #: a benchmark scores every model against the same baseline on the same concepts and resamples
-_SURFACE_DONE: dict[bytes, tuple[float, np.ndarray | None]] = {}
-_SURFACE_KEPT = 32
-_SURFACE_LOCK = threading.Lock()
+_SURFACE_DONE = Memo(32)
 
 
 def _words_digest(aw: AlignedWords) -> "hashlib._Hash":
@@ -877,14 +875,6 @@ def _surface_key(surface: AlignedWords, rows: np.ndarray, *, seed: int | None, n
     h.update(np.packbits(rows).tobytes())
     h.update(f"|{seed}|{n_boot}|{R}|{int(rows.sum())}".encode())
     return h.digest()
-
-
-def _remember_surface(key: bytes, value: tuple[float, np.ndarray | None]) -> None:
-    with _SURFACE_LOCK:
-        _SURFACE_DONE.pop(key, None)
-        _SURFACE_DONE[key] = value
-        while len(_SURFACE_DONE) > _SURFACE_KEPT:
-            _SURFACE_DONE.pop(next(iter(_SURFACE_DONE)))
 
 
 def _same_words(a: AlignedWords, b: AlignedWords) -> bool:
@@ -963,8 +953,7 @@ def verdict_bootstrap(
                 side = (rows, model_rows, None, None)
             else:
                 key = _surface_key(surface, rows, seed=seed, n_boot=n_boot, R=R)
-                with _SURFACE_LOCK:
-                    known = _SURFACE_DONE.get(key) if key is not None else None
+                known = _SURFACE_DONE.get(key) if key is not None else None
                 if known is not None:  # the same baseline, concepts and resamples as an earlier call (another model)
                     side = (rows, model_rows, known, key)
                 else:
@@ -1022,7 +1011,7 @@ def verdict_bootstrap(
         if len(side) == 5:
             ds = np.concatenate(dists_side[1]) if n_boot else None
             if side[4] is not None:
-                _remember_surface(side[4], (point_side[1], ds))
+                _SURFACE_DONE.put(side[4], (point_side[1], ds))
         else:
             ds = dm if side[2] is None else side[2][1]
         surface_scores = _surface_comparison(point_side, dm, ds, n_concepts=int(side[0].sum()), n_boot=n_boot,

@@ -41,7 +41,6 @@ import math
 import os
 import re
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Collection, Literal, Mapping, Sequence
@@ -49,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Collection, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from semanscope_nb.memo import Memo
 from semanscope_nb.metrics.affinity import SAResult
 from semanscope_nb.provenance import atomic_write_text
 from semanscope_nb.plots.chart_kit import fast_spec, import_altair, inline, json_rows, language_scale
@@ -846,18 +846,17 @@ class SpecTemplates:
     def __init__(self, maxsize: int = 32, *, folder: str | os.PathLike | None = None) -> None:
         self.maxsize = int(maxsize)
         self.folder = Path(folder).expanduser() if folder is not None else None
-        self._store: OrderedDict[str, str] = OrderedDict()
-        self._lock = threading.Lock()
+        self._store = Memo(self.maxsize)  # the templates' JSON texts (a fresh copy per get)
+        self._lock = threading.Lock()  # the counters
         self.hits = self.disk_hits = self.misses = 0
 
     def get(self, key: str) -> dict | None:
         """A fresh copy of the template stored under ``key``, or None."""
-        with self._lock:
-            text = self._store.get(key)
-            if text is not None:
-                self._store.move_to_end(key)
+        text = self._store.get(key)
+        if text is not None:
+            with self._lock:
                 self.hits += 1
-                return json.loads(text)
+            return json.loads(text)
         if self.folder is not None:
             try:
                 text = (self.folder / f"{key}.json").read_text(encoding="utf-8")
@@ -865,7 +864,7 @@ class SpecTemplates:
             except (OSError, ValueError):
                 spec = None
             if isinstance(spec, dict):
-                self._remember(key, text)
+                self._store.put(key, text)
                 with self._lock:
                     self.hits += 1
                     self.disk_hits += 1
@@ -876,19 +875,12 @@ class SpecTemplates:
 
     def put(self, key: str, spec: dict) -> None:
         text = json.dumps(spec, ensure_ascii=False, sort_keys=True)
-        self._remember(key, text)
+        self._store.put(key, text)
         if self.folder is not None:
             try:
                 atomic_write_text(self.folder / f"{key}.json", text)
             except OSError:  # a read-only or full cache folder: the template stays in memory
                 pass
-
-    def _remember(self, key: str, text: str) -> None:
-        with self._lock:
-            self._store[key] = text
-            self._store.move_to_end(key)
-            while len(self._store) > self.maxsize:
-                self._store.popitem(last=False)
 
 
 _DEFAULT_TEMPLATES: dict[str, SpecTemplates] = {}

@@ -58,7 +58,6 @@ import tempfile
 import threading
 import time
 import warnings
-from collections import OrderedDict
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +67,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.errors import Cancelled
+from semanscope_nb.memo import Memo
 from semanscope_nb.models.cancel import ShouldStop, check_stop
 from semanscope_nb.models.encoders import package_version
 from semanscope_nb.provenance import json_ready
@@ -217,8 +217,8 @@ class ProjectionCache:
             raise ValueError(f"ProjectionCache maxsize must be >= 1, got {maxsize}")
         self.maxsize = maxsize
         self.folder = Path(folder).expanduser() if folder is not None else None
-        self._store: OrderedDict[str, CacheEntry] = OrderedDict()
-        self._lock = threading.Lock()
+        self._store = Memo(maxsize)  # key -> CacheEntry
+        self._lock = threading.Lock()  # the counters
         self.hits = self.disk_hits = self.misses = self.computed = self.disk_errors = 0
 
     def __repr__(self) -> str:
@@ -233,8 +233,7 @@ class ProjectionCache:
 
     def clear(self) -> None:
         """Forget the in-memory entries (files on disk stay)."""
-        with self._lock:
-            self._store.clear()
+        self._store.clear()
 
     def __len__(self) -> int:
         return len(self._store)
@@ -289,17 +288,17 @@ class ProjectionCache:
         coordinates are finite and (given ``shape``) of that shape; otherwise a :class:`CacheWarning`
         names the file and the caller recomputes (the entry is overwritten).
         """
-        with self._lock:
-            if key in self._store:
-                self._store.move_to_end(key)
+        entry = self._store.get(key)
+        if entry is not None:
+            with self._lock:
                 self.hits += 1
-                return self._store[key]
+            return entry
         if self.folder is not None:
             path = self._path(key)
             if path.exists():
                 entry = self._read(key, path, shape)
                 if entry is not None:
-                    self._remember(key, entry)
+                    self._store.put(key, entry)
                     with self._lock:
                         self.hits += 1
                         self.disk_hits += 1
@@ -310,7 +309,7 @@ class ProjectionCache:
 
     def put(self, key: str, coords: np.ndarray, params: dict[str, Any], seconds: float, notes: Sequence[str] = ()) -> None:
         entry = (coords, params, seconds, tuple(notes))
-        self._remember(key, entry)
+        self._store.put(key, entry)
         if self.folder is not None:
             try:
                 self._write(key, entry)
@@ -341,13 +340,6 @@ class ProjectionCache:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-
-    def _remember(self, key: str, entry: CacheEntry) -> None:
-        with self._lock:
-            self._store[key] = entry
-            self._store.move_to_end(key)
-            while len(self._store) > self.maxsize:
-                self._store.popitem(last=False)
 
 
 _DEFAULT_CACHES: dict[str, ProjectionCache] = {}

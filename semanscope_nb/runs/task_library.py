@@ -15,7 +15,6 @@ True
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Sequence
 
 import numpy as np
@@ -23,6 +22,7 @@ import scipy.sparse as sp
 
 from semanscope_nb.data.words import WordDataset
 from semanscope_nb.errors import ArgumentError
+from semanscope_nb.memo import Memo
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, SAResult, TierThresholds, affinity_of_words, check_row_tuples
 from semanscope_nb.metrics.spreads import AlignedWords
 from semanscope_nb.models.embedded import Embedded
@@ -94,8 +94,7 @@ SURFACE_BASELINE = "tfidf-char"
 #: the cache was a good part of a warm run.  TF-IDF is a deterministic function of the data set's texts, so a kept
 #: copy is the one a read would give
 SURFACE_KEPT_BYTES = 64 * 2**20
-_SURFACES: dict[tuple, tuple[AlignedWords, tuple[sp.csr_matrix, ...], int]] = {}
-_SURFACES_LOCK = threading.Lock()
+_SURFACES = Memo(SURFACE_KEPT_BYTES, sizeof=lambda kept: kept[2])  # (shell, sparse rows, bytes) by data set
 
 
 def _surface_words(embedded: Embedded, should_stop: Any = None) -> AlignedWords:
@@ -104,10 +103,7 @@ def _surface_words(embedded: Embedded, should_stop: Any = None) -> AlignedWords:
 
     ds = embedded.dataset
     key = (SURFACE_BASELINE, tuple(ds.languages), ds.rows)
-    with _SURFACES_LOCK:
-        kept = _SURFACES.pop(key, None)
-        if kept is not None:
-            _SURFACES[key] = kept  # the most recent last
+    kept = _SURFACES.get(key)
     if kept is not None:
         shell, rows, _ = kept
         vectors = tuple(m.toarray() for m in rows)  # the same float32 numbers as read (zeros are exact)
@@ -119,12 +115,8 @@ def _surface_words(embedded: Embedded, should_stop: Any = None) -> AlignedWords:
     words = aligned_words(baseline)
     rows = tuple(sp.csr_matrix(v) for v in words.vectors)
     size = sum(int(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes) for m in rows)
-    if size <= SURFACE_KEPT_BYTES:
-        shell = AlignedWords(words.languages, (), words.incidence, words.labels, words.groups, words.words)
-        with _SURFACES_LOCK:
-            _SURFACES[key] = (shell, rows, size)
-            while sum(k[2] for k in _SURFACES.values()) > SURFACE_KEPT_BYTES:
-                _SURFACES.pop(next(iter(_SURFACES)))
+    shell = AlignedWords(words.languages, (), words.incidence, words.labels, words.groups, words.words)
+    _SURFACES.put(key, (shell, rows, size))  # not kept when larger than SURFACE_KEPT_BYTES on its own
     return words
 
 

@@ -69,7 +69,6 @@ import json
 import os
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -79,6 +78,7 @@ import numpy as np
 
 from semanscope_nb.data.words import WordDataset, load_dataset
 from semanscope_nb.errors import Cancelled
+from semanscope_nb.memo import Memo
 from semanscope_nb.metrics.affinity import (
     DEFAULT_TIERS,
     SAResult,
@@ -292,21 +292,6 @@ def _in_kernel() -> bool:
         return False
     ip = get_ipython()
     return ip is not None and getattr(ip, "kernel", None) is not None
-
-
-class _Memo(OrderedDict):
-    """A small LRU dict."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = size
-
-    def remember(self, key: Any, value: Any) -> Any:
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > self.size:
-            self.popitem(last=False)
-        return value
 
 
 _STYLE = ("<style>.snb-stale{opacity:.4;filter:grayscale(1);transition:opacity .2s}"
@@ -543,11 +528,9 @@ class ExplorePanel(W.VBox):
 
     def _init_state(self) -> None:
         """Empty memos, counters, the shown result and the locks of the refresh machinery."""
-        self._datasets: _Memo = _Memo(8)
-        self._vectors: _Memo = _Memo(8)
-        self._results: _Memo = _Memo(16)
-        self._projections: _Memo = _Memo(16)
-        self._pairs: _Memo = _Memo(8)
+        self._datasets, self._vectors = Memo(8), Memo(8)
+        self._results, self._projections = Memo(16), Memo(16)
+        self._pairs = Memo(8)
         self.counts = {"refresh": 0, "dataset": 0, "embed": 0, "sa": 0, "projection": 0, "chart": 0, "errors": 0,
                        "redraw": 0, "update": 0, "cancelled": 0, "sa_disk": 0}
         self.timings: dict[str, float] = {}
@@ -780,25 +763,28 @@ class ExplorePanel(W.VBox):
     # -- stages (each memoised on what it depends on) -----------------------------
     def _dataset(self, s: ExploreState) -> WordDataset:
         key = (s.dataset.path, s.dataset.languages, s.max_concepts)
-        if key not in self._datasets:
+        ds = self._datasets.get(key)
+        if ds is None:
             self.counts["dataset"] += 1
             ds = load_dataset(s.dataset.path, languages=s.dataset.languages)
             if s.max_concepts is not None:
                 ds = ds.subset(range(min(int(s.max_concepts), len(ds))))
-            self._datasets.remember(key, ds)
-        return self._datasets[key]
+            self._datasets.put(key, ds)
+        return ds
 
     def _embed(self, s: ExploreState, ds: WordDataset, token: CancelToken | None) -> Embedded:
-        if s.embed_key not in self._vectors:
+        emb = self._vectors.get(s.embed_key)
+        if emb is None:
             self._step(1, f"embedding {len(ds.all_texts())} texts with {html.escape(str(s.model))} "
                           f"(cached texts are read, not re-encoded)…")
             self.counts["embed"] += 1
             stop = {"should_stop": token} if token is not None and _takes_stop(self._embedder) else {}
-            self._vectors.remember(s.embed_key, self._embedder(ds, s.model, cache=self.cache, progress=False, **stop))
-        return self._vectors[s.embed_key]
+            emb = self._vectors.put(s.embed_key, self._embedder(ds, s.model, cache=self.cache, progress=False, **stop))
+        return emb
 
     def _sa(self, s: ExploreState, emb: Embedded, token: CancelToken | None) -> SAResult:
-        if s.sa_key not in self._results:
+        stored = self._results.get(s.sa_key)
+        if stored is None:
             self.counts["sa"] += 1
             stored = self.sa_store.get(emb, n_boot=s.n_boot, seed=s.seed) if self.sa_store is not None else None
             if stored is None:
@@ -808,26 +794,28 @@ class ExplorePanel(W.VBox):
                     self.sa_store.put(emb, stored, n_boot=s.n_boot, seed=s.seed)
             else:
                 self.counts["sa_disk"] += 1
-            self._results.remember(s.sa_key, stored)
-        return self._results[s.sa_key]
+            self._results.put(s.sa_key, stored)
+        return stored
 
     def _project(self, s: ExploreState, emb: Embedded, token: CancelToken | None) -> Projection:
-        if s.projection_key not in self._projections:
+        proj = self._projections.get(s.projection_key)
+        if proj is None:
             self._step(3, f"{s.projection.method.upper()} projection…")
             self.counts["projection"] += 1
             p = s.projection
-            self._projections.remember(s.projection_key, run_task(
+            proj = self._projections.put(s.projection_key, run_task(
                 "projection", emb, method=p.method, random_state=p.random_state, n_components=p.n_components,
                 options=dict(p.params), projection_cache=self.projection_cache, should_stop=token))
-        return self._projections[s.projection_key]
+        return proj
 
     def _pair_frame(self, s: ExploreState, emb: Embedded, token: CancelToken | None) -> Any:
         key = (*s.sa_key, s.thresholds)
-        if key not in self._pairs:
+        table = self._pairs.get(key)
+        if table is None:
             self._step(3, "SA per language pair…")
-            self._pairs.remember(key, run_task("pair-sa", emb, n_boot=s.n_boot, seed=s.seed, thresholds=s.thresholds,
+            table = self._pairs.put(key, run_task("pair-sa", emb, n_boot=s.n_boot, seed=s.seed, thresholds=s.thresholds,
                                                should_stop=token).table)
-        return self._pairs[key]
+        return table
 
     # -- refresh -----------------------------------------------------------------
     def _mark_stale(self, stale: bool) -> None:
