@@ -1105,9 +1105,11 @@ class Spreads:
             if id(a) not in seen:
                 seen.add(id(a))
                 total += a.nbytes
-        for m in (*self.word_weight_map, *self.occurrence_map, *self.sparse):
+        words = [m for pair in self._sparse_words if pair is not None for m in pair]
+        for m in (*self.word_weight_map, *self.occurrence_map, *self.sparse, *words):
             if m is not None:
                 total += m.data.nbytes + m.indices.nbytes + m.indptr.nbytes
+        total += sum(a.nbytes for a in (*self.sparse_cols, *self._centre_off) if a is not None)
         return total
 
     def bytes_per_resample(self) -> int:
