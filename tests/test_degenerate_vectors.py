@@ -213,3 +213,139 @@ def test_norms_of_the_wrong_shape_or_sign_are_named():
         artefacts.degenerate_vector_groups(aw, norms=[np.ones(5)])
     with pytest.raises(ValueError, match="norms must be >= 0"):
         artefacts.degenerate_vector_groups(aw, norms=[-np.ones(6)])
+
+
+def pairwise_groups(v: np.ndarray, tol: float) -> list[tuple[str, ...]]:
+    """:func:`plain_groups` for a few thousand rows: each row against all later rows in one NumPy comparison, union-find."""
+    x = np.asarray(v, dtype=np.float64)
+    norm = np.sqrt((x * x).sum(axis=1))
+    units = x / np.where(norm > 0, norm, 1.0)[:, None]
+    parent = list(range(len(x)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i in range(len(x)):
+        for j in (i + 1 + np.flatnonzero(np.abs(units[i + 1:] - units[i]).max(axis=1) <= tol)).tolist():
+            parent[find(i)] = find(j)
+    comps: dict[int, list[str]] = {}
+    for i in range(len(x)):
+        comps.setdefault(find(i), []).append(f"w{i}")
+    return sorted(tuple(c) for c in comps.values() if len(c) > 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("given_norms", [False, True])
+@pytest.mark.parametrize("cell_widths", [2, 16])
+def test_planted_near_ties_across_grid_slots_and_cells_equal_the_pairwise_loop(dtype, given_norms, cell_widths, monkeypatch):
+    """Many pairs planted at 0.9, 0.99, 1.01 and 1.1 tol land at random places on the search grid.
+
+    The grid of the coordinate path (slots on one unit coordinate, cells on another) is
+    where a quantised key goes wrong: a tied pair split by a slot or cell border must
+    still be found.  A spy on ``_coordinate_grid`` records each row's grid key, and the
+    test checks that enough tied pairs straddle a slot border and a cell border for the
+    comparison with the pairwise loop to mean something.  Cells 2 tie windows wide (the
+    default is 16) put many tied pairs across a cell border and half the rows near the top
+    of their cell.
+    """
+    rng = np.random.default_rng(11 + given_norms)
+    n_pairs, d = 400, 16
+    base = rng.standard_normal((2 * n_pairs + 200, d))
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    factors = np.repeat([0.9, 0.99, 1.01, 1.1], n_pairs // 4)
+    for p, factor in enumerate(factors):  # partner = base + factor tol on every coordinate, base orthogonal to the step
+        signs = rng.choice([-1.0, 1.0], size=d)
+        g = base[2 * p] - (base[2 * p] @ signs) / d * signs
+        base[2 * p] = g / np.linalg.norm(g)
+        base[2 * p + 1] = base[2 * p] + factor * TOL * signs
+    v = (base * rng.uniform(0.5, 2.0, size=(len(base), 1))).astype(dtype)  # not unit norm
+    seen = {}
+    grid = artefacts._coordinate_grid
+
+    def spy(k0, k1, w0, w1, **kw):
+        out = grid(k0, k1, w0, w1, **kw)
+        seen["key"], seen["step"] = out[0].copy(), out[2]  # a copy: the search sorts the keys in place
+        return out
+
+    monkeypatch.setattr(artefacts, "_coordinate_grid", spy)
+    monkeypatch.setattr(artefacts, "_CELL_WIDTHS", cell_widths)
+    monkeypatch.setattr(artefacts, "_near_ties_by_directions", None)  # the coordinate path must answer
+    n = len(v)
+    names = tuple(f"w{i}" for i in range(n))
+    aw = AlignedWords(("en",), (v,), (sp.identity(n, format="csr"),), names, words=(names,))
+    norms = [np.sqrt((v.astype(np.float64) ** 2).sum(axis=1))] if given_norms else None
+    got = sorted(artefacts.degenerate_vector_groups(aw, tol=TOL, norms=norms).get("en", []))
+    want = pairwise_groups(v, TOL)
+    assert got == want
+    tied = [(2 * p, 2 * p + 1) for p in range(n_pairs) if (f"w{2 * p}", f"w{2 * p + 1}") in want]
+    assert len(tied) >= n_pairs // 4, "at least the pairs planted at 0.9 tol are tied"
+    key, step = seen["key"], seen["step"]
+    slots_apart = sum(key[a] % step != key[b] % step for a, b in tied)
+    cells_apart = sum(key[a] // step != key[b] // step for a, b in tied)
+    assert slots_apart >= 20, f"only {slots_apart} tied pairs straddle a slot border"
+    assert cells_apart >= (20 if cell_widths == 2 else 0), f"only {cells_apart} tied pairs straddle a cell border"
+
+
+def test_the_norm_pass_copies_the_key_columns_it_reads_block_by_block(monkeypatch):
+    rng = np.random.default_rng(12)
+    v = rng.standard_normal((1000, 48)).astype(np.float32)
+    v[17] = 0.0
+    v[300] *= np.float32(1e-30)  # a row redone in float64
+    monkeypatch.setattr(artefacts, "_PASS_BYTES", 64 * 48 * 4 * 3 + 100)  # blocks of 192 rows: the last one partial
+    norms, zero, rel, picked = artefacts._norms_and_columns(v, np.array([5, 40, 7]))
+    whole, whole_zero, whole_rel = artefacts._row_norms(v)
+    np.testing.assert_array_equal(picked, v[:, [5, 40, 7]].T, err_msg="the copied columns are the vectors' own entries")
+    np.testing.assert_allclose(norms, whole, rtol=2 * rel, err_msg="blocked and whole passes sum the same squares per row")
+    assert zero.tolist() == whole_zero.tolist() and rel == whole_rel and zero[17]
+
+
+@pytest.mark.parametrize("options", [dict(n_boot=0), dict(n_boot=20), dict(n_boot=20, sem="delta"), dict(n_boot=0, method="BCa")])
+def test_semantic_affinity_gives_the_check_the_norms_of_its_spreads_on_every_path(options, monkeypatch):
+    from semanscope_nb.metrics.affinity import semantic_affinity
+
+    rng = np.random.default_rng(13)
+    emb = {lang: rng.standard_normal((60, 12)).astype(np.float32) for lang in ("en", "de", "fr")}
+    emb["de"][4] = emb["de"][3]  # a degenerate group, so that the check has something to find
+    calls = []
+    check = artefacts.degenerate_vector_groups
+
+    def spy(aw, **kw):
+        calls.append(kw.get("norms"))
+        return check(aw, **kw)
+
+    monkeypatch.setattr(artefacts, "degenerate_vector_groups", spy)
+    monkeypatch.setattr(artefacts, "_norms_and_columns", None)  # no second norm pass may run
+    res = semantic_affinity(emb, seed=0, **options)
+    assert calls and all(nm is not None and len(nm) == 3 for nm in calls), "every call reuses the Spreads' norms"
+    assert res.excluded_concepts.get("degenerate-vector") == 2, "the planted pair of equal vectors is found and excluded"
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_copies_scaled_copies_and_near_copies_equal_the_pairwise_loop(seed):
+    """Random shapes, tolerances and plantings (either search path, whichever the check takes) against the loop."""
+    rng = np.random.default_rng(1000 + seed)
+    n, d = int(rng.integers(2, 300)), int(rng.integers(4, 40))
+    dtype = (np.float32, np.float64)[seed % 2]
+    tol = float(rng.choice([1e-9, 1e-6, 1e-4, 1e-3]))
+    v = rng.standard_normal((n, d))
+    if seed % 5 == 0:
+        v[:, 0] *= 50  # one dominant coordinate
+    for _ in range(int(rng.integers(0, n // 2 + 1))):
+        i, j = rng.integers(0, n, 2)
+        kind = rng.integers(0, 4)
+        if kind == 0:
+            v[j] = v[i]
+        elif kind == 1:
+            v[j] = v[i] * rng.uniform(0.1, 10)
+        elif kind == 2 and np.any(v[i]):  # a near copy: up to 1.2 tol off on each unit coordinate
+            v[j] = (v[i] / np.linalg.norm(v[i]) + rng.uniform(-1.2, 1.2, d) * tol) * rng.uniform(0.5, 2)
+        else:
+            v[j] = 0.0
+    if seed % 7 == 0:
+        v[rng.integers(0, n)] = np.nan
+    v = v.astype(dtype)
+    names = tuple(f"w{i}" for i in range(n))
+    aw = AlignedWords(("en",), (v,), (sp.identity(n, format="csr"),), names, words=(names,))
+    assert sorted(artefacts.degenerate_vector_groups(aw, tol=tol).get("en", [])) == pairwise_groups(v, tol)

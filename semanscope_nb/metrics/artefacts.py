@@ -261,6 +261,22 @@ def _norm_bound(d: int, dtype: np.dtype) -> float:
 def _row_norms(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """(row norms in float64, zero-row mask, relative error bound of the norms) in one pass over the vectors.
 
+    See :func:`_norms_and_columns`, which also copies out some columns in the same pass.
+    """
+    return _norms_and_columns(v, None)[:3]
+
+
+_PASS_BYTES = 1 << 20  # rows read at a time by the norm pass that also copies key columns (about 1 MB)
+
+
+def _norms_and_columns(v: np.ndarray, cols: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, float, np.ndarray | None]:
+    """(row norms in float64, zero-row mask, relative error bound of the norms, columns ``cols`` of the vectors).
+
+    One pass over the vectors: with ``cols``, blocks of about 1 MB of rows are read once
+    for their squared norms and their ``cols`` entries (``len(cols) x n``, widened to
+    float64: the caller divides them by the norms in place) while the block is in
+    cache, instead of a second strided pass.
+
     The squared norms are summed in the vectors' own precision (float32 stays float32:
     no float64 copy) -- a sum of ``d`` non-negative products, in any order, blocked or
     with FMA, is within ``gamma_d = d u / (1 - d u)`` of the exact sum (Higham, 2nd ed.,
@@ -277,10 +293,25 @@ def _row_norms(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         x = x.astype(np.float64)
     info = np.finfo(x.dtype)
     rel = _norm_bound(x.shape[1], x.dtype)
+    vecdot = np.vecdot if hasattr(np, "vecdot") else functools.partial(np.einsum, "ij,ij->i")
+    picked = None
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        sq = np.vecdot(x, x) if hasattr(np, "vecdot") else np.einsum("ij,ij->i", x, x)  # one pass, native precision
-    safe = np.isfinite(sq) & (sq >= float(info.tiny) * 2.0**40) & (sq <= float(info.max) / 4)  # far from under-/overflow
-    norms = np.sqrt(sq.astype(np.float64))
+        if cols is None:
+            sq = vecdot(x, x)  # one pass, native precision
+        else:
+            n = x.shape[0]
+            sq, picked = np.empty(n, dtype=x.dtype), np.empty((len(cols), n))
+            step = max(64, _PASS_BYTES // max(1, x.shape[1] * x.itemsize))
+            for a in range(0, n, step):
+                block = x[a:a + step]
+                vecdot(block, block, out=sq[a:a + step])
+                for j, c in enumerate(cols):
+                    picked[j, a:a + step] = block[:, c]  # the block is in cache: no second pass over the vectors
+    floor, ceiling = float(info.tiny) * 2.0**40, float(info.max) / 4  # far from under-/overflow
+    norms = np.sqrt(sq, dtype=np.float64)  # float64 square roots of the native sums
+    if sq.size and sq.min() >= floor and sq.max() <= ceiling:  # the usual case: two reductions (a NaN fails both)
+        return norms, np.zeros(norms.size, dtype=bool), rel, picked
+    safe = np.isfinite(sq) & (sq >= floor) & (sq <= ceiling)
     bad = np.flatnonzero(~safe)
     if bad.size:
         xb = np.asarray(x[bad], dtype=np.float64)
@@ -289,11 +320,14 @@ def _row_norms(v: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
             scaled = xb / np.where(peak > 0, peak, 1.0)[:, None]
             norms[bad] = np.sqrt(np.einsum("ij,ij->i", scaled, scaled)) * peak
     zero = norms == 0
-    return norms, zero, rel
+    return norms, zero, rel, picked
 
 
-def _key_columns(v: np.ndarray, norms: np.ndarray, *, count: int = 4, sample: int = 512) -> np.ndarray | None:
-    """The ``count`` coordinates whose unit values spread most on an even sample of rows (widest first).
+def _key_columns(v: np.ndarray, norms: np.ndarray | None, *, count: int = 4, sample: int = 256) -> np.ndarray | None:
+    """The ``count`` coordinates whose unit values spread most on a sample of rows (widest first).
+
+    The sample is 8 runs of ``sample / 8`` consecutive rows, evenly spread (repeated rows
+    when ``n`` is small do not matter).
 
     Only the speed of the near-pair search depends on this choice, never its result:
     a coordinate is a projection with ``|r|_1 = 1`` (a random unit direction has
@@ -303,23 +337,29 @@ def _key_columns(v: np.ndarray, norms: np.ndarray, *, count: int = 4, sample: in
     ``count`` remain.
     """
     n, d = v.shape
-    rows = np.unique(np.linspace(0, n - 1, min(n, sample)).astype(np.int64))
-    rows = rows[norms[rows] > 0]  # zero rows are merged as exact copies, whatever the keys
-    if rows.size == 0:
+    run = max(1, min(n, sample) // 8)  # 8 runs of consecutive rows spread over the array: few pages to touch
+    starts = np.linspace(0, n - run, 8).astype(np.int64)
+    x = np.concatenate([v[a:a + run] for a in starts])
+    nx = _row_norms(x)[0] if norms is None else np.concatenate([norms[a:a + run] for a in starts])
+    live = nx > 0  # zero rows are merged as exact copies, whatever the keys
+    if not live.any():
         return None
-    x = np.asarray(v[rows], dtype=np.float64) / norms[rows][:, None]
-    with np.errstate(invalid="ignore"):
-        spread = np.nan_to_num(x.std(axis=0), nan=0.0)
-    dense = np.flatnonzero((x == 0).mean(axis=0) <= 0.01)
+    if not live.all():
+        x, nx = x[live], nx[live]
+    with np.errstate(invalid="ignore", over="ignore"):
+        x = np.divide(x, nx[:, None], dtype=np.float64)  # unit rows (float64: no overflow at any input scale)
+        mean = x.mean(axis=0)
+        spread = np.nan_to_num(np.einsum("ij,ij->j", x, x) / x.shape[0] - mean * mean, nan=0.0)  # variance, no temporaries
+    dense = np.flatnonzero(np.count_nonzero(x == 0, axis=0) <= 0.01 * x.shape[0])
     if dense.size < count:
         return None
     return dense[np.argsort(-spread[dense], kind="stable")[:count]]
 
 
-def _compare_candidates(v: np.ndarray, norms: np.ndarray, rows: np.ndarray, keys_of: Callable[[np.ndarray], np.ndarray],
-                        first: np.ndarray, count: np.ndarray, width: np.ndarray, rel: float,
+def _compare_candidates(v: np.ndarray, norms: np.ndarray, heads: np.ndarray, first: np.ndarray, count: np.ndarray,
+                        rows: np.ndarray, keys_of: Callable[[np.ndarray], np.ndarray], width: np.ndarray, rel: float,
                         tol: float) -> tuple[np.ndarray, np.ndarray]:
-    """Candidate pairs ``(rows[i], rows[first[i] + t])``, ``0 <= t < count[i]``, that agree to ``tol``.
+    """Candidate pairs ``(heads[i], rows[first[i] + t])``, ``0 <= t < count[i]``, that agree to ``tol``.
 
     A candidate is kept when every key (``keys_of(row ids)``: one row of keys per id)
     passes ``|a_k - b_k| <= width_k + rel (|a_k| + |b_k|)`` (a few numbers per pair) and
@@ -327,8 +367,8 @@ def _compare_candidates(v: np.ndarray, norms: np.ndarray, rows: np.ndarray, keys
     candidates are expanded in chunks of about :data:`_PAIR_BLOCK`.
     """
     pairs_a, pairs_b = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
-    some = np.flatnonzero(count)  # usually few rows have any candidate
-    heads, first, count = rows[some], first[some], count[some]
+    some = np.flatnonzero(count)
+    heads, first, count = heads[some], first[some], count[some]
     cum = np.cumsum(count)
     start = 0
     while start < some.size:
@@ -359,20 +399,105 @@ def _near_pairs(v: np.ndarray, norms: np.ndarray, rows: np.ndarray, keys: np.nda
     """
     order = np.argsort(keys[:, 0])  # any order of equal keys: the window test below is symmetric
     ps = keys[order, 0]
-    span = np.zeros(rows.size, dtype=np.int64)  # later rows within the window of each row
     open_ = np.flatnonzero(np.diff(ps) <= width[0])  # rows whose next neighbour is in the window (usually few)
-    span[open_] = np.searchsorted(ps, ps[open_] + width[0], side="right") - open_ - 1
+    span = np.searchsorted(ps, ps[open_] + width[0], side="right") - open_ - 1
     full = np.empty((v.shape[0], keys.shape[1]))
     full[rows] = keys
-    return _compare_candidates(v, norms, rows[order], full.__getitem__, np.arange(1, rows.size + 1), span, width, 0.0, tol)
+    ranked = rows[order]
+    return _compare_candidates(v, norms, ranked[open_], open_ + 1, span, ranked, full.__getitem__, width, 0.0, tol)
 
 
 _CELL_WIDTHS = 16  # a grid cell spans this many tie windows: few rows lie within a window of the next cell
+_SLOT_BITS, _CELL_BITS = 22, 20  # at most 2^22 slots and 2^20 cells: a grid key stays an exact float64 integer
+
+
+def _coordinate_grid(k0: np.ndarray, k1: np.ndarray, w0: float, w1: float, *, lo: tuple[float, float],
+                     hi: tuple[float, float], scratch: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """(integer grid key per row, rows near the top of their cell, the key step of one cell) of two finite keys.
+
+    ``k0`` and ``k1`` (float64) are overwritten -- the keys are returned in ``k1``'s
+    memory -- and so is ``scratch`` (8-byte items, same size, if given): fresh n-sized
+    temporaries cost page faults that take longer than the arithmetic.
+
+    Two rows to be found differ by at most ``w0`` on ``k0`` and ``w1`` on ``k1`` (``lo``,
+    ``hi``: the keys' smallest and largest values).  ``k0`` is cut into slots of width
+    ``s0 = max(2 w0, (hi_0 - lo_0) 2^-22)`` and ``k1`` into cells of width
+    ``cw = max(16 w1, (hi_1 - lo_1) 2^-20)``; the key is ``cell * step + slot`` with
+    ``step`` a power of two above the largest slot + 1, so a key orders rows by cell,
+    then slot.  With ``q = (k - lo) / width`` computed in float64 (``q <= 2^22``: within
+    ``2^-30`` of its exact value), two such rows have ``q`` within ``1/2 + 2^-29`` on
+    ``k0`` -- slots at most 1 apart -- and within ``1/16 + 2^-31`` on ``k1``: the same
+    cell, or the next one for a row whose ``q`` lies within ``w1 / cw + 2^-26`` of its
+    cell's top (``near_top``; ``q - floor(q)`` is exact).  So a row's partners have a key
+    within 1 of its own, or, near the top, within 1 of its own + ``step``.
+    """
+    s0 = max(2 * w0, (hi[0] - lo[0]) * 2.0**-_SLOT_BITS)
+    cw = max(_CELL_WIDTHS * w1, (hi[1] - lo[1]) * 2.0**-_CELL_BITS)
+    slot = np.subtract(k0, lo[0], out=k0)
+    slot /= s0
+    np.floor(slot, out=slot)
+    q = np.subtract(k1, lo[1], out=k1)
+    q /= cw
+    cell = np.floor(q, out=np.empty_like(q) if scratch is None else scratch.view(np.float64))
+    q -= cell  # exact: q and floor(q) are within a factor 2 (or floor(q) = 0)
+    near_top = q >= 1 - w1 / cw - 2.0**-26
+    step = 1 << (int(slot.max()) + 1).bit_length()  # > the largest slot + 1: keys + 1 never reach the next cell
+    cell *= step
+    cell += slot  # < 2^44: exact in float64
+    key = k1.view(np.int64)  # q is spent: its memory takes the integer keys
+    np.copyto(key, cell, casting="unsafe")
+    return key, near_top, step
+
+
+@functools.lru_cache(maxsize=2)
+def _positions(m: int) -> np.ndarray:
+    """``np.arange(m)``, read-only, the last two sizes kept (the next language usually has as many words)."""
+    out = np.arange(m)
+    out.flags.writeable = False
+    return out
+
+
+def _sorted_keys(key: np.ndarray, *, scratch: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(positions that sort ``key``, the sorted keys) for non-negative int64 keys (``key`` is sorted in place).
+
+    When the keys leave room, each is packed with its position into one int64 and the
+    packed values are sorted (a plain sort, about half the time of an argsort); the
+    order among equal keys is then by position.  ``scratch`` (int64, same size) receives
+    the positions.
+    """
+    m = key.size
+    bits = max(1, (m - 1).bit_length())
+    if int(key.max()) < 1 << (62 - bits):
+        packed = np.left_shift(key, bits, out=key)
+        packed |= _positions(m)
+        packed.sort()
+        pos = np.bitwise_and(packed, (1 << bits) - 1, out=scratch)
+        packed >>= bits
+        return pos, packed
+    pos = np.argsort(key, kind="stable")
+    return pos, key[pos]
+
+
+def _equal_key_rows(rows: np.ndarray, keys: np.ndarray) -> np.ndarray | None:
+    """The ``rows`` (sharing a grid key) whose ``keys`` (one row of keys per row) all equal another's; None if none.
+
+    Bit-identical unit rows have equal keys; rows that merely share a grid cell and
+    slot (a few hundred among 200,000 random rows) are left to the pairwise search.
+    """
+    o = np.lexsort(keys.T[::-1])
+    ko = keys[o]
+    dup = (ko[1:] == ko[:-1]).all(axis=1)
+    if not dup.any():
+        return None
+    twins = np.zeros(rows.size, dtype=bool)
+    twins[o[1:][dup]] = True
+    twins[o[:-1][dup]] = True
+    return rows[twins]
 
 
 def _near_ties_by_coordinates(v: np.ndarray, tol: float,
-                              norms: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(exact-group labels, near pairs a, b) with four coordinates of the unit rows as keys.
+                              norms: np.ndarray | None = None) -> tuple[np.ndarray | None, np.ndarray, np.ndarray] | None:
+    """(exact-group labels or None when no row has a bit-identical twin, near pairs a, b) with four coordinates of the unit rows as keys.
 
     **Window.**  The norms come from one pass in the vectors' own precision
     (:func:`_row_norms`, relative error ``rel``); a key is a coordinate divided by its
@@ -381,36 +506,36 @@ def _near_ties_by_coordinates(v: np.ndarray, tol: float,
     (:func:`_unit_of`) are within ``r2`` (the same bound in float64).  Two rows whose
     float64 unit rows agree to ``tol`` thus have, on every key,
     ``|a - b| <= tol + e (|a| + |b|)`` with ``e = (r1 + r2) / (1 - r1)`` -- so at most
-    ``W = tol + 2 e max|a|`` -- and along a sorted key ``a <= b`` implies
-    ``b - a <= w(a) = (tol + 2 e |a|) / (1 - e)`` (as ``|b| <= |a| + (b - a)``), likewise
-    ``a - b <= w(a)`` for ``b <= a``.
+    ``w_k = tol + 2 e max|a_k|`` on key ``k`` (``w_0`` is taken a little wider,
+    ``(tol + 2 e max|a_0|) / (1 - e) + 2^-48``).
 
-    **Search.**  The second key is cut into cells of width ``cw`` = :data:`_CELL_WIDTHS`
-    ``x W`` (at most 2^20 cells); with ``q = a_1 / cw`` and cell ``floor(q)``, tied rows
-    sit in the same or the next cell, and a row can tie with the next cell only when
-    ``q >= cell + 1 - W / cw - eps_q`` (``eps_q = 2^-50 (max|q| + 1)``: the rounding of
-    both quotients).  Rows are sorted once by ``z = 4 cell + a_0`` (``|a_0| <= 1 + e < 2``:
-    the cells' ranges of ``z`` never overlap); a row's candidates are the later rows of
-    its cell with ``z`` within ``w = w(max|a_0|)``, and, near the top of its cell, the rows
-    of the next cell within ``w`` of ``z + 4``; ``w`` is widened by ``2^-48 (max|z| + 1)``
-    for the rounding of ``z`` and of the window ends.  Candidates are checked on all
-    four keys, then coordinate by coordinate.  Rows with exactly equal ``z`` are first
-    merged when their unit rows are bit-identical (many copies of one vector cost no
-    quadratic pair list).
+    **Search.**  The first two keys are cut into an integer grid (:func:`_coordinate_grid`:
+    slots of at least ``2 w_0`` on key 0, cells of at least 16 ``w_1`` on key 1): two
+    rows within ``tol`` have slots at most 1 apart and the same or the next cell.  The
+    rows are sorted once by grid key (:func:`_sorted_keys`, integers: no rounding at
+    the window ends); a row's candidates are the later rows with a key at most 1 above
+    its own, and, for a row near the top of its cell, the rows of the next cell within
+    one slot.  Candidates are checked on all four keys, then coordinate by coordinate.
+    Rows sharing a grid key are first merged when their unit rows are bit-identical
+    (many copies of one vector cost no quadratic pair list).
 
     None (use :func:`_near_ties_by_directions`) when the coordinates are sparse, when
-    more than an eighth of the rows share their ``z``, or when more than 32 candidates
-    per row remain.  ``norms``: the rows' norms computed in float64 (``Spreads.norms``):
-    no pass over the vectors at all, ``rel`` the float64 bound.
+    more than an eighth of the rows share their grid key, or when more than 32
+    candidates per row remain.  ``norms``: the rows' norms computed in float64
+    (``Spreads.norms``): no pass over the vectors at all, ``rel`` the float64 bound.
     """
     n, d = v.shape
     if norms is None:
-        norms, zero, rel = _row_norms(v)
+        cols = _key_columns(v, None)  # from a sample's own norms, so that the norm pass can copy the key columns
+        if cols is None:
+            return None
+        norms, zero, rel, picked = _norms_and_columns(v, cols[:2])
     else:
         zero, rel = norms == 0, _norm_bound(d, np.float64)
-    cols = _key_columns(v, norms)
-    if cols is None:
-        return None
+        cols = _key_columns(v, norms)
+        if cols is None:
+            return None
+        picked = np.take(v, cols[:2], axis=1).T  # one strided read for both grid keys (np.take: faster than fancy indexing)
     safe_norms = np.where(zero, 1.0, norms) if zero.any() else norms
 
     def keys_of(rows: np.ndarray) -> np.ndarray:
@@ -421,52 +546,53 @@ def _near_ties_by_coordinates(v: np.ndarray, tol: float,
     r1 = rel / (1 - rel) + 2.0**-53
     r2 = (g64 * (1 + 2 * g64) / 2 + 2.0**-50) / (1 - g64) + 2.0**-53
     e = (r1 + r2) / (1 - r1)
-    k0 = np.asarray(v[:, cols[0]], dtype=np.float64) / safe_norms
-    k1 = np.asarray(v[:, cols[1]], dtype=np.float64) / safe_norms
-    labels = np.arange(n)
-    finite = np.isfinite(k0) & np.isfinite(k1)
-    ok = None if finite.all() else np.flatnonzero(finite)  # a row with a NaN coordinate is tied with nothing
-    if ok is not None:
+    wide = picked.dtype == np.float64  # the norm pass's copies: divided in place (no fresh n-sized arrays)
+    k0 = np.divide(picked[0], safe_norms, dtype=np.float64, out=picked[0] if wide else None)  # float32 widens exactly
+    k1 = np.divide(picked[1], safe_norms, dtype=np.float64, out=picked[1] if wide else None)
+    labels = None  # no exact group yet: every row its own label
+    none = np.zeros(0, dtype=np.int64)
+    lo, hi = (float(k0.min()), float(k1.min())), (float(k0.max()), float(k1.max()))
+    ok = None
+    if not np.isfinite(lo + hi).all():  # a row with a NaN coordinate is tied with nothing
+        ok = np.flatnonzero(np.isfinite(k0) & np.isfinite(k1))
         k0, k1 = k0[ok], k1[ok]
-    if k0.size < 2:
-        return labels, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    top = float(np.abs(k1).max())
-    W = tol + 2 * e * top
-    cw = max(_CELL_WIDTHS * W, top * 2.0**-20)
-    q = k1 / cw
-    cell = np.floor(q)
-    eps_q = 2.0**-50 * (float(np.abs(q).max()) + 1)
-    near_top = q >= cell + (1 - W / cw - eps_q)  # rows that may tie with the next cell
-    z = cell
-    z *= 4
-    z += k0
-    order = np.argsort(z)
-    zs = z[order]
-    rows = order if ok is None else ok[order]
-    same_z = zs[1:] == zs[:-1]
-    if same_z.any():  # exact copies (rare): merge the rows sharing all four keys and their bits
-        in_runs = np.sort(rows[np.flatnonzero(np.r_[same_z, False] | np.r_[False, same_z])])
-        if in_runs.size > max(256, n // 8):  # mostly copies: the dense directions' pass handles them
+        if k0.size < 2:
+            return labels, none, none
+        lo, hi = (float(k0.min()), float(k1.min())), (float(k0.max()), float(k1.max()))
+    w0 = (tol + 2 * e * max(-lo[0], hi[0])) / (1 - e) + 2.0**-48
+    w1 = tol + 2 * e * max(-lo[1], hi[1])
+    scratch = np.empty(k0.size, dtype=np.int64)
+    key, near_top, step = _coordinate_grid(k0, k1, w0, w1, lo=lo, hi=hi, scratch=scratch)  # k0, k1 are scratch now
+    pos, ks = _sorted_keys(key, scratch=scratch)  # ks: k1's memory, pos: scratch
+    rows = pos if ok is None else ok[pos]
+    gaps = np.subtract(ks[1:], ks[:-1], out=k0.view(np.int64)[:-1])  # no fresh n-sized temporaries (page faults)
+    open_ = np.flatnonzero(gaps <= 1)  # sorted rows whose next row is a candidate (usually few)
+    same_key = open_[gaps[open_] == 0]
+    if same_key.size:
+        shared = rows[np.unique(np.r_[same_key, same_key + 1])]
+        copies = _equal_key_rows(shared, keys_of(shared))
+    else:
+        copies = None
+    if copies is not None:  # rows with equal grid keys and equal keys (rare): merge those with bit-identical unit rows
+        copies = np.sort(copies)
+        if copies.size > max(256, n // 8):  # mostly copies: the dense directions' pass handles them
             return None
-        sub = _exact_groups_by_projection(np.asarray(v[in_runs]), keys_of(in_runs), zero[in_runs])
-        labels[in_runs] = in_runs[sub]
-        rep = labels[rows] == rows
-        order, zs, rows = order[rep], zs[rep], rows[rep]
-    m = rows.size
-    w = (tol + 2 * e * float(np.abs(k0).max())) / (1 - e) + 2.0**-48 * (max(abs(zs[0]), abs(zs[-1])) + 1)
-    span = np.zeros(m, dtype=np.int64)  # later rows of the same cell within the window
-    open_ = np.flatnonzero(zs[1:] <= zs[:-1] + w)
-    span[open_] = np.searchsorted(zs, zs[open_] + w, side="right") - open_ - 1
-    edge = np.flatnonzero(near_top[order])
-    lo = np.zeros(m, dtype=np.int64)
-    across = np.zeros(m, dtype=np.int64)
-    lo[edge] = np.searchsorted(zs, zs[edge] + (4 - w), side="left")  # rows of the next cell within the window
-    across[edge] = np.searchsorted(zs, zs[edge] + (4 + w), side="right") - lo[edge]
-    if span.sum() + across.sum() > 32 * n:
+        sub = _exact_groups_by_projection(np.asarray(v[copies]), keys_of(copies), zero[copies])
+        if (sub != np.arange(copies.size)).any():  # only the lowest row of each exact group is searched further
+            labels = np.arange(n)
+            labels[copies] = copies[sub]
+            rep = labels[rows] == rows
+            pos, ks, rows = pos[rep], ks[rep], rows[rep]
+            open_ = np.flatnonzero(np.diff(ks) <= 1)
+    span = np.searchsorted(ks, ks[open_] + 1, side="right") - open_ - 1  # later rows of the same cell within one slot
+    edge = np.flatnonzero(near_top[pos])
+    first = np.searchsorted(ks, ks[edge] + (step - 1), side="left")  # rows of the next cell within one slot
+    across = np.searchsorted(ks, ks[edge] + (step + 1), side="right") - first
+    if int(span.sum()) + int(across.sum()) > 32 * n:
         return None
     width = np.full(cols.size, float(tol))
-    same = _compare_candidates(v, norms, rows, keys_of, np.arange(1, m + 1), span, width, e, tol)
-    other = _compare_candidates(v, norms, rows, keys_of, lo, across, width, e, tol)
+    same = _compare_candidates(v, norms, rows[open_], open_ + 1, span, rows, keys_of, width, e, tol)
+    other = _compare_candidates(v, norms, rows[edge], first, across, rows, keys_of, width, e, tol)
     return labels, np.r_[same[0], other[0]], np.r_[same[1], other[1]]
 
 
@@ -529,6 +655,7 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6,
             raise ValueError("norms must be >= 0 (the norms of the word vectors)")
     from scipy.sparse.csgraph import connected_components
 
+    none = np.zeros(0, dtype=np.int64)
     out: dict[str, list[tuple[str, ...]]] = {}
     for k, (lang, v, words) in enumerate(zip(aw.languages, aw.vectors, aw.words or [None] * len(aw.languages))):
         v = np.asarray(v)
@@ -539,25 +666,19 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6,
         if near is None:  # sparse or clustered coordinates: four dense random directions instead
             near = _near_ties_by_directions(v, tol)
         labels, pairs_a, pairs_b = near
-        comp = labels  # bit-identical rows share their lowest row index as label
-        if pairs_a.size:  # near pairs join whole exact groups: components over the few rows involved
-            ea, eb = pairs_a, pairs_b
+        moved = none if labels is None else np.flatnonzero(labels != np.arange(n))  # rows merged into a lower twin
+        ea, eb = np.r_[pairs_a, moved], np.r_[pairs_b, none if labels is None else labels[moved]]
+        groups = []
+        if ea.size:  # the tie graph over the few rows it touches: twins and near pairs, components by scipy
             nodes, inv = np.unique(np.r_[ea, eb], return_inverse=True)
             graph = sp.csr_matrix((np.ones(ea.size, dtype=np.int8), (inv[:ea.size], inv[ea.size:])), shape=(nodes.size,) * 2)
-            _, sub = connected_components(graph, directed=False)
-            root = np.full(sub.max() + 1, n)
-            np.minimum.at(root, sub, nodes)  # each component named by its lowest representative
-            relabel = np.arange(n)
-            relabel[nodes] = root[sub]
-            comp = relabel[labels]
-        groups = []
-        sizes = np.bincount(comp, minlength=n)
-        multi = np.flatnonzero(sizes[comp] > 1)  # rows of groups with >= 2 members, grouped by label
-        multi = multi[np.argsort(comp[multi], kind="stable")]
-        for members in np.split(multi, np.flatnonzero(np.diff(comp[multi])) + 1) if multi.size else []:
-            names = tuple(words[i] for i in members) if words is not None else tuple(str(i) for i in members)
-            if len({_norm(nm) for nm in names}) > 1:
-                groups.append(names)
+            _, comp = connected_components(graph, directed=False)
+            by_comp = np.argsort(comp, kind="stable")  # each component's rows in row order; every one has >= 2
+            parts = np.split(nodes[by_comp], np.flatnonzero(np.diff(comp[by_comp])) + 1)
+            for members in sorted(parts, key=lambda m: int(m[0])):  # in order of their lowest row
+                names = tuple(words[i] for i in members) if words is not None else tuple(str(i) for i in members)
+                if len({_norm(nm) for nm in names}) > 1:
+                    groups.append(names)
         if groups:
             out[lang] = sorted(groups, key=len, reverse=True)
     return out
