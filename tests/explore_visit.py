@@ -19,7 +19,9 @@ user's restart).  The visit, as a user makes it:
    valid value kept, nothing recomputed), then a slider drag (the tier label changes in place);
 8. a worst-aligned concept clicked (selected and labelled on the map): the legend covers no point
    and no label, measured on the rendered SVG's boxes;
-9. "Prepare downloads": the SVG carries the selected concept's labels;
+9. "Prepare downloads": the SVG carries the selected concept's labels; then the nearest other concept
+   shift-clicked: the two concepts' labels placed apart jointly, in place (no refresh); its row again
+   selects the first concept alone;
 10. ``panel.save_state`` (through a second client of the same kernel), Restart Kernel and Run All:
     the panel comes back from the state with the same SA, thresholds and selection;
 11. a model switch after the restart to data cached on disk.
@@ -33,6 +35,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
 import re
 import time
 import urllib.request
@@ -200,6 +203,18 @@ _MAP_BOXES = """() => {
           labels: texts.filter(t => !group.contains(t) && t.textContent.trim() && visible(t)).map(t => [t.textContent, ...box(t)]),
           points: Array.from(document.querySelectorAll('.snb-chart svg g.mark-symbol.role-mark path')).filter(visible).map(box)};
 }"""
+
+
+#: every visible point of the map with its concept (from the aria-label Vega writes) and its centre on the page
+_POINTS_BY_CONCEPT = """() => Array.from(document.querySelectorAll('.snb-chart svg g.mark-symbol.role-mark path'))
+  .filter(e => { const b = e.getBoundingClientRect(); return b.width > 0 && getComputedStyle(e).opacity !== '0'
+                 && b.top >= 0 && b.bottom <= window.innerHeight && b.left >= 0 && b.right <= window.innerWidth; })
+  .map(e => { const b = e.getBoundingClientRect(); const m = /concept: (.*?); translations/.exec(e.getAttribute('aria-label') || '');
+              return [m ? m[1] : null, (b.left + b.right) / 2, (b.top + b.bottom) / 2]; })"""
+
+#: how many draws and in-place updates the map's VegaView has finished (its ``rendered`` count; -1: none yet)
+_RENDERED = """() => { const e = document.querySelector('.snb-chart[data-rendered], .snb-chart [data-rendered], [data-rendered]');
+  return e ? parseInt(e.dataset.rendered) : -1; }"""
 
 
 def _overlap(a: list[float], b: list[float], tol: float = 0.5) -> bool:
@@ -422,6 +437,37 @@ def long_visit(work: Path, *, expected_sa: Callable[[str, str, list[str]], str],
             m["export_labels_missing"] = [w for w in labels if w not in svg]
             assert labels and "SA cosine" in svg
 
+            # 9b. the nearest other concept shift-clicked: both concepts' labels placed apart jointly, in place
+            page.locator(".snb-chart svg").first.scroll_into_view_if_needed()  # mouse clicks need it on screen
+            time.sleep(0.3)
+            points = page.evaluate(_POINTS_BY_CONCEPT)
+            mine = [(x, y) for c, x, y in points if c == concept]
+            _, covered = legend_collisions(page)
+            free = [(min(math.hypot(x - a, y - b) for a, b in mine), c, x, y) for c, x, y in points
+                    if c and c != concept and not any(l[1] - 2 <= x <= l[3] + 2 and l[2] - 2 <= y <= l[4] + 2
+                                                      for l in covered["labels"])]
+            assert mine and free, (concept, len(points))
+            _, other, ox, oy = min(free)
+            refreshes, drawn = _count(page, "refresh"), page.evaluate(_RENDERED)
+            page.keyboard.down("Shift")
+            page.mouse.click(ox, oy)
+            page.keyboard.up("Shift")
+            page.wait_for_function(f"() => ({_RENDERED})() > {drawn}", timeout=30_000)  # the rows placed in place
+            time.sleep(0.3)
+            _, boxes = legend_collisions(page)
+            both = [b for b in boxes["labels"] if b[0] not in labels_before]
+            m["joint_concepts"], m["joint_labels"] = [concept, other], [b[0] for b in both]
+            m["joint_label_clashes"] = [(a[0], b[0]) for i, a in enumerate(both) for b in both[i + 1:] if _overlap(a[1:], b[1:])]
+            m["joint_refreshes"] = _count(page, "refresh") - refreshes
+            assert len(both) > len(labels), (concept, other, m["joint_labels"])  # the second concept labelled too
+            assert m["joint_label_clashes"] == [], m["joint_label_clashes"]
+            assert m["joint_refreshes"] == 0  # placed in place: no refresh, no new spec
+            shot(page, "two-selected")
+            log(f"shift-clicked '{other}' next to '{concept}': {len(both)} labels, none on another")
+            charts = _count(page, "chart")  # its worst-concept row again: the first concept alone (a new map)
+            page.locator(".snb-worst-row").first.click()
+            wait_shown(page, model="use-multilingual", want=want5, charts_before=charts)
+
             # 10. save_state, restart the kernel, from_state
             kc = kernel_client(base, token, work / "jrun")
             try:
@@ -456,12 +502,31 @@ def long_visit(work: Path, *, expected_sa: Callable[[str, str, list[str]], str],
 
             # 11. a model switch after the restart, to data cached on disk
             charts = _count(page, "chart")
-            t = time.perf_counter()
+            want = expected_sa("tfidf-char", cs, langs5)
+            drawn_before = page.evaluate(_RENDERED)
+            t, t_epoch = time.perf_counter(), time.time()
             _select_model(page, "tfidf-char")
-            wait_shown(page, model="tfidf-char", want=expected_sa("tfidf-char", cs, langs5), charts_before=charts)
+            wait_shown(page, model="tfidf-char", want=want, charts_before=charts)
             m["cached_switch_disk"] = time.perf_counter() - t
+            shown_epoch = time.time()
             done = re.search(r"done in ([\d.]+) s", _text(page, ".snb-status"))
             m["cached_switch_disk_refresh"] = float(done.group(1)) if done else float("nan")
+            # where the time went: the change reaching the kernel's refresh (comm + debounce), the refresh, the page
+            page.wait_for_function(f"() => ({_RENDERED})() > {drawn_before}", timeout=60_000)
+            m["cached_switch_disk_drawn"] = time.perf_counter() - t
+            m["cached_switch_disk_render_ms"] = page.evaluate(
+                "() => { const e = document.querySelector('.snb-chart[data-render-ms], .snb-chart [data-render-ms], [data-render-ms]');"
+                " return e ? parseFloat(e.dataset.renderMs) : null; }")
+            kc = kernel_client(base, token, work / "jrun")
+            try:
+                last = json.loads(run_in_kernel(kc, "import json; print(json.dumps(panel.history[-1]))").strip())
+            finally:
+                kc.stop_channels()
+            m["cached_switch_disk_to_refresh"] = last["started"] - t_epoch
+            m["cached_switch_disk_after_refresh"] = shown_epoch - last["at"]
+            log(f"cached switch after restart: change -> refresh start {m['cached_switch_disk_to_refresh']:.2f} s, "
+                f"refresh {last['seconds']:.2f} s, refresh end -> shown {m['cached_switch_disk_after_refresh']:.2f} s; "
+                f"chart drawn after {m['cached_switch_disk_drawn']:.2f} s (vega-embed {m['cached_switch_disk_render_ms']} ms)")
             m["after_switch_counts"] = {n: _count(page, n) for n in ("embed", "sa", "projection", "proj-computed")}
             log(f"cached switch after restart: {m['cached_switch_disk']:.2f} s (refresh {m['cached_switch_disk_refresh']:.2f} s)")
             m["console_errors"] = [t for kind, t in console if kind == "error"]

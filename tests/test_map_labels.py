@@ -149,3 +149,97 @@ def test_a_legend_forced_into_a_crowded_corner_is_seen_covering_data(aligned):
     ds, proj, result, frame, concepts = aligned
     chart = maps.alignment_map(proj, result, dataset=ds, selected_concepts=concepts, legend_position="top-left")
     assert _legend_clear(export.export_svg(chart))[1]
+
+
+# ------------------------------------------------- several concepts clicked together: their labels apart jointly (issue 24)
+
+def _crowd(emb, concepts: list[str], frame):
+    """``emb`` with the words of ``concepts`` moved next to each other (one shared vector, a little noise each):
+    several nearby concepts, as a shift-click picks them in a dense area."""
+    rng = np.random.default_rng(2)
+    centre = rng.normal(size=next(iter(next(iter(emb.vectors.values())).values())).shape[0])
+    near = {c: centre + 0.02 * rng.normal(size=centre.shape[0]) for c in concepts}
+    vectors = {lang: dict(v) for lang, v in emb.vectors.items()}
+    for lang, word, concept in zip(frame["language"], frame["word"], frame["concept"]):
+        if concept in near:
+            vectors[lang][word] = (near[concept] + 0.005 * rng.normal(size=centre.shape[0])).astype(np.float32)
+    return dataclasses.replace(emb, vectors=vectors)
+
+
+@pytest.fixture(scope="module")
+def crowded():
+    """conceptual-space (4 languages, 40 concepts) with three concepts' words crowded at one spot."""
+    ds = snb.load_dataset("conceptual-space", languages=LANGUAGES).subset(range(40))
+    emb = snb.embed(ds, "random-null", cache=False)
+    frame = maps.map_frame(project_dataset(ds, emb.vectors, settings=ProjectionSettings("pca"), cache=False), dataset=ds)
+    full = frame.groupby("concept")["language"].nunique()
+    concepts = [c for c in full.index if full[c] == len(LANGUAGES)][:3]
+    emb = _crowd(emb, concepts, frame)
+    proj = project_dataset(ds, emb.vectors, settings=ProjectionSettings("pca"), cache=False)
+    result = snb.run_task("sa", emb, n_boot=50)
+    return ds, emb, proj, result, maps.map_frame(proj, result=result, dataset=ds), concepts
+
+
+def _meet(boxes: np.ndarray) -> list[tuple[int, int]]:
+    return [(i, j) for i in range(len(boxes)) for j in range(i + 1, len(boxes))
+            if boxes[i, 0] < boxes[j, 2] and boxes[j, 0] < boxes[i, 2] and boxes[i, 1] < boxes[j, 3] and boxes[j, 1] < boxes[i, 3]]
+
+
+@pytest.mark.slow  # the fixture embeds, bootstraps and projects (~6 s)
+def test_each_concept_placed_alone_lets_nearby_concepts_labels_collide(crowded):
+    # the control: with each concept's labels placed on their own (one click), the crowded concepts' labels meet
+    ds, emb, proj, result, frame, concepts = crowded
+    domains = maps._padded_domains(frame)
+    alone = maps.with_label_offsets(frame, width=440, height=420, domains=domains)
+    rows = alone[alone["concept"].isin(concepts)]
+    assert len(_meet(maps.label_boxes(rows, width=440, height=420, domains=domains))) >= 3, "the fixture should crowd"
+    joint = maps.with_selection_label_offsets(frame, concepts, width=440, height=420, domains=domains)
+    rows = joint[joint["concept"].isin(concepts)]
+    assert _meet(maps.label_boxes(rows, width=440, height=420, domains=domains)) == []
+    others = ~frame["concept"].isin(concepts)  # the concepts not clicked keep their own placement
+    np.testing.assert_array_equal(joint.loc[others, ["label_dx", "label_dy"]].to_numpy(),
+                                  alone.loc[others, ["label_dx", "label_dy"]].to_numpy(),
+                                  err_msg="offsets of unselected concepts are unchanged by a selection")
+
+
+@pytest.mark.slow  # renders maps with vl-convert
+def test_several_nearby_clicked_concepts_labels_do_not_meet_in_the_rendered_map(crowded):
+    ds, emb, proj, result, frame, concepts = crowded
+    words = set(frame.loc[frame["concept"].isin(concepts), "word"].astype(str))
+    n_words = int(frame["concept"].isin(concepts).sum())
+    # the panel's map drawn with the three concepts clicked (from_state, select())
+    spec = maps.alignment_map_spec(proj, result, dataset=ds, templates=False, navigate=True, selected_concepts=concepts)
+    _assert_apart(_labels(export.export_svg(spec), words), n_words)
+    # a map drawn with one concept clicked, then two more shift-clicked: the rows the panel sends in place
+    one = maps.alignment_map_spec(proj, result, dataset=ds, templates=False, navigate=True, selected_concepts=concepts[:1])
+    pick = next(p for p in one["params"] if p["name"] == maps.PARAM_NAMES["pick"])
+    pick["value"] = [{"concept": c} for c in concepts]  # what the browser's selection holds after the shift-clicks
+    before = _labels(export.export_svg(one), words)
+    assert any(overlap(a, b) for i, a in enumerate(before) for b in before[i + 1:]), "control: they meet before"
+    one["datasets"] = {**one["datasets"], maps.DATA_NAMES["points"]: maps.selection_label_rows(one, concepts)}
+    _assert_apart(_labels(export.export_svg(one), words), n_words)
+
+
+@pytest.mark.slow  # builds a panel (SA bootstrap, PCA, map spec)
+def test_the_panel_places_shift_clicked_concepts_labels_in_place_without_a_redraw(crowded):
+    from semanscope_nb.plots.projection import ProjectionCache
+    from semanscope_nb.widgets import ExplorePanel
+
+    ds, emb, proj, result, frame, concepts = crowded
+    panel = ExplorePanel(model="random-null", dataset="conceptual-space", languages=LANGUAGES, max_concepts=40,
+                         n_boot=50, projection=ProjectionSettings("pca"), projection_cache=ProjectionCache(),
+                         embedder=lambda *a, **k: emb, sa_store=False)
+    assert panel.error is None, panel.error
+    drawn = panel.spec["datasets"][maps.DATA_NAMES["points"]]
+    redraws = panel.counts["redraw"]
+    panel.chart_out.selection = {maps.PARAM_NAMES["pick"]: {"concept": list(concepts)}}  # three shift-clicks
+    assert panel.selection == tuple(concepts) and panel.counts["redraw"] == redraws and panel.counts["labels_placed"] == 1
+    sent = panel.chart_out.data_patch[maps.DATA_NAMES["points"]]
+    assert sent == panel.spec["datasets"][maps.DATA_NAMES["points"]]  # the exports read what the view shows
+    meta = panel.spec["usermeta"][maps.LABEL_META]
+    placed = pd.DataFrame(sent)
+    rows = placed[placed["concept"].isin(concepts)]
+    assert _meet(maps.label_boxes(rows, width=meta["width"], height=meta["height"], domains=meta["domains"])) == []
+    # back to one concept: each concept's own placement again, the rows first drawn
+    panel.chart_out.selection = {maps.PARAM_NAMES["pick"]: {"concept": concepts[:1]}}
+    assert panel.chart_out.data_patch[maps.DATA_NAMES["points"]] == drawn and panel.counts["redraw"] == redraws

@@ -157,7 +157,7 @@ def _legend(panel):
 def test_panel_first_draw(panel):
     assert panel.error is None
     assert {k: v for k, v in panel.counts.items() if k != "sa_disk"} == {"refresh": 1, "dataset": 1, "embed": 1, "sa": 1, "projection": 1, "chart": 1, "errors": 0,
-                            "redraw": 1, "update": 0, "cancelled": 0}
+                            "redraw": 1, "update": 0, "cancelled": 0, "labels_placed": 0}
     r = panel.result
     assert f"SA cosine {r.cosine.sa:.3f} ± {r.cosine.sem:.3f}" in panel.sa_label.value
     assert _legend(panel) == snb.plots.sa_legend_text(r)
@@ -458,6 +458,27 @@ def test_the_first_map_starts_one_background_import_of_what_a_later_change_needs
     missing = warm_up_imports(("no_such_module_semanscope", "json"))  # a missing optional module is skipped
     missing.join(timeout=30)
     assert "json" in sys.modules and not missing.is_alive()
+
+
+def test_the_warm_up_waits_while_the_panel_computes(tmp_path, monkeypatch):
+    # an import holds the GIL: a cached switch made while the warm-up imported scipy.stats took 3-5x as long,
+    # so the warm-up imports nothing while the panel says it is busy, and goes on once it is idle
+    import sys
+    import uuid
+
+    from semanscope_nb.widgets.warm_up import warm_up_imports
+
+    name = f"snb_warm_probe_{uuid.uuid4().hex[:12]}"
+    (tmp_path / f"{name}.py").write_text("VALUE = 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    busy = threading.Event()
+    busy.set()
+    thread = warm_up_imports((name,), busy=busy.is_set)
+    time.sleep(0.3)
+    assert name not in sys.modules and thread.is_alive(), "imported while the panel was busy"
+    busy.clear()
+    thread.join(timeout=10)
+    assert name in sys.modules and not thread.is_alive()
 
 
 _HALF_BUILT_PROBE = r"""

@@ -602,6 +602,21 @@ def with_label_offsets(frame: pd.DataFrame, *, width: int, height: int, domains:
     the left of its point.  Computed from the projected coordinates at the map's
     unzoomed scale (its ``width``, ``height`` and scale ``domains``).
 
+    Several concepts clicked together (shift-click) are placed jointly by
+    :func:`with_selection_label_offsets`: the panel (:class:`~semanscope_nb.widgets.ExplorePanel`)
+    re-places them when its selection changes, in place.  A plain Altair chart outside
+    the panel (:func:`alignment_map` with ``navigate``) places the concepts it starts
+    with (``selected_concepts``) jointly, but has no kernel behind later clicks: there
+    each clicked concept's labels are apart from each other, while the labels of two
+    concepts shift-clicked close together may overlap.
+
+    Zooming: the offsets are pixels at the unzoomed scale and stay the same pixels
+    when the map is zoomed, while the points move apart.  Two labels stacked at one
+    point then drift apart as the points do, but at an intermediate zoom a stacked
+    label can pass next to, or over, another label; zooming out again (double-click
+    resets) puts them back.  Offsets in data units would only move apart when zooming
+    in, but they grow with the zoom and a label would leave its point.
+
     >>> f = pd.DataFrame({"x": [0.5, 0.5, 0.51], "y": [0.5, 0.5, 0.5], "word": ["frost", "霜", "Frost"],
     ...                   "concept": ["frost / 霜"] * 3})
     >>> out = with_label_offsets(f, width=200, height=200, domains={"x": (0, 1), "y": (0, 1)})
@@ -658,6 +673,64 @@ def with_label_offsets(frame: pd.DataFrame, *, width: int, height: int, domains:
                     placed.append(found[2])
     out["label_dx"], out["label_dy"] = dx, dy
     return out
+
+
+def with_selection_label_offsets(frame: pd.DataFrame, selected: Sequence[str] | None, *, width: int, height: int,
+                                 domains: Mapping[str, Sequence[float]], font_size: float = LABEL_FONT_SIZE) -> pd.DataFrame:
+    """The offsets of an interactive map: each concept's labels apart (a click), and, when more than one concept is
+    ``selected`` (shift-click), the labels of all selected concepts placed apart jointly.
+
+    Same placement as :func:`with_label_offsets`; rows of concepts not selected keep their per-concept place.
+
+    >>> f = pd.DataFrame({"x": [0.5, 0.5, 0.51, 0.51], "y": [0.5, 0.5, 0.5, 0.5], "word": ["frost", "霜", "ice", "冰"],
+    ...                   "concept": ["frost", "frost", "ice", "ice"]})
+    >>> d = {"x": (0, 1), "y": (0, 1)}
+    >>> with_selection_label_offsets(f, ["frost"], width=200, height=200, domains=d)["label_dy"].tolist()
+    [-4.0, -17.0, -4.0, -17.0]
+    >>> with_selection_label_offsets(f, ["frost", "ice"], width=200, height=200, domains=d)["label_dy"].tolist()
+    [-4.0, -17.0, 9.0, -30.0]
+    """
+    out = with_label_offsets(frame, width=width, height=height, domains=domains, labelled=None, font_size=font_size)
+    known = set(frame["concept"].dropna()) if len(frame) else set()
+    chosen = [c for c in dict.fromkeys(selected or ()) if c in known]
+    if len(chosen) > 1:
+        mask = frame["concept"].isin(chosen).to_numpy()
+        joint = with_label_offsets(frame[mask], width=width, height=height, domains=domains, labelled=chosen,
+                                   font_size=font_size)
+        dx, dy = out["label_dx"].to_numpy(float).copy(), out["label_dy"].to_numpy(float).copy()
+        dx[mask], dy[mask] = joint["label_dx"].to_numpy(float), joint["label_dy"].to_numpy(float)
+        out["label_dx"], out["label_dy"] = dx, dy
+    return out
+
+
+#: where a panel's map spec keeps what :func:`selection_label_rows` needs (Vega-Lite's ``usermeta``: not drawn)
+LABEL_META = "snb_labels"
+
+
+def selection_label_rows(spec: Mapping[str, Any], selected: Sequence[str] | None) -> list[dict[str, Any]] | None:
+    """The points rows of a map spec from :func:`alignment_map_spec` (``navigate`` with labels), re-placed for the
+    clicked concepts ``selected`` (:func:`with_selection_label_offsets`); None if the spec has no clickable labels.
+
+    A panel sends these rows to its drawn view in place (no redraw) when the selection changes.
+
+    >>> rows = [{"x": 0.5, "y": 0.5, "word": w, "concept": c, "label_dx": 6.0, "label_dy": -4.0}
+    ...         for w, c in [("frost", "frost"), ("霜", "frost"), ("ice", "ice"), ("冰", "ice")]]
+    >>> spec = {"datasets": {"snb_points": rows},
+    ...         "usermeta": {"snb_labels": {"width": 200, "height": 200, "domains": {"x": [0, 1], "y": [0, 1]}}}}
+    >>> [r["label_dy"] for r in selection_label_rows(spec, ["frost", "ice"])]
+    [-4.0, -30.0, -17.0, 9.0]
+    """
+    meta = (spec.get("usermeta") or {}).get(LABEL_META)
+    rows = (spec.get("datasets") or {}).get(DATA_NAMES["points"])
+    if not meta or not rows:
+        return None
+    frame = pd.DataFrame({"x": [r.get("x") for r in rows], "y": [r.get("y") for r in rows],
+                          "word": [r.get("word") for r in rows], "concept": [r.get("concept") for r in rows]})
+    frame[["x", "y"]] = frame[["x", "y"]].astype(float)
+    placed = with_selection_label_offsets(frame, selected, width=int(meta["width"]), height=int(meta["height"]),
+                                          domains={k: tuple(v) for k, v in meta["domains"].items()})
+    dx, dy = placed["label_dx"].tolist(), placed["label_dy"].tolist()
+    return [{**r, "label_dx": round(a, 4), "label_dy": round(b, 4)} for r, a, b in zip(rows, dx, dy)]
 
 
 def _auto_corner(f: pd.DataFrame, legend_text: str, *, width: int, height: int, point_size: int, labels: bool,
@@ -743,8 +816,9 @@ def _build_map(
     table = table or map_table(projection, result, dataset, shape_by=shape_by, language_domain=language_domain)
     static = [] if "labels" in features else list(selected_concepts or ())
     if ("labels" in features or static) and "label_dx" not in table.frame:  # labels placed apart (with_label_offsets)
-        table = replace(table, frame=with_label_offsets(table.frame, width=width, height=height, domains=domains or
-                                                        _padded_domains(table.frame), labelled=None if "labels" in features else static))
+        at = dict(width=width, height=height, domains=domains or _padded_domains(table.frame))
+        table = replace(table, frame=with_selection_label_offsets(table.frame, selected_concepts, **at) if "labels" in features
+                        else with_label_offsets(table.frame, labelled=static, **at))
     parts = MapParts(projection, result, dataset, shape_by=shape_by, language_domain=language_domain, named=named, table=table)
     names = PARAM_NAMES if named else {}
     pick = concept_pick(parts.frame, selected_concepts, name=names.get("pick"))
@@ -945,10 +1019,11 @@ def alignment_map_spec(
     detail = verdict_sentence(result) if o["verdict"] else None
     selected = list(dict.fromkeys(o["selected_concepts"] or ()))
     static = [] if "labels" in features else selected
-    if "labels" in features or static:  # labels placed apart (with_label_offsets), at the map's own scale
-        table = replace(table, frame=with_label_offsets(table.frame, width=width, height=o["height"],
-                                                        domains=_padded_domains(table.frame),
-                                                        labelled=None if "labels" in features else static))
+    label_at = dict(width=width, height=o["height"], domains=_padded_domains(table.frame))
+    if "labels" in features:  # labels placed apart, the selected concepts' jointly, at the map's own scale
+        table = replace(table, frame=with_selection_label_offsets(table.frame, selected, **label_at))
+    elif static:  # a figure's selected concepts, placed apart jointly
+        table = replace(table, frame=with_label_offsets(table.frame, labelled=static, **label_at))
     position, domains = _legend_place(table.frame, legend_text, o["legend_position"], width=width, height=o["height"],
                                       point_size=o["point_size"], labels=o["labels"], labelled=static)
     if o["legend_position"] == "auto":  # the corner was chosen from these very domains: part of the structure
@@ -1004,6 +1079,9 @@ def alignment_map_spec(
     title = _title_value(o["title"] if o["title"] is not None else _default_title(result), legend_text, position)
     if title is not None:
         spec["title"] = title
+    if "labels" in features:  # what selection_label_rows needs to re-place the labels of a new selection
+        spec["usermeta"] = {LABEL_META: {"width": int(width), "height": int(o["height"]),
+                                         "domains": {k: [float(v) for v in label_at["domains"][k]] for k in ("x", "y")}}}
     known = set(table.frame["concept"].dropna())
     for prm in spec.get("params", []):
         if prm.get("name") == PARAM_NAMES["pick"]:

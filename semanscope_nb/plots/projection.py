@@ -372,16 +372,27 @@ def default_projection_cache() -> ProjectionCache:
 
 
 def unique_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(unique rows in first-seen order, inverse) with ``unique[inverse] == x`` (exact byte equality)."""
+    """(unique rows in first-seen order, inverse) with ``unique[inverse] == x`` (exact byte equality).
+
+    A dict keyed on each row's bytes (hashing, linear in the data): sorting the rows as wide void
+    records (``np.unique``) took 0.12 s for 600 TF-IDF rows of a few thousand dimensions.
+
+    >>> u, inv = unique_rows(np.array([[1.0, 2.0], [0.0, 1.0], [1.0, 2.0]]))
+    >>> u.tolist(), inv.tolist()
+    ([[1.0, 2.0], [0.0, 1.0]], [0, 1, 0])
+    """
     x = np.ascontiguousarray(x, dtype=np.float64)
     if x.shape[0] == 0:
         return x, np.zeros(0, dtype=np.int64)
-    view = x.view(np.dtype((np.void, x.dtype.itemsize * x.shape[1]))).ravel()
-    _, first, inverse = np.unique(view, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")  # unique ids in first-seen order
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return x[np.sort(first)], rank[inverse.ravel()].astype(np.int64)
+    seen: dict[bytes, int] = {}
+    first: list[int] = []
+    inverse = np.empty(x.shape[0], dtype=np.int64)
+    for i, row in enumerate(x):
+        k = seen.setdefault(row.tobytes(), len(first))
+        if k == len(first):
+            first.append(i)
+        inverse[i] = k
+    return x[first], inverse
 
 
 def content_hash(x: np.ndarray) -> str:
@@ -761,7 +772,8 @@ def project(
     uniq, inverse = unique_rows(x)
     p = _effective_params(method, uniq.shape[0], params, dims)
     lib = _LIBRARY[method]
-    key_blob = json.dumps({"data": content_hash(uniq), "method": method, "params": p, "random_state": int(random_state),
+    data_hash = content_hash(uniq)
+    key_blob = json.dumps({"data": data_hash, "method": method, "params": p, "random_state": int(random_state),
                            "library": f"{lib}=={package_version(lib)}"}, sort_keys=True, default=str)
     key = hashlib.sha256(key_blob.encode()).hexdigest()[:32]
     store = None if cache is False else (cache if cache is not None else default_projection_cache())
@@ -792,7 +804,7 @@ def project(
             store.put(key, coords_u, p, seconds, notes)
     coords = np.asarray(coords_u)[inverse]
     prov = {"library": f"{lib}=={package_version(lib)}", "n_points": int(x.shape[0]), "n_unique": int(uniq.shape[0]),
-            "dims": int(x.shape[1]), "content_sha256": content_hash(uniq)}
+            "dims": int(x.shape[1]), "content_sha256": data_hash}
     if notes:
         prov["notes"] = list(notes)
     return Projection(

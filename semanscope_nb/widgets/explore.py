@@ -42,7 +42,12 @@ waits for the background work either way.
 **The map** is a :class:`~semanscope_nb.widgets.vega_view.VegaView`: the spec
 goes to the browser once per new map; a tier change rewrites only the legend's
 dataset, a search only its parameter; clicks and brushes come back into
-:attr:`ExplorePanel.selection` and :attr:`ExplorePanel.brush`.
+:attr:`ExplorePanel.selection` and :attr:`ExplorePanel.brush`.  When several
+concepts are clicked together (shift-click), their word labels are placed apart
+jointly (:func:`~semanscope_nb.plots.maps.selection_label_rows`) and the points'
+rows are replaced in the drawn view, in place.  A model or dataset switch draws
+a new spec: the scale domains and the legend's height belong to the spec
+(compiled into Vega's scales), not to its data.
 
 ``panel.counts`` counts the stage runs (tests use it), ``panel.timings`` times the
 last refresh.  Errors (a malformed CSV, a model that is not installed, a cache
@@ -122,7 +127,9 @@ def _prepare_sa(dataset: WordDataset, model: str, *, cache: Any = None, progress
 
 
 SVG_MAX_POINTS = 3000
-#: seconds a control change waits for the next one before computing (five quick clicks: one computation)
+#: seconds a control change waits for the next one before computing (five quick clicks: one computation).
+#: A quarter of the 1 s a cached change may take; with it the browser visit's three quick model changes and its
+#: three Ctrl-clicks of languages each complete one computation (tests/test_browser.py, the long visit).
 DEBOUNCE = 0.25
 
 
@@ -504,6 +511,8 @@ class ExplorePanel(W.VBox):
         self.pairs_out = W.Output()
         self.table = W.HTML()
         self.worst_rows = W.VBox()
+        self._worst_heading = W.HTML("<b style='font-size:90%'>worst-aligned concepts (click to select)</b>")
+        self._worst_pool: list[W.HBox] = []
         self.controls_box = W.VBox([self.models, self.datasets,
                                     W.HBox([self.tiers, W.VBox([self.projection_picker, self.lines_box, self.search_box])])])
         self.table_box = W.HBox([self.table, self.worst_rows])
@@ -532,7 +541,7 @@ class ExplorePanel(W.VBox):
         self._results, self._projections = Memo(16), Memo(16)
         self._pairs = Memo(8)
         self.counts = {"refresh": 0, "dataset": 0, "embed": 0, "sa": 0, "projection": 0, "chart": 0, "errors": 0,
-                       "redraw": 0, "update": 0, "cancelled": 0, "sa_disk": 0}
+                       "redraw": 0, "update": 0, "cancelled": 0, "sa_disk": 0, "labels_placed": 0}
         self.timings: dict[str, float] = {}
         #: one line per refresh (generation, outcome, seconds): what ran, what was stopped and why
         self.history: list[dict[str, Any]] = []
@@ -546,9 +555,11 @@ class ExplorePanel(W.VBox):
         self._drawn: dict[str, Any] = {}
         #: the background import of the libraries a later change may need, started after the first map
         self.warm_up: threading.Thread | None = None
+        self._computing = 0  # refreshes running (any thread)
         self._lock = threading.RLock()  # one refresh computes at a time; memo dicts are touched under it
         self._generation = 0
         self._gen_lock = threading.Lock()
+        self._view_lock = threading.Lock()  # the drawn spec and its in-place patches (a redraw, a click's labels)
         self._token: CancelToken | None = None  # the running synchronous refresh's
         self._hold = False
         self._ds: WordDataset | None = None
@@ -719,12 +730,38 @@ class ExplorePanel(W.VBox):
                 if tuple(concepts) != self.selection:
                     self.selection = tuple(dict.fromkeys(concepts))
                     self._drawn["selection"] = self.selection  # the browser shows it already: no redraw
+                    self._place_selected_labels(self.selection)
             if maps.PARAM_NAMES["brush"] in sel:
                 self.brush = _brush_key(sel[maps.PARAM_NAMES["brush"]])
                 self._drawn["brush"] = self.brush
                 self.brushed_words = self._words_in(self.brush)
         except Exception as exc:  # a malformed report from the browser: noted, never raised into the kernel log
             self.message.value = error_html(f"selection from the map not understood: {type(exc).__name__}: {exc}")
+
+    def _place_selected_labels(self, selection: tuple[str, ...]) -> None:
+        """The labels of the clicked concepts placed apart jointly (several shift-clicked ones), sent to the drawn
+        view in place (the points' rows, no redraw); one concept: each concept's own placement again.
+
+        Any thread: the spec is read and replaced under ``_view_lock``, so a redraw in between is never patched with
+        the rows of the map it replaced.
+        """
+        with self._view_lock:
+            spec = self.spec
+        if spec is None or not self.use_view:
+            return
+        joint = len(selection) > 1
+        if not joint and not self._drawn.get("joint_labels"):
+            return  # the drawn rows hold each concept's own placement already
+        rows = maps.selection_label_rows(spec, selection)
+        if rows is None:
+            return
+        with self._view_lock:
+            if self.spec is not spec:  # a newer map was drawn meanwhile: it placed its own labels
+                return
+            self.spec = {**spec, "datasets": {**spec["datasets"], maps.DATA_NAMES["points"]: rows}}
+            self._drawn["joint_labels"] = joint
+            self.chart_out.update_data(maps.DATA_NAMES["points"], rows)
+            self.counts["labels_placed"] += 1
 
     def _words_in(self, brush: tuple | None, projection: Projection | None = None) -> tuple[str, ...]:
         """The words whose points lie in the brushed box (the map's x and y; the shown projection by default)."""
@@ -859,7 +896,19 @@ class ExplorePanel(W.VBox):
                 if not self._runner._pending:
                     self.cancel_button.disabled = True
 
+    def _busy(self) -> bool:
+        """Whether a change waits or computes (the import warm-up pauses meanwhile: widgets.warm_up)."""
+        r = self._runner
+        return self._computing > 0 or r._pending or r._busy
+
     def _refresh(self, generation: int, token: CancelToken | None = None) -> None:
+        self._computing += 1
+        try:
+            self._refresh_counted(generation, token)
+        finally:
+            self._computing -= 1
+
+    def _refresh_counted(self, generation: int, token: CancelToken | None = None) -> None:
         self.counts["refresh"] += 1
         self.timings = {}
         self.message.value = ""
@@ -920,7 +969,7 @@ class ExplorePanel(W.VBox):
         self._step(4, f"done in {t6 - t0:.2f} s" + (" (map updated in place)" if how == "update" else ""))
         self.progress.bar_style = "success"
         if self.warm_up is None:  # once, after the first map: what a later change may import (widgets.warm_up)
-            self.warm_up = warm_up_imports()
+            self.warm_up = warm_up_imports(busy=self._busy)
 
     def _show_cancelled(self, exc: Cancelled, generation: int) -> None:
         self.cancelled = True
@@ -953,6 +1002,11 @@ class ExplorePanel(W.VBox):
         base = (s.projection_key, s.sa_key, s.lines, self.width, self.height, self.worst_concepts, repr(self.navigate))
         rows = self._legend_rows(result)
         lines = rows[0]["legend"].count("\n")
+        with self._view_lock:
+            return self._draw_locked(s, result, proj, ds, base=base, rows=rows, lines=lines)
+
+    def _draw_locked(self, s: ExploreState, result: SAResult, proj: Projection, ds: WordDataset, *, base: tuple,
+                     rows: list[dict], lines: int) -> str:
         d = self._drawn
         if (self.spec is not None and d.get("base") == base and d.get("selection") == s.selection
                 and d.get("brush") == s.brush and d.get("legend_lines") == lines and self.use_view):
@@ -975,7 +1029,7 @@ class ExplorePanel(W.VBox):
             worst_concepts=self.worst_concepts or None, templates=self.templates)
         self.spec, self.chart = spec, None
         self._drawn = {"base": base, "selection": s.selection, "brush": s.brush, "legend_lines": lines, "legend": rows,
-                       "search": s.search}
+                       "search": s.search, "joint_labels": len(s.selection) > 1}
         renderer = "svg" if len(proj) <= SVG_MAX_POINTS else "canvas"
         if self.use_view:
             self.chart_out.show(spec, renderer=renderer)
@@ -1024,17 +1078,28 @@ class ExplorePanel(W.VBox):
         self._show_worst(result)
 
     def _show_worst(self, result: SAResult) -> None:
-        """The worst-aligned concepts as buttons: a click selects that concept on the map."""
+        """The worst-aligned concepts as buttons: a click selects that concept on the map.
+
+        The rows are made once and relabelled on later results (a new widget costs a comm and a view
+        in the browser: creating eight rows on every change took 50 ms of a cached model switch).
+        """
         worst = result.concepts_frame().head(8)
-        buttons = []
-        for concept, inter in zip(worst["concept"], worst["inter_cosine"]):
-            b = W.Button(description=str(concept), tooltip=f"select '{concept}' on the map",
-                         layout=W.Layout(width="240px", height="26px"))
+        pool = self._worst_pool
+        while len(pool) < len(worst):
+            b = W.Button(layout=W.Layout(width="240px", height="26px"))
             b.add_class("snb-worst-row")
-            b.on_click(lambda _b, c=str(concept): self.select([c]))
-            buttons.append(W.HBox([b, W.HTML(f"<span style='font-size:90%'>{inter:.3f}</span>")]))
-        self.worst_rows.children = [W.HTML("<b style='font-size:90%'>worst-aligned concepts (click to select)</b>"),
-                                    *buttons]
+            b.on_click(lambda button: self.select([button.description]))
+            pool.append(W.HBox([b, W.HTML()]))
+        for row, concept, inter in zip(pool, worst["concept"], worst["inter_cosine"]):
+            b, value = row.children
+            if b.description != str(concept):
+                b.description, b.tooltip = str(concept), f"select '{concept}' on the map"
+            text = f"<span style='font-size:90%'>{inter:.3f}</span>"
+            if value.value != text:
+                value.value = text
+        shown = pool[:len(worst)]
+        if list(self.worst_rows.children[1:]) != shown:
+            self.worst_rows.children = [self._worst_heading, *shown]
 
     def _show_counters(self) -> None:
         st = self.projection_cache.stats()
