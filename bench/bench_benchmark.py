@@ -1,13 +1,14 @@
 """Cold vs warm ``semanscope benchmark`` (what ``./scripts/run.sh`` runs), each in a fresh process.
 
-Run:  .venv/bin/python bench/bench_benchmark.py [--quick] [--repeat 3] [--threads N]
+Run:  .venv/bin/python bench/bench_benchmark.py [--quick] [--repeat 3] [--threads N] [--tree PATH --name NAME]
 
 Cold: an empty embedding cache and results folder.  Warm: the same cache, a fresh results folder (every job
 recomputed; zero texts embedded).  The runs are interleaved (cold 1, warm 1, cold 2, warm 2, ...; each cold
 run gets its own empty cache) and each figure is the minimum over the repeats, in wall-clock time and in the
 CPU time of the child process (user + system, all its threads).  ``--quick``: the first 40 concepts of each
 dataset.  ``--threads``: BLAS threads of the children (OPENBLAS/OMP/MKL_NUM_THREADS); default: the machine's.
-Writes bench/results/benchmark.json (see bench/_results.py).
+Writes bench/results/benchmark.json (see bench/_results.py).  ``--tree``: run another checkout's
+``semanscope_nb`` (e.g. the main branch, for "before" rows) and ``--name`` the results file.
 """
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ from _results import row, write_results  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_once(cache: Path, out: Path, extra: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+def run_once(cache: Path, out: Path, extra: list[str], env: dict[str, str], tree: Path = ROOT) -> tuple[float, float, str]:
     """(wall s, child CPU s, stdout tail) of one ``python -m semanscope_nb benchmark`` run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "semanscope_nb", "benchmark", "--cache-dir", str(cache), "--out", str(out),
-                        "--force", *extra], capture_output=True, text=True, env=env, cwd=ROOT)
+                        "--force", *extra], capture_output=True, text=True, env=env, cwd=tree)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
@@ -48,9 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--warm-only", action="store_true", help="one cold run to fill the cache, then only warm repeats")
     ap.add_argument("--threads", type=int, default=None, help="BLAS threads of the benchmark processes (default: the machine's)")
+    ap.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose semanscope_nb is measured")
+    ap.add_argument("--name", default=None, help="results name (default benchmark[-quick])")
     args = ap.parse_args(argv)
     extra = ["--max-concepts", "40"] if args.quick else []
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    tree = args.tree.resolve()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(tree) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     if args.threads:
         for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             env[k] = str(args.threads)
@@ -61,10 +65,10 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.repeat):
             cache = tmp / f"cache{i if not args.warm_only else 0}"
             if not args.warm_only or i == 0:
-                c = run_once(cache, tmp / f"cold{i}", extra, env)
+                c = run_once(cache, tmp / f"cold{i}", extra, env, tree)
                 cold.append(c)
                 print(f"cold {i + 1}: {c[0]:.1f} s wall, {c[1]:.1f} s CPU   {c[2]}", flush=True)
-            w = run_once(cache, tmp / f"warm{i}", extra, env)
+            w = run_once(cache, tmp / f"warm{i}", extra, env, tree)
             warm.append(w)
             print(f"warm {i + 1}: {w[0]:.1f} s wall, {w[1]:.1f} s CPU   {w[2]}", flush=True)
             record(cold, warm, args, argv, threads)  # after every pair: an interrupted run keeps what it measured
@@ -86,7 +90,7 @@ def record(cold: list, warm: list, args: argparse.Namespace, argv: list[str] | N
             repeats=len(warm), clock="cpu", target="cold/warm >= 5x (ratio <= 0.2)", note=note),
     ]
     print(f"cold/warm: {cw / ww:.2f}x wall, {cc / wc:.2f}x CPU")
-    write_results("benchmark-quick" if args.quick else "benchmark", rows, script="bench/bench_benchmark.py",
+    write_results(args.name or ("benchmark-quick" if args.quick else "benchmark"), rows, script="bench/bench_benchmark.py",
                   args=argv if argv is not None else sys.argv[1:])
 
 

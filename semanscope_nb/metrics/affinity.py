@@ -137,12 +137,14 @@ from semanscope_nb.metrics.degenerate import (
 )
 from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spreads, rows_to_counts and the SA formula are re-exported)
     AlignedWords,
+    RowSubset,
     check_vectors,
     row_chunks,
     rows_to_counts,
     Spreads,
     affinity_ratio,
     beside,
+    block_product_workers,
     on_small_space_blas,
 )
 from semanscope_nb.provenance import json_ready
@@ -1087,10 +1089,14 @@ def _verdict(aw: AlignedWords, spreads: Spreads, point: _PointScores, *, n_boot:
         v.excluded, v.artefact_notes, v.kept, scorable = _artefact_exclusion(aw, unknown_words=unknown_words,
                                                                              norms=spreads.norms)
         judged = scorable or not v.excluded  # the verdict has scores to stand on: the surface null is asked
-        if judged and n_boot >= MIN_VERDICT_BOOT:  # the gate's test needs only the judged concepts: on a free CPU
-            # it runs beside the bootstrap, and is read only if the interval says above chance (_permutation_gate)
-            v.permutation_job = beside(functools.partial(_gate_test, aw, spreads, v.kept if v.excluded else None,
-                                                         n_boot=n_boot, seed=seed), only_if_free=True)
+        if judged and n_boot >= MIN_VERDICT_BOOT and block_product_workers() > 1:
+            # the gate's test needs only the judged concepts: on a free CPU it runs beside the bootstrap, and is read
+            # only if the interval says above chance (_permutation_gate).  The judged concepts' point is taken here:
+            # RowSubset may split the spreads' joint product, which the bootstrap reads, so never from the other thread
+            kept = v.kept if v.excluded else None
+            v.permutation_job = beside(functools.partial(_gate_test, aw, spreads, kept, n_boot=n_boot, seed=seed,
+                                                         point=None if kept is None else _gate_point(spreads, kept)),
+                                       only_if_free=True)
         dists_free: dict[str, np.ndarray] = {}
         one = verdict_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
                                 thresholds=thresholds, keep=v.kept if scorable else None,
@@ -1195,10 +1201,23 @@ def _permutation_gate(aw: AlignedWords, spreads: Spreads, v: _Verdict, *, n_boot
     return _gate_test(aw, spreads, v.kept if v.excluded else None, n_boot=n_boot, seed=seed)
 
 
-def _gate_test(aw: AlignedWords, spreads: Spreads, kept: np.ndarray | None, *, n_boot: int, seed: int) -> Any:
-    """The permutation test of the judged concepts: all of them, or ``kept`` when artefacts were left out."""
-    judged = subset_rows(aw, kept) if kept is not None else aw
-    return permutation_test(judged, n_perm=n_boot, seed=seed, spreads=None if kept is not None else spreads)
+def _gate_point(spreads: Spreads, kept: np.ndarray) -> tuple[float, float]:
+    """The judged concepts' point spreads (cosine intra, inter) from the full set's (RowSubset: their weights 0), not a
+    second Spreads."""
+    ones = np.ones((1, spreads.aw.n_rows))
+    stats, intra, _ = RowSubset(spreads, kept).parts(ones, spreads.intra_parts(ones), None)
+    at_ones = spreads.from_parts(stats, intra, scaled=True)
+    return float(at_ones["intra_cos"][0]), float(at_ones["inter_cos"][0])
+
+
+def _gate_test(aw: AlignedWords, spreads: Spreads, kept: np.ndarray | None, *, n_boot: int, seed: int,
+               point: tuple[float, float] | None = None) -> Any:
+    """The permutation test of the judged concepts: all of them, or ``kept`` when artefacts were left out (``point``:
+    their :func:`_gate_point`, when already taken)."""
+    if kept is None:
+        return permutation_test(aw, n_perm=n_boot, seed=seed, spreads=spreads)
+    point = _gate_point(spreads, kept) if point is None else point
+    return permutation_test(subset_rows(aw, kept), n_perm=n_boot, seed=seed, point=point)
 
 
 def _sa_result(aw: AlignedWords, spreads: Spreads, point: _PointScores, boot: Mapping[str, tuple], v: _Verdict, diag: Any,

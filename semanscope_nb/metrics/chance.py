@@ -202,13 +202,14 @@ def null_inter(spreads: Spreads, parts: list[tuple[np.ndarray, np.ndarray]], occ
     ``occurrences[l]``: the occurrences drawn in language l per resample (``counts @ n_alt``).
     Returns the expected cosine inter distance and sqrt(E[Q]) (Euclidean, units of the spreads' scale).
     """
-    from semanscope_nb.metrics.spreads import rowdot  # row dot products (np.vecdot where available)
+    from semanscope_nb.metrics.spreads import SparseSums, rowdot  # row dot products (np.vecdot where available)
 
     L, d = len(parts), spreads.d  # the languages of parts: all the spreads', or a pair's (RowSubset languages)
     K = L * (L - 1) / 2
     inv = [1.0 / n for n in occurrences]  # a_l = (V_l @ unit) / n_l, mu_l = (V_l @ centred) / n_l
     s_sum = sum(sq * i for (_, sq), i in zip(parts, inv))
     if L <= 3:  # sum_{l<m} a_l . a_m pair by pair: at most 3 row-dot products, no B x 2d temporaries
+        parts = [(b.dense() if isinstance(b, SparseSums) else b, sq) for b, sq in parts]
         pair_dots_u = pair_dots_c = 0.0
         for l in range(L):
             for m in range(l + 1, L):
@@ -220,13 +221,33 @@ def null_inter(spreads: Spreads, parts: list[tuple[np.ndarray, np.ndarray]], occ
         total = 0.0  # sum over languages of [a_l | mu_l]
         sq_u = 0.0
         sq_c = 0.0
-        for (both, _), i in zip(parts, inv):
-            means = both * i[:, None]
-            total = total + means
-            sq_u = sq_u + rowdot(means[:, :d], means[:, :d])
-            sq_c = sq_c + rowdot(means[:, d:], means[:, d:])
-        pair_dots_u = (rowdot(total[:, :d], total[:, :d]) - sq_u) / 2.0  # sum_{l<m} a_l . a_m
-        pair_dots_c = (rowdot(total[:, d:], total[:, d:]) - sq_c) / 2.0
+        sparse = [isinstance(both, SparseSums) for both, _ in parts]
+        total_t = np.zeros((2 * d, inv[0].shape[0])) if any(sparse) else None  # the sparse languages' sum, transposed
+        off_w, off_c = [], []  # ... and the weights and centre of their -(V 1) c off their own columns
+        for (both, _), i, is_sparse in zip(parts, inv, sparse):
+            if is_sparse:  # its own columns only (SparseSums), the off-column centres of all of them at once below
+                means = both.times(i)
+                means.add_to(total_t)
+                u2, c2 = means.squares()
+                off_w.append(means.w1)
+                off_c.append(spreads._centre_off[both.lang])
+            else:
+                means = both * i[:, None]
+                total = total + means
+                u2, c2 = rowdot(means[:, :d], means[:, :d]), rowdot(means[:, d:], means[:, d:])
+            sq_u = sq_u + u2
+            sq_c = sq_c + c2
+        if total_t is not None:  # sum_l -(V_l 1 / n_l) c_off_l: one (d x L) @ (L x B) product
+            total_t[d:] -= np.stack(off_c, axis=1) @ np.stack(off_w)
+        if total_t is not None and not isinstance(total, np.ndarray):  # every language sparse: squares down the columns
+            tot_u = np.einsum("ij,ij->j", total_t[:d], total_t[:d])
+            tot_c = np.einsum("ij,ij->j", total_t[d:], total_t[d:])
+        else:
+            if total_t is not None:
+                total = total + total_t.T
+            tot_u, tot_c = rowdot(total[:, :d], total[:, :d]), rowdot(total[:, d:], total[:, d:])
+        pair_dots_u = (tot_u - sq_u) / 2.0  # sum_{l<m} a_l . a_m
+        pair_dots_c = (tot_c - sq_c) / 2.0
     inter_cos = 1.0 - pair_dots_u / K
     # sum_{l<m} (s_l + s_m) = (L - 1) sum_l s_l
     expected_q = ((L - 1) * s_sum - 2.0 * pair_dots_c) / K
@@ -471,8 +492,15 @@ def row_mean_grams(row_means: list[np.ndarray]) -> dict[tuple[int, int], np.ndar
     >>> g = row_mean_grams([np.eye(2), np.ones((2, 2))]); g[0, 1].tolist()
     [[1.0, 1.0], [1.0, 1.0]]
     """
+    from semanscope_nb.metrics.spreads import SPARSE_DENSITY, SPARSE_MIN_DIMS
+
     L = len(row_means)
-    return {(k, m): row_means[k] @ row_means[m].T for k in range(L) for m in range(k + 1, L)}
+    # TF-IDF row means (under SPARSE_DENSITY non-zero): scipy's sparse product sums only the non-zero terms (the same
+    # dot products, another order of the same additions); a dense (R x d) @ (d x R) here spent R^2 d on zeros
+    held = [sp.csr_matrix(M) if M.ndim == 2 and M.shape[1] >= SPARSE_MIN_DIMS
+            and np.count_nonzero(M) <= SPARSE_DENSITY * M.size else None for M in row_means]
+    return {(k, m): (held[k] @ held[m].T).toarray() if held[k] is not None and held[m] is not None
+            else row_means[k] @ row_means[m].T for k in range(L) for m in range(k + 1, L)}
 
 
 def n_repairings(n_rows: int, n_languages: int) -> float:
@@ -487,7 +515,8 @@ def n_repairings(n_rows: int, n_languages: int) -> float:
     return float(math.factorial(n)) ** (n_languages - 1)
 
 
-def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None = 0, spreads: Spreads | None = None) -> PermutationTest:
+def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None = 0, spreads: Spreads | None = None,
+                     point: tuple[float, float] | None = None) -> PermutationTest:
     """Shuffle each language's rows independently ``n_perm`` times; where does the observed SA fall?
 
     The first language stays in place (only relative pairings matter).  ``D_intra``
@@ -508,6 +537,11 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     Fewer than 2 concepts raise :class:`~semanscope_nb.errors.EmbeddingError`;
     collapsed vectors (every cosine distance zero to rounding) give NaN with a
     ``note`` (:mod:`semanscope_nb.metrics.degenerate`).
+
+    ``spreads``: a :class:`~semanscope_nb.metrics.spreads.Spreads` of ``aw`` to read the
+    observed spreads from; ``point``: those (intra, inter) cosine spreads themselves, when
+    known (the verdict's artefact-free concepts: from the full set's spreads by
+    :class:`~semanscope_nb.metrics.spreads.RowSubset`, no second ``Spreads``).
     """
     import itertools
 
@@ -516,9 +550,12 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     check_count("n_perm", n_perm, minimum=1)
     check_seed(seed)
     require_concepts(aw.n_rows, minimum=MIN_CONCEPTS, what="permutation_test")
-    spreads = spreads if spreads is not None else Spreads(aw)
-    point = spreads.spreads(np.ones((1, aw.n_rows)), scaled=True)
-    intra, inter = float(point["intra_cos"][0]), float(point["inter_cos"][0])
+    if point is not None:  # (intra, inter) cosine spreads of aw already known (a RowSubset of a larger set's Spreads)
+        intra, inter = float(point[0]), float(point[1])
+    else:
+        spreads = spreads if spreads is not None else Spreads(aw)
+        at_ones = spreads.spreads(np.ones((1, aw.n_rows)), scaled=True)
+        intra, inter = float(at_ones["intra_cos"][0]), float(at_ones["inter_cos"][0])
     note = collapsed_note(intra, inter)
     if note is not None:
         nan = math.nan

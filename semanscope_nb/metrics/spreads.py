@@ -567,10 +567,21 @@ class Spreads:
         self._bad = [np.concatenate(b) if b else np.zeros(0, dtype=np.intp) for b in bad]
         # [unit | x]^T rows (working units) of the sparse languages; a zero or odd-norm row, or a block where
         # x.c is not small beside ||x - c||^2, leaves the language on the dense route
-        self.sparse: list[sp.csr_matrix | None] = [
-            self._sparse_rows(lang) if ws and not self._bad[lang].size and self._dot_ok[lang] else None
-            for lang, ws in enumerate(want_sparse)
-        ]
+        sparse_ok = [ws and not self._bad[lang].size and self._dot_ok[lang] for lang, ws in enumerate(want_sparse)]
+        #: per sparse language, its non-zero columns (where its resample sums live, :class:`SparseSums`), else None
+        self.sparse_cols: list[np.ndarray | None] = [None] * self.L  # (set by _sparse_rows)
+        self._sparse_words: list[tuple[sp.csr_matrix, sp.csr_matrix] | None] = [None] * self.L
+        self.sparse: list[sp.csr_matrix | None] = [self._sparse_rows(lang) if ok else None for lang, ok in enumerate(sparse_ok)]
+        # the centre (working units) off each sparse language's columns: there its centred sums are -(W 1) c
+        self._centre_off: list[np.ndarray | None] = []
+        self._centre_off_sq: list[float] = []
+        for cols in self.sparse_cols:
+            off = None
+            if cols is not None:
+                off = self._centre_w.copy()
+                off[cols] = 0.0
+            self._centre_off.append(off)
+            self._centre_off_sq.append(0.0 if off is None else float(off @ off))
         c = self._centre_w
         self._point = [[np.concatenate([S[0], S[1] - n * c]), q.sum()] for S, q, n in zip(self._sums, self._q, n_words)]
         self._point_occ = [None if occ is None else [np.concatenate([S[2], S[3] - occ.sum() * c]), occ @ q]
@@ -613,6 +624,7 @@ class Spreads:
         """
         X = sp.csr_matrix(np.asarray(self.aw.vectors[lang]), dtype=np.float64)  # float32 -> float64 is exact
         X.eliminate_zeros()
+        self.sparse_cols[lang] = np.unique(X.indices)
         if self._wexp:
             np.ldexp(X.data, -self._wexp, out=X.data)
         n = self.norms[lang]
@@ -620,21 +632,21 @@ class Spreads:
             n = np.ldexp(n, -self._wexp)
         U = X.copy()
         U.data /= np.repeat(n, np.diff(X.indptr))
-        return sp.hstack([U, X], format="csr").T.tocsr()
+        self._sparse_words[lang] = (U, X)  # unit and working-unit rows, all columns: the per-row sums (_row_sums)
+        cols = self.sparse_cols[lang]  # the language's own non-zero columns: its sums are zero elsewhere
+        return sp.hstack([U[:, cols], X[:, cols]], format="csr").T.tocsr()
 
-    def _sparse_products(self, lang: int, W: np.ndarray) -> np.ndarray:
-        """``W @ [unit | centred]`` (B x 2d, working units) of a sparse language by sparse products.
+    def _sparse_products(self, lang: int, W: np.ndarray) -> SparseSums:
+        """``W @ [unit | centred]`` (B x 2d, working units) of a sparse language by sparse products, on its own columns.
 
         ``[unit | x]^T @ W^T`` costs one multiply-add per non-zero coordinate and resample (scipy's CSR kernels,
         single-threaded, so the same bits whatever the BLAS threads); the centred half is then ``W @ x - (W 1) c``.
         It differs from the dense ``W @ (x - c)`` by rounding only: the construction's cancellation check
         (``||x||^2 + ||c||^2 <= 64 ||x - c||^2`` for every word, else the dense route) bounds the terms it adds
-        by ``sqrt(128)`` times those of the dense sum.
+        by ``sqrt(128)`` times those of the dense sum.  The sums are held on the language's own non-zero columns
+        (:class:`SparseSums`): a TF-IDF language uses a third of the hashed n-gram columns or fewer.
         """
-        d = self.d
-        out = np.ascontiguousarray((self.sparse[lang] @ np.ascontiguousarray(W.T)).T)
-        out[:, d:] -= np.multiply.outer(W.sum(axis=1), self._centre_w)
-        return out
+        return SparseSums.product(self, lang, self.sparse[lang], W)
 
     def _scan(self) -> None:
         """Largest coordinate (-> ``exponent``, working units) and the centre, in one read of the vectors."""
@@ -850,11 +862,18 @@ class Spreads:
         """Sum over each row's expanded tuples of the tuple's cosine / RMS-Euclidean (working units) distance."""
         R, L, K = self.R, self.L, self.K
         row_cos = np.empty(R)
+        every_sparse = all(w is not None for w in self._sparse_words)
         for a, b in row_chunks(R, self.block):
             total = 0.0
             sq_each = np.zeros(b - a)
             for lang in range(L):
                 inc = self.aw.incidence[lang][a:b]
+                if every_sparse:  # TF-IDF words: the same row means from the sparse unit rows (no dense d-wide fill)
+                    U = self._sparse_words[lang][0]
+                    ubar = U[a:b] if self.identity[lang] else sp.csr_matrix(sp.diags(1.0 / np.diff(inc.indptr)) @ inc @ U)
+                    total = ubar if isinstance(total, float) else total + ubar
+                    sq_each += np.asarray(ubar.multiply(ubar).sum(axis=1)).ravel()
+                    continue
                 if self.identity[lang]:
                     ubar = self._unit(lang, slice(a, b))
                 else:
@@ -863,7 +882,8 @@ class Spreads:
                     ubar = mean_rows @ self._unit(lang, cols)
                 total = total + ubar
                 sq_each += _rowsq(ubar)
-            pair_dots = (_rowsq(total) - sq_each) / 2.0  # sum_{l<m} ubar_l . ubar_m
+            tot_sq = np.asarray(total.multiply(total).sum(axis=1)).ravel() if sp.issparse(total) else _rowsq(total)
+            pair_dots = (tot_sq - sq_each) / 2.0  # sum_{l<m} ubar_l . ubar_m
             row_cos[a:b] = self.tuples[a:b] * np.maximum(1.0 - pair_dots / K, 0.0)  # a distance is >= 0
         return row_cos, self._row_euclid()
 
@@ -892,15 +912,28 @@ class Spreads:
             for a, b in row_chunks(single.size, self.block):
                 rows = single[a:b]
                 out[rows] = self._tuple_rms([w[rows] for w in first_word])
-        for r in np.flatnonzero(tuples > 1):  # loop over rows only; tuples in blocks
-            cells = []
-            for lang, inc in enumerate(self.aw.incidence):
-                src = rows_of[lang][r]
-                cells.append(inc.indices[inc.indptr[src] : inc.indptr[src + 1]])
-            shape = tuple(len(x) for x in cells)
-            for a, b in row_chunks(int(tuples[r]), self.block):
-                pos = np.unravel_index(np.arange(a, b), shape)
-                out[r] += self._tuple_rms([cells[lang][pos[lang]] for lang in range(L)]).sum()
+        multi = np.flatnonzero(tuples > 1)
+        if multi.size:  # rows with alternatives: every expanded tuple of all of them, a block of tuples at a time
+            sizes = tuples[multi].astype(np.int64)
+            ends = np.cumsum(sizes)
+            step = max(self.rows, int(sizes.max()))  # tuples per block (at least one row's): STREAM_BLOCK_BYTES per language
+            a = 0
+            while a < multi.size:
+                b = int(np.searchsorted(ends, (ends[a - 1] if a else 0) + step, side="right"))
+                b = max(b, a + 1)
+                rows = multi[a:b]
+                n_t = sizes[a:b]
+                row_of = np.repeat(np.arange(rows.size), n_t)  # block row of each tuple
+                local = np.arange(int(n_t.sum())) - np.repeat(np.cumsum(n_t) - n_t, n_t)  # tuple number within its row
+                words = [np.empty(0, dtype=np.intp)] * L
+                for lang in reversed(range(L)):  # C order: the last language's alternative varies fastest
+                    inc = self.aw.incidence[lang]
+                    src = rows_of[lang][rows][row_of]
+                    n_alt = alts[lang][rows][row_of]
+                    words[lang] = inc.indices[inc.indptr[src] + local % n_alt]
+                    local = local // n_alt
+                out[rows] += np.bincount(row_of, weights=self._tuple_rms(words), minlength=rows.size)
+                a = b
         return out
 
     def _centred_gram(self) -> dict[tuple[int, int], np.ndarray] | None:
@@ -956,9 +989,18 @@ class Spreads:
         """sqrt(mean over language pairs of ||e_i - e_j||^2) for each tuple (working units)."""
         total = 0.0
         sumsq = 0.0
-        for lang, idx in enumerate(word_idx):
-            total = total + self._centred(lang, idx)
-            sumsq = sumsq + self._q[lang][idx]
+        if all(w is not None for w in self._sparse_words):  # TF-IDF words: sum_l (x_l - c) = (sum_l x_l) - L c
+            xs = None
+            for lang, idx in enumerate(word_idx):
+                x = self._sparse_words[lang][1][idx]
+                xs = x if xs is None else xs + x
+                sumsq = sumsq + self._q[lang][idx]
+            total = xs.toarray()
+            total -= self.L * self._centre_w
+        else:
+            for lang, idx in enumerate(word_idx):
+                total = total + self._centred(lang, idx)
+                sumsq = sumsq + self._q[lang][idx]
         pair_sq = self.L * sumsq - _rowsq(total)  # sum_{i<j} ||e_i - e_j||^2
         return np.sqrt(np.maximum(pair_sq, 0.0) / self.K)
 
@@ -1172,9 +1214,10 @@ class Spreads:
         intra_euc = np.zeros(B)
         for w_tot, w_sq, both, s_q in parts:
             pairs = w_tot**2 - w_sq  # sum_{a != b} w_a w_b (0: one word only -> undefined)
+            uu, cc = both.squares() if isinstance(both, SparseSums) else (_rowsq(both[:, :d]), _rowsq(both[:, d:]))
             with np.errstate(invalid="ignore", divide="ignore"):
-                intra_cos += np.maximum(w_tot**2 - _rowsq(both[:, :d]), 0.0) / pairs
-                msq = 2.0 * (w_tot * s_q - _rowsq(both[:, d:])) / pairs
+                intra_cos += np.maximum(w_tot**2 - uu, 0.0) / pairs
+                msq = 2.0 * (w_tot * s_q - cc) / pairs
             intra_euc += np.sqrt(np.maximum(msq, 0.0))  # NaN (undefined) stays NaN
         shift = self._wexp - self.exponent
         intra_euc = np.ldexp(intra_euc, shift) / L if shift else intra_euc / L
@@ -1199,9 +1242,11 @@ class Spreads:
             if id(a) not in seen:
                 seen.add(id(a))
                 total += a.nbytes
-        for m in (*self.word_weight_map, *self.occurrence_map, *self.sparse):
+        words = [m for pair in self._sparse_words if pair is not None for m in pair]
+        for m in (*self.word_weight_map, *self.occurrence_map, *self.sparse, *words):
             if m is not None:
                 total += m.data.nbytes + m.indices.nbytes + m.indptr.nbytes
+        total += sum(a.nbytes for a in (*self.sparse_cols, *self._centre_off) if a is not None)
         return total
 
     def bytes_per_resample(self) -> int:
@@ -1221,9 +1266,12 @@ class Spreads:
                 per_block = np.add.reduceat(self.occurrences[lang], np.arange(0, v.shape[0], self.rows))
                 extra = max(extra, 8 * (int(per_block.max()) + self.rows))
         # a sparse language's product: the transposed weights, the (2d x B) result and its transpose
-        extra += max((8 * (v.shape[0] + 4 * d) for v, S in zip(self.aw.vectors, self.sparse) if S is not None), default=0)
+        extra += max((8 * (v.shape[0] + 2 * S.shape[0]) for v, S in zip(self.aw.vectors, self.sparse) if S is not None), default=0)
         per += extra
-        per += 8 * 2 * d * (3 * self.L + 2)  # [unit | centred] products (intra, occurrence, the previous batch's) and temporaries
+        # [unit | centred] products (intra, occurrence, the previous batch's; a sparse language's on its own columns only)
+        # and temporaries of the full width
+        width = sum(2 * d if S is None else S.shape[0] for S in self.sparse)
+        per += 8 * (3 * width + 2 * 2 * d)
         return per + 8 * 32  # per-resample scalars: spreads, null, statistics
 
     def bootstrap_batch(self, n_boot: int, *, budget_bytes: int | None = None) -> int:
@@ -1244,6 +1292,102 @@ class Spreads:
         fixed = self.state_bytes() + BOOT_BLOCK_BYTES + 8 * self.rows * 3 * self.d + 8 * (self.L + 1) * self.R
         room = 0.9 * budget_bytes - fixed
         return int(max(1, min(n_boot, room // self.bytes_per_resample())))
+
+
+class SparseSums:
+    """``W @ [unit | centred]`` of a sparse language (B x 2d, working units) held on the language's own columns.
+
+    A TF-IDF language's vectors are zero off the columns ``cols`` its words use, so
+    ``W @ unit`` is too, and ``W @ (x - c)`` there is ``-(W 1) c``: the resample sums
+    need only ``data_t`` = the two halves on ``cols``, transposed as the sparse product
+    gives them (2|cols| x B, so that adding them into a full-width total is a copy of
+    rows), and the weights' totals ``w1`` = ``W 1``.  Squared norms add the off-column
+    part ``(W 1)^2 ||c_off||^2`` (a sum of squares over disjoint columns: no
+    cancellation); :meth:`dense` gives the full B x 2d array (the same numbers).  Sums
+    add and subtract (:class:`RowSubset`'s corrections) and scale per resample.
+
+    >>> X = np.zeros((3, 2048)); X[0, 5], X[1, 7], X[2, 5] = 1.0, 2.0, 3.0
+    >>> eye = sp.identity(3, format="csr")
+    >>> s = Spreads(AlignedWords(("en", "de"), (X, X[::-1].copy()), (eye, eye), tuple("abc")), sparse=True)
+    >>> W = np.array([[1.0, 2.0, 0.0]])
+    >>> part = s._sparse_products(0, W)
+    >>> part.cols.tolist(), part.data_t.shape
+    ([5, 7], (4, 1))
+    >>> full = W @ np.hstack([X / np.linalg.norm(X, axis=1)[:, None], X - s.centre])
+    >>> bool(np.allclose(part.dense(), full, rtol=0, atol=1e-15))
+    True
+    """
+
+    __slots__ = ("spreads", "lang", "data_t", "w1")
+    __array_ufunc__ = None  # ``array - sums``: numpy defers to __rsub__ (a full array), never loops over elements
+
+    def __init__(self, spreads: Spreads, lang: int, data_t: np.ndarray, w1: np.ndarray) -> None:
+        self.spreads, self.lang, self.data_t, self.w1 = spreads, lang, data_t, w1
+
+    @classmethod
+    def product(cls, spreads: Spreads, lang: int, S: sp.csr_matrix, W: np.ndarray) -> SparseSums:
+        """``W @ [unit | x - c]`` from ``S`` = ``[unit | x]^T`` of some of the language's words on its columns (CSR)."""
+        data_t = S @ np.ascontiguousarray(W.T)  # scipy's CSR kernel: single-threaded, the same order whatever the threads
+        w1 = W.sum(axis=1)
+        n = data_t.shape[0] // 2
+        data_t[n:] -= np.multiply.outer(spreads._centre_w[spreads.sparse_cols[lang]], w1)
+        return cls(spreads, lang, data_t, w1)
+
+    @property
+    def cols(self) -> np.ndarray:
+        return self.spreads.sparse_cols[self.lang]
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.data_t.shape[1], 2 * self.spreads.d
+
+    def squares(self) -> tuple[np.ndarray, np.ndarray]:
+        """(``||W @ unit||^2``, ``||W @ (x - c)||^2``) per resample."""
+        n = self.data_t.shape[0] // 2
+        u, c = self.data_t[:n], self.data_t[n:]
+        return (np.einsum("ij,ij->j", u, u),
+                np.einsum("ij,ij->j", c, c) + self.w1**2 * self.spreads._centre_off_sq[self.lang])
+
+    def add_to(self, total_t: np.ndarray) -> None:
+        """Add the sums into ``total_t`` (2d x B, transposed full width); the off-column ``-(W 1) c`` is the caller's."""
+        d, cols, n = self.spreads.d, self.cols, self.data_t.shape[0] // 2
+        total_t[cols] += self.data_t[:n]
+        total_t[d + cols] += self.data_t[n:]
+
+    def dense(self) -> np.ndarray:
+        """The full B x 2d array."""
+        d = self.spreads.d
+        out_t = np.zeros((2 * d, self.data_t.shape[1]))
+        out_t[d:] = np.multiply.outer(self.spreads._centre_off[self.lang], -self.w1)
+        self.add_to(out_t)
+        return np.ascontiguousarray(out_t.T)
+
+    def times(self, f: np.ndarray) -> SparseSums:
+        """The sums with resample b's weights multiplied by ``f[b]``."""
+        return SparseSums(self.spreads, self.lang, self.data_t * f[None, :], self.w1 * f)
+
+    def _same(self, other: Any) -> bool:
+        if isinstance(other, SparseSums):
+            if other.spreads is not self.spreads or other.lang != self.lang:
+                raise TypeError("SparseSums add only to the sums of the same Spreads and language")
+            return True
+        return False
+
+    def __add__(self, other: Any) -> Any:
+        if self._same(other):
+            return SparseSums(self.spreads, self.lang, self.data_t + other.data_t, self.w1 + other.w1)
+        return self.dense() + other
+
+    def __sub__(self, other: Any) -> Any:
+        if self._same(other):
+            return SparseSums(self.spreads, self.lang, self.data_t - other.data_t, self.w1 - other.w1)
+        return self.dense() - other
+
+    def __radd__(self, other: Any) -> Any:
+        return other + self.dense()
+
+    def __rsub__(self, other: Any) -> Any:
+        return other - self.dense()
 
 
 def rows_to_counts(idx: np.ndarray, n_rows: int) -> np.ndarray:
@@ -1380,10 +1524,8 @@ class RowSubset:
         """``G @ [unit | centred][idx]`` of the language's corrected words, their rows formed a block at a time (never all kept)."""
         sp_, idx = self.spreads, info["idx"]
         S = info.get("sparse_T")
-        if S is not None:  # as Spreads._sparse_products: [unit | x]^T @ G^T, the centred half W x - (W 1) c
-            out = np.ascontiguousarray((S @ np.ascontiguousarray(G.T)).T)
-            out[:, sp_.d:] -= np.multiply.outer(G.sum(axis=1), sp_._centre_w)
-            return out
+        if S is not None:  # as Spreads._sparse_products: [unit | x]^T @ G^T on the language's columns (SparseSums)
+            return SparseSums.product(sp_, lang, S, G)
         out = np.zeros((G.shape[0], 2 * sp_.d))
         for a, b in row_chunks(idx.size, sp_.rows):
             out += G[:, a:b] @ sp_._fill(lang, idx[a:b], None, None)
