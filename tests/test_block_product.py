@@ -183,3 +183,39 @@ def test_a_product_inside_a_job_of_the_pool_runs_its_blocks_itself(free_cpus):
             want = column_block_product(W, M, 10)
     for g in got:
         np.testing.assert_array_equal(g, want, err_msg="blocks run in the job's own thread: the same bits")
+
+
+def test_the_gate_of_the_artefact_free_concepts_beside_the_bootstrap_equals_the_serial_one(free_cpus, monkeypatch):
+    """Concepts left out as artefacts (identical strings): the gate's test started on a free CPU, on the judged
+    concepts, gives the serial run's test and scores."""
+    import scipy.sparse as sp
+
+    from semanscope_nb.metrics import affinity
+    from semanscope_nb.metrics.affinity import MIN_VERDICT_BOOT, affinity_of_words
+
+    ran_on = []
+    real = affinity._gate_test
+    monkeypatch.setattr(affinity, "_gate_test", lambda *a, **k: ran_on.append(threading.current_thread().name) or real(*a, **k))
+
+    rng = np.random.default_rng(11)
+    R, d = 60, 24
+    en = rng.normal(size=(R, d))
+    zh = en + 0.8 * rng.normal(size=(R, d))
+    words = (tuple(f"w{r}" for r in range(R)), tuple(f"w{r}" if r < 6 else f"z{r}" for r in range(R)))  # 6 identical
+    eye = sp.identity(R, format="csr")
+    aw = AlignedWords(("en", "zh"), (en, zh), (eye, eye), tuple(map(str, range(R))), words=words)
+    runs = []
+    for free in (0, 1):
+        free_cpus(free)
+        with threadpool_limits(2, user_api="blas"):
+            runs.append(affinity_of_words(aw, n_boot=MIN_VERDICT_BOOT, seed=0))
+    serial, beside = runs
+    assert serial.excluded_concepts.get("identical-string") == 6 and serial.permutation is not None, "the case"
+    assert len(ran_on) == 2 and ran_on[0] == threading.current_thread().name and ran_on[1] != ran_on[0], \
+        "serial: the test in the caller's thread; with a free CPU: on the pool's thread"
+    np.testing.assert_array_equal(
+        [beside.permutation.p_value, beside.permutation.null_mean, beside.permutation.sa, beside.chance_excluding.sa.value,
+         *beside.chance_excluding.delta.ci],
+        [serial.permutation.p_value, serial.permutation.null_mean, serial.permutation.sa, serial.chance_excluding.sa.value,
+         *serial.chance_excluding.delta.ci],
+        err_msg="the same test on the same judged concepts, the same single-threaded calls on either thread")
