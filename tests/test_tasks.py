@@ -183,3 +183,38 @@ def test_the_surface_baseline_of_a_data_set_is_read_once_per_process(tmp_path, m
         assert a.dtype == b.dtype and not a.flags.writeable, "the kept rows come back as read, and read-only"
         np.testing.assert_array_equal(a, b, err_msg="kept as sparse rows: the same numbers as a read")
     assert kept.words == fresh.words and kept.languages == fresh.languages
+
+
+def test_the_surface_baselines_own_job_does_not_read_the_baseline_twice(tmp_path, monkeypatch):
+    """Issue 21: SA of the baseline model itself takes its own vectors as the surface (same cache key), not a second read."""
+    from semanscope_nb.models import embedded as embedded_module
+    from semanscope_nb.models.encoders import TfidfEncoder
+    from semanscope_nb.runs import task_library
+
+    def fresh_memo():
+        monkeypatch.setattr(task_library, "_SURFACES", Memo(task_library.SURFACE_KEPT_BYTES, sizeof=lambda kept: kept[2]))
+
+    calls = []
+    real = embedded_module.embed
+    monkeypatch.setattr(embedded_module, "embed", lambda ds, model, **kw: calls.append(model) or real(ds, model, **kw))
+    ds = snb.load_dataset("edge-cases").select(["en", "de", "fr"]).subset(range(30))
+    cache = tmp_path / "c"
+    fresh_memo()
+    own = task_library.sa_task(real(ds, "tfidf-char", cache=cache, progress=False), n_boot=0, seed=0)
+    assert calls == [], "the baseline's own job: its vectors are the baseline's"
+    fresh_memo()
+    monkeypatch.setattr(task_library, "_is_the_baseline", lambda embedded: False)
+    read = task_library.sa_task(real(ds, "tfidf-char", cache=cache, progress=False), n_boot=0, seed=0)
+    assert calls == ["tfidf-char"], "without the shortcut the baseline is read through the cache"
+    assert own.surface.difference.value == read.surface.difference.value, "the same float32 vectors: the same arithmetic"
+    assert own.surface.to_dict() == read.surface.to_dict()
+    monkeypatch.undo()
+    fresh_memo()
+    monkeypatch.setattr(embedded_module, "embed", lambda ds, model, **kw: calls.append(model) or real(ds, model, **kw))
+    calls.clear()
+    other = TfidfEncoder(n_features=1024, model_id="tfidf-char")  # the baseline's name, other options: another key
+    assert not task_library._is_the_baseline(real(ds, other, cache=cache, progress=False))
+    task_library.sa_task(real(ds, other, cache=cache, progress=False), n_boot=0, seed=0)
+    assert calls == ["tfidf-char"], "another TF-IDF space under the baseline's name: the baseline is read"
+    assert task_library._is_the_baseline(real(ds, "tfidf-char", cache=cache, progress=False))
+    assert not task_library._is_the_baseline(real(ds, "tfidf-word", cache=cache, progress=False))

@@ -80,7 +80,7 @@ def sa_task(
     it on the same concepts (:attr:`SAResult.surface`).  ``should_stop``: asked between bootstrap batches.
     """
     aw = aligned_words(embedded)
-    surface = _surface_words(embedded, should_stop) if surface_null else None
+    surface = _surface_words(embedded, should_stop, own=aw) if surface_null else None
     result = affinity_of_words(aw, n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds,
                                on_zero=on_zero, method=method, unknown_words=unknown_words(embedded, aw), surface=surface,
                                should_stop=should_stop)
@@ -97,8 +97,23 @@ SURFACE_KEPT_BYTES = 64 * 2**20
 _SURFACES = Memo(SURFACE_KEPT_BYTES, sizeof=lambda kept: kept[2])  # (shell, sparse rows, bytes) by data set
 
 
-def _surface_words(embedded: Embedded, should_stop: Any = None) -> AlignedWords:
-    """The surface baseline's aligned words on ``embedded``'s data set (embedded through the same cache, or kept)."""
+def _is_the_baseline(embedded: Embedded) -> bool:
+    """Whether ``embedded`` holds the surface baseline's own vectors of its data set (same cache key as :func:`embed` gives)."""
+    from semanscope_nb.models.registry import load_model
+
+    if embedded.model_id != SURFACE_BASELINE:
+        return False
+    by_language = {lang: list(dict.fromkeys(texts)) for lang, texts in embedded.dataset.texts_by_language().items()}
+    baseline = load_model(SURFACE_BASELINE).prepare([t for texts in by_language.values() for t in texts])  # as embed() does
+    return not baseline.language_dependent and baseline.cache_key == embedded.model_key
+
+
+def _surface_words(embedded: Embedded, should_stop: Any = None, *, own: AlignedWords | None = None) -> AlignedWords:
+    """The surface baseline's aligned words on ``embedded``'s data set (embedded through the same cache, or kept).
+
+    ``own``: ``aligned_words(embedded)`` when the caller has it; when ``embedded`` is the baseline itself (same
+    cache key), those are its words and the cache is not read a second time.
+    """
     from semanscope_nb.models.embedded import embed
 
     ds = embedded.dataset
@@ -110,9 +125,12 @@ def _surface_words(embedded: Embedded, should_stop: Any = None) -> AlignedWords:
         for v in vectors:
             v.flags.writeable = False
         return AlignedWords(shell.languages, vectors, shell.incidence, shell.labels, shell.groups, shell.words)
-    baseline = embed(ds, SURFACE_BASELINE, cache=embedded.cache if embedded.cache is not None else False,
-                     progress=False, should_stop=should_stop)
-    words = aligned_words(baseline)
+    if own is not None and _is_the_baseline(embedded):
+        words = own  # the baseline's model job: the vectors it read are the ones a second read would give
+    else:
+        baseline = embed(ds, SURFACE_BASELINE, cache=embedded.cache if embedded.cache is not None else False,
+                         progress=False, should_stop=should_stop)
+        words = aligned_words(baseline)
     rows = tuple(sp.csr_matrix(v) for v in words.vectors)
     size = sum(int(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes) for m in rows)
     shell = AlignedWords(words.languages, (), words.incidence, words.labels, words.groups, words.words)
