@@ -172,3 +172,57 @@ def test_language_dependent_encoder_keys_on_language(tmp_path):
     vectors, _, stats = snb.embed_dataset(ds, enc, cache=cache)
     np.testing.assert_allclose(vectors["zh"]["face"] - vectors["en"]["face"], 100.0)
     assert stats["n_cached"] == 2
+
+
+def test_non_finite_entry_with_a_valid_digest_is_damage_among_good_rows(tmp_path):
+    """Issue 21: the finiteness check runs on the whole read at once; a NaN row (digest recomputed) is still named and re-encoded."""
+    from semanscope_nb.models.cache import _digest
+
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = RandomEncoder(dim=8)
+    words = [f"w{i}" for i in range(40)]
+    good = cache.embed(enc, words)
+    bad = good[7].copy()
+    bad[3] = np.nan
+    con = sqlite3.connect(cache.path)
+    con.execute("UPDATE vectors SET vec = ?, digest = ? WHERE text = 'w7'", (bad.tobytes(), _digest(bad.tobytes())))
+    con.commit()
+    con.close()
+    before = enc.texts_encoded
+    with pytest.warns(CacheWarning, match=r"1 damaged entry .*\['w7'\]"):
+        found, n_damaged = cache.get(enc.cache_key, words)
+    assert n_damaged == 1 and sorted(found) == sorted(set(words) - {"w7"})
+    for i, w in enumerate(words):
+        if w != "w7":
+            np.testing.assert_array_equal(found[w], good[i], err_msg=f"{w}: the stored float32 row, as put")
+            assert found[w].dtype == np.float32 and not found[w].flags.writeable
+    again = cache.embed(enc, words)
+    assert enc.texts_encoded - before == 1, "only the damaged entry is encoded again"
+    np.testing.assert_array_equal(again, good)
+
+
+def test_present_lists_keys_from_the_keys_index_and_without_it(tmp_path):
+    """Issue 21: present() reads the keys-only index (made on open, also for a cache from before it); a read-only
+    cache without the index still answers, from the table."""
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = RandomEncoder(dim=8)
+    words = [f"w{i}" for i in range(1200)]  # more than one IN (...) chunk
+    cache.embed(enc, words[:700])
+    asked = ["nope", *words]
+    assert cache.present(enc.cache_key, asked) == set(words[:700])
+    con = sqlite3.connect(cache.path)
+    assert con.execute("SELECT 1 FROM sqlite_master WHERE type='index' AND name='vectors_keys'").fetchone()
+    q = f"SELECT text FROM vectors INDEXED BY vectors_keys WHERE model_key=? AND text IN ({','.join('?' * 3)})"
+    assert "COVERING INDEX vectors_keys" in str(con.execute("EXPLAIN QUERY PLAN " + q, ["k", "a", "b", "c"]).fetchall())
+    con.execute("DROP INDEX vectors_keys")  # a cache written before the index
+    con.commit()
+    con.close()
+    cache.close()
+    ro = snb.EmbeddingCache(tmp_path, read_only=True)
+    assert ro.present(enc.cache_key, asked) == set(words[:700]), "no index (read-only): the table answers"
+    ro.close()
+    reopened = snb.EmbeddingCache(tmp_path)
+    assert reopened.present(enc.cache_key, asked) == set(words[:700])
+    con = sqlite3.connect(reopened.path)
+    assert con.execute("SELECT 1 FROM sqlite_master WHERE type='index' AND name='vectors_keys'").fetchone(), "made on open"
+    con.close()

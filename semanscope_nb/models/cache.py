@@ -85,6 +85,11 @@ CREATE TABLE IF NOT EXISTS token_vectors (
     PRIMARY KEY (model_key, entry)
 ) WITHOUT ROWID;
 """
+# The keys alone, for :meth:`EmbeddingCache.present`: in the table a key sits beside its vector (a 4096-wide TF-IDF row
+# spills over several pages), so listing which texts are cached read about one page per entry; this index holds the
+# keys only, a hundred to a page.  Made when a writable cache is opened (a cache that cannot take it -- full disk,
+# read-only, busy -- is only slower to list).
+VECTORS_KEYS_INDEX = "CREATE INDEX IF NOT EXISTS vectors_keys ON vectors (model_key, text)"
 CACHE_TABLES = ("vectors", "token_vectors")  # every table this cache writes (anything else is another program's file)
 _DB_NAME = "embeddings.sqlite"
 _SQL_VARS = 500  # parameters per IN (...) query
@@ -240,6 +245,11 @@ class EmbeddingCache:
             con.execute("PRAGMA synchronous=NORMAL")
             con.execute(VECTORS_SCHEMA)
             con.execute(TOKEN_VECTORS_SCHEMA)
+            try:
+                con.execute(VECTORS_KEYS_INDEX)
+            except sqlite3.DatabaseError as exc:
+                if _kind(exc) not in ("full", "io", "busy", "readonly"):
+                    raise
             con.execute("SELECT 1 FROM vectors LIMIT 1").fetchall()
         except BaseException:
             con.close()
@@ -516,15 +526,21 @@ class EmbeddingCache:
             for a in range(0, len(texts), _SQL_VARS):
                 part = texts[a : a + _SQL_VARS]
                 q = f"SELECT text, dim, vec, digest FROM vectors WHERE model_key=? AND text IN ({','.join('?' * len(part))})"
+                by_dim: dict[int, list[tuple[str, bytes]]] = {}
                 for text, dim, blob, digest in con.execute(q, [model_key, *part]):
                     if len(blob) != 4 * dim or _digest(blob) != digest:
                         damaged.append(text)
                         continue
-                    vec = np.frombuffer(blob, dtype=np.float32)
-                    if not np.isfinite(vec).all():  # never stored by put (vectors are validated): damage, digest or not
-                        damaged.append(text)
-                        continue
-                    found[text] = vec
+                    by_dim.setdefault(dim, []).append((text, blob))
+                for dim, rows in by_dim.items():
+                    # one buffer per width: the finiteness check is one pass, each vector a read-only view of it
+                    block = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), dim)
+                    finite = np.isfinite(block).all(axis=1) if dim else np.ones(len(rows), dtype=bool)
+                    for (text, _), vec, ok in zip(rows, block, finite):
+                        if ok:
+                            found[text] = vec
+                        else:  # never stored by put (vectors are validated): damage, digest or not
+                            damaged.append(text)
             return found, damaged
 
         found, damaged = self._read(read, what="read cached vectors")
@@ -556,9 +572,11 @@ class EmbeddingCache:
 
         def read(con: sqlite3.Connection) -> set[str]:
             found: set[str] = set()
+            keys_only = con.execute("SELECT 1 FROM sqlite_master WHERE type='index' AND name='vectors_keys'").fetchone()
+            source = "vectors INDEXED BY vectors_keys" if keys_only else "vectors"  # a cache opened read-only may lack it
             for a in range(0, len(texts), _SQL_VARS):
                 part = texts[a : a + _SQL_VARS]
-                q = f"SELECT text FROM vectors WHERE model_key=? AND text IN ({','.join('?' * len(part))})"
+                q = f"SELECT text FROM {source} WHERE model_key=? AND text IN ({','.join('?' * len(part))})"
                 found.update(t for (t,) in con.execute(q, [model_key, *part]))
             return found
 
