@@ -327,6 +327,35 @@ def rowdot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", x, y) if y.ndim == 2 else np.einsum("ij,j->i", x, y)
 
 
+def csr_of_dense(x: Any, *, dtype: Any = None) -> sp.csr_matrix:
+    """The CSR form of a dense 2-d array (``dtype``: of the stored values; default the array's): ``sp.csr_matrix(x)``'s result.
+
+    scipy builds it from the 2-d ``nonzero`` (row and column of every entry); here one flat
+    ``flatnonzero`` of the ``!= 0`` mask and per-row counts give the same entries, in the same
+    (canonical) order, several times faster on wide sparse rows (a TF-IDF word's 4096 hashed n-grams).
+    Zeros of either sign are left out, NaNs kept, as scipy does.
+
+    >>> x = np.array([[0.0, 1.5, 0.0], [0.0, 0.0, 0.0], [-2.0, 0.0, np.nan]], dtype=np.float32)
+    >>> m = csr_of_dense(x, dtype=np.float64)
+    >>> m.dtype, m.indptr.tolist(), m.indices.tolist()
+    (dtype('float64'), [0, 1, 1, 3], [1, 0, 2])
+    >>> bool((m != sp.csr_matrix(x, dtype=np.float64)).nnz == 1)  # only NaN != NaN
+    True
+    """
+    x = np.asarray(x)
+    if x.ndim != 2:
+        raise ValueError(f"csr_of_dense needs a 2-d array, got {x.ndim}-d")
+    n, d = x.shape
+    mask = x != 0
+    flat = np.flatnonzero(mask)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.count_nonzero(mask, axis=1), out=indptr[1:])
+    data = x.reshape(-1)[flat]
+    if dtype is not None:
+        data = data.astype(dtype, copy=False)
+    return sp.csr_matrix((data, flat % d if d else flat, indptr), shape=(n, d))
+
+
 def _rowsq(x: np.ndarray) -> np.ndarray:
     return rowdot(x, x)
 
@@ -445,7 +474,7 @@ def reduced_words(aw: AlignedWords, *, max_words: int | None = None) -> AlignedW
     N = sum(n_words)
     if N > (REDUCE_MAX_WORDS if max_words is None else max_words):
         return None
-    X = sp.vstack([sp.csr_matrix(np.asarray(v), dtype=np.float64) for v in aw.vectors], format="csr")
+    X = sp.vstack([csr_of_dense(v, dtype=np.float64) for v in aw.vectors], format="csr")
     used = np.unique(X.indices)
     if used.size < 2 * N:
         return None
@@ -622,8 +651,7 @@ class Spreads:
         The unit entries are the same divisions by the stored norms as :meth:`_fill`'s (so the same numbers);
         centred rows are never formed (``W @ (x - c) = W @ x - (W 1) c``, see :meth:`_sparse_products`).
         """
-        X = sp.csr_matrix(np.asarray(self.aw.vectors[lang]), dtype=np.float64)  # float32 -> float64 is exact
-        X.eliminate_zeros()
+        X = csr_of_dense(self.aw.vectors[lang], dtype=np.float64)  # float32 -> float64 is exact; no stored zero
         self.sparse_cols[lang] = np.unique(X.indices)
         if self._wexp:
             np.ldexp(X.data, -self._wexp, out=X.data)

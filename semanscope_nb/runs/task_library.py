@@ -24,7 +24,7 @@ from semanscope_nb.data.words import WordDataset
 from semanscope_nb.errors import ArgumentError
 from semanscope_nb.memo import Memo
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, SAResult, TierThresholds, affinity_of_words, check_row_tuples
-from semanscope_nb.metrics.spreads import AlignedWords
+from semanscope_nb.metrics.spreads import AlignedWords, csr_of_dense
 from semanscope_nb.models.embedded import Embedded
 
 
@@ -131,7 +131,7 @@ def _surface_words(embedded: Embedded, should_stop: Any = None, *, own: AlignedW
         baseline = embed(ds, SURFACE_BASELINE, cache=embedded.cache if embedded.cache is not None else False,
                          progress=False, should_stop=should_stop)
         words = aligned_words(baseline)
-    rows = tuple(sp.csr_matrix(v) for v in words.vectors)
+    rows = tuple(csr_of_dense(v) for v in words.vectors)
     size = sum(int(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes) for m in rows)
     shell = AlignedWords(words.languages, (), words.incidence, words.labels, words.groups, words.words)
     _SURFACES.put(key, (shell, rows, size))  # not kept when larger than SURFACE_KEPT_BYTES on its own
