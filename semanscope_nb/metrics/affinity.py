@@ -105,7 +105,7 @@ import scipy.sparse as sp
 
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.errors import DatasetError, EmbeddingError
-from semanscope_nb.metrics.artefacts import find_artefacts, language_centred, subset_rows
+from semanscope_nb.metrics.artefacts import find_artefacts, language_centred, language_centred_cosines, subset_rows
 from semanscope_nb.models.cancel import check_stop
 from semanscope_nb.metrics.chance import (
     BELOW_CHANCE_TIER,
@@ -840,6 +840,9 @@ def language_centred_diagnostic(aw: AlignedWords, language_centred: bool | None)
 
 
 def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
+    sparse = language_centred_cosines(aw)  # sparse words (TF-IDF): the same spreads without dense centred rows
+    if sparse is not None:
+        return float(_sa_or_nan(np.array([sparse[0]]), np.array([sparse[1]]), ROUNDING_FLOOR)[0])
     centred = language_centred(aw)
     if any(not np.any(v) for v in centred.vectors) or any((~np.any(v, axis=1)).any() for v in centred.vectors):
         return math.nan  # a word at its language's mean has no direction: the diagnostic is undefined

@@ -1,0 +1,100 @@
+"""The language-centred SA of sparse (TF-IDF) words from sparse algebra (issue 21), against plain loops and the dense route."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import semanscope_nb as snb
+from semanscope_nb.metrics.affinity import _language_centred_sa
+from semanscope_nb.metrics.artefacts import language_centred, language_centred_cosines
+from semanscope_nb.metrics.spreads import AlignedWords, Spreads
+from semanscope_nb.runs.task_library import aligned_words
+
+# sums of a few hundred O(1) terms, each with a few roundings; the sparse route's terms are bounded by
+# sqrt(LANGUAGE_CENTRED_KAPPA) times the dense ones: 1e-12 leaves a wide margin over the ~1e-15 seen
+RTOL = 1e-12
+
+
+def _loops(aw: AlignedWords) -> tuple[float, float]:
+    """Paper 000's cosine D_intra and D_inter of the language-centred words, pair by pair and tuple by tuple."""
+    units = []
+    for v in aw.vectors:
+        x = np.asarray(v, dtype=np.float64)
+        mean = [sum(x[k, j] for k in range(x.shape[0])) / x.shape[0] for j in range(x.shape[1])]
+        c = x - np.array(mean)
+        units.append([row / math.sqrt(sum(t * t for t in row)) for row in c])
+    intra = []
+    for u in units:
+        pairs = [1.0 - float(u[a] @ u[b]) for a, b in itertools.combinations(range(len(u)), 2)]
+        intra.append(sum(pairs) / len(pairs))
+    dists = []
+    for r in range(aw.n_rows):
+        alts = [list(inc[r].indices) for inc in aw.incidence]
+        for t in itertools.product(*alts):
+            pair = [1.0 - float(units[i][t[i]] @ units[j][t[j]]) for i, j in itertools.combinations(range(len(t)), 2)]
+            dists.append(sum(pair) / len(pair))
+    return sum(intra) / len(intra), sum(dists) / len(dists)
+
+
+def _random_aw(seed: int, n_rows: int = 30, dims: int = 2048) -> AlignedWords:
+    rng = np.random.default_rng(seed)
+    vectors, incs = [], []
+    for lang in range(3):
+        n = n_rows + lang  # some rows hold two alternatives; a word may sit in two rows
+        vectors.append(np.where(rng.random((n, dims)) < 0.01, rng.random((n, dims)), 0.0).astype(np.float32))
+        rows, cols = list(range(n_rows)), list(range(n_rows))
+        for extra in range(n_rows, n):
+            rows.append(int(rng.integers(n_rows)))
+            cols.append(extra)
+        if lang == 2:
+            rows.append(0)
+            cols.append(1)  # word 1 also in row 0
+        incs.append(sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n_rows, n)))
+    return AlignedWords(("en", "de", "fr"), tuple(vectors), tuple(incs), tuple(f"c{i}" for i in range(n_rows)))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sparse_algebra_equals_the_paper_loops_and_the_dense_route(seed):
+    aw = _random_aw(seed)
+    got = language_centred_cosines(aw)
+    assert got is not None, "sparse words: the sparse route is taken"
+    want = _loops(aw)
+    np.testing.assert_allclose(got, want, rtol=RTOL, err_msg="D_intra, D_inter: algebra vs pair/tuple loops")
+    s = Spreads(language_centred(aw), stack_limit=0).spreads(np.ones((1, aw.n_rows)), scaled=True)
+    np.testing.assert_allclose(got, (s["intra_cos"][0], s["inter_cos"][0]), rtol=RTOL,
+                               err_msg="the dense route the diagnostic took before")
+
+
+def test_real_tfidf_words_give_the_dense_routes_sa():
+    full = snb.load_dataset("edge-cases")
+    # tfidf-word needs every language for a vocabulary past SPARSE_MIN_DIMS (fewer columns: the dense route)
+    for model, ds in (("tfidf-char", full.select(["en", "zh", "de"])), ("tfidf-word", full)):
+        aw = aligned_words(snb.embed(ds, model, cache=False, progress=False))
+        assert language_centred_cosines(aw) is not None, f"{model}: sparse words, the sparse route"
+        centred = language_centred(aw)
+        s = Spreads(centred, stack_limit=0).spreads(np.ones((1, aw.n_rows)), scaled=True)
+        dense = float(s["intra_cos"][0] / (s["intra_cos"][0] + s["inter_cos"][0]))
+        np.testing.assert_allclose(_language_centred_sa(aw, block=8192), dense, rtol=RTOL,
+                                   err_msg=f"{model}: language-centred SA, sparse algebra vs dense centred rows")
+
+
+def test_the_dense_route_is_kept_where_the_algebra_does_not_apply():
+    aw = _random_aw(3)
+    dense = AlignedWords(aw.languages, tuple(np.random.default_rng(0).random(v.shape) for v in aw.vectors),
+                         aw.incidence, aw.labels)
+    assert language_centred_cosines(dense) is None, "dense words: the dense route"
+    one_word = AlignedWords(aw.languages[:2], (aw.vectors[0][:1], aw.vectors[1][:1]),
+                            (sp.identity(1, format="csr"),) * 2, ("a",))
+    assert language_centred_cosines(one_word) is None
+    at_mean = [v.copy() for v in aw.vectors]
+    at_mean[0][:] = at_mean[0][0]  # every word of a language at its mean: no direction
+    flat = AlignedWords(aw.languages, tuple(at_mean), aw.incidence, aw.labels)
+    assert language_centred_cosines(flat) is None, "the cancellation check hands it to the dense route"
+    assert math.isnan(_language_centred_sa(flat, block=8192)), "which calls the diagnostic undefined, as before"
+    huge = AlignedWords(aw.languages, tuple(v.astype(np.float64) * 1e300 for v in aw.vectors), aw.incidence, aw.labels)
+    assert language_centred_cosines(huge) is None, "coordinates past 2**400: the dense route's exact scaling"
