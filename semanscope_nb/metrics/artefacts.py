@@ -36,6 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from semanscope_nb.memo import Memo
 from semanscope_nb.metrics.spreads import AlignedWords, Spreads, csr_of_dense
 
 
@@ -115,12 +116,42 @@ def _row_keys(aw: AlignedWords) -> list[list[set[str]]]:
     return per_lang
 
 
+#: the word-only artefact rows (identical strings, zh-ja shared characters) of recent data sets: they depend on the
+#: words and which rows hold them, not on the vectors, and a benchmark scores every model on each data set
+_WORD_ROWS = Memo(64)
+
+
+def _words_key(kind: str, aw: AlignedWords) -> tuple:
+    """What the word-only rows depend on: the languages, the words and the incidence (as stored)."""
+    shapes = []
+    for inc in aw.incidence:
+        A = sp.csr_matrix(inc)
+        shapes.append((A.shape, A.indptr.tobytes(), A.indices.tobytes(), A.data.tobytes()))
+    return (kind, tuple(aw.languages), aw.words, tuple(shapes))
+
+
+def _word_rows(kind: str, aw: AlignedWords, compute: Callable[[AlignedWords], np.ndarray]) -> np.ndarray:
+    """``compute(aw)``, kept per :func:`_words_key` (a copy is returned: callers may change it)."""
+    if aw.words is None:
+        return compute(aw)
+    key = _words_key(kind, aw)
+    kept = _WORD_ROWS.get(key)
+    if kept is None:
+        kept = _WORD_ROWS.put(key, compute(aw))
+    return kept.copy()
+
+
 def identical_string_rows(aw: AlignedWords) -> np.ndarray:
     """Boolean per concept row: some alternative is the same surface string in two of the languages (:func:`surface_key`).
 
     Vectorised: every (row, key) occurrence of every language, deduplicated within
     the language, and a row is marked when one (row, key) pair occurs in two languages.
+    Kept per data set (words and incidence), so each model of a benchmark reads it from memory.
     """
+    return _word_rows("identical", aw, _identical_string_rows)
+
+
+def _identical_string_rows(aw: AlignedWords) -> np.ndarray:
     out = np.zeros(aw.n_rows, dtype=bool)
     if aw.words is None:
         return out
@@ -156,6 +187,10 @@ def zh_ja_shared_character_rows(aw: AlignedWords) -> np.ndarray:
     >>> zh_ja_shared_character_rows(aw).tolist()
     [True, False]
     """
+    return _word_rows("zh-ja", aw, _zh_ja_shared_character_rows)
+
+
+def _zh_ja_shared_character_rows(aw: AlignedWords) -> np.ndarray:
     out = np.zeros(aw.n_rows, dtype=bool)
     if aw.words is None:
         return out
