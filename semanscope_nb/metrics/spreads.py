@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
@@ -106,6 +107,7 @@ SMALL_SPACE_NUMBERS = 4_000_000
 _blas_lock = threading.Lock()
 _blas_pins = 0  # small_space_blas blocks running now, in any thread
 _blas_limiter: Any = None  # the outermost block's threadpoolctl limiter (it restores the limits found on entry)
+_blas_controller: tuple[int, Any] | None = None  # (len(sys.modules) when made, the threadpoolctl controller), see _pinned_blas
 
 
 def small_space_blas(aw: AlignedWords) -> Any:
@@ -131,15 +133,19 @@ def small_space_blas(aw: AlignedWords) -> Any:
 
 @contextlib.contextmanager
 def _pinned_blas(threads: int) -> Iterator[None]:
-    global _blas_pins, _blas_limiter, _blas_found, _blas_pinned_to
+    global _blas_pins, _blas_limiter, _blas_found, _blas_pinned_to, _blas_controller
     with _blas_lock:
         if _blas_pins == 0:
             try:
                 from threadpoolctl import ThreadpoolController
 
-                # a fresh controller each time (about 2 ms): one made earlier does not know a BLAS loaded since
-                # (scipy's own OpenBLAS comes with a later import), and would leave that one unpinned
-                controller = ThreadpoolController()
+                # a controller finds the BLAS libraries loaded when it is made (0.4-2 ms: it walks every shared
+                # library); a BLAS loaded since (scipy's own OpenBLAS comes with a later import) would stay unpinned.
+                # A library arrives with an import, so the one made last is kept while no module was imported since
+                # (sys.modules, a dict, only grows by imports); it reads the threads live at each limit()
+                if _blas_controller is None or _blas_controller[0] != len(sys.modules):
+                    _blas_controller = (len(sys.modules), ThreadpoolController())
+                controller = _blas_controller[1]
                 found = [lib.num_threads for lib in controller.lib_controllers if lib.user_api == "blas"]
                 _blas_limiter = controller.limit(limits=threads, user_api="blas")
                 _blas_found, _blas_pinned_to = max(found, default=1), threads
