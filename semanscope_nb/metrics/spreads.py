@@ -167,6 +167,7 @@ _blas_found = 1  # BLAS threads the outermost pinned block found on entry (what 
 _blas_pinned_to = 1  # ... and what it pinned them to
 _block_pool: Any = None  # (thread pool, its size): runs column blocks of a pinned product side by side (made on first use)
 _block_pool_lock = threading.Lock()
+_gram_lock = threading.Lock()  # Spreads._centred_gram: one thread makes the Gram matrices, another waits for them
 
 
 def _free_cpus() -> int:
@@ -944,14 +945,19 @@ class Spreads:
 
     def _centred_gram(self) -> dict[tuple[int, int], np.ndarray] | None:
         """``C_l @ C_m.T`` (centred words, working units) for every language pair, when they hold at most
-        :data:`GRAM_LIMIT` numbers in all (else None): a re-pairing then costs O(R) per pair, not O(R d)."""
-        if getattr(self, "_gram", False) is False:
-            n = [v.shape[0] for v in self.aw.vectors]
-            size = sum(n[i] * n[j] for i in range(self.L) for j in range(i + 1, self.L))
-            self._gram = None
-            if size <= GRAM_LIMIT:
-                C = [self._centred(lang, slice(0, n[lang])) for lang in range(self.L)]
-                self._gram = {(i, j): C[i] @ C[j].T for i in range(self.L) for j in range(i + 1, self.L)}
+        :data:`GRAM_LIMIT` numbers in all (else None): a re-pairing then costs O(R) per pair, not O(R d).
+
+        Made once under a lock: the Euclidean chance level and the permutation test (which derives its unit Gram
+        matrices from these, :func:`~semanscope_nb.metrics.chance.permutation_test`) may ask from two threads."""
+        with _gram_lock:
+            if getattr(self, "_gram", False) is False:
+                n = [v.shape[0] for v in self.aw.vectors]
+                size = sum(n[i] * n[j] for i in range(self.L) for j in range(i + 1, self.L))
+                gram = None
+                if size <= GRAM_LIMIT:
+                    C = [self._centred(lang, slice(0, n[lang])) for lang in range(self.L)]
+                    gram = {(i, j): C[i] @ C[j].T for i in range(self.L) for j in range(i + 1, self.L)}
+                self._gram = gram
         return self._gram
 
     def repaired_inters_euclidean(self, pairings: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
