@@ -216,6 +216,28 @@ def test_unit_grams_from_centred_declines_a_large_centre_and_the_unit_sphere():
                                err_msg="declined: the direct route whatever the spreads")
 
 
+def test_words_digest_of_mostly_zero_vectors_tells_every_change_apart():
+    """The surface statistics' memo key: equal vectors (another copy) give one digest; moving a non-zero entry,
+    changing its value, or a zero turned -0.0 / NaN is told apart or not exactly as the values are (a bit mask and the
+    non-zero values)."""
+    from semanscope_nb.metrics.chance import _words_digest
+
+    rng = np.random.default_rng(5)
+    v = np.zeros((30, 64), dtype=np.float32)
+    v[rng.random(v.shape) < 0.05] = 0.5
+    aw = _aw({"en": v, "de": v[::-1].copy()})
+    same = _words_digest(_aw({"en": v.copy(), "de": v[::-1].copy()})).digest()
+    assert _words_digest(aw).digest() == same
+    i, j = np.argwhere(v != 0)[0]
+    moved = v.copy(); moved[i, j] = 0.0; moved[i, (j + 1) % 64 if v[i, (j + 1) % 64] == 0 else (j + 2) % 64] = 0.5
+    valued = v.copy(); valued[i, j] = 0.25
+    nan = v.copy(); nan[v == 0] = np.where(np.arange((v == 0).sum()) == 0, np.nan, 0.0)
+    negzero = v.copy(); negzero[v == 0] = -0.0
+    for other, differs in ((moved, True), (valued, True), (nan, True), (negzero, False)):
+        got = _words_digest(_aw({"en": other, "de": v[::-1].copy()})).digest()
+        assert (got != same) == differs, f"differs={differs}: {np.argwhere(other != v)[:3].tolist()}"
+
+
 # --------------------------------------------------------------------------- null-aware bootstrap
 
 

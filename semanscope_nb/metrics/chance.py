@@ -935,11 +935,11 @@ def _words_digest(aw: AlignedWords) -> "hashlib._Hash":
         v = np.ascontiguousarray(v)
         h.update(f"{v.dtype.str}{v.shape}".encode())
         flat = v.reshape(-1)
-        nz = np.flatnonzero(flat)
-        if 4 * nz.size < flat.size:  # mostly zeros (TF-IDF): the positions and values of the others say it all
-            h.update(b"nz")
-            h.update(nz.astype(np.int64).tobytes())
-            h.update(flat[nz].tobytes())
+        mask = flat != 0  # (NaN counts as non-zero, -0.0 as zero: as np.flatnonzero)
+        if 4 * int(np.count_nonzero(mask)) < flat.size:  # mostly zeros (TF-IDF): where the others are and their values
+            h.update(b"nz-bits")  # their positions as a bit mask: a third of the time of np.flatnonzero's indices
+            h.update(np.packbits(mask).tobytes())
+            h.update(flat[mask].tobytes())
         else:
             h.update(memoryview(v).cast("B"))
         inc = sp.csr_matrix(inc)
