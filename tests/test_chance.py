@@ -167,6 +167,77 @@ def test_permutation_test_is_seeded():
         permutation_test(aw, n_perm=0)
 
 
+def test_permutation_test_from_the_spreads_centred_grams_equals_the_direct_route():
+    """With a Spreads of vectors off the unit sphere the unit Gram matrices come from the centred ones the Euclidean
+    chance level uses (x.y = (x-c).(y-c) + (x-c).c + (y-c).c + c.c): each entry is checked against a plain loop of unit
+    dot products within its stated bound, and the test's statistics against the direct route (no spreads given)."""
+    from semanscope_nb.metrics.chance import unit_grams_from_centred
+    from semanscope_nb.metrics.ties import unit_roundoff
+
+    rng = np.random.default_rng(8)
+    R, d = 60, 32  # |c| = 1.0 beside a smallest norm of 5.6: r = 0.18
+    base = rng.normal(size=(R, d)) * rng.uniform(1.0, 3.0, size=(R, 1))  # norms differ: not the unit sphere
+    arrays = {"en": base + 0.05, "de": base + 0.9 * rng.normal(size=(R, d)) + 0.05, "fr": 2 * rng.normal(size=(R, d))}
+    aw = _aw(arrays)
+    spreads = Spreads(aw)
+    got = unit_grams_from_centred(spreads)
+    assert got is not None, "small centre, off the sphere: the derived route applies"
+    grams, extra = got
+    u64 = unit_roundoff(np.float64)
+    assert extra < 4 * (d * u64) + 6 * u64 + 1e-15 and extra > 0
+    units = [[[x / math.sqrt(sum(y * y for y in row)) for x in row] for row in v.tolist()] for v in arrays.values()]
+    for (k, m), G in grams.items():
+        plain = np.array([[sum(a * b for a, b in zip(units[k][i], units[m][j])) for j in range(R)] for i in range(R)])
+        np.testing.assert_allclose(G, plain, rtol=0, atol=extra + 2 * (d + 2) * u64,
+                                   err_msg=f"{k}-{m}: the derived unit Gram within its bound of plain unit dots")
+    direct = permutation_test(aw, n_perm=300, seed=2)
+    derived = permutation_test(aw, n_perm=300, seed=2, spreads=spreads)
+    for key in ("sa", "null_mean", "null_sd", "z"):
+        # the inter distances differ by the Gram entries' rounding (<= ~1e-14 at d = 16): relative to values ~0.5
+        np.testing.assert_allclose(getattr(derived, key), getattr(direct, key), rtol=1e-9,
+                                   err_msg=f"{key}: the same re-pairings, another rounding of the same dot products")
+    assert derived.p_value == direct.p_value and derived.n_perm == direct.n_perm, "the decision counts the same re-pairings"
+
+
+def test_unit_grams_from_centred_declines_a_large_centre_and_the_unit_sphere():
+    """A centre beyond a quarter of the smallest norm (the sum would cancel) or unit vectors (no centred Gram matrices
+    are made for them): the direct unit product is used."""
+    from semanscope_nb.metrics.chance import unit_grams_from_centred
+
+    rng = np.random.default_rng(3)
+    far = {"en": rng.normal(size=(20, 8)) + 5.0, "de": rng.normal(size=(20, 8)) + 5.0}
+    assert unit_grams_from_centred(Spreads(_aw(far))) is None
+    x = rng.normal(size=(2, 20, 8))
+    unit = {"en": x[0] / np.linalg.norm(x[0], axis=1, keepdims=True), "de": x[1] / np.linalg.norm(x[1], axis=1, keepdims=True)}
+    assert unit_grams_from_centred(Spreads(_aw(unit))) is None
+    aw = _aw(far)
+    np.testing.assert_allclose(permutation_test(aw, n_perm=100, seed=1, spreads=Spreads(aw)).null_mean,
+                               permutation_test(aw, n_perm=100, seed=1).null_mean, rtol=1e-12,
+                               err_msg="declined: the direct route whatever the spreads")
+
+
+def test_words_digest_of_mostly_zero_vectors_tells_every_change_apart():
+    """The surface statistics' memo key: equal vectors (another copy) give one digest; moving a non-zero entry,
+    changing its value, or a zero turned -0.0 / NaN is told apart or not exactly as the values are (a bit mask and the
+    non-zero values)."""
+    from semanscope_nb.metrics.chance import _words_digest
+
+    rng = np.random.default_rng(5)
+    v = np.zeros((30, 64), dtype=np.float32)
+    v[rng.random(v.shape) < 0.05] = 0.5
+    aw = _aw({"en": v, "de": v[::-1].copy()})
+    same = _words_digest(_aw({"en": v.copy(), "de": v[::-1].copy()})).digest()
+    assert _words_digest(aw).digest() == same
+    i, j = np.argwhere(v != 0)[0]
+    moved = v.copy(); moved[i, j] = 0.0; moved[i, (j + 1) % 64 if v[i, (j + 1) % 64] == 0 else (j + 2) % 64] = 0.5
+    valued = v.copy(); valued[i, j] = 0.25
+    nan = v.copy(); nan[v == 0] = np.where(np.arange((v == 0).sum()) == 0, np.nan, 0.0)
+    negzero = v.copy(); negzero[v == 0] = -0.0
+    for other, differs in ((moved, True), (valued, True), (nan, True), (negzero, False)):
+        got = _words_digest(_aw({"en": other, "de": v[::-1].copy()})).digest()
+        assert (got != same) == differs, f"differs={differs}: {np.argwhere(other != v)[:3].tolist()}"
+
+
 # --------------------------------------------------------------------------- null-aware bootstrap
 
 
@@ -399,6 +470,26 @@ def test_language_centring_removes_a_constant_offset():
     cen = snb.metrics.affinity.affinity_of_words(centred, n_boot=0).cosine.sa
     assert cen > raw + 0.1
 
+
+
+def test_language_centred_sa_of_one_word_rows_matches_plain_loops_and_the_spreads_route(monkeypatch):
+    """The language-centred SA of one word per row (no second Spreads) equals the paper's formula by plain loops on the
+    centred vectors and the Spreads route it replaces (3 languages, an offset per language)."""
+    from semanscope_nb.metrics import affinity
+
+    rng = np.random.default_rng(12)
+    R, d = 25, 6
+    e = rng.normal(size=(R, d))
+    arrays = {"en": e + 3.0, "de": e + 0.7 * rng.normal(size=(R, d)) - 2.0, "fr": e + rng.normal(size=(R, d)) + 1.0}
+    aw = _aw(arrays)
+    got = affinity._language_centred_sa(aw, block=8192)
+    centred = {lang: v - v.mean(axis=0) for lang, v in arrays.items()}
+    rows, vec = _rows_vec(centred)
+    ref = reference_sa(rows, vec)["cosine"]["sa"]
+    np.testing.assert_allclose(got, ref, rtol=1e-12, err_msg="the paper's formula on the centred vectors")
+    monkeypatch.setattr(affinity, "_one_word_cosine_sa", lambda vectors: None)  # the Spreads route
+    np.testing.assert_allclose(got, affinity._language_centred_sa(aw, block=8192), rtol=1e-13,
+                               err_msg="the same sums in another order")
 
 
 def test_tier_flip_rate_counts_tiers_resample_by_resample():

@@ -356,6 +356,36 @@ def test_small_space_blas_pins_threads_only_for_small_spaces_and_restores_them()
             assert blas() == before, "a large space: the default stays"
 
 
+def test_small_space_blas_keeps_its_controller_until_a_module_is_imported(monkeypatch):
+    """The threadpoolctl controller (a walk over every loaded library) is made again only after an import (a BLAS
+    arrives with one): two pins in a row make one, a new entry in sys.modules makes the next pin make another."""
+    import sys
+    import types
+
+    import threadpoolctl
+
+    from semanscope_nb.metrics import spreads as spreads_module
+
+    made = []
+
+    class Counting(threadpoolctl.ThreadpoolController):
+        def __init__(self) -> None:
+            made.append(1)
+            super().__init__()
+
+    monkeypatch.setattr(threadpoolctl, "ThreadpoolController", Counting)
+    monkeypatch.setattr(spreads_module, "_blas_controller", None)
+    small, _ = _aw_with_alternatives(0)
+    for _ in range(2):
+        with spreads_module.small_space_blas(small):
+            pass
+    assert len(made) == 1, "no import between two pins: the controller is reused"
+    monkeypatch.setitem(sys.modules, "_semanscope_test_new_module", types.ModuleType("_semanscope_test_new_module"))
+    with spreads_module.small_space_blas(small):
+        pass
+    assert len(made) == 2, "a module imported since: a new controller (it would see a BLAS loaded with it)"
+
+
 def test_small_space_blas_block_of_another_thread_does_not_restore_the_limit_early():
     """The main thread pins; a worker thread's block enters and leaves meanwhile (JupyterLab subshells): the pin holds
     until the main thread's block ends, and then the count found before it is back (one lock, one count of blocks)."""

@@ -348,8 +348,16 @@ def _euclidean_chance_draws(aw: AlignedWords, *, n_perm: int, seed: int | None, 
     drawn = 0
     while drawn < n_perm:
         step = n_perm if precision is None else min(EUCLIDEAN_CHANCE_STEP, n_perm - drawn)
-        pairings = [[np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)] for _ in range(step)]
-        inter = spreads.repaired_inters_euclidean(pairings)
+        # (step, L, R): the first language in place, the others each rng.permutation(R) in turn, draw by draw --
+        # in one call: Generator.permuted shuffles every lane with the draws of rng.permutation (as permutation_test)
+        L = len(aw.languages)
+        lanes = np.empty((step * (L - 1), R), dtype=np.intp)
+        lanes[...] = np.arange(R)
+        rng.permuted(lanes, axis=1, out=lanes)
+        pairings = np.empty((step, L, R), dtype=np.intp)
+        pairings[:, 0] = np.arange(R)
+        pairings[:, 1:] = lanes.reshape(step, L - 1, R)
+        inter = spreads.repaired_inters_euclidean([list(p) for p in pairings])  # (a pairing: a list of index arrays)
         sas.append(affinity_ratio(intra, inter))
         inters.append(np.ldexp(inter, spreads.exponent))
         drawn += step
@@ -503,6 +511,58 @@ def row_mean_grams(row_means: list[np.ndarray]) -> dict[tuple[int, int], np.ndar
             else row_means[k] @ row_means[m].T for k in range(L) for m in range(k + 1, L)}
 
 
+def unit_grams_from_centred(spreads: Spreads) -> tuple[dict[tuple[int, int], np.ndarray], float] | None:
+    """The unit Gram matrices ``U_k U_m^T`` from the centred ones the spreads hold for the Euclidean chance level, and
+    the bound of their extra rounding (None where that route does not apply).
+
+    With ``c`` the centre, ``x . y = (x - c).(y - c) + (x - c).c + (y - c).c + c.c``: one product of the centred rows
+    (what :meth:`Spreads._centred_gram` made for the Euclidean chance level's re-pairings) and two of R x d with
+    ``c`` give every pair's raw dot product, divided then by the two norms.  The sum's terms add up to at most
+    ``(|x - c| + |c|)(|y - c| + |c|) <= (|x| + 2|c|)(|y| + 2|c|)``, so each cosine is within
+    ``(1 + 2 r)^2 gamma_d + 6 u`` of the exact value (``r = |c| / min |x|``; a direct product of unit rows:
+    ``gamma_d + 2 u``).  Taken only where that is small: one word per row, the vectors in float64's raw range
+    (working units = the vectors'), no row normalised one by one, ``r <= 1/4``, and vectors off the unit sphere
+    (the case in which the verdict computes the centred matrices anyway; on the sphere the unit product is direct).
+
+    >>> import scipy.sparse as sp
+    >>> rng = np.random.default_rng(0); eye = sp.identity(40, format="csr")
+    >>> x = [v / np.linalg.norm(v, axis=1, keepdims=True) * rng.uniform(1, 2, size=(40, 1))   # norms 1 to 2
+    ...      for v in (rng.normal(size=(40, 8)), rng.normal(size=(40, 8)))]
+    >>> aw = AlignedWords(("en", "de"), tuple(x), (eye, eye), tuple(map(str, range(40))))
+    >>> grams, extra = unit_grams_from_centred(Spreads(aw))
+    >>> u = [unit_rows(v)[0] for v in aw.vectors]
+    >>> bool(np.allclose(grams[0, 1], u[0] @ u[1].T, rtol=0, atol=1e-13)), extra < 1e-13
+    (True, True)
+    """
+    from semanscope_nb.metrics.ties import unit_roundoff
+
+    if (spreads._wexp != 0 or not all(spreads.identity) or any(b.size for b in spreads._bad)
+            or is_unit_norm(spreads.aw, norms=spreads.norms)):
+        return None
+    min_norm = min(float(n.min()) for n in spreads.norms)
+    if not (min_norm > 0 and math.isfinite(min_norm)) or 16.0 * spreads._cc > min_norm * min_norm:  # r <= 1/4
+        return None
+    centred = spreads._centred_gram()
+    if centred is None:
+        return None
+    c, L, n = spreads._centre_w, spreads.L, spreads.R
+    ccc = spreads._cc
+    along = [spreads._centred(lang, slice(0, n)) @ c for lang in range(L)]  # (x - c).c per word
+    inv = [1.0 / nrm for nrm in spreads.norms]
+    grams = {}
+    for (k, m), G in centred.items():
+        U = G + along[k][:, None]
+        U += along[m][None, :] + ccc
+        U *= inv[k][:, None]
+        U *= inv[m][None, :]
+        grams[k, m] = U
+    u = unit_roundoff(np.float64)
+    d = spreads.d
+    gamma = d * u / (1.0 - d * u)
+    r = math.sqrt(ccc) / min_norm
+    return grams, (1.0 + 2.0 * r) ** 2 * gamma + 6.0 * u
+
+
 def n_repairings(n_rows: int, n_languages: int) -> float:
     """How many distinct re-pairings the permutation test can draw: ``(R!)^(L-1)`` (the first language stays).
 
@@ -550,9 +610,12 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     check_count("n_perm", n_perm, minimum=1)
     check_seed(seed)
     require_concepts(aw.n_rows, minimum=MIN_CONCEPTS, what="permutation_test")
+    derived = None  # the unit Gram matrices from the spreads' centred ones (unit_grams_from_centred), with their bound
     if point is not None:  # (intra, inter) cosine spreads of aw already known (a RowSubset of a larger set's Spreads)
         intra, inter = float(point[0]), float(point[1])
     else:
+        derived = (unit_grams_from_centred(spreads) if spreads is not None and spreads.aw is aw and aw.n_rows > 8
+                   else None)
         spreads = spreads if spreads is not None else Spreads(aw)
         at_ones = spreads.spreads(np.ones((1, aw.n_rows)), scaled=True)
         intra, inter = float(at_ones["intra_cos"][0]), float(at_ones["inter_cos"][0])
@@ -561,21 +624,26 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
         nan = math.nan
         return PermutationTest(sa=nan, null_mean=nan, null_sd=nan, p_value=nan, z=nan, n_perm=int(n_perm), seed=seed, note=note)
     sa = float(affinity_ratio(intra, inter))
-    means, n_alt = _row_means(aw)
     R = aw.n_rows
     tol = sa_tie_tolerance(aw.vectors, n_rows=R)
+    if derived is not None:  # one word per row: the row means are the unit rows, only their count is read
+        means, n_alt = [np.empty((R, 0))] * len(aw.vectors), [np.ones(R)] * len(aw.vectors)
+        tol += derived[1]  # their own rounding, beyond a direct product's (counted by sa_tie_tolerance)
+    else:
+        means, n_alt = _row_means(aw)
     identity = np.arange(R)
     L = len(means)
     total = n_repairings(R, L)
     exact = total <= n_perm
-    use_grams = R * R * 8 * L * (L - 1) / 2 <= PERMUTATION_GRAM_BYTES
+    use_grams = R * R * 8 * L * (L - 1) / 2 <= PERMUTATION_GRAM_BYTES or derived is not None
     gram_job = None
     if exact:  # every re-pairing, the observed one included
         combos = itertools.product(itertools.permutations(range(R)), repeat=L - 1)
         others = np.array([[p for p in c] for c in combos], dtype=np.intp).reshape(-1, L - 1, R)
     else:  # the generator's draws in a fixed order (draw by draw, language by language): the same seed, the same p
         rng = np.random.default_rng(seed)
-        gram_job = beside(row_mean_grams, means) if use_grams else None  # the Gram matrices meanwhile, on a free core
+        # the Gram matrices meanwhile, on a free core (or the spreads' centred ones, made for the Euclidean chance level)
+        gram_job = None if not use_grams or derived is not None else beside(row_mean_grams, means)
         others = np.empty((n_perm, L - 1, R), dtype=np.intp)  # (draws, languages after the first, R)
         lanes = others.reshape(-1, R)
         lanes[...] = identity  # every lane starts as arange(R) (a broadcast copy: np.tile's repeat is slower)
@@ -585,7 +653,8 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     n_drawn = others.shape[0]
     if use_grams:  # one Gram matrix per language pair, then gathers
         batch = max(1, int(PERMUTATION_GRAM_BYTES // (8 * R)))
-        grams = gram_job.result() if gram_job is not None else row_mean_grams(means)  # for the observed pairing and every batch
+        grams = (derived[0] if derived is not None else gram_job.result() if gram_job is not None
+                 else row_mean_grams(means))  # for the observed pairing and every batch
         observed = float(shuffled_inter_cosines(means, n_alt, [identity[None, :]] * L, grams=grams)[0])  # the same arithmetic
         inters = np.concatenate([shuffled_inter_cosines(means, n_alt, [identity] + [others[i:i + batch, k] for k in range(L - 1)],
                                                         grams=grams)
@@ -866,11 +935,11 @@ def _words_digest(aw: AlignedWords) -> "hashlib._Hash":
         v = np.ascontiguousarray(v)
         h.update(f"{v.dtype.str}{v.shape}".encode())
         flat = v.reshape(-1)
-        nz = np.flatnonzero(flat)
-        if 4 * nz.size < flat.size:  # mostly zeros (TF-IDF): the positions and values of the others say it all
-            h.update(b"nz")
-            h.update(nz.astype(np.int64).tobytes())
-            h.update(flat[nz].tobytes())
+        mask = flat != 0  # (NaN counts as non-zero, -0.0 as zero: as np.flatnonzero)
+        if 4 * int(np.count_nonzero(mask)) < flat.size:  # mostly zeros (TF-IDF): where the others are and their values
+            h.update(b"nz-bits")  # their positions as a bit mask: a third of the time of np.flatnonzero's indices
+            h.update(np.packbits(mask).tobytes())
+            h.update(flat[mask].tobytes())
         else:
             h.update(memoryview(v).cast("B"))
         inc = sp.csr_matrix(inc)

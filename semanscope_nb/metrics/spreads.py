@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
@@ -106,6 +107,7 @@ SMALL_SPACE_NUMBERS = 4_000_000
 _blas_lock = threading.Lock()
 _blas_pins = 0  # small_space_blas blocks running now, in any thread
 _blas_limiter: Any = None  # the outermost block's threadpoolctl limiter (it restores the limits found on entry)
+_blas_controller: tuple[int, Any] | None = None  # (len(sys.modules) when made, the threadpoolctl controller), see _pinned_blas
 
 
 def small_space_blas(aw: AlignedWords) -> Any:
@@ -131,15 +133,19 @@ def small_space_blas(aw: AlignedWords) -> Any:
 
 @contextlib.contextmanager
 def _pinned_blas(threads: int) -> Iterator[None]:
-    global _blas_pins, _blas_limiter, _blas_found, _blas_pinned_to
+    global _blas_pins, _blas_limiter, _blas_found, _blas_pinned_to, _blas_controller
     with _blas_lock:
         if _blas_pins == 0:
             try:
                 from threadpoolctl import ThreadpoolController
 
-                # a fresh controller each time (about 2 ms): one made earlier does not know a BLAS loaded since
-                # (scipy's own OpenBLAS comes with a later import), and would leave that one unpinned
-                controller = ThreadpoolController()
+                # a controller finds the BLAS libraries loaded when it is made (0.4-2 ms: it walks every shared
+                # library); a BLAS loaded since (scipy's own OpenBLAS comes with a later import) would stay unpinned.
+                # A library arrives with an import, so the one made last is kept while no module was imported since
+                # (sys.modules, a dict, only grows by imports); it reads the threads live at each limit()
+                if _blas_controller is None or _blas_controller[0] != len(sys.modules):
+                    _blas_controller = (len(sys.modules), ThreadpoolController())
+                controller = _blas_controller[1]
                 found = [lib.num_threads for lib in controller.lib_controllers if lib.user_api == "blas"]
                 _blas_limiter = controller.limit(limits=threads, user_api="blas")
                 _blas_found, _blas_pinned_to = max(found, default=1), threads
@@ -161,6 +167,7 @@ _blas_found = 1  # BLAS threads the outermost pinned block found on entry (what 
 _blas_pinned_to = 1  # ... and what it pinned them to
 _block_pool: Any = None  # (thread pool, its size): runs column blocks of a pinned product side by side (made on first use)
 _block_pool_lock = threading.Lock()
+_gram_lock = threading.Lock()  # Spreads._centred_gram: one thread makes the Gram matrices, another waits for them
 
 
 def _free_cpus() -> int:
@@ -966,14 +973,19 @@ class Spreads:
 
     def _centred_gram(self) -> dict[tuple[int, int], np.ndarray] | None:
         """``C_l @ C_m.T`` (centred words, working units) for every language pair, when they hold at most
-        :data:`GRAM_LIMIT` numbers in all (else None): a re-pairing then costs O(R) per pair, not O(R d)."""
-        if getattr(self, "_gram", False) is False:
-            n = [v.shape[0] for v in self.aw.vectors]
-            size = sum(n[i] * n[j] for i in range(self.L) for j in range(i + 1, self.L))
-            self._gram = None
-            if size <= GRAM_LIMIT:
-                C = [self._centred(lang, slice(0, n[lang])) for lang in range(self.L)]
-                self._gram = {(i, j): C[i] @ C[j].T for i in range(self.L) for j in range(i + 1, self.L)}
+        :data:`GRAM_LIMIT` numbers in all (else None): a re-pairing then costs O(R) per pair, not O(R d).
+
+        Made once under a lock: the Euclidean chance level and the permutation test (which derives its unit Gram
+        matrices from these, :func:`~semanscope_nb.metrics.chance.permutation_test`) may ask from two threads."""
+        with _gram_lock:
+            if getattr(self, "_gram", False) is False:
+                n = [v.shape[0] for v in self.aw.vectors]
+                size = sum(n[i] * n[j] for i in range(self.L) for j in range(i + 1, self.L))
+                gram = None
+                if size <= GRAM_LIMIT:
+                    C = [self._centred(lang, slice(0, n[lang])) for lang in range(self.L)]
+                    gram = {(i, j): C[i] @ C[j].T for i in range(self.L) for j in range(i + 1, self.L)}
+                self._gram = gram
         return self._gram
 
     def repaired_inters_euclidean(self, pairings: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
