@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
+from typing import Any
 
 import numpy as np
 import pytest
@@ -157,17 +158,35 @@ def test_unknown_token_answers_are_kept_in_the_cache_and_read_back(tmp_path):
     assert set().union(*map(set, asked)) == set(bigger.words("fr")) - seen, "only words not answered before are asked"
 
 
-def test_the_surface_baseline_of_a_data_set_is_read_once_per_process(tmp_path, monkeypatch):
-    """Issue 21: a benchmark scores every model on each data set; the baseline's vectors are kept, not re-read."""
-    from semanscope_nb.models import embedded as embedded_module
+def _fresh_surface_memo(monkeypatch) -> None:
+    """An empty kept-baseline memo (runs.task_library._SURFACES) for this test."""
     from semanscope_nb.runs import task_library
 
     monkeypatch.setattr(task_library, "_SURFACES", Memo(task_library.SURFACE_KEPT_BYTES, sizeof=lambda kept: kept[2]))
-    calls = []
+
+
+def _recorded_embeds(monkeypatch) -> tuple[list, Any]:
+    """(the model names embedded from now on, the real embed): models.embedded.embed wrapped to record its calls."""
+    from semanscope_nb.models import embedded as embedded_module
+
+    calls: list = []
     real = embedded_module.embed
     monkeypatch.setattr(embedded_module, "embed", lambda ds, model, **kw: calls.append(model) or real(ds, model, **kw))
-    ds = snb.load_dataset("edge-cases").select(["en", "de", "fr"]).subset(range(30))
-    cache = tmp_path / "c"
+    return calls, real
+
+
+def _surface_case(monkeypatch, tmp_path) -> tuple[list, Any, Any, Any]:
+    """(recorded embed calls, the real embed, 30 edge-cases concepts in en/de/fr, a cache folder), a fresh memo."""
+    _fresh_surface_memo(monkeypatch)
+    calls, real = _recorded_embeds(monkeypatch)
+    return calls, real, snb.load_dataset("edge-cases").select(["en", "de", "fr"]).subset(range(30)), tmp_path / "c"
+
+
+def test_the_surface_baseline_of_a_data_set_is_read_once_per_process(tmp_path, monkeypatch):
+    """Issue 21: a benchmark scores every model on each data set; the baseline's vectors are kept, not re-read."""
+    from semanscope_nb.runs import task_library
+
+    calls, real, ds, cache = _surface_case(monkeypatch, tmp_path)
     first = task_library.sa_task(real(ds, "tfidf-word", cache=cache, progress=False), n_boot=0, seed=0)
     assert calls == ["tfidf-char"]
     again = task_library.sa_task(real(ds, "tfidf-word", cache=cache, progress=False), n_boot=0, seed=0)
@@ -187,31 +206,21 @@ def test_the_surface_baseline_of_a_data_set_is_read_once_per_process(tmp_path, m
 
 def test_the_surface_baselines_own_job_does_not_read_the_baseline_twice(tmp_path, monkeypatch):
     """Issue 21: SA of the baseline model itself takes its own vectors as the surface (same cache key), not a second read."""
-    from semanscope_nb.models import embedded as embedded_module
     from semanscope_nb.models.encoders import TfidfEncoder
     from semanscope_nb.runs import task_library
 
-    def fresh_memo():
-        monkeypatch.setattr(task_library, "_SURFACES", Memo(task_library.SURFACE_KEPT_BYTES, sizeof=lambda kept: kept[2]))
-
-    calls = []
-    real = embedded_module.embed
-    monkeypatch.setattr(embedded_module, "embed", lambda ds, model, **kw: calls.append(model) or real(ds, model, **kw))
-    ds = snb.load_dataset("edge-cases").select(["en", "de", "fr"]).subset(range(30))
-    cache = tmp_path / "c"
-    fresh_memo()
+    calls, real, ds, cache = _surface_case(monkeypatch, tmp_path)
     own = task_library.sa_task(real(ds, "tfidf-char", cache=cache, progress=False), n_boot=0, seed=0)
     assert calls == [], "the baseline's own job: its vectors are the baseline's"
-    fresh_memo()
+    _fresh_surface_memo(monkeypatch)
     monkeypatch.setattr(task_library, "_is_the_baseline", lambda embedded: False)
     read = task_library.sa_task(real(ds, "tfidf-char", cache=cache, progress=False), n_boot=0, seed=0)
     assert calls == ["tfidf-char"], "without the shortcut the baseline is read through the cache"
     assert own.surface.difference.value == read.surface.difference.value, "the same float32 vectors: the same arithmetic"
     assert own.surface.to_dict() == read.surface.to_dict()
     monkeypatch.undo()
-    fresh_memo()
-    monkeypatch.setattr(embedded_module, "embed", lambda ds, model, **kw: calls.append(model) or real(ds, model, **kw))
-    calls.clear()
+    _fresh_surface_memo(monkeypatch)
+    calls, real = _recorded_embeds(monkeypatch)
     other = TfidfEncoder(n_features=1024, model_id="tfidf-char")  # the baseline's name, other options: another key
     assert not task_library._is_the_baseline(real(ds, other, cache=cache, progress=False))
     task_library.sa_task(real(ds, other, cache=cache, progress=False), n_boot=0, seed=0)
