@@ -65,6 +65,7 @@ from semanscope_nb.memo import Memo
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, affinity_ratio, beside, unit_rows
 from semanscope_nb.models.cancel import check_stop
+from semanscope_nb.metrics.surface_store import SurfaceStore
 
 #: resamples held in memory at once when ``batch`` is not given (counts are float64, B x R)
 DEFAULT_MAX_BATCH_BYTES = 64 * 2**20
@@ -925,6 +926,23 @@ def _surface_rows(model: AlignedWords, surface: AlignedWords, keep: np.ndarray |
 #: the baseline's statistics of recent calls (point corrected score, bootstrap distribution), by what determines them:
 #: a benchmark scores every model against the same baseline on the same concepts and resamples
 _SURFACE_DONE = Memo(32)
+#: and on disk (``settings.cache_dir / "surface-null"``), so a fresh process's first verdict reads them too
+_SURFACE_STORE = SurfaceStore()
+
+
+def _known_surface(key: bytes) -> tuple[Any, np.ndarray | None] | None:
+    """The baseline's (point corrected score, bootstrap distribution) under ``key``: in memory, else on disk, else None."""
+    known = _SURFACE_DONE.get(key)
+    if known is None:
+        known = _SURFACE_STORE.get(key)
+        if known is not None:
+            _SURFACE_DONE.put(key, known)
+    return known
+
+
+def _keep_surface(key: bytes, value: tuple[Any, np.ndarray | None]) -> None:
+    _SURFACE_DONE.put(key, value)
+    _SURFACE_STORE.put(key, value)
 
 
 def _words_digest(aw: AlignedWords) -> "hashlib._Hash":
@@ -996,7 +1014,8 @@ def verdict_bootstrap(
     The baseline is bootstrapped at most once per (baseline words, compared concepts,
     ``seed``, ``n_boot``) in a process: a benchmark compares every model with it on the
     same concepts, so later calls read the statistics of the first (kept for the 32 most
-    recent); when the model *is* the baseline (the same vectors), its own statistics are
+    recent, and on disk by :class:`~semanscope_nb.metrics.surface_store.SurfaceStore`, so a
+    fresh process reads them too); when the model *is* the baseline (the same vectors), its own statistics are
     the baseline's.  ``distributions`` / ``subset_distributions`` receive the bootstrap distributions of all
     concepts and of ``keep``'s.  Each statistic equals its separate computation given
     the same counts (``tests/test_fused_verdict.py``).
@@ -1034,7 +1053,7 @@ def verdict_bootstrap(
                 side = (rows, model_rows, None, None)
             else:
                 key = _surface_key(surface, rows, seed=seed, n_boot=n_boot, R=R)
-                known = _SURFACE_DONE.get(key) if key is not None else None
+                known = _known_surface(key) if key is not None else None
                 if known is not None:  # the same baseline, concepts and resamples as an earlier call (another model)
                     side = (rows, model_rows, known, key)
                 else:
@@ -1092,7 +1111,7 @@ def verdict_bootstrap(
         if len(side) == 5:
             ds = np.concatenate(dists_side[1]) if n_boot else None
             if side[4] is not None:
-                _SURFACE_DONE.put(side[4], (point_side[1], ds))
+                _keep_surface(side[4], (point_side[1], ds))
         else:
             ds = dm if side[2] is None else side[2][1]
         surface_scores = _surface_comparison(point_side, dm, ds, n_concepts=int(side[0].sum()), n_boot=n_boot,
