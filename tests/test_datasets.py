@@ -129,9 +129,12 @@ def test_select_and_subset(tmp_path):
 
 
 def test_a_column_is_read_by_code_or_name_and_an_unknown_language_is_named():
-    ds = snb.WordDataset("toy", ("en", "de"), ((("cat",), ("Katze",)), (("dog", "hound"), ("Hund",))), source="toy.csv")
+    from semanscope_nb.data import WordDataset
+    from semanscope_nb.errors import DatasetError
+
+    ds = WordDataset("toy", ("en", "de"), ((("cat",), ("Katze",)), (("dog", "hound"), ("Hund",))), source="toy.csv")
     assert ds.column("en") == ds.column("English") == [("cat",), ("dog", "hound")]
     assert ds.column("German") == [("Katze",), ("Hund",)]
     assert ds.words("en") == ["cat", "dog", "hound"]
-    with pytest.raises(snb.errors.DatasetError, match="toy.csv: language 'fr' is not in dataset 'toy'; available: en, de"):
+    with pytest.raises(DatasetError, match="toy.csv: language 'fr' is not in dataset 'toy'; available: en, de"):
         ds.column("fr")
