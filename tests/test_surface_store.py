@@ -184,3 +184,17 @@ def test_a_full_disk_keeps_the_statistics_in_memory(store, monkeypatch):
 def test_the_default_folder_follows_the_cache_setting(tmp_path, monkeypatch):
     monkeypatch.setenv("SEMANSCOPE_CACHE", str(tmp_path / "c"))
     assert SurfaceStore().folder == tmp_path / "c" / "surface-null"
+
+
+def test_the_store_keeps_at_most_max_files_dropping_the_least_recently_used(tmp_path):
+    s = SurfaceStore(tmp_path, max_files=3)
+    for k in range(3):
+        assert s.put(bytes([k]) * 20, (np.float64(k), np.full(5, float(k))))
+        os.utime(s.path(bytes([k]) * 20), ns=(10**18 + k, 10**18 + k))  # written in order 0, 1, 2
+    assert s.get(bytes([0]) * 20) is not None  # read: now the most recently used
+    assert s.put(bytes([3]) * 20, (np.float64(3), None))
+    assert sorted(p.name for p in tmp_path.glob("*.bin")) == sorted(s.path(bytes([k]) * 20).name for k in (0, 2, 3)), \
+        "the least recently used (1) is removed"
+    assert s.get(bytes([1]) * 20) is None and s.get(bytes([3]) * 20) == (np.float64(3), None)
+    with pytest.raises(ValueError, match="max_files"):
+        SurfaceStore(tmp_path, max_files=0)

@@ -23,6 +23,8 @@ statistics are computed (and kept in memory) and the file is left alone.
 
 Writes are atomic (a temporary file in the same folder, flushed, then
 ``os.replace``): a reader sees the old file or the new one, never half of one.
+The folder holds at most :data:`MAX_FILES` files: a write removes the least
+recently used beyond it (a read marks a file used).
 
 >>> import tempfile
 >>> store = SurfaceStore(tempfile.mkdtemp())
@@ -37,6 +39,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -52,6 +55,8 @@ import numpy as np
 STORE_FORMAT = 1
 #: the folder under ``settings.cache_dir``
 FOLDER_NAME = "surface-null"
+#: files kept at most (about 8 kB each at 1000 resamples); beyond, the least recently used ones are removed on a write
+MAX_FILES = 512
 _MAGIC = b"SNBSURF\x00"
 _DIGEST = 32  # blake2b digest size of the file's own check
 
@@ -91,8 +96,11 @@ class SurfaceStore:
     (True, (np.float64(0.1), None))
     """
 
-    def __init__(self, folder: str | os.PathLike | None = None) -> None:
+    def __init__(self, folder: str | os.PathLike | None = None, *, max_files: int = MAX_FILES) -> None:
+        if max_files < 1:
+            raise ValueError(f"max_files must be >= 1, got {max_files}")
         self._folder = None if folder is None else Path(folder)
+        self.max_files = int(max_files)
         self._lock = threading.Lock()
         self.hits = self.misses = self.damaged = self.errors = 0
         self._warned = False
@@ -136,6 +144,8 @@ class SurfaceStore:
             self._count("misses")
             return None
         self._count("hits")
+        with contextlib.suppress(OSError):  # recently used (a read-only folder leaves the time alone: not an error)
+            os.utime(path)
         return value
 
     def put(self, key: bytes, value: tuple[float, np.ndarray | None]) -> bool:
@@ -162,7 +172,23 @@ class SurfaceStore:
                 warnings.warn(f"surface baseline store: cannot write to {folder} ({type(exc).__name__}); its statistics "
                               "are kept in memory only", RuntimeWarning, stacklevel=2)
             return False
+        self._prune(folder)
         return True
+
+    def _prune(self, folder: Path) -> None:
+        """Remove the least recently used files beyond ``max_files`` (another process may remove them first)."""
+        with contextlib.suppress(OSError):
+            files = list(folder.glob("*.bin"))
+            if len(files) <= self.max_files:
+                return
+            aged = []
+            for f in files:
+                with contextlib.suppress(OSError):
+                    aged.append((f.stat().st_mtime_ns, f.name, f))
+            aged.sort()
+            for _, _, f in aged[: len(aged) - self.max_files]:
+                with contextlib.suppress(OSError):
+                    f.unlink()
 
 
 def _encode(value: tuple[float, np.ndarray | None], full_key: bytes) -> bytes:
