@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -198,3 +199,25 @@ def test_the_store_keeps_at_most_max_files_dropping_the_least_recently_used(tmp_
     assert s.get(bytes([1]) * 20) is None and s.get(bytes([3]) * 20) == (np.float64(3), None)
     with pytest.raises(ValueError, match="max_files"):
         SurfaceStore(tmp_path, max_files=0)
+
+
+def test_a_data_sets_verdict_in_a_fresh_process_reads_the_baseline_from_disk_with_the_same_result(tmp_path, monkeypatch):
+    """End to end on a bundled data set (tfidf-word as the model, the real tfidf-char baseline): the second
+    process's verdict reads the store and its result is the first's, number for number."""
+    import semanscope_nb as snb
+    from semanscope_nb.runs import task_library
+
+    monkeypatch.setattr(chance, "_SURFACE_DONE", Memo(32))
+    store = chance._SURFACE_STORE  # the default one: in this test's SEMANSCOPE_CACHE
+    assert store.folder == Path(os.environ["SEMANSCOPE_CACHE"]) / "surface-null", "this test's own cache folder"
+    ds = snb.load_dataset("edge-cases").select(["en", "de", "fr"]).subset(range(30))
+    embedded = snb.embed(ds, "tfidf-word", cache=tmp_path / "c", progress=False)
+    first = task_library.sa_task(embedded, n_boot=100, seed=1)
+    (path,) = store.folder.glob("*.bin")
+    hits = store.hits
+    monkeypatch.setattr(chance, "_SURFACE_DONE", Memo(32))  # a new process
+    built = _counting_spreads(monkeypatch)
+    again = task_library.sa_task(embedded, n_boot=100, seed=1)
+    assert store.hits == hits + 1 and not built, "the baseline's statistics come from the file: no Spreads of it"
+    assert again.surface.to_dict() == first.surface.to_dict(), "the very numbers of the first process's comparison"
+    assert again.tier == first.tier and again.cosine.sa == first.cosine.sa
