@@ -8,7 +8,10 @@ that run only (CPU time, minimum of interleaved repeats, BLAS threads stated).
 
 1. Verdict overhead (USE, conceptual-space 481 concepts x 6 languages, 1000 resamples,
    one BLAS thread): ``dataset_affinity`` from the warm cache (every default: chance
-   level, artefact-free verdict, surface-form null) and ``affinity_of_words`` with and
+   level, artefact-free verdict, surface-form null) -- as a process's first call (the
+   baseline's statistics forgotten in memory; read from the on-disk store where the tree
+   has one), as the very first call (neither in memory nor on disk) and with the
+   baseline's statistics in memory -- and ``affinity_of_words`` with and
    without the surface baseline, against a plain SA + 1000-resample bootstrap (the spreads
    of 1000 multinomial resamples, cosine and Euclidean SA, percentile intervals).
    The pair matrix (``pair_affinity``, every language pair with its own artefact-free gap and
