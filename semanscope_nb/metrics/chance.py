@@ -899,13 +899,18 @@ _SURFACE_DONE = Memo(32)
 _SURFACE_STORE = SurfaceStore()
 
 
-def _known_surface(key: bytes) -> tuple[Any, np.ndarray | None] | None:
-    """The baseline's (point corrected score, bootstrap distribution) under ``key``: in memory, else on disk, else None."""
+def _known_surface(key: bytes, n_boot: int) -> tuple[Any, np.ndarray | None] | None:
+    """The baseline's (point corrected score, bootstrap distribution) under ``key``: in memory, else on disk, else None.
+
+    A stored distribution that is not ``n_boot`` long (None for ``n_boot=0``) is not this key's: ignored (recomputed).
+    """
     known = _SURFACE_DONE.get(key)
     if known is None:
         known = _SURFACE_STORE.get(key)
         if known is not None:
-            _SURFACE_DONE.put(key, known)
+            dist = known[1]
+            fits = dist is None if not n_boot else dist is not None and dist.shape == (n_boot,)
+            known = _SURFACE_DONE.put(key, known) if fits else None
     return known
 
 
@@ -1022,7 +1027,7 @@ def verdict_bootstrap(
                 side = (rows, model_rows, None, None)
             else:
                 key = _surface_key(surface, rows, seed=seed, n_boot=n_boot, R=R)
-                known = _known_surface(key) if key is not None else None
+                known = _known_surface(key, n_boot) if key is not None else None
                 if known is not None:  # the same baseline, concepts and resamples as an earlier call (another model)
                     side = (rows, model_rows, known, key)
                 else:
