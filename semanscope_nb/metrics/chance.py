@@ -280,6 +280,9 @@ EUCLIDEAN_CHANCE_PERMUTATIONS = 100
 EUCLIDEAN_CHANCE_SE = 2e-5
 #: re-pairings drawn per step of that rule (and before its first test)
 EUCLIDEAN_CHANCE_STEP = 8
+#: bytes of re-pairing indices drawn and computed in one go (whole steps; at least one): at a few hundred concepts all
+#: ``n_perm`` at once instead of a call per step (the same re-pairings, the same stopping step)
+EUCLIDEAN_CHANCE_CHUNK_BYTES = 4 * 2**20
 
 
 def is_unit_norm(aw: AlignedWords, *, tol: float = UNIT_NORM_TOL, norms: Sequence[np.ndarray] | None = None) -> bool:
@@ -342,29 +345,40 @@ def _euclidean_chance_draws(aw: AlignedWords, *, n_perm: int, seed: int | None, 
         raise ValueError(f"precision must be > 0 or None, got {precision!r}")
     rng = np.random.default_rng(seed)
     R = aw.n_rows
+    L = len(aw.languages)
     spreads = spreads if spreads is not None else Spreads(aw)  # built once: a re-pairing changes only the inter tuples
     intra = spreads.spreads(np.ones((1, R)), scaled=True)["intra_euc"][0]
+    step = n_perm if precision is None else EUCLIDEAN_CHANCE_STEP
+    # several steps drawn and computed in one go (at most EUCLIDEAN_CHANCE_CHUNK_BYTES of re-pairings): the generator's
+    # stream does not depend on how its draws are cut and each re-pairing's inter spread is its own row, so the
+    # re-pairings and their SAs are those of step-by-step drawing; the stopping rule is read at the same step ends
+    fit = EUCLIDEAN_CHANCE_CHUNK_BYTES // (8 * L * R)
+    chunk = step if precision is None else n_perm if fit >= n_perm else max(step, fit // step * step)
     sas, inters = [], []
     drawn = 0
     while drawn < n_perm:
-        step = n_perm if precision is None else min(EUCLIDEAN_CHANCE_STEP, n_perm - drawn)
-        # (step, L, R): the first language in place, the others each rng.permutation(R) in turn, draw by draw --
+        m = min(chunk, n_perm - drawn)
+        # (m, L, R): the first language in place, the others each rng.permutation(R) in turn, draw by draw --
         # in one call: Generator.permuted shuffles every lane with the draws of rng.permutation (as permutation_test)
-        L = len(aw.languages)
-        lanes = np.empty((step * (L - 1), R), dtype=np.intp)
+        lanes = np.empty((m * (L - 1), R), dtype=np.intp)
         lanes[...] = np.arange(R)
         rng.permuted(lanes, axis=1, out=lanes)
-        pairings = np.empty((step, L, R), dtype=np.intp)
+        pairings = np.empty((m, L, R), dtype=np.intp)
         pairings[:, 0] = np.arange(R)
-        pairings[:, 1:] = lanes.reshape(step, L - 1, R)
-        inter = spreads.repaired_inters_euclidean([list(p) for p in pairings])  # (a pairing: a list of index arrays)
-        sas.append(affinity_ratio(intra, inter))
-        inters.append(np.ldexp(inter, spreads.exponent))
-        drawn += step
-        if precision is not None and drawn < n_perm:
-            so_far = np.concatenate(sas)
-            if so_far.size > 1 and so_far.std(ddof=1) / math.sqrt(so_far.size) <= precision:
-                break
+        pairings[:, 1:] = lanes.reshape(m, L - 1, R)
+        inter = spreads.repaired_inters_euclidean(pairings)  # (m, L, R): re-pairing i is pairings[i]
+        sa = affinity_ratio(intra, inter)
+        inter = np.ldexp(inter, spreads.exponent)
+        if precision is not None:
+            so_far = np.concatenate([*sas, sa])
+            for end in range(drawn + step, min(drawn + m, n_perm - 1) + 1, step):  # each step's end before n_perm
+                if end > 1 and so_far[:end].std(ddof=1) / math.sqrt(end) <= precision:
+                    sas.append(sa[: end - drawn])
+                    inters.append(inter[: end - drawn])
+                    return np.concatenate(sas), np.concatenate(inters)
+        sas.append(sa)
+        inters.append(inter)
+        drawn += m
     return np.concatenate(sas), np.concatenate(inters)
 
 

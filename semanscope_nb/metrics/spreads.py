@@ -989,7 +989,8 @@ class Spreads:
         return self._gram
 
     def repaired_inters_euclidean(self, pairings: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
-        """:meth:`repaired_inter_euclidean` of each re-pairing; one word per row everywhere: all at once from the Gram matrices."""
+        """:meth:`repaired_inter_euclidean` of each re-pairing (``pairings``: a sequence of per-language index arrays, or
+        one (re-pairings, L, R) array); one word per row everywhere: all at once from the Gram matrices."""
         gram = self._centred_gram() if bool((self.tuples == 1).all()) else None
         if gram is None or not len(pairings):
             n = [v.shape[0] for v in self.aw.vectors]
@@ -997,7 +998,7 @@ class Spreads:
                 self._centred_held = [None if self.stacked[lang] is not None
                                       else self._load(self.aw.vectors[lang], None) - self._centre_w for lang in range(self.L)]
             try:
-                return np.array([self.repaired_inter_euclidean(p) for p in pairings])
+                return np.array([self.repaired_inter_euclidean(list(p)) for p in pairings])  # (L, R) arrays: lists of rows
             finally:
                 self._centred_held = None
         P = np.asarray(pairings)  # (re-pairings, L, R): row r of language l comes from row P[:, l, r]
