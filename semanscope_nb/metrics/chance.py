@@ -466,6 +466,9 @@ def shuffled_inter_cosine(row_means: list[np.ndarray], n_alt: list[np.ndarray], 
     return float(np.sum(tuples * (1.0 - pair_dots / K)) / np.sum(tuples))
 
 
+#: Re-pairings :func:`permutation_test` draws and evaluates at a time (Monte Carlo, through the Gram matrices): the
+#: same draws and inter distances as all at once; 256 x 349 concepts is 0.7 MB of indices
+PERMUTATION_CHUNK = 256
 #: Largest total size (bytes) of the language-pair Gram matrices of row means that
 #: :func:`permutation_test` holds; beyond it, each re-pairing is computed from the vectors.
 PERMUTATION_GRAM_BYTES = 256 * 2**20
@@ -506,6 +509,21 @@ def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray],
     for k in range(L):
         tuples *= n_alt[k][perms[k]]
     return np.sum(tuples * (1.0 - pair_dots / K), axis=-1) / np.sum(tuples, axis=-1)
+
+
+def _drawn_repairings(rng: np.random.Generator, *, n_perm: int, n_lanes: int, R: int, chunk: int) -> Iterator[np.ndarray]:
+    """:func:`permutation_test`'s re-pairings, ``chunk`` at a time: (m, n_lanes, R) index arrays, lane by lane
+    ``rng.permutation(R)`` in turn (one ``Generator.permuted`` call per chunk: the same draws as one call for all)."""
+    identity = np.arange(R)
+    for start in range(0, n_perm, chunk):
+        m = min(chunk, n_perm - start)
+        block = np.empty((m, n_lanes, R), dtype=np.intp)  # (draws, languages after the first, R)
+        lanes = block.reshape(-1, R)
+        lanes[...] = identity  # every lane starts as arange(R) (a broadcast copy: np.tile's repeat is slower)
+        # each lane shuffled in turn in place, in one call: NumPy's Generator.permuted runs on every lane the Fisher-Yates
+        # draws of rng.shuffle, which are those of rng.permutation(R) (tests/test_chance.py draws them one by one)
+        rng.permuted(lanes, axis=1, out=lanes)
+        yield block
 
 
 def row_mean_grams(row_means: list[np.ndarray]) -> dict[tuple[int, int], np.ndarray]:
@@ -651,31 +669,32 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     exact = total <= n_perm
     use_grams = R * R * 8 * L * (L - 1) / 2 <= PERMUTATION_GRAM_BYTES or derived is not None
     gram_job = None
+    chunks: Iterator[np.ndarray]
     if exact:  # every re-pairing, the observed one included
         combos = itertools.product(itertools.permutations(range(R)), repeat=L - 1)
         others = np.array([[p for p in c] for c in combos], dtype=np.intp).reshape(-1, L - 1, R)
+        chunks = iter([others])
     else:  # the generator's draws in a fixed order (draw by draw, language by language): the same seed, the same p
         rng = np.random.default_rng(seed)
         # the Gram matrices meanwhile, on a free core (or the spreads' centred ones, made for the Euclidean chance level)
         gram_job = None if not use_grams or derived is not None else beside(row_mean_grams, means)
-        others = np.empty((n_perm, L - 1, R), dtype=np.intp)  # (draws, languages after the first, R)
-        lanes = others.reshape(-1, R)
-        lanes[...] = identity  # every lane starts as arange(R) (a broadcast copy: np.tile's repeat is slower)
-        # each lane shuffled in turn in place, in one call: NumPy's Generator.permuted runs on every lane the Fisher-Yates
-        # draws of rng.shuffle, which are those of rng.permutation(R) (tests/test_chance.py draws them one by one)
-        rng.permuted(lanes, axis=1, out=lanes)
-    n_drawn = others.shape[0]
+        # drawn PERMUTATION_CHUNK re-pairings at a time (the generator's stream does not depend on how its draws are
+        # cut; each re-pairing's inter distance is its own row): the index, offset and gathered arrays stay a few
+        # hundred KB, in cache, instead of three (n_perm x R) arrays made and returned to the system on every call
+        chunks = _drawn_repairings(rng, n_perm=n_perm, n_lanes=L - 1, R=R, chunk=PERMUTATION_CHUNK if use_grams else n_perm)
     if use_grams:  # one Gram matrix per language pair, then gathers
-        batch = max(1, int(PERMUTATION_GRAM_BYTES // (8 * R)))
+        first = next(chunks)  # (drawn while a Gram job runs beside)
         grams = (derived[0] if derived is not None else gram_job.result() if gram_job is not None
-                 else row_mean_grams(means))  # for the observed pairing and every batch
+                 else row_mean_grams(means))  # for the observed pairing and every chunk
         observed = float(shuffled_inter_cosines(means, n_alt, [identity[None, :]] * L, grams=grams)[0])  # the same arithmetic
-        inters = np.concatenate([shuffled_inter_cosines(means, n_alt, [identity] + [others[i:i + batch, k] for k in range(L - 1)],
+        batch = max(1, int(PERMUTATION_GRAM_BYTES // (8 * R)))
+        inters = np.concatenate([shuffled_inter_cosines(means, n_alt, [identity] + [part[i:i + batch, k] for k in range(L - 1)],
                                                         grams=grams)
-                                 for i in range(0, n_drawn, batch)])
+                                 for part in itertools.chain([first], chunks) for i in range(0, part.shape[0], batch)])
     else:
+        others = np.concatenate(list(chunks))
         observed = shuffled_inter_cosine(means, n_alt, [identity] * L)
-        inters = np.array([shuffled_inter_cosine(means, n_alt, [identity, *others[i]]) for i in range(n_drawn)])
+        inters = np.array([shuffled_inter_cosine(means, n_alt, [identity, *others[i]]) for i in range(others.shape[0])])
     null = affinity_ratio(intra, inters)
     hits = int(np.sum(inters <= observed + tol))  # SA_shuffled >= SA, within the near-tie rule
     n = inters.size
