@@ -467,8 +467,10 @@ def shuffled_inter_cosine(row_means: list[np.ndarray], n_alt: list[np.ndarray], 
 
 
 #: Re-pairings :func:`permutation_test` draws and evaluates at a time (Monte Carlo, through the Gram matrices): the
-#: same draws and inter distances as all at once; 256 x 349 concepts is 0.7 MB of indices
-PERMUTATION_CHUNK = 256
+#: same draws and inter distances as all at once.  64 x 349 concepts is 180 KB of indices; at 349 x 2 x 512 with
+#: 1000 re-pairings, 64 gave semantic_affinity 930 page faults and 52.3 ms CPU, 256: 1,345 and 54.0 ms, all at once
+#: (1000): 2,690 and 56.2 ms (one BLAS thread, 2026-11-27)
+PERMUTATION_CHUNK = 64
 #: Largest total size (bytes) of the language-pair Gram matrices of row means that
 #: :func:`permutation_test` holds; beyond it, each re-pairing is computed from the vectors.
 PERMUTATION_GRAM_BYTES = 256 * 2**20
