@@ -1183,10 +1183,12 @@ class Spreads:
         the allocator hands back to the system between calls (page faults, system time)."""
         with self._prod_lock:
             buf, self._prod_buf = self._prod_buf, None  # one taker at a time (a Spreads read from two threads)
-        # references: the local name and getrefcount's argument; a live view (a part of an earlier batch) adds one
-        if buf is None or buf.shape != shape or sys.getrefcount(buf) > 2:
+        if buf is None or buf.shape != shape:
             return None
-        return buf
+        # a live view (a part of an earlier batch) adds a reference beyond those of a local name, counted the same way
+        # for a fresh local array (the interpreter's own references to a local differ between Python versions)
+        alone = np.empty(0)
+        return buf if sys.getrefcount(buf) <= sys.getrefcount(alone) else None
 
     def _boot_rows(self, languages: int) -> int:
         """Rows per block when ``languages`` streamed languages are filled side by side (:data:`BOOT_BLOCK_BYTES`)."""
