@@ -276,7 +276,7 @@ def beside(fn: Any, *args: Any, only_if_free: bool = False) -> Any:
     return None if only_if_free else _Done(fn(*args))
 
 
-def column_block_product(W: np.ndarray, M: np.ndarray, width: int) -> np.ndarray:
+def column_block_product(W: np.ndarray, M: np.ndarray, width: int, *, out: np.ndarray | None = None) -> np.ndarray:
     """``W @ M`` as one product per block of ``width`` columns of ``M``, the blocks run side by side on
     :func:`block_product_workers` threads.
 
@@ -286,7 +286,8 @@ def column_block_product(W: np.ndarray, M: np.ndarray, width: int) -> np.ndarray
     without BLAS's own threads: a Python thread per block waits without spinning, and NumPy's matmul releases the
     GIL.  Each block is the same single-threaded BLAS call whichever thread runs it, so the bits do not depend on
     the number of threads (a test holds them equal to a serial run).  Outside a pinned block it is one product,
-    ``W @ M``, which BLAS threads itself.
+    ``W @ M``, which BLAS threads itself.  ``out``: a (rows of W x columns of M) float64 array to write into (the
+    same values).
 
     >>> W, M = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
     >>> bool((column_block_product(W, M, 2) == W @ M).all())
@@ -295,10 +296,10 @@ def column_block_product(W: np.ndarray, M: np.ndarray, width: int) -> np.ndarray
     with _blas_lock:
         pinned = _blas_pins > 0 and _blas_pinned_to == 1
     if not pinned:  # BLAS threads its own call: one product (blocks would pack W once per block: 10% slower at 5000 rows)
-        return W @ M
+        return W @ M if out is None else np.matmul(W, M, out=out)
     n = M.shape[1]
     starts = list(range(0, n, width))
-    out = np.empty((W.shape[0], n), dtype=np.result_type(W, M))
+    out = np.empty((W.shape[0], n), dtype=np.result_type(W, M)) if out is None else out
     nested = threading.current_thread().name.startswith(_POOL_PREFIX)  # a job of the pool: never wait for the pool
     workers = 1 if nested else min(block_product_workers(), len(starts))
 
@@ -660,6 +661,8 @@ class Spreads:
         self._probe = np.random.default_rng(0x5EED).random(self.R)  # fingerprint of a count matrix
         self._occ_cache: tuple[tuple, np.ndarray, list] | None = None
         self._intra_cache: tuple[tuple, np.ndarray, list] | None = None  # the latest spreads() call's intra products
+        self._prod_buf: np.ndarray | None = None  # the latest joint product's array (see _product_buffer)
+        self._prod_lock = threading.Lock()
         self._split: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # see split_rows
         self._kept_cache: tuple[tuple, np.ndarray, np.ndarray] | None = None
         self.track_occurrences = False  # set by NullParts: spreads() then also keeps the occurrence products
@@ -1016,7 +1019,8 @@ class Spreads:
         return self._gram
 
     def repaired_inters_euclidean(self, pairings: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
-        """:meth:`repaired_inter_euclidean` of each re-pairing; one word per row everywhere: all at once from the Gram matrices."""
+        """:meth:`repaired_inter_euclidean` of each re-pairing (``pairings``: a sequence of per-language index arrays, or
+        one (re-pairings, L, R) array); one word per row everywhere: all at once from the Gram matrices."""
         gram = self._centred_gram() if bool((self.tuples == 1).all()) else None
         if gram is None or not len(pairings):
             n = [v.shape[0] for v in self.aw.vectors]
@@ -1024,7 +1028,7 @@ class Spreads:
                 self._centred_held = [None if self.stacked[lang] is not None
                                       else self._load(self.aw.vectors[lang], None) - self._centre_w for lang in range(self.L)]
             try:
-                return np.array([self.repaired_inter_euclidean(p) for p in pairings])
+                return np.array([self.repaired_inter_euclidean(list(p)) for p in pairings])  # (L, R) arrays: lists of rows
             finally:
                 self._centred_held = None
         P = np.asarray(pairings)  # (re-pairings, L, R): row r of language l comes from row P[:, l, r]
@@ -1134,7 +1138,8 @@ class Spreads:
                 prod = kept + column_block_product(counts[:, ~keep], other_rows, width)
                 self._kept_cache = (*self._fingerprint(counts), kept)
             else:
-                prod = column_block_product(counts, stack, 2 * d)
+                prod = column_block_product(counts, stack, 2 * d, out=self._product_buffer((B, stack.shape[1])))
+                self._prod_buf = prod
             for i, lang in enumerate(side):
                 res[lang] = {"intra": (own[0], own[1], prod[:, 2 * d * i : 2 * d * (i + 1)], counts @ self._q[lang])}
         X = UC = None
@@ -1170,6 +1175,20 @@ class Spreads:
             for k in want:
                 r[k] = tuple(acc_k[k])
         return {k: [res[lang]["intra"] if self.identity[lang] else res[lang][k] for lang in range(self.L)] for k in kinds}
+
+    def _product_buffer(self, shape: tuple[int, int]) -> np.ndarray | None:
+        """The previous batch's joint product array to write this batch's into, when it has ``shape`` and nothing
+        outside this object still refers to it (no part of it handed out is alive: the reference count says so),
+        else None (a new array).  Without it every batch made a fresh (B x 2dL) array: megabytes of new pages that
+        the allocator hands back to the system between calls (page faults, system time)."""
+        with self._prod_lock:
+            buf, self._prod_buf = self._prod_buf, None  # one taker at a time (a Spreads read from two threads)
+        if buf is None or buf.shape != shape:
+            return None
+        # a live view (a part of an earlier batch) adds a reference beyond those of a local name, counted the same way
+        # for a fresh local array (the interpreter's own references to a local differ between Python versions)
+        alone = np.empty(0)
+        return buf if sys.getrefcount(buf) <= sys.getrefcount(alone) else None
 
     def _boot_rows(self, languages: int) -> int:
         """Rows per block when ``languages`` streamed languages are filled side by side (:data:`BOOT_BLOCK_BYTES`)."""
@@ -1215,6 +1234,9 @@ class Spreads:
         else:
             stats = counts @ self._row_stack
             kinds = ("intra", "occ") if self.track_occurrences else ("intra",)
+            self._intra_cache = None  # replaced below: the previous batch's products may then be written over
+            if self.track_occurrences:
+                self._occ_cache = None
             w = self._weighted(counts, kinds)
             parts = w["intra"]
             if self.track_occurrences:
