@@ -119,7 +119,8 @@ def test_dense_words_with_alternatives_take_the_closed_form_equal_to_the_loops_a
     intra, inter = _loops(language_centred(aw))  # the loops centre again: a no-op on centred words, to rounding
     s = Spreads(language_centred(aw), stack_limit=0).spreads(np.ones((1, aw.n_rows)), scaled=True)
     built = []
-    monkeypatch.setattr(affinity, "Spreads", lambda *a, **kw: built.append(a) or Spreads(*a, **kw))
+    real_init = Spreads.__init__
+    monkeypatch.setattr(affinity.Spreads, "__init__", lambda self, *a, **kw: built.append(a) or real_init(self, *a, **kw))
     got = _language_centred_sa(aw, block=8192)
     assert not built, "the closed form, not a second Spreads"
     np.testing.assert_allclose(got, intra / (intra + inter), rtol=RTOL, err_msg="closed form vs pair/tuple loops")
@@ -138,15 +139,13 @@ def test_dense_words_with_alternatives_take_the_closed_form_equal_to_the_loops_a
 
 
 def test_the_closed_form_hands_unusual_incidences_and_magnitudes_to_the_spreads(monkeypatch):
-    from semanscope_nb.metrics.affinity import _row_mean_cosine_sa
-
     aw = _dense_aw(4)
     c = language_centred(aw)
     weighted = list(c.incidence)
     weighted[0] = weighted[0] * 2.0  # not a 0/1 incidence
-    assert _row_mean_cosine_sa(c.vectors, weighted) is None
+    assert Spreads.point_cosines(c.vectors, weighted) is None
     tiny = [v * 1e-300 for v in c.vectors]  # squared norms below float64's normal range
-    assert _row_mean_cosine_sa(tiny, c.incidence) is None
+    assert Spreads.point_cosines(tiny, c.incidence) is None
     huge = AlignedWords(aw.languages, tuple(v.astype(np.float64) * 1e200 for v in aw.vectors), aw.incidence, aw.labels)
     s = Spreads(language_centred(huge), stack_limit=0).spreads(np.ones((1, aw.n_rows)), scaled=True)
     np.testing.assert_allclose(_language_centred_sa(huge, block=8192), s["intra_cos"][0] / (s["intra_cos"][0] + s["inter_cos"][0]),

@@ -847,74 +847,11 @@ def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
     if any(not np.any(v) for v in centred.vectors) or any((~np.any(v, axis=1)).any() for v in centred.vectors):
         return math.nan  # a word at its language's mean has no direction: the diagnostic is undefined
     with np.errstate(all="ignore"):
-        if all(_is_identity(inc) for inc in centred.incidence):  # one word per row (semantic_affinity): no second Spreads
-            point = Spreads.one_word_point_cosines(centred.vectors)
-            if point is not None:
-                return float(_sa_or_nan(np.array([point[0]]), np.array([point[1]]), ROUNDING_FLOOR)[0])
-        else:  # alternatives or shared words (a data set): the same closed form through the incidence
-            sa = _row_mean_cosine_sa(centred.vectors, centred.incidence)
-            if sa is not None:
-                return sa
+        point = Spreads.point_cosines(centred.vectors, centred.incidence)  # no second Spreads for one point
+        if point is not None:
+            return float(_sa_or_nan(np.array([point[0]]), np.array([point[1]]), ROUNDING_FLOOR)[0])
         s = Spreads(centred, block=block, stack_limit=0).spreads(np.ones((1, aw.n_rows)), scaled=True)  # a point: no rows kept
         return float(_sa_or_nan(s["intra_cos"], s["inter_cos"], ROUNDING_FLOOR)[0])
-
-
-def _row_mean_cosine_sa(vectors: Sequence[np.ndarray], incidence: Sequence[sp.spmatrix]) -> float | None:
-    """The cosine SA of dense words with any incidence (alternatives, words shared by rows) at the point, in closed form.
-
-    For the language-centred diagnostic of a data set: a second :class:`Spreads` prepared every resample's products
-    for one point (it was most of the diagnostic's time).  Per language, with ``u`` the unit words, the intra spread
-    is :func:`~semanscope_nb.metrics.spreads.intra_cosine` of its ``n`` words (``(n^2 - |sum u|^2) / (n^2 - n)``); a
-    row's mean alternative unit vector is ``p = B u`` (``B`` the incidence with each row divided by its word count),
-    the mean over the row's tuples of a language pair's cosine is ``p_k . p_l`` (the tuples are the alternatives'
-    Cartesian product), and the inter spread is the tuple-weighted mean over rows of
-    :func:`~semanscope_nb.metrics.spreads.inter_cosine` of ``sum_{k<l} p_k . p_l`` -- the paper's formulas, as
-    :func:`~semanscope_nb.metrics.artefacts.language_centred_cosines` takes them for sparse words.  None when a
-    squared norm leaves float64's normal range (then Spreads' per-row scaling is needed) or a row holds no word.
-
-    >>> rng = np.random.default_rng(0); x = [rng.normal(size=(5, 4)), rng.normal(size=(4, 4))]
-    >>> inc = [sp.identity(4, format="csr")[[0, 1, 2, 3, 3]].T.tocsr(), sp.identity(4, format="csr")]  # row 3: two words
-    >>> u = [v / np.linalg.norm(v, axis=1, keepdims=True) for v in x]
-    >>> intra = np.mean([np.mean([1 - a @ b for i, a in enumerate(w) for j, b in enumerate(w) if i < j]) for w in u])
-    >>> tup = [1 - u[0][a] @ u[1][r] for r in range(4) for a in inc[0][r].indices]
-    >>> bool(np.isclose(_row_mean_cosine_sa(x, inc), intra / (intra + np.mean(tup)), rtol=1e-12))
-    True
-    """
-    from semanscope_nb.metrics.spreads import inter_cosine, intra_cosine, rowdot
-
-    xs = [np.asarray(v, dtype=np.float64) for v in vectors]
-    sq = [rowdot(x, x) for x in xs]
-    if not all(bool(np.all((q >= 2.0**-900) & (q < np.inf))) for q in sq):  # Spreads' bound for a direct x / ||x||
-        return None
-    L = len(xs)
-    K = L * (L - 1) / 2
-    intra, total, own, tuples = 0.0, None, None, None
-    for x, q, inc in zip(xs, sq, incidence):
-        n = x.shape[0]
-        inv = 1.0 / np.sqrt(q)
-        intra += float(intra_cosine(float(n), float(n), float(np.square(inv @ x).sum())))
-        a = sp.csr_matrix(inc)
-        counts = np.diff(a.indptr).astype(np.float64)
-        if not (counts > 0).all() or not (a.data == 1.0).all():  # (an incidence of 0/1 entries, as aligned_words builds)
-            return None
-        if (counts == 1.0).all():  # one word per row: the row's unit vector, gathered
-            p = x[a.indices]
-            p *= inv[a.indices][:, None]
-        else:  # each row's mean alternative unit vector: B diag(1/||x||) x, one sparse product
-            b = sp.csr_matrix((inv[a.indices] / np.repeat(counts, np.diff(a.indptr)), a.indices, a.indptr), shape=a.shape)
-            p = np.asarray(b @ x)
-        total = p if total is None else total + p
-        own = rowdot(p, p) if own is None else own + rowdot(p, p)
-        tuples = counts if tuples is None else tuples * counts
-    dots = (rowdot(total, total) - own) / 2.0  # sum over language pairs of p_k . p_l
-    inter = float(tuples @ inter_cosine(dots, K)) / float(tuples.sum())
-    return float(_sa_or_nan(np.array([intra / L]), np.array([inter]), ROUNDING_FLOOR)[0])
-
-
-def _is_identity(inc: sp.spmatrix) -> bool:
-    """Row r holds word r and nothing else."""
-    inc = sp.csr_matrix(inc)
-    return inc.shape[0] == inc.shape[1] and inc.nnz == inc.shape[0] and bool((inc.indices == np.arange(inc.shape[0])).all())
 
 
 def _artefact_exclusion(

@@ -1322,31 +1322,63 @@ class Spreads:
         }
 
     @staticmethod
-    def one_word_point_cosines(vectors: Sequence[np.ndarray]) -> tuple[float, float] | None:
-        """The cosine ``(D_intra, D_inter)`` at the point (every weight 1) of aligned rows with one word per row in
-        every language, straight from the vectors: what :meth:`spreads` gives for all-ones counts, without building
-        a :class:`Spreads` (whose construction prepares every resample's products, for one point).
+    def point_cosines(vectors: Sequence[np.ndarray], incidence: Sequence[Any] | None = None) -> tuple[float, float] | None:
+        """The cosine ``(D_intra, D_inter)`` at the point (every weight 1), straight from the vectors: what
+        :meth:`spreads` gives for all-ones counts, without building a :class:`Spreads` (whose construction prepares
+        every resample's products, for one point).
 
-        Per language :func:`intra_cosine` with ``W = sum w^2 = R`` and ``sum u = x^T (1 / n)`` (``n`` the norms: a
-        matrix-vector product, no unit rows formed); per row :func:`inter_cosine` of the unit dot products.  None when
-        a squared norm leaves float64's normal range (then the construction's per-row scaling is needed).
+        ``incidence``: per language, rows x words 0/1 (alternatives, words shared by rows); None: one word per row.
+        Per language :func:`intra_cosine` of its ``n`` words (``sum u = x^T (1 / ||x||)``, a matrix-vector product);
+        a row's mean alternative unit vector is ``p = B u`` (``B`` the incidence with each row divided by its word
+        count), the mean over the row's tuples of a language pair's cosine is ``p_k . p_l`` (the tuples are the
+        alternatives' Cartesian product), and ``D_inter`` is the tuple-weighted mean over rows of
+        :func:`inter_cosine` of ``sum_{k<l} p_k . p_l``.  None when a squared norm leaves float64's normal range (then
+        the construction's per-row scaling is needed), a row holds no word or an incidence entry is not 1.
 
         >>> rng = np.random.default_rng(0); x = [rng.normal(size=(30, 8)) for _ in range(2)]
         >>> eye = sp.identity(30, format="csr")
         >>> at_ones = Spreads(AlignedWords(("en", "de"), tuple(x), (eye, eye), tuple(map(str, range(30))))).spreads(np.ones((1, 30)))
-        >>> intra, inter = Spreads.one_word_point_cosines(x)
+        >>> intra, inter = Spreads.point_cosines(x)
         >>> bool(np.isclose(intra, at_ones["intra_cos"][0], rtol=1e-13)), bool(np.isclose(inter, at_ones["inter_cos"][0], rtol=1e-13))
         (True, True)
+        >>> inc = [sp.identity(4, format="csr")[[0, 1, 2, 3, 3]].T.tocsr(), sp.identity(4, format="csr")]  # row 3: two words
+        >>> x = [rng.normal(size=(5, 4)), rng.normal(size=(4, 4))]
+        >>> u = [v / np.linalg.norm(v, axis=1, keepdims=True) for v in x]
+        >>> loop_intra = np.mean([np.mean([1 - a @ b for i, a in enumerate(w) for j, b in enumerate(w) if i < j]) for w in u])
+        >>> loop_inter = np.mean([1 - u[0][a] @ u[1][r] for r in range(4) for a in inc[0][r].indices])
+        >>> bool(np.allclose(Spreads.point_cosines(x, inc), (loop_intra, loop_inter), rtol=1e-12))
+        True
         """
         xs = [np.asarray(v, dtype=np.float64) for v in vectors]
         sq = [rowdot(x, x) for x in xs]
         if not all(bool(np.all((q >= 2.0**-900) & (q < np.inf))) for q in sq):  # the bound for a direct x / ||x||
             return None
-        inv = [1.0 / np.sqrt(q) for q in sq]
-        R, L = xs[0].shape[0], len(xs)
-        intra = sum(float(intra_cosine(float(R), float(R), float(np.square(w @ x).sum()))) for w, x in zip(inv, xs)) / L
-        dots = sum(rowdot(xs[k], xs[m]) * inv[k] * inv[m] for k in range(L) for m in range(k + 1, L))
-        return intra, float(inter_cosine(dots, L * (L - 1) / 2).sum()) / R
+        L = len(xs)
+        intra, total, own, tuples = 0.0, None, None, None
+        for lang, (x, q) in enumerate(zip(xs, sq)):
+            n = x.shape[0]
+            inv = 1.0 / np.sqrt(q)
+            intra += float(intra_cosine(float(n), float(n), float(np.square(inv @ x).sum())))
+            if incidence is None:
+                p = x * inv[:, None]  # one word per row: the unit rows
+                counts = np.ones(n)
+            else:
+                a = sp.csr_matrix(incidence[lang])
+                counts = np.diff(a.indptr).astype(np.float64)
+                if not (counts > 0).all() or not (a.data == 1.0).all():  # (an incidence of 0/1 entries, as aligned_words builds)
+                    return None
+                if (counts == 1.0).all():  # one word per row: the row's unit vector, gathered
+                    p = x[a.indices]
+                    p *= inv[a.indices][:, None]
+                else:  # each row's mean alternative unit vector: B diag(1/||x||) x, one sparse product
+                    b = sp.csr_matrix((inv[a.indices] / np.repeat(counts, np.diff(a.indptr)), a.indices, a.indptr),
+                                      shape=a.shape)
+                    p = np.asarray(b @ x)
+            total = p if total is None else total + p
+            own = rowdot(p, p) if own is None else own + rowdot(p, p)
+            tuples = counts if tuples is None else tuples * counts
+        dots = (rowdot(total, total) - own) / 2.0  # sum over language pairs of p_k . p_l
+        return intra / L, float(tuples @ inter_cosine(dots, L * (L - 1) / 2)) / float(tuples.sum())
 
     def off_column_centre(self, lang: int) -> np.ndarray | None:
         """The centre (working units) zeroed on a sparse language's own columns, None for a dense language: a
