@@ -35,14 +35,16 @@ RTOL = 1e-12
 KEYS = ("sa", "sa_null", "delta", "corrected", "sa_euclidean", "sa_null_euclidean")
 
 
-def _aw_with_alternatives(seed: int, R: int = 70, d: int = 12, shared: bool = True) -> tuple[AlignedWords, list]:
-    """Three languages: one word per row, two alternatives in some rows, and words shared by several rows."""
+def _aw_with_alternatives(seed: int, R: int = 70, d: int = 12, shared: bool = True, words_fr: int = 50
+                          ) -> tuple[AlignedWords, list]:
+    """Three languages: one word per row, two alternatives in some rows, and words shared by several rows
+    (the French word of row r is that of row r - ``words_fr``)."""
     rng = np.random.default_rng(seed)
     base = rng.normal(size=(R, d))
     rows = []
     for r in range(R):
         de = [f"d{r}"] + ([f"d{r}b"] if r % 4 == 0 else [])
-        fr = [f"f{r % 50}" if shared else f"f{r}"] + ([f"f{r}x"] if r % 7 == 0 else [])
+        fr = [f"f{r % words_fr}" if shared else f"f{r}"] + ([f"f{r}x"] if r % 7 == 0 else [])
         rows.append([[f"e{r}"], de, fr])
     vecs, incs, words = [], [], []
     vec_of = {}
@@ -110,6 +112,39 @@ def test_one_word_per_row_languages_get_the_subset_as_a_part_of_the_full_product
         for k in KEYS:
             np.testing.assert_allclose(got[k], want[k], rtol=RTOL, err_msg=f"{k}: the kept rows' part of the product")
             np.testing.assert_allclose(full[k], plain[k], rtol=RTOL, err_msg=f"{k}: kept + rest = the whole product")
+
+
+@pytest.mark.parametrize("words_fr", [57, 40])  # 6 of 60 rows hold a shared word: occurrence = intra + a correction; 40
+def test_folded_products_of_languages_with_alternatives_equal_the_streamed_ones(words_fr):
+    """Stacked languages with alternatives or shared words: their products are counts @ (map @ X), one product of
+    all of them per kind, split into kept rows + the rest for the subset; the occurrence products are the intra
+    ones plus a product on the rows holding a shared word when those are few.  The streamed route (nothing
+    stacked: W = counts @ map, then W @ X block by block) and a separate subset bootstrap give the same numbers."""
+    aw, _ = _aw_with_alternatives(21, R=60, words_fr=words_fr)
+    rng = np.random.default_rng(22)
+    keep = rng.random(aw.n_rows) < 0.75
+    keep[[0, 57]] = True, False  # row 0 keeps the word it shares with left-out row 57 (a kept row's weight changes)
+    spreads = Spreads(aw)
+    assert spreads.fold_languages() == [1, 2]  # de (alternatives) and fr (alternatives, shared words)
+    assert (spreads._occurrence_correction() is not None) == (words_fr == 57)
+    parts = NullParts(aw, spreads)
+    subset = RowSubset(spreads, keep)
+    assert sum("fold" in info for info in subset.langs) == 2
+    streamed = Spreads(aw, stack_limit=0)
+    assert streamed.fold_languages() == []
+    s_parts = NullParts(aw, streamed)
+    for counts in [np.ones((1, aw.n_rows)), *resample_counts(aw.n_rows, 50, seed=3, batch=20)]:
+        full = null_aware_statistics(spreads, parts, counts)
+        got = subset_statistics(subset, counts)
+        want_full = null_aware_statistics(streamed, s_parts, counts)
+        want_sub = _separate(aw, keep, counts)
+        for k in KEYS:
+            np.testing.assert_allclose(full[k], want_full[k], rtol=RTOL, err_msg=f"{k}: folded = streamed products")
+            np.testing.assert_allclose(got[k], want_sub[k], rtol=RTOL, err_msg=f"{k}: kept-row parts = a separate subset")
+        if counts.shape[0] > 1:  # occurrence products asked alone (not of the latest spreads call): the same numbers
+            for (b1, q1), (b2, q2) in zip(Spreads(aw).occurrence_parts(counts), streamed.occurrence_parts(counts)):
+                np.testing.assert_allclose(b1, b2, rtol=RTOL, atol=1e-12 * np.abs(b2).max(), err_msg="occurrence products")
+                np.testing.assert_allclose(q1, q2, rtol=RTOL, err_msg="occurrence q sums")
 
 
 def test_the_subset_point_estimate_is_the_plain_loop_sa_of_the_kept_concepts():

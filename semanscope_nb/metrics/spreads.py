@@ -665,6 +665,13 @@ class Spreads:
         self._prod_lock = threading.Lock()
         self._split: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # see split_rows
         self._kept_cache: tuple[tuple, np.ndarray, np.ndarray] | None = None
+        # stacked languages with alternatives or shared words: their weights are counts @ map, so their products are
+        # counts @ (map @ [unit | centred]): one product per kind of all of them, over the rows (see _folded)
+        self._fold_limit = stack_limit
+        self._fold: dict[str, tuple[list[int], np.ndarray, np.ndarray] | None] = {}
+        self._split_keep: np.ndarray | None = None  # the kept rows of split_rows (the folded products split too)
+        self._fold_split: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._fold_kept: dict[str, tuple[tuple, np.ndarray, np.ndarray]] = {}
         self.track_occurrences = False  # set by NullParts: spreads() then also keeps the occurrence products
 
     # -- construction -------------------------------------------------------------
@@ -1099,6 +1106,107 @@ class Spreads:
             out[:, held] = np.add.reduceat(G, starts[held], axis=1)
         return out
 
+    def fold_languages(self) -> list[int]:
+        """The stacked languages with alternatives or shared words whose products are folded (:meth:`_folded`)."""
+        return [lang for lang in range(self.L) if not self.identity[lang] and self.stacked[lang] is not None
+                and self.R * 2 * self.d <= self._fold_limit]
+
+    def _folded(self, kind: str) -> tuple[list[int], np.ndarray, np.ndarray] | None:
+        """(languages, ``map @ [unit | centred]`` side by side (R x 2d each), ``map @ q`` (R x languages)) for ``kind``.
+
+        ``W @ X = (counts @ map) @ X = counts @ (map @ X)``: formed once (a sparse product), the products of every
+        batch of resamples are then one dense product of the counts for all these languages, as the one-word-per-row
+        languages' joint product, and it splits by rows like it (:meth:`split_rows`).  None when there are none.
+        """
+        if kind not in self._fold:
+            langs = self.fold_languages()
+            fold = None
+            if langs:
+                d2 = 2 * self.d
+                F, Fq = np.empty((self.R, d2 * len(langs))), np.empty((self.R, len(langs)))
+                for i, lang in enumerate(langs):
+                    A = self.word_weight_map[lang] if kind == "intra" else self.occurrence_map[lang]
+                    F[:, d2 * i : d2 * (i + 1)] = A @ self.stacked[lang]
+                    Fq[:, i] = A @ self._q[lang]
+                fold = (langs, F, Fq)
+            self._fold[kind] = fold
+        return self._fold[kind]
+
+    def _occurrence_correction(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(rows, ``(A - M)[rows] @ [unit | centred]`` side by side, ``(A - M)[rows] @ q``) of the folded languages.
+
+        Occurrence and intra weights differ only on words shared by rows (``A - M = A diag(1 - 1/colsum)``), so the
+        occurrence products are the intra ones plus a product over the rows holding a shared word.  None when more
+        than a quarter of the rows hold one (then the occurrence products are taken on their own) or nothing folds.
+        """
+        if "correction" not in self._fold:
+            fold = self._folded("intra")
+            corr = None
+            if fold is not None:
+                langs, d2 = fold[0], 2 * self.d
+                diffs = [sp.csr_matrix(self.occurrence_map[lang] - self.word_weight_map[lang]) for lang in langs]
+                for D in diffs:
+                    D.eliminate_zeros()
+                rows = np.flatnonzero(sum(np.diff(D.indptr) for D in diffs) > 0)
+                if 4 * rows.size <= self.R:
+                    C, Cq = np.empty((rows.size, d2 * len(langs))), np.empty((rows.size, len(langs)))
+                    for i, (lang, D) in enumerate(zip(langs, diffs)):
+                        C[:, d2 * i : d2 * (i + 1)] = D[rows] @ self.stacked[lang]
+                        Cq[:, i] = D[rows] @ self._q[lang]
+                    corr = (rows, C, Cq)
+            self._fold["correction"] = corr
+        return self._fold["correction"]
+
+    def _folded_products(self, counts: np.ndarray, kinds: tuple[str, ...]) -> dict[int, dict[str, tuple]]:
+        """Per folded language and kind ``(W @ [unit | centred], W @ q)`` for ``counts`` (:meth:`_folded`)."""
+        out: dict[int, dict[str, tuple]] = {}
+        d2 = 2 * self.d
+        corr = self._occurrence_correction() if "intra" in kinds and "occ" in kinds else None
+        prods: dict[str, np.ndarray] = {}
+        for k in sorted(kinds, key=lambda k: k != "intra"):  # intra first: the occurrence products may build on it
+            fold = self._folded(k)
+            if fold is None:
+                continue
+            langs, F, Fq = fold
+            if k == "occ" and corr is not None:  # the intra products plus the rows holding a shared word
+                rows, C, Cq = corr
+                G = counts[:, rows]
+                prod = prods["intra"] + G @ C
+                pq = counts @ Fq
+                if self._split_keep is not None:
+                    kept_prod = self._fold_kept["intra"][2]
+                    on = self._split_keep[rows]
+                    self._fold_kept[k] = (*self._fingerprint(counts), kept_prod + G[:, on] @ C[on])
+                for i, lang in enumerate(langs):
+                    out[lang][k] = (prod[:, d2 * i : d2 * (i + 1)], pq[:, i])
+                continue
+            if self._split_keep is not None:  # kept rows + the rest: the subset's product is a part of this one
+                keep = self._split_keep
+                if k not in self._fold_split:
+                    self._fold_split[k] = (np.ascontiguousarray(F[keep]), np.ascontiguousarray(F[~keep]))
+                kept_rows, other_rows = self._fold_split[k]
+                kept = column_block_product(counts[:, keep], kept_rows, d2)
+                prod = kept + column_block_product(counts[:, ~keep], other_rows, d2)
+                self._fold_kept[k] = (*self._fingerprint(counts), kept)
+            else:
+                prod = column_block_product(counts, F, d2)
+            prods[k] = prod
+            pq = counts @ Fq
+            for i, lang in enumerate(langs):
+                out.setdefault(lang, {})[k] = (prod[:, d2 * i : d2 * (i + 1)], pq[:, i])
+        return out
+
+    def kept_folded(self, counts: np.ndarray, kind: str) -> np.ndarray:
+        """``counts[:, keep] @ (map @ [unit | centred])[keep]`` of the folded languages side by side (:meth:`split_rows`)."""
+        cached = self._fold_kept.get(kind)
+        if cached is not None:
+            shape, probe, kept = cached
+            fp = self._fingerprint(counts)
+            if fp[0] == shape and np.array_equal(fp[1], probe):
+                return kept
+        keep = self._split_keep
+        return counts[:, keep] @ self._folded(kind)[1][keep]
+
     def _weighted(self, counts: np.ndarray, kinds: tuple[str, ...]) -> dict[str, list[tuple]]:
         """Per kind and language: (w_tot, sum of squared weights, W @ [unit | centred], W @ q), working units.
 
@@ -1142,6 +1250,7 @@ class Spreads:
                 self._prod_buf = prod
             for i, lang in enumerate(side):
                 res[lang] = {"intra": (own[0], own[1], prod[:, 2 * d * i : 2 * d * (i + 1)], counts @ self._q[lang])}
+        folded = self._folded_products(counts, kinds)
         X = UC = None
         tmp = np.empty((B, 2 * d))
         for lang in range(self.L):
@@ -1156,6 +1265,9 @@ class Spreads:
                 for k in want:
                     W = counts if ident else self._word_weights(counts, k, lang, 0, n_words)
                     tot, wsq = own if ident else (W.sum(axis=1), _rowsq(W))
+                    if lang in folded and k in folded[lang]:
+                        r[k] = (tot, wsq, *folded[lang][k])
+                        continue
                     both = W @ stacked if stacked is not None else self._sparse_products(lang, W)
                     r[k] = (tot, wsq, both, W @ self._q[lang])
                 continue
@@ -1251,9 +1363,10 @@ class Spreads:
         subset's product at no extra cost (:meth:`kept_product`).  False when there is no
         joint product to split.
         """
+        keep = np.asarray(keep, dtype=bool)
+        self._split_keep, self._fold_split, self._fold_kept = keep, {}, {}  # the folded products split likewise
         if self._stack_joint is None:
             return False
-        keep = np.asarray(keep, dtype=bool)
         stack = self._stack_joint[1]
         self._split = (keep, np.ascontiguousarray(stack[keep]), np.ascontiguousarray(stack[~keep]))
         self._kept_cache = None
@@ -1643,8 +1756,11 @@ class RowSubset:
         self.langs: list[dict[str, Any]] = []
         kf = keep.astype(np.float64)
         joint = spreads._stack_joint[0] if spreads._stack_joint is not None else []
-        split = bool(joint) and (spreads._split is not None and np.array_equal(spreads._split[0], keep)
-                                 or spreads._split is None and spreads.split_rows(keep))
+        foldable = spreads.fold_languages()
+        if spreads._split_keep is None and (joint or foldable):
+            spreads.split_rows(keep)
+        same = spreads._split_keep is not None and np.array_equal(spreads._split_keep, keep)
+        split = bool(joint) and same and spreads._split is not None
         for lang in self.languages:
             q = spreads._q[lang]
             if split and lang in joint:  # its product is a part of the full set's (Spreads.split_rows)
@@ -1669,6 +1785,19 @@ class RowSubset:
                 direct = used.size <= touched.size
                 idx = used if direct else touched
                 M = spreads.word_weight_map[lang]
+                if same and lang in foldable:  # its products are kept-row parts of the full set's folded ones
+                    i = foldable.index(lang)
+                    # counts @ (M_sub @ X) = counts[:, keep] @ (M @ X)[keep] + counts @ ((M_sub - M)[kept rows] @ X):
+                    # the correction lives on the kept rows sharing a word with a left-out row; occurrence weights
+                    # on kept rows are the full set's (A_keep = A there)
+                    D = sp.csr_matrix(sp.diags(kf) @ (M_sub - M))
+                    D.eliminate_zeros()
+                    rows_t = np.flatnonzero(np.diff(D.indptr) > 0)
+                    self.langs.append({"identity": False, "fold": slice(2 * spreads.d * i, 2 * spreads.d * (i + 1)),
+                                       "rows_t": rows_t, "corr": np.asarray(D[rows_t] @ spreads.stacked[lang]),
+                                       "M_sub_T": sp.csr_matrix(M_sub.T), "tot": np.asarray(M_sub.sum(axis=1)).ravel(),
+                                       "q": M_sub @ q, "occ_q": A_keep @ q})
+                    continue
                 intra_op = M_sub[:, idx] if direct else (M_sub - M)[:, idx]
                 occ_op = A_keep[:, idx] if direct else (A_keep - A)[:, idx]
                 info = {"identity": False, "direct": direct, "idx": idx, "M_sub_T": sp.csr_matrix(M_sub.T),
@@ -1695,6 +1824,15 @@ class RowSubset:
                 intra.append((kept.sum(axis=1), _rowsq(kept), both, s_q))
                 if occ is not None:
                     occ.append((both, s_q))
+                continue
+            if "fold" in info:
+                both = self.spreads.kept_folded(counts, "intra")[:, info["fold"]]
+                if info["rows_t"].size:
+                    both = both + counts[:, info["rows_t"]] @ info["corr"]
+                W = _sparse_times(info["M_sub_T"], counts)
+                intra.append((counts @ info["tot"], _rowsq(W), both, counts @ info["q"]))
+                if occ is not None:
+                    occ.append((self.spreads.kept_folded(counts, "occ")[:, info["fold"]], counts @ info["occ_q"]))
                 continue
             idx, direct = info["idx"], info["direct"]
             if info["identity"]:
