@@ -1108,8 +1108,9 @@ class Spreads:
 
     def fold_languages(self) -> list[int]:
         """The stacked languages with alternatives or shared words whose products are folded (:meth:`_folded`)."""
-        return [lang for lang in range(self.L) if not self.identity[lang] and self.stacked[lang] is not None
-                and self.R * 2 * self.d <= self._fold_limit]
+        langs = [lang for lang in range(self.L) if not self.identity[lang] and self.stacked[lang] is not None]
+        # R x 2d per language and kind, held beside the stacked words: at most stack_limit numbers per kind
+        return langs if self.R * 2 * self.d * len(langs) <= self._fold_limit else []
 
     def _folded(self, kind: str) -> tuple[list[int], np.ndarray, np.ndarray] | None:
         """(languages, ``map @ [unit | centred]`` side by side (R x 2d each), ``map @ q`` (R x languages)) for ``kind``.
@@ -1164,7 +1165,7 @@ class Spreads:
         corr = self._occurrence_correction() if "intra" in kinds and "occ" in kinds else None
         prods: dict[str, np.ndarray] = {}
         for k in sorted(kinds, key=lambda k: k != "intra"):  # intra first: the occurrence products may build on it
-            fold = self._folded(k)
+            fold = self._folded("intra" if k == "occ" and corr is not None else k)  # (the occurrence map not formed)
             if fold is None:
                 continue
             langs, F, Fq = fold
@@ -1172,7 +1173,7 @@ class Spreads:
                 rows, C, Cq = corr
                 G = counts[:, rows]
                 prod = prods["intra"] + G @ C
-                pq = counts @ Fq
+                pq = counts @ self._folded("intra")[2] + G @ Cq
                 if self._split_keep is not None:
                     kept_prod = self._fold_kept["intra"][2]
                     on = self._split_keep[rows]
