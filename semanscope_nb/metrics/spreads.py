@@ -1209,7 +1209,8 @@ class Spreads:
         return counts[:, keep] @ self._folded(kind)[1][keep]
 
     def _weighted(self, counts: np.ndarray, kinds: tuple[str, ...]) -> dict[str, list[tuple]]:
-        """Per kind and language: (w_tot, sum of squared weights, W @ [unit | centred], W @ q), working units.
+        """Per kind and language: (w_tot, sum of squared weights, W @ [unit | centred], W @ q), working units (the first
+        two None for the occurrence weights of a folded language: only its products are read).
 
         ``kind`` 'intra' weighs word k by ``sum_r c_r A[r,k] / colsum_k``, 'occ' by
         ``sum_r c_r A[r,k]``; both are the counts themselves for one word per row.
@@ -1264,6 +1265,9 @@ class Spreads:
             if stacked is not None or self.sparse[lang] is not None:
                 n_words = self.aw.vectors[lang].shape[0]
                 for k in want:
+                    if k == "occ" and lang in folded and k in folded[lang]:  # only the products of the occurrence
+                        r[k] = (None, None, *folded[lang][k])  # weights are read (occurrence_parts): W not formed
+                        continue
                     W = counts if ident else self._word_weights(counts, k, lang, 0, n_words)
                     tot, wsq = own if ident else (W.sum(axis=1), _rowsq(W))
                     if lang in folded and k in folded[lang]:
@@ -1815,7 +1819,7 @@ class RowSubset:
         stats = counts @ self.row_stack
         kept = counts * self.keep
         intra, occ = [], [] if full_occ is not None else None
-        kept_prod = None
+        kept_prod = kept_fold = None
         for lang, info in zip(self.languages, self.langs):
             if "split" in info:
                 if kept_prod is None:
@@ -1827,13 +1831,16 @@ class RowSubset:
                     occ.append((both, s_q))
                 continue
             if "fold" in info:
-                both = self.spreads.kept_folded(counts, "intra")[:, info["fold"]]
+                if kept_fold is None:  # the kept rows' folded products of both kinds, once per call
+                    kept_fold = (self.spreads.kept_folded(counts, "intra"),
+                                 self.spreads.kept_folded(counts, "occ") if occ is not None else None)
+                both = kept_fold[0][:, info["fold"]]
                 if info["rows_t"].size:
                     both = both + counts[:, info["rows_t"]] @ info["corr"]
                 W = _sparse_times(info["M_sub_T"], counts)
                 intra.append((counts @ info["tot"], _rowsq(W), both, counts @ info["q"]))
                 if occ is not None:
-                    occ.append((self.spreads.kept_folded(counts, "occ")[:, info["fold"]], counts @ info["occ_q"]))
+                    occ.append((kept_fold[1][:, info["fold"]], counts @ info["occ_q"]))
                 continue
             idx, direct = info["idx"], info["direct"]
             if info["identity"]:
