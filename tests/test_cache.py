@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -226,3 +227,106 @@ def test_present_lists_keys_from_the_keys_index_and_without_it(tmp_path):
     con = sqlite3.connect(reopened.path)
     assert con.execute("SELECT 1 FROM sqlite_master WHERE type='index' AND name='vectors_keys'").fetchone(), "made on open"
     con.close()
+
+
+def _count_blake2(monkeypatch) -> list[bytes]:
+    """Spy on the per-row BLAKE2 digest of the cache's reads (and writes): the blobs it hashed."""
+    from semanscope_nb.models import cache as cache_module
+
+    seen: list[bytes] = []
+    real = cache_module._digest
+
+    def spy(blob: bytes) -> bytes:
+        seen.append(bytes(blob))
+        return real(blob)
+
+    monkeypatch.setattr(cache_module, "_digest", spy)
+    return seen
+
+
+def test_stored_vectors_carry_a_quick_check_and_a_read_checks_it_alone_until_a_row_is_damaged(tmp_path, monkeypatch):
+    """Issue 21: every stored row gets an XXH3-128 check (vector_checks); a read of sound rows computes no BLAKE2
+    digest at all, and a damaged row -- its check fails -- is judged by its own BLAKE2 digest, named, dropped from
+    both tables and re-encoded."""
+    import xxhash
+
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = RandomEncoder(dim=8)
+    words = [f"w{i}" for i in range(600)]  # more than one IN (...) chunk
+    good = cache.embed(enc, words)
+    con = sqlite3.connect(cache.path)
+    checks = dict(con.execute("SELECT text, xxh3 FROM vector_checks WHERE model_key=?", (enc.cache_key,)))
+    blobs = dict(con.execute("SELECT text, vec FROM vectors WHERE model_key=?", (enc.cache_key,)))
+    assert sorted(checks) == sorted(words)
+    assert all(checks[w] == xxhash.xxh3_128(blobs[w]).digest() for w in words), "the check is XXH3-128 of the stored blob"
+    blake2 = _count_blake2(monkeypatch)
+    found, n_damaged = cache.get(enc.cache_key, words)
+    assert n_damaged == 0 and blake2 == [], "sound rows with their checks: no BLAKE2 digest is computed"
+    np.testing.assert_array_equal(np.stack([found[w] for w in words]), good)
+    con.execute("UPDATE vectors SET vec = ? WHERE text = 'w599'", (b"\x00" * 32,))  # bit rot
+    con.commit()
+    before = enc.texts_encoded
+    with pytest.warns(CacheWarning, match=r"1 damaged entry .*\['w599'\]"):
+        again = cache.embed(enc, words)
+    assert blake2 == [b"\x00" * 32, good[599].tobytes()], (
+        "only the row whose check failed is judged by its BLAKE2 digest (then its new vector is stored with one)")
+    assert enc.texts_encoded - before == 1 and cache.last_stats.n_damaged == 1
+    np.testing.assert_array_equal(again, good)
+    assert con.execute("SELECT xxh3 FROM vector_checks WHERE text = 'w599'").fetchone()[0] == xxhash.xxh3_128(
+        good[599].tobytes()).digest(), "the re-encoded row is stored with a fresh check"
+    con.close()
+
+
+def test_a_check_that_does_not_match_a_sound_row_is_not_damage(tmp_path, monkeypatch):
+    """A row rewritten by a version that knows no checks (vector and BLAKE2 digest updated, check stale) or a check
+    that is itself wrong: the BLAKE2 digest vouches for the row, which is served and not re-encoded."""
+    from semanscope_nb.models.cache import _digest
+
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = RandomEncoder(dim=8)
+    good = cache.embed(enc, ["a", "b", "c"])
+    newer = (good[1] * 2).astype(np.float32)
+    con = sqlite3.connect(cache.path)
+    con.execute("UPDATE vectors SET vec = ?, digest = ? WHERE text = 'b'", (newer.tobytes(), _digest(newer.tobytes())))
+    con.execute("UPDATE vector_checks SET xxh3 = ? WHERE text = 'c'", (b"\x01" * 16,))
+    con.commit()
+    con.close()
+    blake2 = _count_blake2(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)  # no damage reported
+        found, n_damaged = cache.get(enc.cache_key, ["a", "b", "c"])
+    assert n_damaged == 0 and sorted(blake2) == sorted([newer.tobytes(), good[2].tobytes()])
+    np.testing.assert_array_equal(found["b"], newer)
+    np.testing.assert_array_equal(found["c"], good[2])
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_a_cache_from_before_the_checks_reads_through_the_per_row_digests(tmp_path, monkeypatch, read_only):
+    """A cache written before vector_checks existed: every row is checked by its BLAKE2 digest (read-only: the table
+    stays absent; writable: it is made on open), a damaged row is still named, and new rows get checks."""
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = RandomEncoder(dim=8)
+    words = [f"w{i}" for i in range(30)]
+    good = cache.embed(enc, words)
+    cache.close()
+    con = sqlite3.connect(tmp_path / "embeddings.sqlite")
+    con.execute("DROP TABLE vector_checks")
+    con.execute("UPDATE vectors SET vec = ? WHERE text = 'w3'", (b"\x00" * 32,))
+    con.commit()
+    con.close()
+    blake2 = _count_blake2(monkeypatch)
+    old = snb.EmbeddingCache(tmp_path, read_only=read_only)
+    with pytest.warns(CacheWarning, match=r"1 damaged entry .*\['w3'\]"):
+        found, n_damaged = old.get(enc.cache_key, words)
+    assert n_damaged == 1 and len(blake2) == len(words), "no checks: every row by its own digest"
+    for i, w in enumerate(words):
+        if w != "w3":
+            np.testing.assert_array_equal(found[w], good[i])
+    con = sqlite3.connect(tmp_path / "embeddings.sqlite")
+    has_table = con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vector_checks'").fetchone()
+    assert bool(has_table) is not read_only, "a read-only cache is never changed; a writable one gets the table"
+    if not read_only:
+        old.embed(enc, ["new"])
+        assert con.execute("SELECT count(*) FROM vector_checks").fetchone()[0] == 1, "rows stored from now on are checked"
+    con.close()
+    old.close()

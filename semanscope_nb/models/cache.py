@@ -5,7 +5,12 @@ WAL journalling means a killed process leaves the file readable with every
 committed batch in it, and several processes may read and write at once (a busy
 timeout serialises writers).  Each row stores a BLAKE2 digest of its vector
 bytes, so a damaged entry is detected on read, reported, deleted and
-re-encoded, and the rest of the cache is untouched.
+re-encoded, and the rest of the cache is untouched.  Rows stored since the
+``vector_checks`` table exists also carry an XXH3-128 digest there, about ten
+times faster to check (a warm benchmark hashes some 300 MB of vectors): a read
+checks it first and takes the BLAKE2 digest only when it is missing (a cache
+written before it) or does not match, so a damaged row is still told and named
+by its own digest.
 
 A temporary condition never destroys the cache:
 
@@ -54,6 +59,7 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 import numpy as np
+import xxhash
 
 from semanscope_nb.errors import ArgumentError, CacheError, CacheWarning, EmbeddingError
 from semanscope_nb.models.cancel import ShouldStop, check_stop
@@ -85,12 +91,23 @@ CREATE TABLE IF NOT EXISTS token_vectors (
     PRIMARY KEY (model_key, entry)
 ) WITHOUT ROWID;
 """
+# A second digest of each vector blob, XXH3-128 (xxhash: ten times the speed of BLAKE2 at the same 128 bits against
+# accidental damage), in a table of its own so that the ``vectors`` table keeps its schema.  A read checks it first; a
+# row without one (stored before this table existed) or whose check does not match is judged by its BLAKE2 digest.
+VECTOR_CHECKS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS vector_checks (
+    model_key TEXT NOT NULL,
+    text      TEXT NOT NULL,
+    xxh3      BLOB NOT NULL,
+    PRIMARY KEY (model_key, text)
+) WITHOUT ROWID;
+"""
 # The keys alone, for :meth:`EmbeddingCache.present`: in the table a key sits beside its vector (a 4096-wide TF-IDF row
 # spills over several pages), so listing which texts are cached read about one page per entry; this index holds the
 # keys only, a hundred to a page.  Made when a writable cache is opened (a cache that cannot take it -- full disk,
 # read-only, busy -- is only slower to list).
 VECTORS_KEYS_INDEX = "CREATE INDEX IF NOT EXISTS vectors_keys ON vectors (model_key, text)"
-CACHE_TABLES = ("vectors", "token_vectors")  # every table this cache writes (anything else is another program's file)
+CACHE_TABLES = ("vectors", "token_vectors", "vector_checks")  # every table this cache writes (anything else is another program's file)
 _DB_NAME = "embeddings.sqlite"
 _SQL_VARS = 500  # parameters per IN (...) query
 _T = TypeVar("_T")
@@ -161,6 +178,11 @@ def resolve_cache(cache: "EmbeddingCache | str | os.PathLike | None | bool" = No
 
 def _digest(blob: bytes) -> bytes:
     return hashlib.blake2b(blob, digest_size=16).digest()
+
+
+def _fast_digest(blob: bytes) -> bytes:
+    """The quick check of a vector blob (``vector_checks.xxh3``): XXH3-128, 16 bytes like :func:`_digest`."""
+    return xxhash.xxh3_128_digest(blob)
 
 
 def _transaction(con: sqlite3.Connection, action: Callable[[sqlite3.Connection], Any]) -> None:
@@ -245,6 +267,7 @@ class EmbeddingCache:
             con.execute("PRAGMA synchronous=NORMAL")
             con.execute(VECTORS_SCHEMA)
             con.execute(TOKEN_VECTORS_SCHEMA)
+            con.execute(VECTOR_CHECKS_SCHEMA)
             try:
                 con.execute(VECTORS_KEYS_INDEX)
             except sqlite3.DatabaseError as exc:
@@ -285,6 +308,8 @@ class EmbeddingCache:
                     con.execute(VECTORS_SCHEMA.replace("CREATE TABLE", "CREATE TEMP TABLE"))  # an empty file: nothing cached
                 if con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='token_vectors'").fetchone() is None:
                     con.execute(TOKEN_VECTORS_SCHEMA.replace("CREATE TABLE", "CREATE TEMP TABLE"))  # a cache from before token entries
+                if con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vector_checks'").fetchone() is None:
+                    con.execute(VECTOR_CHECKS_SCHEMA.replace("CREATE TABLE", "CREATE TEMP TABLE"))  # a cache from before the checks
                 return con
             except sqlite3.DatabaseError as exc:
                 con.close()
@@ -516,7 +541,9 @@ class EmbeddingCache:
         """Cached vectors for ``texts`` (missing ones absent) and the count of damaged rows dropped.
 
         A row is damaged when its length, its digest or a non-finite value gives it away; damaged rows
-        are deleted and named in one :class:`CacheWarning`, and the caller re-encodes them.
+        are deleted and named in one :class:`CacheWarning`, and the caller re-encodes them.  The digest
+        checked is the row's XXH3 check when it has one that matches, else its BLAKE2 digest (see the
+        module docstring): a row is never judged by the quick check alone to be damaged.
         """
         texts = list(dict.fromkeys(texts))
 
@@ -525,10 +552,12 @@ class EmbeddingCache:
             damaged: list[str] = []
             for a in range(0, len(texts), _SQL_VARS):
                 part = texts[a : a + _SQL_VARS]
-                q = f"SELECT text, dim, vec, digest FROM vectors WHERE model_key=? AND text IN ({','.join('?' * len(part))})"
+                q = ("SELECT v.text, v.dim, v.vec, v.digest, c.xxh3 FROM vectors AS v LEFT JOIN vector_checks AS c "
+                     "ON c.model_key = v.model_key AND c.text = v.text "
+                     f"WHERE v.model_key=? AND v.text IN ({','.join('?' * len(part))})")
                 by_dim: dict[int, list[tuple[str, bytes]]] = {}
-                for text, dim, blob, digest in con.execute(q, [model_key, *part]):
-                    if len(blob) != 4 * dim or _digest(blob) != digest:
+                for text, dim, blob, digest, check in con.execute(q, [model_key, *part]):
+                    if len(blob) != 4 * dim or (_fast_digest(blob) != check and _digest(blob) != digest):
                         damaged.append(text)
                         continue
                     by_dim.setdefault(dim, []).append((text, blob))
@@ -551,12 +580,13 @@ class EmbeddingCache:
                 CacheWarning,
                 stacklevel=3,
             )
-            self._write(
-                lambda con: con.executemany(
-                    "DELETE FROM vectors WHERE model_key=? AND text=?", [(model_key, t) for t in damaged]
-                ),
-                what="drop damaged entries",
-            )
+            keys = [(model_key, t) for t in damaged]
+
+            def drop(con: sqlite3.Connection) -> None:
+                con.executemany("DELETE FROM vectors WHERE model_key=? AND text=?", keys)
+                con.executemany("DELETE FROM vector_checks WHERE model_key=? AND text=?", keys)
+
+            self._write(drop, what="drop damaged entries")
         return found, len(damaged)
 
     def present(self, model_key: str, texts: Iterable[str]) -> set[str]:
@@ -585,14 +615,17 @@ class EmbeddingCache:
     def put(self, model_key: str, texts: Sequence[str], vectors: np.ndarray) -> bool:
         """Store vectors in one transaction (all or nothing); False if not stored (read-only, disk full)."""
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        rows = []
+        rows, checks = [], []
         for t, v in zip(texts, vectors):
             blob = v.tobytes()
             rows.append((model_key, t, v.size, blob, _digest(blob)))
-        return self._write(
-            lambda con: con.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?)", rows),
-            what=f"store {len(rows)} vectors",
-        )
+            checks.append((model_key, t, _fast_digest(blob)))
+
+        def store(con: sqlite3.Connection) -> None:
+            con.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?)", rows)
+            con.executemany("INSERT OR REPLACE INTO vector_checks VALUES (?,?,?)", checks)
+
+        return self._write(store, what=f"store {len(rows)} vectors")
 
     def get_token_entries(self, model_key: str, entries: Iterable[str]) -> dict[str, tuple[str, bytes]]:
         """Cached token-level entries ``entry -> (meta, blob)`` (see :mod:`semanscope_nb.models.tokens`); damaged ones dropped."""
