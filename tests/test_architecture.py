@@ -271,3 +271,60 @@ def test_the_private_import_finder_finds_them():
             "semanscope_nb.plots._private_probe uses semanscope_nb.plots.legend._legend_box"]
     finally:
         fake.unlink()
+
+
+def private_definitions(path: Path) -> set[str]:
+    """Private names (not dunders) a package file defines: functions and methods, classes, assigned names and
+    ``self._x`` / ``cls._x`` attributes."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name)
+              and node.value.id in ("self", "cls")):
+            names.add(node.attr)
+    return {n for n in names if _is_private(n)}
+
+
+def private_attribute_uses(path: Path, defined_by: dict[str, set[str]]) -> list[str]:
+    """``obj._x`` in a file, ``obj`` not ``self`` / ``cls``, where ``_x`` is defined by another package module only:
+    an object's internals read from outside the module that owns them (``defined_by``: name -> defining modules)."""
+    here = module_name(path)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Attribute) and _is_private(node.attr)):
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            continue
+        owners = defined_by.get(node.attr, set())
+        if owners and here not in owners:
+            found.append(f"line {node.lineno}: {here} reads {node.attr} of {' / '.join(sorted(owners))}")
+    return found
+
+
+def test_no_module_reads_another_modules_private_attributes():
+    """What a class keeps private stays in its module: another module asks through a public method or property."""
+    defined_by: dict[str, set[str]] = {}
+    for f in FILES:
+        for name in private_definitions(f):
+            defined_by.setdefault(name, set()).add(module_name(f))
+    offenders = [hit for f in FILES for hit in private_attribute_uses(f, defined_by)]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_the_private_attribute_finder_finds_them():
+    """A probe module reading a Spreads internal is caught; its own private attribute and a third-party one are not."""
+    fake = PACKAGE / "metrics" / "_attribute_probe.py"
+    fake.write_text("class Box:\n    def __init__(self):\n        self._mine = 1\n"
+                    "def f(spreads, box, u):\n    return spreads._centre_off, box._mine, u._replace_not_ours\n")
+    try:
+        defined_by: dict[str, set[str]] = {}
+        for f in [*FILES, fake]:
+            for name in private_definitions(f):
+                defined_by.setdefault(name, set()).add(module_name(f))
+        hits = [hit.split(": ", 1)[1] for hit in private_attribute_uses(fake, defined_by)]
+        assert hits == ["semanscope_nb.metrics._attribute_probe reads _centre_off of semanscope_nb.metrics.spreads"]
+    finally:
+        fake.unlink()

@@ -487,7 +487,7 @@ def test_language_centred_sa_of_one_word_rows_matches_plain_loops_and_the_spread
     rows, vec = _rows_vec(centred)
     ref = reference_sa(rows, vec)["cosine"]["sa"]
     np.testing.assert_allclose(got, ref, rtol=1e-12, err_msg="the paper's formula on the centred vectors")
-    monkeypatch.setattr(affinity, "_one_word_cosine_sa", lambda vectors: None)  # the Spreads route
+    monkeypatch.setattr(affinity.Spreads, "one_word_point_cosines", staticmethod(lambda vectors: None))  # the Spreads route
     np.testing.assert_allclose(got, affinity._language_centred_sa(aw, block=8192), rtol=1e-13,
                                err_msg="the same sums in another order")
 

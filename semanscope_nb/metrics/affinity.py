@@ -583,7 +583,7 @@ def _max_pairwise_distance(spreads: Spreads, aw: AlignedWords) -> float:
     """The largest distance between any two vectors (exact, in blocks; used only for nearly collapsed spaces)."""
     from scipy.spatial.distance import cdist
 
-    allv = np.vstack([spreads._scaled(v) for v in aw.vectors])
+    allv = np.vstack([spreads.scaled_units(v) for v in aw.vectors])
     best = 0.0
     for a, b in row_chunks(allv.shape[0], 2048):
         best = max(best, float(cdist(allv[a:b], allv).max()))
@@ -848,9 +848,9 @@ def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
         return math.nan  # a word at its language's mean has no direction: the diagnostic is undefined
     with np.errstate(all="ignore"):
         if all(_is_identity(inc) for inc in centred.incidence):  # one word per row (semantic_affinity): no second Spreads
-            sa = _one_word_cosine_sa(centred.vectors)
-            if sa is not None:
-                return sa
+            point = Spreads.one_word_point_cosines(centred.vectors)
+            if point is not None:
+                return float(_sa_or_nan(np.array([point[0]]), np.array([point[1]]), ROUNDING_FLOOR)[0])
         s = Spreads(centred, block=block, stack_limit=0).spreads(np.ones((1, aw.n_rows)), scaled=True)  # a point: no rows kept
         return float(_sa_or_nan(s["intra_cos"], s["inter_cos"], ROUNDING_FLOOR)[0])
 
@@ -859,32 +859,6 @@ def _is_identity(inc: sp.spmatrix) -> bool:
     """Row r holds word r and nothing else."""
     inc = sp.csr_matrix(inc)
     return inc.shape[0] == inc.shape[1] and inc.nnz == inc.shape[0] and bool((inc.indices == np.arange(inc.shape[0])).all())
-
-
-def _one_word_cosine_sa(vectors: Sequence[np.ndarray]) -> float | None:
-    """The cosine SA of aligned rows, one word per row in every language (no zero row), at the point: the same
-    formulas as :meth:`Spreads.from_parts` with every weight 1, for the language-centred diagnostic (a second
-    :class:`Spreads` prepares every resample's products, for one point).  None when a squared norm leaves float64's
-    normal range (then Spreads' per-row scaling is needed).
-
-    With ``n_i`` the norms, per language the intra spread is the mean ``1 - cos`` over pairs of distinct rows,
-    ``(R^2 - |sum_i x_i / n_i|^2) / (R^2 - R)``; the inter spread is the mean over rows of
-    ``1 - (sum_{k<l} x_k . x_l / (n_k n_l)) / K`` (as Spreads' fused rows): a matrix-vector product and row dot
-    products, no unit rows formed.
-    """
-    from semanscope_nb.metrics.spreads import rowdot
-
-    xs = [np.asarray(v, dtype=np.float64) for v in vectors]
-    sq = [rowdot(x, x) for x in xs]
-    if not all(bool(np.all((q >= 2.0**-900) & (q < np.inf))) for q in sq):  # Spreads' bound for a direct x / ||x||
-        return None
-    inv = [1.0 / np.sqrt(q) for q in sq]
-    R, L = xs[0].shape[0], len(xs)
-    K = L * (L - 1) / 2
-    intra = sum(max(R * R - float(np.square(w @ x).sum()), 0.0) / (R * R - R) for w, x in zip(inv, xs)) / L
-    dots = sum(rowdot(xs[k], xs[m]) * inv[k] * inv[m] for k in range(L) for m in range(k + 1, L))
-    inter = float(np.maximum(1.0 - dots / K, 0.0).sum()) / R
-    return float(_sa_or_nan(np.array([intra]), np.array([inter]), ROUNDING_FLOOR)[0])
 
 
 def _artefact_exclusion(

@@ -887,7 +887,7 @@ def language_centred_cosines(aw: AlignedWords) -> tuple[float, float] | None:
     ``p.p' - a' p.m' - a p'.m + a a' m.m'``, and ``D_inter`` is the tuple-weighted mean over
     rows of one minus the mean over language pairs.  Differs from the dense route by rounding
     (``tests/test_language_centred.py``).  None -- use the dense route -- unless every language
-    is sparse (:meth:`Spreads._is_sparse`), has at least two words, holds coordinates within
+    is sparse (:meth:`Spreads.takes_sparse_products`), has at least two words, holds coordinates within
     ``2**-400 .. 2**400``, and every word passes :data:`LANGUAGE_CENTRED_KAPPA`'s cancellation
     check (a word at, or near, its language's mean fails it).
 
@@ -907,7 +907,7 @@ def language_centred_cosines(aw: AlignedWords) -> tuple[float, float] | None:
     lo, hi = 2.0**-400, 2.0**400
     per_language = []
     for v, inc in zip(aw.vectors, aw.incidence):
-        if v.ndim != 2 or v.shape[0] < 2 or not Spreads._is_sparse(v, None):
+        if v.ndim != 2 or v.shape[0] < 2 or not Spreads.takes_sparse_products(v, None):
             return None
         X = csr_of_dense(v, dtype=np.float64)  # float32 -> float64 is exact
         if X.nnz == 0:

@@ -230,7 +230,7 @@ def null_inter(spreads: Spreads, parts: list[tuple[np.ndarray, np.ndarray]], occ
                 means.add_to(total_t)
                 u2, c2 = means.squares()
                 off_w.append(means.w1)
-                off_c.append(spreads._centre_off[both.lang])
+                off_c.append(spreads.off_column_centre(both.lang))
             else:
                 means = both * i[:, None]
                 total = total + means
@@ -252,8 +252,7 @@ def null_inter(spreads: Spreads, parts: list[tuple[np.ndarray, np.ndarray]], occ
     # sum_{l<m} (s_l + s_m) = (L - 1) sum_l s_l
     expected_q = ((L - 1) * s_sum - 2.0 * pair_dots_c) / K
     inter_euc = np.sqrt(np.maximum(expected_q, 0.0))
-    shift = spreads._wexp - spreads.exponent  # working units -> units of the spreads' scale (exact)
-    return inter_cos, (np.ldexp(inter_euc, shift) if shift else inter_euc)
+    return inter_cos, spreads.working_to_scaled(inter_euc)
 
 
 @dataclass(frozen=True)
@@ -512,17 +511,11 @@ def row_mean_grams(row_means: list[np.ndarray]) -> dict[tuple[int, int], np.ndar
 
 
 def unit_grams_from_centred(spreads: Spreads) -> tuple[dict[tuple[int, int], np.ndarray], float] | None:
-    """The unit Gram matrices ``U_k U_m^T`` from the centred ones the spreads hold for the Euclidean chance level, and
-    the bound of their extra rounding (None where that route does not apply).
+    """The permutation test's unit Gram matrices from the centred ones the spreads hold for the Euclidean chance
+    level, with the bound of their extra rounding (:meth:`Spreads.unit_grams_from_centred`), or None.
 
-    With ``c`` the centre, ``x . y = (x - c).(y - c) + (x - c).c + (y - c).c + c.c``: one product of the centred rows
-    (what :meth:`Spreads._centred_gram` made for the Euclidean chance level's re-pairings) and two of R x d with
-    ``c`` give every pair's raw dot product, divided then by the two norms.  The sum's terms add up to at most
-    ``(|x - c| + |c|)(|y - c| + |c|) <= (|x| + 2|c|)(|y| + 2|c|)``, so each cosine is within
-    ``(1 + 2 r)^2 gamma_d + 6 u`` of the exact value (``r = |c| / min |x|``; a direct product of unit rows:
-    ``gamma_d + 2 u``).  Taken only where that is small: one word per row, the vectors in float64's raw range
-    (working units = the vectors'), no row normalised one by one, ``r <= 1/4``, and vectors off the unit sphere
-    (the case in which the verdict computes the centred matrices anyway; on the sphere the unit product is direct).
+    Taken only for vectors off the unit sphere: there the verdict makes the centred matrices anyway; on the sphere
+    the direct unit product costs the same and rounds less.
 
     >>> import scipy.sparse as sp
     >>> rng = np.random.default_rng(0); eye = sp.identity(40, format="csr")
@@ -534,33 +527,9 @@ def unit_grams_from_centred(spreads: Spreads) -> tuple[dict[tuple[int, int], np.
     >>> bool(np.allclose(grams[0, 1], u[0] @ u[1].T, rtol=0, atol=1e-13)), extra < 1e-13
     (True, True)
     """
-    from semanscope_nb.metrics.ties import unit_roundoff
-
-    if (spreads._wexp != 0 or not all(spreads.identity) or any(b.size for b in spreads._bad)
-            or is_unit_norm(spreads.aw, norms=spreads.norms)):
+    if is_unit_norm(spreads.aw, norms=spreads.norms):
         return None
-    min_norm = min(float(n.min()) for n in spreads.norms)
-    if not (min_norm > 0 and math.isfinite(min_norm)) or 16.0 * spreads._cc > min_norm * min_norm:  # r <= 1/4
-        return None
-    centred = spreads._centred_gram()
-    if centred is None:
-        return None
-    c, L, n = spreads._centre_w, spreads.L, spreads.R
-    ccc = spreads._cc
-    along = [spreads._centred(lang, slice(0, n)) @ c for lang in range(L)]  # (x - c).c per word
-    inv = [1.0 / nrm for nrm in spreads.norms]
-    grams = {}
-    for (k, m), G in centred.items():
-        U = G + along[k][:, None]
-        U += along[m][None, :] + ccc
-        U *= inv[k][:, None]
-        U *= inv[m][None, :]
-        grams[k, m] = U
-    u = unit_roundoff(np.float64)
-    d = spreads.d
-    gamma = d * u / (1.0 - d * u)
-    r = math.sqrt(ccc) / min_norm
-    return grams, (1.0 + 2.0 * r) ** 2 * gamma + 6.0 * u
+    return spreads.unit_grams_from_centred()
 
 
 def n_repairings(n_rows: int, n_languages: int) -> float:

@@ -861,7 +861,7 @@ def _unit32(x: Any, name: str) -> np.ndarray:
     """Unit rows in float32, with search.py's power-of-two magnitude safety."""
     x = np.asarray(x)
     return EmbeddingDistances(x, x[:1], metric="cosine", dtype=np.float32,
-                              names=(name, name))._q
+                              names=(name, name)).working_queries
 
 
 def knn_mean_cosine(queries: Any, corpus: Any, *, k: int = 4) -> np.ndarray:

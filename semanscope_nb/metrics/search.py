@@ -211,6 +211,11 @@ class EmbeddingDistances(DistanceProvider):
             tol = euclidean_tolerance(self.dims, self.dtype, scale_sq, input_dtype=tie_dtype, norm_sum=norm_sum)
             self.tie_tolerance = float(np.ldexp(tol, self._exponent))
 
+    @property
+    def working_queries(self) -> np.ndarray:
+        """The queries as the distances use them: unit rows (cosine) or centred, scaled rows (Euclidean), working dtype."""
+        return self._q
+
     def _unit(self, x: np.ndarray, name: str) -> np.ndarray:
         """Unit rows in the working dtype.
 

@@ -48,6 +48,32 @@ def affinity_ratio(intra: Any, inter: Any) -> Any:
     return intra / (intra + inter)
 
 
+def intra_cosine(w_tot: Any, w_sq: Any, sum_sq: Any) -> Any:
+    """Paper eq. 3's cosine D_intra of one language: the mean ``1 - cos`` over pairs of distinct words.
+
+    With word weights ``w`` (a word drawn twice counts twice), ``W = sum w``, ``sum w^2`` and
+    ``||sum w u||^2`` (``u`` the unit words) it is ``(W^2 - ||sum w u||^2) / (W^2 - sum w^2)``;
+    one word only (``W^2 = sum w^2``) gives NaN, undefined.
+
+    >>> u = np.eye(3)  # three orthogonal words: every pair at cosine distance 1
+    >>> float(intra_cosine(3.0, 3.0, float(np.sum(u.sum(axis=0) ** 2))))
+    1.0
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.maximum(w_tot**2 - sum_sq, 0.0) / (w_tot**2 - w_sq)
+
+
+def inter_cosine(pair_dots: Any, n_pairs: float) -> Any:
+    """Paper eq. 3's cosine distance of one aligned tuple: ``1 - `` its mean cosine over the ``n_pairs`` language pairs.
+
+    ``pair_dots``: the sum over language pairs of the unit vectors' dot products (or of the rows' mean unit vectors').
+
+    >>> float(inter_cosine(np.float64(0.5), 1.0))
+    0.5
+    """
+    return np.maximum(1.0 - pair_dots / n_pairs, 0.0)  # a distance is >= 0
+
+
 @dataclass(frozen=True)
 class AlignedWords:
     """Unique word vectors per language plus which rows (concepts) hold which words.
@@ -475,7 +501,7 @@ def reduced_words(aw: AlignedWords, *, max_words: int | None = None) -> AlignedW
     >>> bool(np.allclose(red.vectors[0] @ red.vectors[1].T, X[:6] @ X[6:].T, rtol=0, atol=1e-14))
     True
     """
-    if not all(Spreads._is_sparse(v, None) for v in aw.vectors):
+    if not all(Spreads.takes_sparse_products(v, None) for v in aw.vectors):
         return None
     n_words = [v.shape[0] for v in aw.vectors]
     N = sum(n_words)
@@ -567,7 +593,7 @@ class Spreads:
                 self.occurrence_map.append(A)
                 self.occurrences.append(colsum)
         self._csc: dict[tuple[str, int], sp.csc_matrix] = {}
-        want_sparse = [self._is_sparse(v, sparse) for v in aw.vectors]
+        want_sparse = [self.takes_sparse_products(v, sparse) for v in aw.vectors]
         self.stacked: list[np.ndarray | None] = [
             np.empty((v.shape[0], 2 * d)) if v.shape[0] * d <= stack_limit and not ws else None
             for v, ws in zip(aw.vectors, want_sparse)
@@ -640,7 +666,7 @@ class Spreads:
 
     # -- construction -------------------------------------------------------------
     @staticmethod
-    def _is_sparse(v: Any, sparse: bool | None) -> bool:
+    def takes_sparse_products(v: Any, sparse: bool | None) -> bool:
         """Whether to take ``v``'s resample products as sparse ones (``sparse=None``: at most :data:`SPARSE_DENSITY` non-zero)."""
         if sparse is not None:
             return bool(sparse)
@@ -852,7 +878,8 @@ class Spreads:
         return row_cos, row_euc
 
     # -- rows -----------------------------------------------------------------
-    def _scaled(self, x: Any) -> np.ndarray:
+    def scaled_units(self, x: Any) -> np.ndarray:
+        """``x`` (vectors) in units of ``scale`` as float64: exact, a power of two."""
         return np.ldexp(np.asarray(x, dtype=np.float64), -self.exponent)
 
     def _fill(self, lang: int, idx: slice | np.ndarray, X: np.ndarray | None, out: np.ndarray | None) -> np.ndarray:
@@ -919,7 +946,7 @@ class Spreads:
                 sq_each += _rowsq(ubar)
             tot_sq = np.asarray(total.multiply(total).sum(axis=1)).ravel() if sp.issparse(total) else _rowsq(total)
             pair_dots = (tot_sq - sq_each) / 2.0  # sum_{l<m} ubar_l . ubar_m
-            row_cos[a:b] = self.tuples[a:b] * np.maximum(1.0 - pair_dots / K, 0.0)  # a distance is >= 0
+            row_cos[a:b] = self.tuples[a:b] * inter_cosine(pair_dots, K)
         return row_cos, self._row_euclid()
 
     def _row_euclid(self, pairing: Sequence[np.ndarray] | None = None) -> np.ndarray:
@@ -1255,8 +1282,8 @@ class Spreads:
         for w_tot, w_sq, both, s_q in parts:
             pairs = w_tot**2 - w_sq  # sum_{a != b} w_a w_b (0: one word only -> undefined)
             uu, cc = both.squares() if isinstance(both, SparseSums) else (_rowsq(both[:, :d]), _rowsq(both[:, d:]))
+            intra_cos += intra_cosine(w_tot, w_sq, uu)
             with np.errstate(invalid="ignore", divide="ignore"):
-                intra_cos += np.maximum(w_tot**2 - uu, 0.0) / pairs
                 msq = 2.0 * (w_tot * s_q - cc) / pairs
             intra_euc += np.sqrt(np.maximum(msq, 0.0))  # NaN (undefined) stays NaN
         shift = self._wexp - self.exponent
@@ -1271,6 +1298,81 @@ class Spreads:
             "intra_euc": intra_euc,
             "inter_euc": inter_euc,
         }
+
+    @staticmethod
+    def one_word_point_cosines(vectors: Sequence[np.ndarray]) -> tuple[float, float] | None:
+        """The cosine ``(D_intra, D_inter)`` at the point (every weight 1) of aligned rows with one word per row in
+        every language, straight from the vectors: what :meth:`spreads` gives for all-ones counts, without building
+        a :class:`Spreads` (whose construction prepares every resample's products, for one point).
+
+        Per language :func:`intra_cosine` with ``W = sum w^2 = R`` and ``sum u = x^T (1 / n)`` (``n`` the norms: a
+        matrix-vector product, no unit rows formed); per row :func:`inter_cosine` of the unit dot products.  None when
+        a squared norm leaves float64's normal range (then the construction's per-row scaling is needed).
+
+        >>> rng = np.random.default_rng(0); x = [rng.normal(size=(30, 8)) for _ in range(2)]
+        >>> eye = sp.identity(30, format="csr")
+        >>> at_ones = Spreads(AlignedWords(("en", "de"), tuple(x), (eye, eye), tuple(map(str, range(30))))).spreads(np.ones((1, 30)))
+        >>> intra, inter = Spreads.one_word_point_cosines(x)
+        >>> bool(np.isclose(intra, at_ones["intra_cos"][0], rtol=1e-13)), bool(np.isclose(inter, at_ones["inter_cos"][0], rtol=1e-13))
+        (True, True)
+        """
+        xs = [np.asarray(v, dtype=np.float64) for v in vectors]
+        sq = [rowdot(x, x) for x in xs]
+        if not all(bool(np.all((q >= 2.0**-900) & (q < np.inf))) for q in sq):  # the bound for a direct x / ||x||
+            return None
+        inv = [1.0 / np.sqrt(q) for q in sq]
+        R, L = xs[0].shape[0], len(xs)
+        intra = sum(float(intra_cosine(float(R), float(R), float(np.square(w @ x).sum()))) for w, x in zip(inv, xs)) / L
+        dots = sum(rowdot(xs[k], xs[m]) * inv[k] * inv[m] for k in range(L) for m in range(k + 1, L))
+        return intra, float(inter_cosine(dots, L * (L - 1) / 2).sum()) / R
+
+    def off_column_centre(self, lang: int) -> np.ndarray | None:
+        """The centre (working units) zeroed on a sparse language's own columns, None for a dense language: a
+        sparse language's centred sums are ``-(W 1) c`` off its columns (:class:`SparseSums` keeps only its own)."""
+        return self._centre_off[lang]
+
+    def working_to_scaled(self, values: Any) -> Any:
+        """Euclidean values (a distance, not a square) from working units (``2**_wexp``) to units of ``scale``: exact."""
+        shift = self._wexp - self.exponent
+        return np.ldexp(values, shift) if shift else values
+
+    def unit_grams_from_centred(self) -> tuple[dict[tuple[int, int], np.ndarray], float] | None:
+        """The unit Gram matrices ``U_k U_m^T`` from the centred ones (:meth:`_centred_gram`, made for the Euclidean
+        chance level's re-pairings), and the bound of their extra rounding; None where that route does not apply.
+
+        With ``c`` the centre, ``x . y = (x - c).(y - c) + (x - c).c + (y - c).c + c.c``: one product of the centred
+        rows and two of R x d with ``c`` give every pair's raw dot product, divided then by the two norms.  The sum's
+        terms add up to at most ``(|x - c| + |c|)(|y - c| + |c|) <= (|x| + 2|c|)(|y| + 2|c|)``, so each cosine is
+        within ``(1 + 2 r)^2 gamma_d + 6 u`` of the exact value (``r = |c| / min |x|``; a direct product of unit rows:
+        ``gamma_d + 2 u``).  Taken only where that is small: one word per row, the vectors in float64's raw range
+        (working units = the vectors'), no row normalised one by one and ``r <= 1/4``.  Whether it pays (vectors off
+        the unit sphere) is the caller's decision: :func:`~semanscope_nb.metrics.chance.unit_grams_from_centred`.
+        """
+        from semanscope_nb.metrics.ties import unit_roundoff
+
+        if self._wexp != 0 or not all(self.identity) or any(b.size for b in self._bad):
+            return None
+        min_norm = min(float(n.min()) for n in self.norms)
+        if not (min_norm > 0 and math.isfinite(min_norm)) or 16.0 * self._cc > min_norm * min_norm:  # r <= 1/4
+            return None
+        centred = self._centred_gram()
+        if centred is None:
+            return None
+        c, n = self._centre_w, self.R
+        ccc = self._cc
+        along = [self._centred(lang, slice(0, n)) @ c for lang in range(self.L)]  # (x - c).c per word
+        inv = [1.0 / nrm for nrm in self.norms]
+        grams = {}
+        for (k, m), G in centred.items():
+            U = G + along[k][:, None]
+            U += along[m][None, :] + ccc
+            U *= inv[k][:, None]
+            U *= inv[m][None, :]
+            grams[k, m] = U
+        u = unit_roundoff(np.float64)
+        gamma = self.d * u / (1.0 - self.d * u)
+        r = math.sqrt(ccc) / min_norm
+        return grams, (1.0 + 2.0 * r) ** 2 * gamma + 6.0 * u
 
     # -- memory of the bootstrap -------------------------------------------------
     def state_bytes(self) -> int:

@@ -671,14 +671,8 @@ class ExplorePanel(W.VBox):
                 self.tiers.value = as_thresholds(d["thresholds"])
             if d.get("projection"):
                 pr = d["projection"]
-                pp = self.projection_picker
-                pp._random_state = int(pr.get("random_state", 0))
-                params = pr.get("params") or {}
-                for name in ("knn", "decay", "n_neighbors", "min_dist", "perplexity"):
-                    if name in params:
-                        getattr(pp, name).value = params[name]
-                pp.method.value = pr["method"]
-                pp._update()
+                self.projection_picker.restore(method=pr["method"], params=pr.get("params") or {},
+                                               random_state=int(pr.get("random_state", 0)))
             for key in ("n_boot", "seed"):
                 if key in d:
                     setattr(self, key, int(d[key]))

@@ -24,7 +24,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import ipywidgets as W
 import traitlets
@@ -565,6 +565,20 @@ class ProjectionPicker(W.VBox):
     @property
     def widget(self) -> "ProjectionPicker":
         return self
+
+    def restore(self, *, method: str, params: Mapping[str, Any], random_state: int) -> None:
+        """Show a saved projection: its method, the parameters it names (others keep their fields) and its seed.
+
+        >>> p = ProjectionPicker(); p.restore(method="umap", params={"n_neighbors": 9}, random_state=3)
+        >>> p.value.method, p.value.params["n_neighbors"], p.value.random_state
+        ('umap', 9, 3)
+        """
+        self._random_state = int(random_state)
+        for name in ("knn", "decay", "n_neighbors", "min_dist", "perplexity"):
+            if name in params:
+                getattr(self, name).value = params[name]
+        self.method.value = method
+        self._update()
 
     def _update(self) -> None:
         try:
