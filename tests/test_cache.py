@@ -298,6 +298,10 @@ def test_a_check_that_does_not_match_a_sound_row_is_not_damage(tmp_path, monkeyp
     assert n_damaged == 0 and sorted(blake2) == sorted([newer.tobytes(), good[2].tobytes()])
     np.testing.assert_array_equal(found["b"], newer)
     np.testing.assert_array_equal(found["c"], good[2])
+    blake2.clear()
+    again, _ = cache.get(enc.cache_key, ["a", "b", "c"])
+    assert blake2 == [], "the stale and the wrong check were replaced by the read that vouched for the rows"
+    np.testing.assert_array_equal(again["b"], newer)
 
 
 @pytest.mark.parametrize("read_only", [True, False])
@@ -326,7 +330,44 @@ def test_a_cache_from_before_the_checks_reads_through_the_per_row_digests(tmp_pa
     has_table = con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vector_checks'").fetchone()
     assert bool(has_table) is not read_only, "a read-only cache is never changed; a writable one gets the table"
     if not read_only:
+        assert con.execute("SELECT count(*) FROM vector_checks").fetchone()[0] == len(words) - 1, (
+            "the sound rows read get their checks (the damaged one is dropped)")
+        blake2.clear()
+        found, n_damaged = old.get(enc.cache_key, words)
+        assert n_damaged == 0 and len(found) == len(words) - 1 and blake2 == [], "the second read checks them quickly"
         old.embed(enc, ["new"])
-        assert con.execute("SELECT count(*) FROM vector_checks").fetchone()[0] == 1, "rows stored from now on are checked"
+        assert con.execute("SELECT count(*) FROM vector_checks").fetchone()[0] == len(words), "the new row is checked too"
     con.close()
     old.close()
+
+
+def test_checks_of_an_older_cache_are_stored_only_when_no_one_else_holds_the_lock(tmp_path, monkeypatch):
+    """Storing the checks of rows read without one never waits for another writer (nor fails): the read returns at
+    once with every vector, the checks are left for a later read, which stores them once the lock is free."""
+    cache = snb.EmbeddingCache(tmp_path, timeout=5.0)
+    enc = RandomEncoder(dim=8)
+    words = [f"w{i}" for i in range(20)]
+    good = cache.embed(enc, words)
+    cache.close()
+    con = sqlite3.connect(tmp_path / "embeddings.sqlite", isolation_level=None)
+    con.execute("DELETE FROM vector_checks")  # as a cache from before the checks, table made
+    holder = sqlite3.connect(tmp_path / "embeddings.sqlite", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process writing
+    reader = snb.EmbeddingCache(tmp_path, timeout=5.0)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        found, n_damaged = reader.get(enc.cache_key, words)
+    assert time.perf_counter() - t0 < 2.0, "no wait for the writer's lock (the cache's timeout is 5 s)"
+    assert n_damaged == 0
+    np.testing.assert_array_equal(np.stack([found[w] for w in words]), good)
+    assert con.execute("SELECT count(*) FROM vector_checks").fetchone()[0] == 0, "not stored while the lock is held"
+    holder.execute("ROLLBACK")
+    holder.close()
+    reader.get(enc.cache_key, words)
+    assert con.execute("SELECT count(*) FROM vector_checks").fetchone()[0] == len(words), "stored once the lock is free"
+    blake2 = _count_blake2(monkeypatch)
+    reader.embed(enc, ["x", *words])  # the writer's busy timeout is back: a normal store still works
+    assert blake2 == [reader.get(enc.cache_key, ["x"])[0]["x"].tobytes()], "only the new row's digest (when stored)"
+    con.close()
+    reader.close()

@@ -543,13 +543,17 @@ class EmbeddingCache:
         A row is damaged when its length, its digest or a non-finite value gives it away; damaged rows
         are deleted and named in one :class:`CacheWarning`, and the caller re-encodes them.  The digest
         checked is the row's XXH3 check when it has one that matches, else its BLAKE2 digest (see the
-        module docstring): a row is never judged by the quick check alone to be damaged.
+        module docstring): a row is never judged by the quick check alone to be damaged.  Sound rows
+        that had no check, or a stale one, get theirs stored afterwards when that needs no waiting
+        (:meth:`_store_checks`), so an older cache becomes quick to read as it is used.
         """
         texts = list(dict.fromkeys(texts))
+        unchecked: list[tuple[str, bytes]] = []  # sound by their BLAKE2 digest, without a matching check
 
         def read(con: sqlite3.Connection) -> tuple[dict[str, np.ndarray], list[str]]:
             found: dict[str, np.ndarray] = {}
             damaged: list[str] = []
+            unchecked.clear()
             for a in range(0, len(texts), _SQL_VARS):
                 part = texts[a : a + _SQL_VARS]
                 q = ("SELECT v.text, v.dim, v.vec, v.digest, c.xxh3 FROM vectors AS v LEFT JOIN vector_checks AS c "
@@ -557,9 +561,14 @@ class EmbeddingCache:
                      f"WHERE v.model_key=? AND v.text IN ({','.join('?' * len(part))})")
                 by_dim: dict[int, list[tuple[str, bytes]]] = {}
                 for text, dim, blob, digest, check in con.execute(q, [model_key, *part]):
-                    if len(blob) != 4 * dim or (_fast_digest(blob) != check and _digest(blob) != digest):
+                    if len(blob) != 4 * dim:
                         damaged.append(text)
                         continue
+                    if _fast_digest(blob) != check:
+                        if _digest(blob) != digest:
+                            damaged.append(text)
+                            continue
+                        unchecked.append((text, blob))
                     by_dim.setdefault(dim, []).append((text, blob))
                 for dim, rows in by_dim.items():
                     # one buffer per width: the finiteness check is one pass, each vector a read-only view of it
@@ -587,7 +596,32 @@ class EmbeddingCache:
                 con.executemany("DELETE FROM vector_checks WHERE model_key=? AND text=?", keys)
 
             self._write(drop, what="drop damaged entries")
+        if unchecked:
+            self._store_checks(model_key, [(t, blob) for t, blob in unchecked if t in found])
         return found, len(damaged)
+
+    def _store_checks(self, model_key: str, rows: Sequence[tuple[str, bytes]]) -> None:
+        """Store the XXH3 checks of sound rows read without one -- only if no other connection holds the lock.
+
+        Best effort, never an error and never a wait: a lock held elsewhere, a read-only file or a full disk
+        leaves the rows as they were (still read through their BLAKE2 digests), to be checked another time.
+        """
+        values = [(model_key, t, _fast_digest(blob)) for t, blob in rows]
+        if not values:
+            return
+
+        def store(con: sqlite3.Connection) -> None:
+            con.execute("PRAGMA busy_timeout=0")  # someone else is writing: do not queue behind them
+            try:
+                _transaction(con, lambda c: c.executemany("INSERT OR REPLACE INTO vector_checks VALUES (?,?,?)", values))
+            finally:
+                con.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
+
+        with self._lock:
+            if self.read_only:
+                return
+            with contextlib.suppress(sqlite3.DatabaseError):
+                self._run(store)
 
     def present(self, model_key: str, texts: Iterable[str]) -> set[str]:
         """Which of ``texts`` have an entry for ``model_key`` (keys only: no vector is read or checked).
