@@ -10,7 +10,8 @@ re-encoded, and the rest of the cache is untouched.  Rows stored since the
 times faster to check (a warm benchmark hashes some 300 MB of vectors): a read
 checks it first and takes the BLAKE2 digest only when it is missing (a cache
 written before it) or does not match, so a damaged row is still told and named
-by its own digest.
+by its own digest; a sound row read that way gets its check stored (best
+effort, never waiting for another writer).
 
 A temporary condition never destroys the cache:
 
