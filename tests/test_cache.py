@@ -371,3 +371,31 @@ def test_checks_of_an_older_cache_are_stored_only_when_no_one_else_holds_the_loc
     assert blake2 == [reader.get(enc.cache_key, ["x"])[0]["x"].tobytes()], "only the new row's digest (when stored)"
     con.close()
     reader.close()
+
+
+def test_an_older_cache_opened_while_another_process_writes_works_without_its_checks_table(tmp_path, monkeypatch):
+    """The checks table of a cache from before it is made on open -- unless another writer holds the lock then: the
+    cache opens after the busy timeout anyway, reads through the per-row digests and stores vectors without checks;
+    the next open, with the lock free, makes the table."""
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = RandomEncoder(dim=8)
+    good = cache.embed(enc, ["a", "b"])
+    cache.close()
+    con = sqlite3.connect(tmp_path / "embeddings.sqlite", isolation_level=None)
+    con.execute("DROP TABLE vector_checks")
+    con.execute("BEGIN IMMEDIATE")  # another process writing
+    blake2 = _count_blake2(monkeypatch)
+    busy = snb.EmbeddingCache(tmp_path, timeout=0.3)
+    found, n_damaged = busy.get(enc.cache_key, ["a", "b"])
+    assert n_damaged == 0 and len(blake2) == 2
+    np.testing.assert_array_equal(found["b"], good[1])
+    con.execute("ROLLBACK")
+    busy.embed(enc, ["c"])  # stored without a check: there is no table yet
+    assert busy.get(enc.cache_key, ["c"])[1] == 0
+    assert con.execute("SELECT 1 FROM sqlite_master WHERE name='vector_checks'").fetchone() is None
+    busy.close()
+    later = snb.EmbeddingCache(tmp_path)
+    later.get(enc.cache_key, ["a", "b", "c"])  # the table is made on open; the read stores the three checks
+    assert con.execute("SELECT count(*) FROM vector_checks").fetchone()[0] == 3
+    later.close()
+    con.close()

@@ -186,6 +186,11 @@ def _fast_digest(blob: bytes) -> bytes:
     return xxhash.xxh3_128_digest(blob)
 
 
+def _has_checks(con: sqlite3.Connection) -> bool:
+    """Whether the file holds the ``vector_checks`` table (not a cache from before it, opened read-only or while busy)."""
+    return con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vector_checks'").fetchone() is not None
+
+
 def _transaction(con: sqlite3.Connection, action: Callable[[sqlite3.Connection], Any]) -> None:
     """Run ``action`` in one write transaction; roll back on any failure (SQLite may already have)."""
     con.execute("BEGIN IMMEDIATE")
@@ -268,12 +273,13 @@ class EmbeddingCache:
             con.execute("PRAGMA synchronous=NORMAL")
             con.execute(VECTORS_SCHEMA)
             con.execute(TOKEN_VECTORS_SCHEMA)
-            con.execute(VECTOR_CHECKS_SCHEMA)
-            try:
-                con.execute(VECTORS_KEYS_INDEX)
-            except sqlite3.DatabaseError as exc:
-                if _kind(exc) not in ("full", "io", "busy", "readonly"):
-                    raise
+            for optional in (VECTORS_KEYS_INDEX, VECTOR_CHECKS_SCHEMA):  # a cache that cannot take them now works without
+                try:
+                    con.execute(optional)
+                except sqlite3.DatabaseError as exc:
+                    if _kind(exc) not in ("full", "io", "busy", "readonly"):
+                        raise
+                    break  # the next would meet the same lock (after as long a wait) or the same full disk
             con.execute("SELECT 1 FROM vectors LIMIT 1").fetchall()
         except BaseException:
             con.close()
@@ -309,8 +315,6 @@ class EmbeddingCache:
                     con.execute(VECTORS_SCHEMA.replace("CREATE TABLE", "CREATE TEMP TABLE"))  # an empty file: nothing cached
                 if con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='token_vectors'").fetchone() is None:
                     con.execute(TOKEN_VECTORS_SCHEMA.replace("CREATE TABLE", "CREATE TEMP TABLE"))  # a cache from before token entries
-                if con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vector_checks'").fetchone() is None:
-                    con.execute(VECTOR_CHECKS_SCHEMA.replace("CREATE TABLE", "CREATE TEMP TABLE"))  # a cache from before the checks
                 return con
             except sqlite3.DatabaseError as exc:
                 con.close()
@@ -555,11 +559,13 @@ class EmbeddingCache:
             found: dict[str, np.ndarray] = {}
             damaged: list[str] = []
             unchecked.clear()
+            checks = _has_checks(con)
             for a in range(0, len(texts), _SQL_VARS):
                 part = texts[a : a + _SQL_VARS]
+                marks = ",".join("?" * len(part))
                 q = ("SELECT v.text, v.dim, v.vec, v.digest, c.xxh3 FROM vectors AS v LEFT JOIN vector_checks AS c "
-                     "ON c.model_key = v.model_key AND c.text = v.text "
-                     f"WHERE v.model_key=? AND v.text IN ({','.join('?' * len(part))})")
+                     f"ON c.model_key = v.model_key AND c.text = v.text WHERE v.model_key=? AND v.text IN ({marks})"
+                     if checks else f"SELECT text, dim, vec, digest, NULL FROM vectors WHERE model_key=? AND text IN ({marks})")
                 by_dim: dict[int, list[tuple[str, bytes]]] = {}
                 for text, dim, blob, digest, check in con.execute(q, [model_key, *part]):
                     if len(blob) != 4 * dim:
@@ -594,7 +600,8 @@ class EmbeddingCache:
 
             def drop(con: sqlite3.Connection) -> None:
                 con.executemany("DELETE FROM vectors WHERE model_key=? AND text=?", keys)
-                con.executemany("DELETE FROM vector_checks WHERE model_key=? AND text=?", keys)
+                if _has_checks(con):
+                    con.executemany("DELETE FROM vector_checks WHERE model_key=? AND text=?", keys)
 
             self._write(drop, what="drop damaged entries")
         if unchecked:
@@ -612,6 +619,8 @@ class EmbeddingCache:
             return
 
         def store(con: sqlite3.Connection) -> None:
+            if not _has_checks(con):  # made when the cache is next opened while no one else writes
+                return
             con.execute("PRAGMA busy_timeout=0")  # someone else is writing: do not queue behind them
             try:
                 _transaction(con, lambda c: c.executemany("INSERT OR REPLACE INTO vector_checks VALUES (?,?,?)", values))
@@ -658,7 +667,8 @@ class EmbeddingCache:
 
         def store(con: sqlite3.Connection) -> None:
             con.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?)", rows)
-            con.executemany("INSERT OR REPLACE INTO vector_checks VALUES (?,?,?)", checks)
+            if _has_checks(con):
+                con.executemany("INSERT OR REPLACE INTO vector_checks VALUES (?,?,?)", checks)
 
         return self._write(store, what=f"store {len(rows)} vectors")
 
