@@ -219,3 +219,54 @@ def test_the_gate_of_the_artefact_free_concepts_beside_the_bootstrap_equals_the_
         [serial.permutation.p_value, serial.permutation.null_mean, serial.permutation.sa, serial.chance_excluding.sa.value,
          *serial.chance_excluding.delta.ci],
         err_msg="the same test on the same judged concepts, the same single-threaded calls on either thread")
+
+
+def _batches(R: int, n: int, seed: int) -> list[np.ndarray]:
+    from semanscope_nb.metrics.chance import resample_counts
+
+    return [next(resample_counts(R, 12, seed=seed + i)) for i in range(n)]
+
+
+def test_the_joint_product_array_is_reused_only_while_no_part_of_it_is_held():
+    """Batch after batch the joint product is written into the previous batch's array -- unless a part handed out
+    earlier (``intra_parts``) is still alive: that part must keep its numbers."""
+    import weakref
+
+    aw = _small_space(R=40, d=8)
+    s = spreads.Spreads(aw)
+    c1, c2, c3 = _batches(40, 3, seed=20)
+    with small_space_blas(aw):
+        s.spreads(c1)
+        first = weakref.ref(s._prod_buf)  # a weak reference: it does not count as holding the array
+        s.spreads(c2)
+        assert s._prod_buf is first(), "nothing held: the second batch writes into the first batch's array"
+        held = s.intra_parts(c2)  # views into that array, kept by the caller
+        kept = [np.array(p[2], copy=True) for p in held]
+        s.spreads(c3)
+        assert s._prod_buf is not first(), "a part of it is alive: the third batch gets a new array"
+        for part, before in zip(held, kept):  # exactly the same numbers: nothing was written over them
+            assert np.array_equal(part[2], before), "a held part of an earlier batch was written over"
+        fresh = spreads.Spreads(aw)
+        for k, v in s.spreads(c3).items():  # again, now that nothing holds the array: reuse gives the same numbers
+            np.testing.assert_allclose(v, fresh.spreads(c3)[k], rtol=0, atol=0,
+                                       err_msg=f"{k}: the same product written into a reused array")
+
+
+def test_one_spreads_read_from_two_threads_gives_each_batch_its_own_numbers(free_cpus):
+    """Two threads asking one Spreads for different batches at once (JupyterLab subshells): each gets the numbers of a
+    serial run on its own counts (a reused product array is taken by one caller at a time)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    free_cpus(1)
+    aw = _small_space(R=200, d=256)  # products long enough for the two threads to overlap
+    batches = _batches(200, 8, seed=40)
+    serial = spreads.Spreads(aw)
+    with small_space_blas(aw):
+        want = [serial.spreads(c) for c in batches]
+        s = spreads.Spreads(aw)
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            got = list(pool.map(lambda i: s.spreads(batches[i % len(batches)]), range(6 * len(batches))))
+    for i, g in enumerate(got):
+        for k, v in g.items():
+            np.testing.assert_allclose(v, want[i % len(batches)][k], rtol=0, atol=0,
+                                       err_msg=f"call {i} {k}: the same arithmetic as a serial run")

@@ -487,7 +487,7 @@ def test_language_centred_sa_of_one_word_rows_matches_plain_loops_and_the_spread
     rows, vec = _rows_vec(centred)
     ref = reference_sa(rows, vec)["cosine"]["sa"]
     np.testing.assert_allclose(got, ref, rtol=1e-12, err_msg="the paper's formula on the centred vectors")
-    monkeypatch.setattr(affinity.Spreads, "one_word_point_cosines", staticmethod(lambda vectors: None))  # the Spreads route
+    monkeypatch.setattr(affinity.Spreads, "point_cosines", staticmethod(lambda vectors, incidence=None: None))  # the Spreads route
     np.testing.assert_allclose(got, affinity._language_centred_sa(aw, block=8192), rtol=1e-13,
                                err_msg="the same sums in another order")
 
@@ -540,3 +540,33 @@ def test_percentile_and_scipy_routes_draw_the_same_resamples():
         a, b = getattr(pct, key), getattr(basic, key)
         np.testing.assert_allclose([a.sem, a.boot_mean], [b.sem, b.boot_mean], rtol=1e-12,
                                    err_msg=f"{key}: one draw rule, so one bootstrap distribution")
+
+
+@pytest.mark.parametrize("chunk", [7, 25, 256])
+def test_permutation_test_drawn_in_chunks_equals_one_draw_and_a_plain_loop(monkeypatch, chunk):
+    """Re-pairings drawn PERMUTATION_CHUNK at a time are the draws of rng.permutation(R), lane by lane, whatever the chunk:
+    the null statistics equal a plain loop over those draws (reference_sa: sums over pairs and tuples), and the p-value
+    (a decision: counted re-pairings) equals that of one chunk holding every draw exactly."""
+    from semanscope_nb.metrics import chance
+
+    rng = np.random.default_rng(12)
+    R, n_perm = 25, 60
+    base = rng.normal(size=(R, 6))
+    arrays = {"en": base, "de": base + 0.9 * rng.normal(size=(R, 6)), "fr": base + 1.1 * rng.normal(size=(R, 6))}
+    aw = _aw(arrays)
+    monkeypatch.setattr(chance, "PERMUTATION_CHUNK", n_perm)
+    whole = permutation_test(aw, n_perm=n_perm, seed=4)
+    monkeypatch.setattr(chance, "PERMUTATION_CHUNK", chunk)
+    got = permutation_test(aw, n_perm=n_perm, seed=4)
+    rows, vec = _rows_vec(arrays)
+    ref = reference_sa(rows, vec)["cosine"]
+    loop_rng = np.random.default_rng(4)
+    loop = np.array([ref["intra"] / (ref["intra"] + reference_sa(
+        _shuffled_rows(rows, [tuple(range(R))] + [tuple(loop_rng.permutation(R)) for _ in range(2)]), vec)["cosine"]["inter"])
+        for _ in range(n_perm)])
+    # Gram gathers against plain loops of d = 6 products: the same dot products rounded apart by ~1e-16 each
+    np.testing.assert_allclose([got.null_mean, got.null_sd], [loop.mean(), loop.std(ddof=1)], rtol=1e-12,
+                               err_msg="the chunked draws are the plain loop's rng.permutation draws")
+    assert (got.p_value, got.n_perm, got.exact) == (whole.p_value, whole.n_perm, whole.exact)
+    np.testing.assert_allclose([got.null_mean, got.null_sd, got.z], [whole.null_mean, whole.null_sd, whole.z], rtol=1e-15,
+                               err_msg="each re-pairing's inter distance is its own row's arithmetic, whatever the chunk")

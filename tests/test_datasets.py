@@ -128,6 +128,18 @@ def test_select_and_subset(tmp_path):
     assert list(ds.to_frame().columns) == ["en", "zh", "de", "group"]
 
 
+def test_a_column_is_read_by_code_or_name_and_an_unknown_language_is_named():
+    from semanscope_nb.data import WordDataset
+    from semanscope_nb.errors import DatasetError
+
+    ds = WordDataset("toy", ("en", "de"), ((("cat",), ("Katze",)), (("dog", "hound"), ("Hund",))), source="toy.csv")
+    assert ds.column("en") == ds.column("English") == [("cat",), ("dog", "hound")]
+    assert ds.column("German") == [("Katze",), ("Hund",)]
+    assert ds.words("en") == ["cat", "dog", "hound"]
+    with pytest.raises(DatasetError, match="toy.csv: language 'fr' is not in dataset 'toy'; available: en, de"):
+        ds.column("fr")
+
+
 def test_column_resolves_the_language_once_and_names_an_unknown_one(monkeypatch):
     """Issue 21: a column is read with its language resolved once (not once per row: 240k look-ups in a benchmark)."""
     from semanscope_nb.data import words as words_module

@@ -59,3 +59,45 @@ def test_a_bad_precision_is_named():
     aw = not_unit(20, 4, 6)
     with pytest.raises(ValueError, match="precision"):
         euclidean_chance_by_permutation(aw, precision=0.0)
+
+
+def step_by_step(aw: AlignedWords, *, n_perm: int, seed: int, precision: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """The rule as documented, one step at a time: each re-pairing keeps language 0 and draws ``rng.permutation(R)``
+    for every other language in turn; after each step before ``n_perm`` it stops once sd / sqrt(k) <= precision."""
+    from semanscope_nb.metrics.spreads import Spreads
+
+    rng = np.random.default_rng(seed)
+    R, L = aw.n_rows, len(aw.languages)
+    s = Spreads(aw)
+    intra = s.spreads(np.ones((1, R)), scaled=True)["intra_euc"][0]
+    sas: list[float] = []
+    inters: list[float] = []
+    step = n_perm if precision is None else EUCLIDEAN_CHANCE_STEP
+    while len(sas) < n_perm:
+        k = min(step, n_perm - len(sas))
+        pairings = [[np.arange(R)] + [rng.permutation(R) for _ in range(L - 1)] for _ in range(k)]
+        for inter in s.repaired_inters_euclidean(pairings):
+            sas.append(intra / (intra + inter))
+            inters.append(math.ldexp(inter, s.exponent))
+        if precision is not None and len(sas) < n_perm and np.std(sas, ddof=1) / math.sqrt(len(sas)) <= precision:
+            break
+    return np.array(sas), np.array(inters)
+
+
+@pytest.mark.parametrize("chunk_steps", [None, 2, 3])  # None: every re-pairing in one go (the default at 349 concepts)
+@pytest.mark.parametrize("stop", [False, True])
+def test_re_pairings_drawn_several_steps_at_once_are_those_of_step_by_step_drawing(monkeypatch, chunk_steps, stop):
+    aw = not_unit(349, 16, 7, L=3)
+    if chunk_steps is not None:  # chunks of a few steps: step ends inside and at the edges of chunks
+        monkeypatch.setattr(chance, "EUCLIDEAN_CHANCE_CHUNK_BYTES", 8 * 3 * 349 * EUCLIDEAN_CHANCE_STEP * chunk_steps)
+    every = step_by_step(aw, n_perm=100, seed=7, precision=None)[0]
+    # a precision met after a few steps (stop) or never (the default at this size): the stopping step must not move
+    precision = 1.5 * every.std(ddof=1) / math.sqrt(40) if stop else chance.EUCLIDEAN_CHANCE_SE
+    want_sa, want_inter = step_by_step(aw, n_perm=100, seed=7, precision=precision)
+    got_sa, got_inter = chance._euclidean_chance_draws(aw, n_perm=100, seed=7, spreads=None, precision=precision)
+    assert got_sa.size == want_sa.size and (want_sa.size < 100) == stop, (got_sa.size, want_sa.size)
+    # each re-pairing's inter spread is the same element-wise arithmetic on its own row of the batch: equal to the last
+    # bit, so rtol = 0 up to one rounding of the final ratio
+    eps = np.finfo(np.float64).eps
+    np.testing.assert_allclose(got_sa, want_sa, rtol=2 * eps, atol=0, err_msg="the same re-pairings, the same SAs")
+    np.testing.assert_allclose(got_inter, want_inter, rtol=2 * eps, atol=0, err_msg="the same inter spreads")

@@ -98,3 +98,55 @@ def test_the_dense_route_is_kept_where_the_algebra_does_not_apply():
     assert math.isnan(_language_centred_sa(flat, block=8192)), "which calls the diagnostic undefined, as before"
     huge = AlignedWords(aw.languages, tuple(v.astype(np.float64) * 1e300 for v in aw.vectors), aw.incidence, aw.labels)
     assert language_centred_cosines(huge) is None, "coordinates past 2**400: the dense route's exact scaling"
+
+
+def _dense_aw(seed: int, n_rows: int = 24, dims: int = 16) -> AlignedWords:
+    """Dense words (a model's) with the incidence of :func:`_random_aw`: alternatives and a word shared by two rows."""
+    shape = _random_aw(seed, n_rows=n_rows, dims=dims)
+    rng = np.random.default_rng(100 + seed)
+    base = rng.normal(size=(max(v.shape[0] for v in shape.vectors), dims))
+    vectors = tuple((base[: v.shape[0]] + 0.6 * rng.normal(size=v.shape) + 0.8 * k).astype(np.float32)  # a language offset
+                    for k, v in enumerate(shape.vectors))
+    return AlignedWords(shape.languages, vectors, shape.incidence, shape.labels)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_dense_words_with_alternatives_take_the_closed_form_equal_to_the_loops_and_the_spreads(seed, monkeypatch):
+    """Issue 21: a data set's dense words (alternatives, shared words) no longer build a second Spreads for one point."""
+    from semanscope_nb.metrics import affinity
+
+    aw = _dense_aw(seed)
+    intra, inter = _loops(language_centred(aw))  # the loops centre again: a no-op on centred words, to rounding
+    s = Spreads(language_centred(aw), stack_limit=0).spreads(np.ones((1, aw.n_rows)), scaled=True)
+    built = []
+    real_init = Spreads.__init__
+    monkeypatch.setattr(affinity.Spreads, "__init__", lambda self, *a, **kw: built.append(a) or real_init(self, *a, **kw))
+    got = _language_centred_sa(aw, block=8192)
+    assert not built, "the closed form, not a second Spreads"
+    np.testing.assert_allclose(got, intra / (intra + inter), rtol=RTOL, err_msg="closed form vs pair/tuple loops")
+    np.testing.assert_allclose(got, s["intra_cos"][0] / (s["intra_cos"][0] + s["inter_cos"][0]), rtol=RTOL,
+                               err_msg="closed form vs the Spreads route the diagnostic took before")
+    # one word per row but a word shared by two rows (not an identity incidence): the gathered route
+    R = aw.n_rows
+    shared = np.eye(R)[:, : R - 1]
+    shared[R - 1, R - 2] = 1.0  # the last row holds the word of the row before it
+    inc = [sp.identity(R, format="csr"), sp.identity(R, format="csr"), sp.csr_matrix(shared)]
+    one = AlignedWords(aw.languages, tuple(v[: m.shape[1]] for v, m in zip(aw.vectors, inc)), tuple(inc), aw.labels)
+    intra, inter = _loops(language_centred(one))
+    np.testing.assert_allclose(_language_centred_sa(one, block=8192), intra / (intra + inter), rtol=RTOL,
+                               err_msg="one word per row, a shared word: gathered unit rows vs loops")
+    assert not built
+
+
+def test_the_closed_form_hands_unusual_incidences_and_magnitudes_to_the_spreads(monkeypatch):
+    aw = _dense_aw(4)
+    c = language_centred(aw)
+    weighted = list(c.incidence)
+    weighted[0] = weighted[0] * 2.0  # not a 0/1 incidence
+    assert Spreads.point_cosines(c.vectors, weighted) is None
+    tiny = [v * 1e-300 for v in c.vectors]  # squared norms below float64's normal range
+    assert Spreads.point_cosines(tiny, c.incidence) is None
+    huge = AlignedWords(aw.languages, tuple(v.astype(np.float64) * 1e200 for v in aw.vectors), aw.incidence, aw.labels)
+    s = Spreads(language_centred(huge), stack_limit=0).spreads(np.ones((1, aw.n_rows)), scaled=True)
+    np.testing.assert_allclose(_language_centred_sa(huge, block=8192), s["intra_cos"][0] / (s["intra_cos"][0] + s["inter_cos"][0]),
+                               rtol=RTOL, err_msg="1e200: the Spreads route with its scaling")

@@ -93,8 +93,8 @@ class WordDataset:
 
     def column(self, language: str) -> list[tuple[str, ...]]:
         """The cells of one language (alternatives as tuples)."""
-        i = self._index(language)  # resolved once, not once per row
-        return [row[i] for row in self.rows]
+        k = self._index(language)  # resolved once, not once per row (a language code lookup each)
+        return [row[k] for row in self.rows]
 
     def words(self, language: str) -> list[str]:
         """Unique words of one language, alternatives flattened, in first-seen order."""

@@ -847,18 +847,11 @@ def _language_centred_sa(aw: AlignedWords, *, block: int) -> float:
     if any(not np.any(v) for v in centred.vectors) or any((~np.any(v, axis=1)).any() for v in centred.vectors):
         return math.nan  # a word at its language's mean has no direction: the diagnostic is undefined
     with np.errstate(all="ignore"):
-        if all(_is_identity(inc) for inc in centred.incidence):  # one word per row (semantic_affinity): no second Spreads
-            point = Spreads.one_word_point_cosines(centred.vectors)
-            if point is not None:
-                return float(_sa_or_nan(np.array([point[0]]), np.array([point[1]]), ROUNDING_FLOOR)[0])
+        point = Spreads.point_cosines(centred.vectors, centred.incidence)  # no second Spreads for one point
+        if point is not None:
+            return float(_sa_or_nan(np.array([point[0]]), np.array([point[1]]), ROUNDING_FLOOR)[0])
         s = Spreads(centred, block=block, stack_limit=0).spreads(np.ones((1, aw.n_rows)), scaled=True)  # a point: no rows kept
         return float(_sa_or_nan(s["intra_cos"], s["inter_cos"], ROUNDING_FLOOR)[0])
-
-
-def _is_identity(inc: sp.spmatrix) -> bool:
-    """Row r holds word r and nothing else."""
-    inc = sp.csr_matrix(inc)
-    return inc.shape[0] == inc.shape[1] and inc.nnz == inc.shape[0] and bool((inc.indices == np.arange(inc.shape[0])).all())
 
 
 def _artefact_exclusion(

@@ -65,6 +65,7 @@ from semanscope_nb.memo import Memo
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, affinity_ratio, beside, unit_rows
 from semanscope_nb.models.cancel import check_stop
+from semanscope_nb.metrics.surface_store import SurfaceStore
 
 #: resamples held in memory at once when ``batch`` is not given (counts are float64, B x R)
 DEFAULT_MAX_BATCH_BYTES = 64 * 2**20
@@ -279,6 +280,9 @@ EUCLIDEAN_CHANCE_PERMUTATIONS = 100
 EUCLIDEAN_CHANCE_SE = 2e-5
 #: re-pairings drawn per step of that rule (and before its first test)
 EUCLIDEAN_CHANCE_STEP = 8
+#: bytes of re-pairing indices drawn and computed in one go (whole steps; at least one): at a few hundred concepts all
+#: ``n_perm`` at once instead of a call per step (the same re-pairings, the same stopping step)
+EUCLIDEAN_CHANCE_CHUNK_BYTES = 4 * 2**20
 
 
 def is_unit_norm(aw: AlignedWords, *, tol: float = UNIT_NORM_TOL, norms: Sequence[np.ndarray] | None = None) -> bool:
@@ -341,29 +345,40 @@ def _euclidean_chance_draws(aw: AlignedWords, *, n_perm: int, seed: int | None, 
         raise ValueError(f"precision must be > 0 or None, got {precision!r}")
     rng = np.random.default_rng(seed)
     R = aw.n_rows
+    L = len(aw.languages)
     spreads = spreads if spreads is not None else Spreads(aw)  # built once: a re-pairing changes only the inter tuples
     intra = spreads.spreads(np.ones((1, R)), scaled=True)["intra_euc"][0]
+    step = n_perm if precision is None else EUCLIDEAN_CHANCE_STEP
+    # several steps drawn and computed in one go (at most EUCLIDEAN_CHANCE_CHUNK_BYTES of re-pairings): the generator's
+    # stream does not depend on how its draws are cut and each re-pairing's inter spread is its own row, so the
+    # re-pairings and their SAs are those of step-by-step drawing; the stopping rule is read at the same step ends
+    fit = EUCLIDEAN_CHANCE_CHUNK_BYTES // (8 * L * R)
+    chunk = step if precision is None else n_perm if fit >= n_perm else max(step, fit // step * step)
     sas, inters = [], []
     drawn = 0
     while drawn < n_perm:
-        step = n_perm if precision is None else min(EUCLIDEAN_CHANCE_STEP, n_perm - drawn)
-        # (step, L, R): the first language in place, the others each rng.permutation(R) in turn, draw by draw --
+        m = min(chunk, n_perm - drawn)
+        # (m, L, R): the first language in place, the others each rng.permutation(R) in turn, draw by draw --
         # in one call: Generator.permuted shuffles every lane with the draws of rng.permutation (as permutation_test)
-        L = len(aw.languages)
-        lanes = np.empty((step * (L - 1), R), dtype=np.intp)
+        lanes = np.empty((m * (L - 1), R), dtype=np.intp)
         lanes[...] = np.arange(R)
         rng.permuted(lanes, axis=1, out=lanes)
-        pairings = np.empty((step, L, R), dtype=np.intp)
+        pairings = np.empty((m, L, R), dtype=np.intp)
         pairings[:, 0] = np.arange(R)
-        pairings[:, 1:] = lanes.reshape(step, L - 1, R)
-        inter = spreads.repaired_inters_euclidean([list(p) for p in pairings])  # (a pairing: a list of index arrays)
-        sas.append(affinity_ratio(intra, inter))
-        inters.append(np.ldexp(inter, spreads.exponent))
-        drawn += step
-        if precision is not None and drawn < n_perm:
-            so_far = np.concatenate(sas)
-            if so_far.size > 1 and so_far.std(ddof=1) / math.sqrt(so_far.size) <= precision:
-                break
+        pairings[:, 1:] = lanes.reshape(m, L - 1, R)
+        inter = spreads.repaired_inters_euclidean(pairings)  # (m, L, R): re-pairing i is pairings[i]
+        sa = affinity_ratio(intra, inter)
+        inter = np.ldexp(inter, spreads.exponent)
+        if precision is not None:
+            so_far = np.concatenate([*sas, sa])
+            for end in range(drawn + step, min(drawn + m, n_perm - 1) + 1, step):  # each step's end before n_perm
+                if end > 1 and so_far[:end].std(ddof=1) / math.sqrt(end) <= precision:
+                    sas.append(sa[: end - drawn])
+                    inters.append(inter[: end - drawn])
+                    return np.concatenate(sas), np.concatenate(inters)
+        sas.append(sa)
+        inters.append(inter)
+        drawn += m
     return np.concatenate(sas), np.concatenate(inters)
 
 
@@ -451,6 +466,11 @@ def shuffled_inter_cosine(row_means: list[np.ndarray], n_alt: list[np.ndarray], 
     return float(np.sum(tuples * (1.0 - pair_dots / K)) / np.sum(tuples))
 
 
+#: Re-pairings :func:`permutation_test` draws and evaluates at a time (Monte Carlo, through the Gram matrices): the
+#: same draws and inter distances as all at once.  64 x 349 concepts is 180 KB of indices; at 349 x 2 x 512 with
+#: 1000 re-pairings, 64 gave semantic_affinity 930 page faults and 52.3 ms CPU, 256: 1,345 and 54.0 ms, all at once
+#: (1000): 2,690 and 56.2 ms (one BLAS thread, 2026-11-27)
+PERMUTATION_CHUNK = 64
 #: Largest total size (bytes) of the language-pair Gram matrices of row means that
 #: :func:`permutation_test` holds; beyond it, each re-pairing is computed from the vectors.
 PERMUTATION_GRAM_BYTES = 256 * 2**20
@@ -491,6 +511,21 @@ def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray],
     for k in range(L):
         tuples *= n_alt[k][perms[k]]
     return np.sum(tuples * (1.0 - pair_dots / K), axis=-1) / np.sum(tuples, axis=-1)
+
+
+def _drawn_repairings(rng: np.random.Generator, *, n_perm: int, n_lanes: int, R: int, chunk: int) -> Iterator[np.ndarray]:
+    """:func:`permutation_test`'s re-pairings, ``chunk`` at a time: (m, n_lanes, R) index arrays, lane by lane
+    ``rng.permutation(R)`` in turn (one ``Generator.permuted`` call per chunk: the same draws as one call for all)."""
+    identity = np.arange(R)
+    for start in range(0, n_perm, chunk):
+        m = min(chunk, n_perm - start)
+        block = np.empty((m, n_lanes, R), dtype=np.intp)  # (draws, languages after the first, R)
+        lanes = block.reshape(-1, R)
+        lanes[...] = identity  # every lane starts as arange(R) (a broadcast copy: np.tile's repeat is slower)
+        # each lane shuffled in turn in place, in one call: NumPy's Generator.permuted runs on every lane the Fisher-Yates
+        # draws of rng.shuffle, which are those of rng.permutation(R) (tests/test_chance.py draws them one by one)
+        rng.permuted(lanes, axis=1, out=lanes)
+        yield block
 
 
 def row_mean_grams(row_means: list[np.ndarray]) -> dict[tuple[int, int], np.ndarray]:
@@ -606,31 +641,32 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     exact = total <= n_perm
     use_grams = R * R * 8 * L * (L - 1) / 2 <= PERMUTATION_GRAM_BYTES or derived is not None
     gram_job = None
+    chunks: Iterator[np.ndarray]
     if exact:  # every re-pairing, the observed one included
         combos = itertools.product(itertools.permutations(range(R)), repeat=L - 1)
         others = np.array([[p for p in c] for c in combos], dtype=np.intp).reshape(-1, L - 1, R)
+        chunks = iter([others])
     else:  # the generator's draws in a fixed order (draw by draw, language by language): the same seed, the same p
         rng = np.random.default_rng(seed)
         # the Gram matrices meanwhile, on a free core (or the spreads' centred ones, made for the Euclidean chance level)
         gram_job = None if not use_grams or derived is not None else beside(row_mean_grams, means)
-        others = np.empty((n_perm, L - 1, R), dtype=np.intp)  # (draws, languages after the first, R)
-        lanes = others.reshape(-1, R)
-        lanes[...] = identity  # every lane starts as arange(R) (a broadcast copy: np.tile's repeat is slower)
-        # each lane shuffled in turn in place, in one call: NumPy's Generator.permuted runs on every lane the Fisher-Yates
-        # draws of rng.shuffle, which are those of rng.permutation(R) (tests/test_chance.py draws them one by one)
-        rng.permuted(lanes, axis=1, out=lanes)
-    n_drawn = others.shape[0]
+        # drawn PERMUTATION_CHUNK re-pairings at a time (the generator's stream does not depend on how its draws are
+        # cut; each re-pairing's inter distance is its own row): the index, offset and gathered arrays stay a few
+        # hundred KB, in cache, instead of three (n_perm x R) arrays made and returned to the system on every call
+        chunks = _drawn_repairings(rng, n_perm=n_perm, n_lanes=L - 1, R=R, chunk=PERMUTATION_CHUNK if use_grams else n_perm)
     if use_grams:  # one Gram matrix per language pair, then gathers
-        batch = max(1, int(PERMUTATION_GRAM_BYTES // (8 * R)))
+        first = next(chunks)  # (drawn while a Gram job runs beside)
         grams = (derived[0] if derived is not None else gram_job.result() if gram_job is not None
-                 else row_mean_grams(means))  # for the observed pairing and every batch
+                 else row_mean_grams(means))  # for the observed pairing and every chunk
         observed = float(shuffled_inter_cosines(means, n_alt, [identity[None, :]] * L, grams=grams)[0])  # the same arithmetic
-        inters = np.concatenate([shuffled_inter_cosines(means, n_alt, [identity] + [others[i:i + batch, k] for k in range(L - 1)],
+        batch = max(1, int(PERMUTATION_GRAM_BYTES // (8 * R)))
+        inters = np.concatenate([shuffled_inter_cosines(means, n_alt, [identity] + [part[i:i + batch, k] for k in range(L - 1)],
                                                         grams=grams)
-                                 for i in range(0, n_drawn, batch)])
+                                 for part in itertools.chain([first], chunks) for i in range(0, part.shape[0], batch)])
     else:
+        others = next(chunks)  # one chunk of every draw (exact, or drawn per re-pairing below: no Gram matrices)
         observed = shuffled_inter_cosine(means, n_alt, [identity] * L)
-        inters = np.array([shuffled_inter_cosine(means, n_alt, [identity, *others[i]]) for i in range(n_drawn)])
+        inters = np.array([shuffled_inter_cosine(means, n_alt, [identity, *others[i]]) for i in range(others.shape[0])])
     null = affinity_ratio(intra, inters)
     hits = int(np.sum(inters <= observed + tol))  # SA_shuffled >= SA, within the near-tie rule
     n = inters.size
@@ -894,6 +930,28 @@ def _surface_rows(model: AlignedWords, surface: AlignedWords, keep: np.ndarray |
 #: the baseline's statistics of recent calls (point corrected score, bootstrap distribution), by what determines them:
 #: a benchmark scores every model against the same baseline on the same concepts and resamples
 _SURFACE_DONE = Memo(32)
+#: and on disk (``settings.cache_dir / "surface-null"``), so a fresh process's first verdict reads them too
+_SURFACE_STORE = SurfaceStore()
+
+
+def _known_surface(key: bytes, n_boot: int) -> tuple[Any, np.ndarray | None] | None:
+    """The baseline's (point corrected score, bootstrap distribution) under ``key``: in memory, else on disk, else None.
+
+    A stored distribution that is not ``n_boot`` long (None for ``n_boot=0``) is not this key's: ignored (recomputed).
+    """
+    known = _SURFACE_DONE.get(key)
+    if known is None:
+        known = _SURFACE_STORE.get(key)
+        if known is not None:
+            dist = known[1]
+            fits = dist is None if not n_boot else dist is not None and dist.shape == (n_boot,)
+            known = _SURFACE_DONE.put(key, known) if fits else None
+    return known
+
+
+def _keep_surface(key: bytes, value: tuple[Any, np.ndarray | None]) -> None:
+    _SURFACE_DONE.put(key, value)
+    _SURFACE_STORE.put(key, value)
 
 
 def _words_digest(aw: AlignedWords) -> "hashlib._Hash":
@@ -965,7 +1023,8 @@ def verdict_bootstrap(
     The baseline is bootstrapped at most once per (baseline words, compared concepts,
     ``seed``, ``n_boot``) in a process: a benchmark compares every model with it on the
     same concepts, so later calls read the statistics of the first (kept for the 32 most
-    recent); when the model *is* the baseline (the same vectors), its own statistics are
+    recent, and on disk by :class:`~semanscope_nb.metrics.surface_store.SurfaceStore`, so a
+    fresh process reads them too); when the model *is* the baseline (the same vectors), its own statistics are
     the baseline's.  ``distributions`` / ``subset_distributions`` receive the bootstrap distributions of all
     concepts and of ``keep``'s.  Each statistic equals its separate computation given
     the same counts (``tests/test_fused_verdict.py``).
@@ -1003,7 +1062,7 @@ def verdict_bootstrap(
                 side = (rows, model_rows, None, None)
             else:
                 key = _surface_key(surface, rows, seed=seed, n_boot=n_boot, R=R)
-                known = _SURFACE_DONE.get(key) if key is not None else None
+                known = _known_surface(key, n_boot) if key is not None else None
                 if known is not None:  # the same baseline, concepts and resamples as an earlier call (another model)
                     side = (rows, model_rows, known, key)
                 else:
@@ -1061,7 +1120,7 @@ def verdict_bootstrap(
         if len(side) == 5:
             ds = np.concatenate(dists_side[1]) if n_boot else None
             if side[4] is not None:
-                _SURFACE_DONE.put(side[4], (point_side[1], ds))
+                _keep_surface(side[4], (point_side[1], ds))
         else:
             ds = dm if side[2] is None else side[2][1]
         surface_scores = _surface_comparison(point_side, dm, ds, n_concepts=int(side[0].sum()), n_boot=n_boot,

@@ -276,7 +276,7 @@ def beside(fn: Any, *args: Any, only_if_free: bool = False) -> Any:
     return None if only_if_free else _Done(fn(*args))
 
 
-def column_block_product(W: np.ndarray, M: np.ndarray, width: int) -> np.ndarray:
+def column_block_product(W: np.ndarray, M: np.ndarray, width: int, *, out: np.ndarray | None = None) -> np.ndarray:
     """``W @ M`` as one product per block of ``width`` columns of ``M``, the blocks run side by side on
     :func:`block_product_workers` threads.
 
@@ -286,7 +286,8 @@ def column_block_product(W: np.ndarray, M: np.ndarray, width: int) -> np.ndarray
     without BLAS's own threads: a Python thread per block waits without spinning, and NumPy's matmul releases the
     GIL.  Each block is the same single-threaded BLAS call whichever thread runs it, so the bits do not depend on
     the number of threads (a test holds them equal to a serial run).  Outside a pinned block it is one product,
-    ``W @ M``, which BLAS threads itself.
+    ``W @ M``, which BLAS threads itself.  ``out``: a (rows of W x columns of M) float64 array to write into (the
+    same values).
 
     >>> W, M = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
     >>> bool((column_block_product(W, M, 2) == W @ M).all())
@@ -295,10 +296,10 @@ def column_block_product(W: np.ndarray, M: np.ndarray, width: int) -> np.ndarray
     with _blas_lock:
         pinned = _blas_pins > 0 and _blas_pinned_to == 1
     if not pinned:  # BLAS threads its own call: one product (blocks would pack W once per block: 10% slower at 5000 rows)
-        return W @ M
+        return W @ M if out is None else np.matmul(W, M, out=out)
     n = M.shape[1]
     starts = list(range(0, n, width))
-    out = np.empty((W.shape[0], n), dtype=np.result_type(W, M))
+    out = np.empty((W.shape[0], n), dtype=np.result_type(W, M)) if out is None else out
     nested = threading.current_thread().name.startswith(_POOL_PREFIX)  # a job of the pool: never wait for the pool
     workers = 1 if nested else min(block_product_workers(), len(starts))
 
@@ -660,6 +661,8 @@ class Spreads:
         self._probe = np.random.default_rng(0x5EED).random(self.R)  # fingerprint of a count matrix
         self._occ_cache: tuple[tuple, np.ndarray, list] | None = None
         self._intra_cache: tuple[tuple, np.ndarray, list] | None = None  # the latest spreads() call's intra products
+        self._prod_buf: np.ndarray | None = None  # the latest joint product's array (see _product_buffer)
+        self._prod_lock = threading.Lock()
         self._split: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # see split_rows
         self._kept_cache: tuple[tuple, np.ndarray, np.ndarray] | None = None
         self.track_occurrences = False  # set by NullParts: spreads() then also keeps the occurrence products
@@ -1016,7 +1019,8 @@ class Spreads:
         return self._gram
 
     def repaired_inters_euclidean(self, pairings: Sequence[Sequence[np.ndarray]]) -> np.ndarray:
-        """:meth:`repaired_inter_euclidean` of each re-pairing; one word per row everywhere: all at once from the Gram matrices."""
+        """:meth:`repaired_inter_euclidean` of each re-pairing (``pairings``: a sequence of per-language index arrays, or
+        one (re-pairings, L, R) array); one word per row everywhere: all at once from the Gram matrices."""
         gram = self._centred_gram() if bool((self.tuples == 1).all()) else None
         if gram is None or not len(pairings):
             n = [v.shape[0] for v in self.aw.vectors]
@@ -1024,7 +1028,7 @@ class Spreads:
                 self._centred_held = [None if self.stacked[lang] is not None
                                       else self._load(self.aw.vectors[lang], None) - self._centre_w for lang in range(self.L)]
             try:
-                return np.array([self.repaired_inter_euclidean(p) for p in pairings])
+                return np.array([self.repaired_inter_euclidean(list(p)) for p in pairings])  # (L, R) arrays: lists of rows
             finally:
                 self._centred_held = None
         P = np.asarray(pairings)  # (re-pairings, L, R): row r of language l comes from row P[:, l, r]
@@ -1134,7 +1138,8 @@ class Spreads:
                 prod = kept + column_block_product(counts[:, ~keep], other_rows, width)
                 self._kept_cache = (*self._fingerprint(counts), kept)
             else:
-                prod = column_block_product(counts, stack, 2 * d)
+                prod = column_block_product(counts, stack, 2 * d, out=self._product_buffer((B, stack.shape[1])))
+                self._prod_buf = prod
             for i, lang in enumerate(side):
                 res[lang] = {"intra": (own[0], own[1], prod[:, 2 * d * i : 2 * d * (i + 1)], counts @ self._q[lang])}
         X = UC = None
@@ -1170,6 +1175,20 @@ class Spreads:
             for k in want:
                 r[k] = tuple(acc_k[k])
         return {k: [res[lang]["intra"] if self.identity[lang] else res[lang][k] for lang in range(self.L)] for k in kinds}
+
+    def _product_buffer(self, shape: tuple[int, int]) -> np.ndarray | None:
+        """The previous batch's joint product array to write this batch's into, when it has ``shape`` and nothing
+        outside this object still refers to it (no part of it handed out is alive: the reference count says so),
+        else None (a new array).  Without it every batch made a fresh (B x 2dL) array: megabytes of new pages that
+        the allocator hands back to the system between calls (page faults, system time)."""
+        with self._prod_lock:
+            buf, self._prod_buf = self._prod_buf, None  # one taker at a time (a Spreads read from two threads)
+        if buf is None or buf.shape != shape:
+            return None
+        # a live view (a part of an earlier batch) adds a reference beyond those of a local name, counted the same way
+        # for a fresh local array (the interpreter's own references to a local differ between Python versions)
+        alone = np.empty(0)
+        return buf if sys.getrefcount(buf) <= sys.getrefcount(alone) else None
 
     def _boot_rows(self, languages: int) -> int:
         """Rows per block when ``languages`` streamed languages are filled side by side (:data:`BOOT_BLOCK_BYTES`)."""
@@ -1215,6 +1234,9 @@ class Spreads:
         else:
             stats = counts @ self._row_stack
             kinds = ("intra", "occ") if self.track_occurrences else ("intra",)
+            self._intra_cache = None  # replaced below: the previous batch's products may then be written over
+            if self.track_occurrences:
+                self._occ_cache = None
             w = self._weighted(counts, kinds)
             parts = w["intra"]
             if self.track_occurrences:
@@ -1300,31 +1322,63 @@ class Spreads:
         }
 
     @staticmethod
-    def one_word_point_cosines(vectors: Sequence[np.ndarray]) -> tuple[float, float] | None:
-        """The cosine ``(D_intra, D_inter)`` at the point (every weight 1) of aligned rows with one word per row in
-        every language, straight from the vectors: what :meth:`spreads` gives for all-ones counts, without building
-        a :class:`Spreads` (whose construction prepares every resample's products, for one point).
+    def point_cosines(vectors: Sequence[np.ndarray], incidence: Sequence[Any] | None = None) -> tuple[float, float] | None:
+        """The cosine ``(D_intra, D_inter)`` at the point (every weight 1), straight from the vectors: what
+        :meth:`spreads` gives for all-ones counts, without building a :class:`Spreads` (whose construction prepares
+        every resample's products, for one point).
 
-        Per language :func:`intra_cosine` with ``W = sum w^2 = R`` and ``sum u = x^T (1 / n)`` (``n`` the norms: a
-        matrix-vector product, no unit rows formed); per row :func:`inter_cosine` of the unit dot products.  None when
-        a squared norm leaves float64's normal range (then the construction's per-row scaling is needed).
+        ``incidence``: per language, rows x words 0/1 (alternatives, words shared by rows); None: one word per row.
+        Per language :func:`intra_cosine` of its ``n`` words (``sum u = x^T (1 / ||x||)``, a matrix-vector product);
+        a row's mean alternative unit vector is ``p = B u`` (``B`` the incidence with each row divided by its word
+        count), the mean over the row's tuples of a language pair's cosine is ``p_k . p_l`` (the tuples are the
+        alternatives' Cartesian product), and ``D_inter`` is the tuple-weighted mean over rows of
+        :func:`inter_cosine` of ``sum_{k<l} p_k . p_l``.  None when a squared norm leaves float64's normal range (then
+        the construction's per-row scaling is needed), a row holds no word or an incidence entry is not 1.
 
         >>> rng = np.random.default_rng(0); x = [rng.normal(size=(30, 8)) for _ in range(2)]
         >>> eye = sp.identity(30, format="csr")
         >>> at_ones = Spreads(AlignedWords(("en", "de"), tuple(x), (eye, eye), tuple(map(str, range(30))))).spreads(np.ones((1, 30)))
-        >>> intra, inter = Spreads.one_word_point_cosines(x)
+        >>> intra, inter = Spreads.point_cosines(x)
         >>> bool(np.isclose(intra, at_ones["intra_cos"][0], rtol=1e-13)), bool(np.isclose(inter, at_ones["inter_cos"][0], rtol=1e-13))
         (True, True)
+        >>> inc = [sp.identity(4, format="csr")[[0, 1, 2, 3, 3]].T.tocsr(), sp.identity(4, format="csr")]  # row 3: two words
+        >>> x = [rng.normal(size=(5, 4)), rng.normal(size=(4, 4))]
+        >>> u = [v / np.linalg.norm(v, axis=1, keepdims=True) for v in x]
+        >>> loop_intra = np.mean([np.mean([1 - a @ b for i, a in enumerate(w) for j, b in enumerate(w) if i < j]) for w in u])
+        >>> loop_inter = np.mean([1 - u[0][a] @ u[1][r] for r in range(4) for a in inc[0][r].indices])
+        >>> bool(np.allclose(Spreads.point_cosines(x, inc), (loop_intra, loop_inter), rtol=1e-12))
+        True
         """
         xs = [np.asarray(v, dtype=np.float64) for v in vectors]
         sq = [rowdot(x, x) for x in xs]
         if not all(bool(np.all((q >= 2.0**-900) & (q < np.inf))) for q in sq):  # the bound for a direct x / ||x||
             return None
-        inv = [1.0 / np.sqrt(q) for q in sq]
-        R, L = xs[0].shape[0], len(xs)
-        intra = sum(float(intra_cosine(float(R), float(R), float(np.square(w @ x).sum()))) for w, x in zip(inv, xs)) / L
-        dots = sum(rowdot(xs[k], xs[m]) * inv[k] * inv[m] for k in range(L) for m in range(k + 1, L))
-        return intra, float(inter_cosine(dots, L * (L - 1) / 2).sum()) / R
+        L = len(xs)
+        intra, total, own, tuples = 0.0, None, None, None
+        for lang, (x, q) in enumerate(zip(xs, sq)):
+            n = x.shape[0]
+            inv = 1.0 / np.sqrt(q)
+            intra += float(intra_cosine(float(n), float(n), float(np.square(inv @ x).sum())))
+            if incidence is None:
+                p = x * inv[:, None]  # one word per row: the unit rows
+                counts = np.ones(n)
+            else:
+                a = sp.csr_matrix(incidence[lang])
+                counts = np.diff(a.indptr).astype(np.float64)
+                if not (counts > 0).all() or not (a.data == 1.0).all():  # (an incidence of 0/1 entries, as aligned_words builds)
+                    return None
+                if (counts == 1.0).all():  # one word per row: the row's unit vector, gathered
+                    p = x[a.indices]
+                    p *= inv[a.indices][:, None]
+                else:  # each row's mean alternative unit vector: B diag(1/||x||) x, one sparse product
+                    b = sp.csr_matrix((inv[a.indices] / np.repeat(counts, np.diff(a.indptr)), a.indices, a.indptr),
+                                      shape=a.shape)
+                    p = np.asarray(b @ x)
+            total = p if total is None else total + p
+            own = rowdot(p, p) if own is None else own + rowdot(p, p)
+            tuples = counts if tuples is None else tuples * counts
+        dots = (rowdot(total, total) - own) / 2.0  # sum over language pairs of p_k . p_l
+        return intra / L, float(tuples @ inter_cosine(dots, L * (L - 1) / 2)) / float(tuples.sum())
 
     def off_column_centre(self, lang: int) -> np.ndarray | None:
         """The centre (working units) zeroed on a sparse language's own columns, None for a dense language: a
