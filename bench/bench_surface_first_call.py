@@ -25,7 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _results import row, write_results  # noqa: E402
+from _results import row, write_results
 
 CHILD = r"""
 import json, os, sys, time
@@ -65,12 +65,12 @@ def main() -> None:
     args = ap.parse_args()
     caches = {k: tempfile.mkdtemp(prefix=f"bench-surface-{k}-") for k in ("before", "after")}
     trees = {"before": args.before, "after": args.after}
-    for k in trees:  # fill each tree's own cache and store (embeddings, the baseline's statistics)
-        run(trees[k], caches[k])
+    for k, tree in trees.items():  # fill each tree's own cache and store (embeddings, the baseline's statistics)
+        run(tree, caches[k])
     got: dict[str, list[dict]] = {"before": [], "after": []}
     for _ in range(args.repeat):
-        for k in trees:
-            got[k].append(run(trees[k], caches[k]))
+        for k, tree in trees.items():
+            got[k].append(run(tree, caches[k]))
     for k in trees:
         print(k, json.dumps(got[k]))
     assert got["before"][0]["surface"] == got["after"][0]["surface"], "the same numbers in both trees"

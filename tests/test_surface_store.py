@@ -265,7 +265,9 @@ def test_a_fresh_process_reads_a_baseline_known_by_its_identity_without_its_vect
     first = verdict_bootstrap(aw, n_boot=60, seed=3, keep=keep, surface=lazy)
     assert reads and store.misses == 1 and len(list(store.folder.glob("*.bin"))) == 1, "a miss: read, computed, stored"
     (path,) = store.folder.glob("*.bin")
-    value = store.get(chance._identity_key(aw, lazy, keep, seed=3, n_boot=60))
+    id_key = chance._identity_key(aw, lazy, keep, seed=3, n_boot=60)
+    assert path == store.path(id_key), "the file is named by the identity's key"
+    value = store.get(id_key)
     assert len(value) == 3 and value[2].tolist() == chance._surface_rows(aw, spelling, keep).tolist(), \
         "the file holds the compared concepts: the kept ones without the zero-vector word's"
     monkeypatch.setattr(chance, "_SURFACE_DONE", Memo(32))  # a new process
@@ -360,3 +362,28 @@ def test_a_read_only_store_keeps_identity_keyed_statistics_in_memory(store, monk
     again = verdict_bootstrap(aw, n_boot=40, seed=3, keep=keep, surface=lazy)
     assert not lazy.vectors.loaded, "from memory, without the vectors"
     assert again.surface.to_dict() == first.surface.to_dict()
+
+
+def test_baseline_vectors_are_read_once_from_any_thread():
+    """A panel's callbacks run on kernel subshell threads: concurrent first uses read the vectors once."""
+    import threading
+    import time
+
+    loads = []
+
+    def load():
+        loads.append(threading.get_ident())
+        time.sleep(0.02)  # long enough for the other threads to arrive while the first reads
+        return (np.eye(3), np.ones((2, 3)))
+
+    v = chance.BaselineVectors(b"id", load, n_languages=2, dims=3)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append([a.shape for a in v])) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(loads) == 1 and got == [[(3, 3), (2, 3)]] * 8
+    bad = chance.BaselineVectors(b"id", lambda: (np.eye(3),), n_languages=2, dims=3)
+    with pytest.raises(ValueError, match="1 languages read, 2 expected"):
+        bad[0]
