@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,12 +66,16 @@ def main() -> None:
     args = ap.parse_args()
     caches = {k: tempfile.mkdtemp(prefix=f"bench-surface-{k}-") for k in ("before", "after")}
     trees = {"before": args.before, "after": args.after}
-    for k, tree in trees.items():  # fill each tree's own cache and store (embeddings, the baseline's statistics)
-        run(tree, caches[k])
     got: dict[str, list[dict]] = {"before": [], "after": []}
-    for _ in range(args.repeat):
-        for k, tree in trees.items():
-            got[k].append(run(tree, caches[k]))
+    try:
+        for k, tree in trees.items():  # fill each tree's own cache and store (embeddings, the baseline's statistics)
+            run(tree, caches[k])
+        for _ in range(args.repeat):
+            for k, tree in trees.items():
+                got[k].append(run(tree, caches[k]))
+    finally:
+        for folder in caches.values():
+            shutil.rmtree(folder, ignore_errors=True)
     for k in trees:
         print(k, json.dumps(got[k]))
     assert got["before"][0]["surface"] == got["after"][0]["surface"], "the same numbers in both trees"
