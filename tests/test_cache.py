@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -225,4 +226,176 @@ def test_present_lists_keys_from_the_keys_index_and_without_it(tmp_path):
     assert reopened.present(enc.cache_key, asked) == set(words[:700])
     con = sqlite3.connect(reopened.path)
     assert con.execute("SELECT 1 FROM sqlite_master WHERE type='index' AND name='vectors_keys'").fetchone(), "made on open"
+    con.close()
+
+
+def _count_blake2(monkeypatch) -> list[bytes]:
+    """Spy on the per-row BLAKE2 digest of the cache's reads (and writes): the blobs it hashed."""
+    from semanscope_nb.models import cache as cache_module
+
+    seen: list[bytes] = []
+    real = cache_module._digest
+
+    def spy(blob: bytes) -> bytes:
+        seen.append(bytes(blob))
+        return real(blob)
+
+    monkeypatch.setattr(cache_module, "_digest", spy)
+    return seen
+
+
+def test_stored_vectors_carry_a_quick_check_and_a_read_checks_it_alone_until_a_row_is_damaged(tmp_path, monkeypatch):
+    """Issue 21: every stored row gets an XXH3-128 check (vector_checks); a read of sound rows computes no BLAKE2
+    digest at all, and a damaged row -- its check fails -- is judged by its own BLAKE2 digest, named, dropped from
+    both tables and re-encoded."""
+    import xxhash
+
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = RandomEncoder(dim=8)
+    words = [f"w{i}" for i in range(600)]  # more than one IN (...) chunk
+    good = cache.embed(enc, words)
+    con = sqlite3.connect(cache.path)
+    checks = dict(con.execute("SELECT text, xxh3 FROM vector_checks WHERE model_key=?", (enc.cache_key,)))
+    blobs = dict(con.execute("SELECT text, vec FROM vectors WHERE model_key=?", (enc.cache_key,)))
+    assert sorted(checks) == sorted(words)
+    assert all(checks[w] == xxhash.xxh3_128(blobs[w]).digest() for w in words), "the check is XXH3-128 of the stored blob"
+    blake2 = _count_blake2(monkeypatch)
+    found, n_damaged = cache.get(enc.cache_key, words)
+    assert n_damaged == 0 and blake2 == [], "sound rows with their checks: no BLAKE2 digest is computed"
+    np.testing.assert_array_equal(np.stack([found[w] for w in words]), good)
+    con.execute("UPDATE vectors SET vec = ? WHERE text = 'w599'", (b"\x00" * 32,))  # bit rot
+    con.commit()
+    before = enc.texts_encoded
+    with pytest.warns(CacheWarning, match=r"1 damaged entry .*\['w599'\]"):
+        again = cache.embed(enc, words)
+    assert blake2 == [b"\x00" * 32, good[599].tobytes()], (
+        "only the row whose check failed is judged by its BLAKE2 digest (then its new vector is stored with one)")
+    assert enc.texts_encoded - before == 1 and cache.last_stats.n_damaged == 1
+    np.testing.assert_array_equal(again, good)
+    assert con.execute("SELECT xxh3 FROM vector_checks WHERE text = 'w599'").fetchone()[0] == xxhash.xxh3_128(
+        good[599].tobytes()).digest(), "the re-encoded row is stored with a fresh check"
+    con.close()
+
+
+def test_a_check_that_does_not_match_a_sound_row_is_not_damage(tmp_path, monkeypatch):
+    """A row rewritten by a version that knows no checks (vector and BLAKE2 digest updated, check stale) or a check
+    that is itself wrong: the BLAKE2 digest vouches for the row, which is served and not re-encoded."""
+    from semanscope_nb.models.cache import _digest
+
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = RandomEncoder(dim=8)
+    good = cache.embed(enc, ["a", "b", "c"])
+    newer = (good[1] * 2).astype(np.float32)
+    con = sqlite3.connect(cache.path)
+    con.execute("UPDATE vectors SET vec = ?, digest = ? WHERE text = 'b'", (newer.tobytes(), _digest(newer.tobytes())))
+    con.execute("UPDATE vector_checks SET xxh3 = ? WHERE text = 'c'", (b"\x01" * 16,))
+    con.commit()
+    con.close()
+    blake2 = _count_blake2(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)  # no damage reported
+        found, n_damaged = cache.get(enc.cache_key, ["a", "b", "c"])
+    assert n_damaged == 0 and sorted(blake2) == sorted([newer.tobytes(), good[2].tobytes()])
+    np.testing.assert_array_equal(found["b"], newer)
+    np.testing.assert_array_equal(found["c"], good[2])
+    blake2.clear()
+    again, _ = cache.get(enc.cache_key, ["a", "b", "c"])
+    assert blake2 == [], "the stale and the wrong check were replaced by the read that vouched for the rows"
+    np.testing.assert_array_equal(again["b"], newer)
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_a_cache_from_before_the_checks_reads_through_the_per_row_digests(tmp_path, monkeypatch, read_only):
+    """A cache written before vector_checks existed: every row is checked by its BLAKE2 digest (read-only: the table
+    stays absent; writable: it is made on open), a damaged row is still named, and new rows get checks."""
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = RandomEncoder(dim=8)
+    words = [f"w{i}" for i in range(30)]
+    good = cache.embed(enc, words)
+    cache.close()
+    con = sqlite3.connect(tmp_path / "embeddings.sqlite")
+    con.execute("DROP TABLE vector_checks")
+    con.execute("UPDATE vectors SET vec = ? WHERE text = 'w3'", (b"\x00" * 32,))
+    con.commit()
+    con.close()
+    blake2 = _count_blake2(monkeypatch)
+    old = snb.EmbeddingCache(tmp_path, read_only=read_only)
+    with pytest.warns(CacheWarning, match=r"1 damaged entry .*\['w3'\]"):
+        found, n_damaged = old.get(enc.cache_key, words)
+    assert n_damaged == 1 and len(blake2) == len(words), "no checks: every row by its own digest"
+    for i, w in enumerate(words):
+        if w != "w3":
+            np.testing.assert_array_equal(found[w], good[i])
+    con = sqlite3.connect(tmp_path / "embeddings.sqlite")
+    has_table = con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vector_checks'").fetchone()
+    assert bool(has_table) is not read_only, "a read-only cache is never changed; a writable one gets the table"
+    if not read_only:
+        assert con.execute("SELECT count(*) FROM vector_checks").fetchone()[0] == len(words) - 1, (
+            "the sound rows read get their checks (the damaged one is dropped)")
+        blake2.clear()
+        found, n_damaged = old.get(enc.cache_key, words)
+        assert n_damaged == 0 and len(found) == len(words) - 1 and blake2 == [], "the second read checks them quickly"
+        old.embed(enc, ["new"])
+        assert con.execute("SELECT count(*) FROM vector_checks").fetchone()[0] == len(words), "the new row is checked too"
+    con.close()
+    old.close()
+
+
+def test_checks_of_an_older_cache_are_stored_only_when_no_one_else_holds_the_lock(tmp_path, monkeypatch):
+    """Storing the checks of rows read without one never waits for another writer (nor fails): the read returns at
+    once with every vector, the checks are left for a later read, which stores them once the lock is free."""
+    cache = snb.EmbeddingCache(tmp_path, timeout=5.0)
+    enc = RandomEncoder(dim=8)
+    words = [f"w{i}" for i in range(20)]
+    good = cache.embed(enc, words)
+    cache.close()
+    con = sqlite3.connect(tmp_path / "embeddings.sqlite", isolation_level=None)
+    con.execute("DELETE FROM vector_checks")  # as a cache from before the checks, table made
+    holder = sqlite3.connect(tmp_path / "embeddings.sqlite", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process writing
+    reader = snb.EmbeddingCache(tmp_path, timeout=5.0)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        found, n_damaged = reader.get(enc.cache_key, words)
+    assert time.perf_counter() - t0 < 2.0, "no wait for the writer's lock (the cache's timeout is 5 s)"
+    assert n_damaged == 0
+    np.testing.assert_array_equal(np.stack([found[w] for w in words]), good)
+    assert con.execute("SELECT count(*) FROM vector_checks").fetchone()[0] == 0, "not stored while the lock is held"
+    holder.execute("ROLLBACK")
+    holder.close()
+    reader.get(enc.cache_key, words)
+    assert con.execute("SELECT count(*) FROM vector_checks").fetchone()[0] == len(words), "stored once the lock is free"
+    blake2 = _count_blake2(monkeypatch)
+    reader.embed(enc, ["x", *words])  # the writer's busy timeout is back: a normal store still works
+    assert blake2 == [reader.get(enc.cache_key, ["x"])[0]["x"].tobytes()], "only the new row's digest (when stored)"
+    con.close()
+    reader.close()
+
+
+def test_an_older_cache_opened_while_another_process_writes_works_without_its_checks_table(tmp_path, monkeypatch):
+    """The checks table of a cache from before it is made on open -- unless another writer holds the lock then: the
+    cache opens after the busy timeout anyway, reads through the per-row digests and stores vectors without checks;
+    the next open, with the lock free, makes the table."""
+    cache = snb.EmbeddingCache(tmp_path)
+    enc = RandomEncoder(dim=8)
+    good = cache.embed(enc, ["a", "b"])
+    cache.close()
+    con = sqlite3.connect(tmp_path / "embeddings.sqlite", isolation_level=None)
+    con.execute("DROP TABLE vector_checks")
+    con.execute("BEGIN IMMEDIATE")  # another process writing
+    blake2 = _count_blake2(monkeypatch)
+    busy = snb.EmbeddingCache(tmp_path, timeout=0.3)
+    found, n_damaged = busy.get(enc.cache_key, ["a", "b"])
+    assert n_damaged == 0 and len(blake2) == 2
+    np.testing.assert_array_equal(found["b"], good[1])
+    con.execute("ROLLBACK")
+    busy.embed(enc, ["c"])  # stored without a check: there is no table yet
+    assert busy.get(enc.cache_key, ["c"])[1] == 0
+    assert con.execute("SELECT 1 FROM sqlite_master WHERE name='vector_checks'").fetchone() is None
+    busy.close()
+    later = snb.EmbeddingCache(tmp_path)
+    later.get(enc.cache_key, ["a", "b", "c"])  # the table is made on open; the read stores the three checks
+    assert con.execute("SELECT count(*) FROM vector_checks").fetchone()[0] == 3
+    later.close()
     con.close()

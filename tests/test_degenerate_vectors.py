@@ -349,3 +349,117 @@ def test_random_copies_scaled_copies_and_near_copies_equal_the_pairwise_loop(see
     names = tuple(f"w{i}" for i in range(n))
     aw = AlignedWords(("en",), (v,), (sp.identity(n, format="csr"),), names, words=(names,))
     assert sorted(artefacts.degenerate_vector_groups(aw, tol=tol).get("en", [])) == pairwise_groups(v, tol)
+
+
+def planted_sparse(dtype: type, seed: int, n: int = 300, d: int = 2048) -> tuple[np.ndarray, list[tuple[int, int]], list[tuple[int, int]]]:
+    """Wide rows with 8 non-zeros each (a TF-IDF space) plus planted ties: (vectors, pairs at 0.9 tol, pairs at 1.1 tol).
+
+    Planted: an exact copy, a scaled copy, partners moved by 0.9 / 1.1 ``tol`` on each of their
+    non-zero unit coordinates (the base made orthogonal to the signs on its pattern, as in
+    :func:`planted`), a chain of three 0.9 tol apart, three zero rows, a row with the same
+    pattern and other values, and a row with the same values on another pattern.
+    """
+    rng = np.random.default_rng(seed)
+
+    def row_on(cols: np.ndarray, values: np.ndarray) -> np.ndarray:
+        r = np.zeros(d)
+        r[cols] = values
+        return r
+
+    v = np.stack([row_on(rng.choice(d, 8, replace=False), rng.uniform(0.1, 1.0, 8)) for _ in range(n)])
+    inside, outside = [], []
+    k = 0
+
+    def orthogonal_base(cols: np.ndarray, signs: np.ndarray) -> np.ndarray:
+        while True:
+            g = rng.uniform(0.2, 1.0, cols.size)
+            g -= (g @ signs) / (signs @ signs) * signs
+            g /= np.linalg.norm(g)
+            if np.abs(g).min() > 0.01:  # every non-zero far above tol
+                return g
+
+    for factor, bucket in ((0.9, inside), (1.1, outside)):
+        for _ in range(6):
+            cols = rng.choice(d, 8, replace=False)
+            signs = rng.choice([-1.0, 1.0], size=8)
+            g = orthogonal_base(cols, signs)
+            v[k], v[k + 1] = row_on(cols, g), row_on(cols, g + factor * TOL * signs)
+            bucket.append((k, k + 1))
+            k += 2
+    cols = rng.choice(d, 8, replace=False)
+    signs = rng.choice([-1.0, 1.0], size=8)
+    g = orthogonal_base(cols, signs)
+    for t in range(3):  # a chain: a-b and b-c at 0.9 tol, a-c at 1.8 tol
+        v[k + t] = row_on(cols, g + 0.9 * t * TOL * signs)
+    k += 3
+    v[k + 1] = v[k]  # an exact copy
+    v[k + 2] = v[k] * 3.0  # the same direction at another norm
+    v[k + 3] = row_on(np.flatnonzero(v[k]), rng.uniform(0.1, 1.0, 8))  # the same pattern, other values
+    v[k + 4] = np.roll(v[k], 5)  # the same values, another pattern
+    k += 5
+    v[k:k + 3] = 0.0  # zero rows: a group of their own
+    return v.astype(dtype), inside, outside
+
+
+def sparse_groups(v: np.ndarray, monkeypatch, *, route: str) -> list[tuple[str, ...]]:
+    """found_groups through one route: 'support' (must be taken and must answer) or 'dense' (the support route off)."""
+    calls = []
+    support = artefacts._near_ties_by_support
+
+    def spy(x, tol):
+        out = support(x, tol)
+        calls.append(out is not None)
+        return out
+
+    with monkeypatch.context() as m:
+        m.setattr(artefacts, "_near_ties_by_support", spy if route == "support" else (lambda x, tol: None))
+        got = found_groups(v)
+    if route == "support":
+        assert calls == [True], "the sparse rows are grouped by their pattern, without a dense pass"
+    return got
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_sparse_rows_keyed_by_their_pattern_give_the_groups_of_the_pairwise_loop_and_the_dense_route(dtype, seed, monkeypatch):
+    v, inside, outside = planted_sparse(dtype, seed)
+    want = pairwise_groups(v, TOL)
+    together = {frozenset(g) for g in want}
+
+    def tied(i: int, j: int) -> bool:
+        return any({f"w{i}", f"w{j}"} <= g for g in together)
+
+    assert all(tied(i, j) for i, j in inside), "the reference ties every pair planted at 0.9 tol"
+    assert not any(tied(i, j) for i, j in outside), "the reference ties no pair planted at 1.1 tol"
+    assert ("w24", "w25", "w26") in want, "a chain 0.9 tol apart is one group"
+    assert ("w27", "w28", "w29") in want and ("w32", "w33", "w34") in want, "copies and zero rows"
+    assert not tied(27, 30) and not tied(27, 31), "a shared pattern or shared values alone tie nothing"
+    assert sparse_groups(v, monkeypatch, route="support") == want
+    assert sparse_groups(v, monkeypatch, route="dense") == want
+
+
+def test_sparse_rows_with_a_non_zero_near_tol_or_a_nan_take_the_dense_route_and_keep_the_groups(monkeypatch):
+    v, _, _ = planted_sparse(np.float64, 2)
+    v[41] = v[40]
+    v[41, np.flatnonzero(v[40] == 0)[0]] = 0.5 * TOL * np.linalg.norm(v[40])  # tied to row 40 through another pattern
+    assert artefacts._looks_sparse(v)
+    assert artefacts._near_ties_by_support(v, TOL) is None, "a non-zero within 2 tol: patterns may differ in a tie"
+    want = pairwise_groups(v, TOL)
+    assert ("w40", "w41") in want
+    assert found_groups(v) == want
+    w, _, _ = planted_sparse(np.float32, 3)
+    w[50, np.flatnonzero(w[50])[0]] = np.nan
+    assert artefacts._near_ties_by_support(w, TOL) is None, "a NaN: tied with nothing, as the dense route decides"
+    assert found_groups(w) == pairwise_groups(w, TOL)
+
+
+def test_dense_or_narrow_rows_never_take_the_sparse_route():
+    rng = np.random.default_rng(11)
+    assert not artefacts._looks_sparse(rng.standard_normal((50, 2048)))
+    narrow = np.zeros((50, 64))
+    narrow[:, 0] = 1.0
+    assert not artefacts._looks_sparse(narrow), "below SPARSE_MIN_DIMS a space is never counted as sparse"
+    mostly = np.zeros((200, 2048))
+    mostly[:64, :3] = 1.0
+    mostly[64:] = rng.standard_normal((136, 2048))  # sparse head, dense body
+    assert artefacts._looks_sparse(mostly) and artefacts._near_ties_by_support(mostly, TOL) is None

@@ -114,9 +114,12 @@ def test_cache_faults_are_named_not_tracebacks(tmp_path):
     named = [ln for ln in garbage_out.stderr.splitlines() if "embeddings.sqlite" in ln]
     assert len(named) == 1 and named[0].startswith("semanscope: warning: ") and str(garbage) in named[0], garbage_out.stderr
     assert "SA cosine" in garbage_out.stdout and list(garbage.glob("embeddings.sqlite.damaged-*"))
-    # our own cache, token-level table included, is of course accepted
+    # our own cache, token-level table and vector checks included, is of course accepted
     ours = tmp_path / "ours"
     snb.EmbeddingCache(ours).put_token_entries("tokens|m", [("entry", "{}", b"")])
+    with sqlite3.connect(ours / "embeddings.sqlite") as con:
+        assert {"vectors", "token_vectors", "vector_checks"} <= {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+    con.close()
     (mine,) = _run(sa + (ours,))
     assert mine.returncode == 0 and "SA cosine" in mine.stdout, mine.stderr[-1500:]
 

@@ -228,3 +228,162 @@ def test_a_data_sets_verdict_in_a_fresh_process_reads_the_baseline_from_disk_wit
     assert store.hits == hits + 1 and not built, "the baseline's statistics come from the file: no Spreads of it"
     assert again.surface.to_dict() == first.surface.to_dict(), "the very numbers of the first process's comparison"
     assert again.tier == first.tier and again.cosine.sa == first.cosine.sa
+
+
+# --------------------------------------------------------------------------- a baseline known by what determines it
+
+
+def _lazy_case() -> tuple[AlignedWords, AlignedWords, np.ndarray]:
+    """The model (12 dims) and a 20-dim baseline (so it cannot be the model's words), with a zero-vector word."""
+    aw, _ = _aw_with_alternatives(10, R=60)
+    rng = np.random.default_rng(12)
+    W = rng.normal(size=(12, 20))
+    vecs = [v @ W + 1.5 * rng.normal(size=(v.shape[0], 20)) for v in aw.vectors]
+    vecs[1][3] = 0.0  # a word the baseline cannot embed: its concepts leave the comparison
+    spelling = AlignedWords(aw.languages, tuple(vecs), aw.incidence, aw.labels, words=aw.words)
+    return aw, spelling, np.arange(aw.n_rows) >= 6
+
+
+def _lazy(spelling: AlignedWords, identity: bytes = b"baseline of data set A", *, fail: bool = False,
+          dims: int = 20) -> tuple[AlignedWords, list]:
+    """``spelling`` with BaselineVectors (``identity``); the list records each read (``fail``: a read is an error)."""
+    reads: list = []
+
+    def load():
+        if fail:
+            raise AssertionError("the baseline's vectors were read although its statistics are stored")
+        reads.append(identity)
+        return spelling.vectors
+
+    vectors = chance.BaselineVectors(identity, load, n_languages=len(spelling.languages), dims=dims)
+    return AlignedWords(spelling.languages, vectors, spelling.incidence, spelling.labels, words=spelling.words), reads
+
+
+def test_a_fresh_process_reads_a_baseline_known_by_its_identity_without_its_vectors(store, monkeypatch):
+    aw, spelling, keep = _lazy_case()
+    lazy, reads = _lazy(spelling)
+    first = verdict_bootstrap(aw, n_boot=60, seed=3, keep=keep, surface=lazy)
+    assert reads and store.misses == 1 and len(list(store.folder.glob("*.bin"))) == 1, "a miss: read, computed, stored"
+    (path,) = store.folder.glob("*.bin")
+    id_key = chance._identity_key(aw, lazy, keep, seed=3, n_boot=60)
+    assert path == store.path(id_key), "the file is named by the identity's key"
+    value = store.get(id_key)
+    assert len(value) == 3 and value[2].tolist() == chance._surface_rows(aw, spelling, keep).tolist(), \
+        "the file holds the compared concepts: the kept ones without the zero-vector word's"
+    monkeypatch.setattr(chance, "_SURFACE_DONE", Memo(32))  # a new process
+    built = _counting_spreads(monkeypatch)
+    again_lazy, _ = _lazy(spelling, fail=True)
+    again = verdict_bootstrap(aw, n_boot=60, seed=3, keep=keep, surface=again_lazy)
+    assert not again_lazy.vectors.loaded and len(built) == 1, "only the model's spreads: the baseline is not read"
+    assert again.surface.to_dict() == first.surface.to_dict(), "float64 round trip: the very numbers"
+    fresh = surface_null(aw, spelling, keep=keep, n_boot=60, seed=3)  # from scratch, plain AlignedWords, no store
+    _same(again.surface, fresh, "the identity-keyed statistics are those of a fresh bootstrap")
+    assert again.surface.n_concepts == fresh.n_concepts == int(value[2].sum())
+    plain = verdict_bootstrap(aw, n_boot=60, seed=3, keep=keep, surface=spelling)  # a user's own AlignedWords: vector key
+    assert plain.surface.to_dict() == first.surface.to_dict() and len(list(store.folder.glob("*.bin"))) == 2, \
+        "a plain AlignedWords keeps its vector-digest key (its own file), with the same numbers"
+
+
+@pytest.mark.parametrize("change", ["identity", "keep", "seed", "n_boot"])
+def test_another_baseline_concepts_seed_or_n_boot_never_reads_an_identity_keyed_file(store, monkeypatch, change):
+    """'identity': another data set or baseline version (the task library's identity; tests/test_tasks.py checks what
+    changes it)."""
+    aw, spelling, keep = _lazy_case()
+    verdict_bootstrap(aw, n_boot=60, seed=3, keep=keep, surface=_lazy(spelling)[0])
+    monkeypatch.setattr(chance, "_SURFACE_DONE", Memo(32))
+    kw = {"n_boot": 60, "seed": 3, "keep": keep}
+    other = spelling
+    if change == "identity":  # other vectors under another identity
+        rng = np.random.default_rng(5)
+        other = AlignedWords(aw.languages, tuple(v + rng.normal(size=v.shape) for v in spelling.vectors), aw.incidence,
+                             aw.labels, words=aw.words)
+    elif change == "keep":
+        kw["keep"] = np.arange(aw.n_rows) >= 8
+    elif change == "seed":
+        kw["seed"] = 4
+    else:
+        kw["n_boot"] = 50
+    lazy, reads = _lazy(other, b"baseline of data set B" if change == "identity" else b"baseline of data set A")
+    got = verdict_bootstrap(aw, surface=lazy, **kw)
+    assert reads and store.hits == 0, f"{change}: no stored statistics apply, the baseline is read"
+    _same(got.surface, surface_null(aw, other, **kw), f"{change}: the numbers of a fresh bootstrap")
+    assert len(list(store.folder.glob("*.bin"))) == 2
+
+
+def test_a_model_of_the_baselines_dimension_is_compared_by_its_vectors(store):
+    """A model whose vectors have the baseline's dimension might be the baseline: the vectors are read and compared."""
+    aw, spelling, keep = _lazy_case()
+    lazy, reads = _lazy(spelling, dims=12)  # the model's dimension
+    assert chance._identity_key(aw, lazy, keep, seed=3, n_boot=40) is None
+    verdict_bootstrap(aw, n_boot=40, seed=3, keep=keep, surface=lazy)
+    verdict_bootstrap(aw, n_boot=40, seed=3, keep=keep, surface=_lazy(spelling)[0])  # the identity's own file
+    assert reads and len(list(store.folder.glob("*.bin"))) == 2
+    own, own_reads = _lazy(aw, dims=12)
+    v = verdict_bootstrap(aw, n_boot=40, seed=3, keep=keep, surface=own)
+    assert own_reads and v.surface.difference.value == 0.0, "the model is the baseline: its own statistics"
+
+
+@pytest.mark.parametrize("damage", ["rows cut", "rows bit flip", "rows count"])
+def test_a_damaged_identity_keyed_file_is_recomputed_and_rewritten(store, monkeypatch, damage):
+    aw, spelling, keep = _lazy_case()
+    want = verdict_bootstrap(aw, n_boot=60, seed=3, keep=keep, surface=_lazy(spelling)[0])
+    (path,) = store.folder.glob("*.bin")
+    raw = path.read_bytes()
+    at = raw.rindex(b"ROWS")
+    if damage == "rows cut":
+        bad = raw[:at + 6]
+    elif damage == "rows bit flip":
+        bad = raw[:at + 12] + bytes([raw[at + 12] ^ 0x01]) + raw[at + 13:]
+    else:  # a well-formed file of this key whose concepts are not this data set's count
+        full_key = store._full_key(chance._identity_key(aw, _lazy(spelling)[0], keep, seed=3, n_boot=60))
+        point, dist, rows = surface_store._decode(raw, full_key)
+        bad = surface_store._encode((point, dist, rows[:-1]), full_key)
+    path.write_bytes(bad)
+    monkeypatch.setattr(chance, "_SURFACE_DONE", Memo(32))
+    lazy, reads = _lazy(spelling)
+    got = verdict_bootstrap(aw, n_boot=60, seed=3, keep=keep, surface=lazy)
+    assert reads, f"{damage}: not used, the baseline is read and bootstrapped again"
+    assert store.damaged == (0 if damage == "rows count" else 1)
+    _same(got.surface, want.surface, f"{damage}: the recomputed numbers")
+    assert path.read_bytes() == raw, f"{damage}: the file is rewritten with the right statistics"
+
+
+def test_a_read_only_store_keeps_identity_keyed_statistics_in_memory(store, monkeypatch):
+    aw, spelling, keep = _lazy_case()
+
+    def read_only(**kw):
+        raise OSError(errno.EROFS, "Read-only file system", str(kw.get("dir")))
+
+    monkeypatch.setattr(surface_store.tempfile, "mkstemp", read_only)
+    with pytest.warns(RuntimeWarning, match="kept in memory only"):
+        first = verdict_bootstrap(aw, n_boot=40, seed=3, keep=keep, surface=_lazy(spelling)[0])
+    assert store.errors == 1 and store.damaged == 0
+    lazy, _ = _lazy(spelling, fail=True)
+    again = verdict_bootstrap(aw, n_boot=40, seed=3, keep=keep, surface=lazy)
+    assert not lazy.vectors.loaded, "from memory, without the vectors"
+    assert again.surface.to_dict() == first.surface.to_dict()
+
+
+def test_baseline_vectors_are_read_once_from_any_thread():
+    """A panel's callbacks run on kernel subshell threads: concurrent first uses read the vectors once."""
+    import threading
+    import time
+
+    loads = []
+
+    def load():
+        loads.append(threading.get_ident())
+        time.sleep(0.02)  # long enough for the other threads to arrive while the first reads
+        return (np.eye(3), np.ones((2, 3)))
+
+    v = chance.BaselineVectors(b"id", load, n_languages=2, dims=3)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append([a.shape for a in v])) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(loads) == 1 and got == [[(3, 3), (2, 3)]] * 8
+    bad = chance.BaselineVectors(b"id", lambda: (np.eye(3),), n_languages=2, dims=3)
+    with pytest.raises(ValueError, match="1 languages read, 2 expected"):
+        bad[0]

@@ -159,10 +159,17 @@ def test_unknown_token_answers_are_kept_in_the_cache_and_read_back(tmp_path):
 
 
 def _fresh_surface_memo(monkeypatch) -> None:
-    """An empty kept-baseline memo (runs.task_library._SURFACES) for this test."""
+    """An empty kept-baseline memo (runs.task_library._SURFACES) for this test, and no baseline statistics known yet
+    (chance._SURFACE_DONE empty, chance._SURFACE_STORE in an empty folder): a fresh process with an empty store."""
+    import tempfile
+
+    from semanscope_nb.metrics import chance
+    from semanscope_nb.metrics.surface_store import SurfaceStore
     from semanscope_nb.runs import task_library
 
     monkeypatch.setattr(task_library, "_SURFACES", Memo(task_library.SURFACE_KEPT_BYTES, sizeof=lambda kept: kept[2]))
+    monkeypatch.setattr(chance, "_SURFACE_DONE", Memo(32))
+    monkeypatch.setattr(chance, "_SURFACE_STORE", SurfaceStore(tempfile.mkdtemp(prefix="surface-store-test-")))
 
 
 def _recorded_embeds(monkeypatch) -> tuple[list, Any]:
@@ -204,6 +211,66 @@ def test_the_surface_baseline_of_a_data_set_is_read_once_per_process(tmp_path, m
     assert kept.words == fresh.words and kept.languages == fresh.languages
 
 
+def test_a_fresh_process_with_the_store_filled_reads_no_baseline_vector(tmp_path, monkeypatch):
+    """Issue 21: the baseline's statistics are stored by what determines its vectors; a fresh process's verdict reads
+    them without the vectors, with the very numbers; an edited data set or another baseline version reads the baseline."""
+    from semanscope_nb.metrics import chance
+    from semanscope_nb.models.encoders import TfidfEncoder
+    from semanscope_nb.runs import task_library
+
+    calls, real, ds, cache = _surface_case(monkeypatch, tmp_path)
+    model = real(ds, "random-null", cache=cache, progress=False)
+    first = task_library.sa_task(model, n_boot=60, seed=2)
+    assert calls == ["tfidf-char"]
+    filled = chance._SURFACE_STORE  # the store the first process filled
+    _fresh_surface_memo(monkeypatch)  # a new process ...
+    monkeypatch.setattr(chance, "_SURFACE_STORE", filled)  # ... with the store filled
+    again = task_library.sa_task(model, n_boot=60, seed=2)
+    assert calls == ["tfidf-char"], "the stored statistics: the baseline's vectors are not read"
+    assert again.surface.to_dict() == first.surface.to_dict() and again.tier == first.tier
+    _fresh_surface_memo(monkeypatch)  # from scratch: a plain AlignedWords baseline, no store
+    scratch = snb.metrics.affinity.affinity_of_words(
+        task_library.aligned_words(model), n_boot=60, seed=2, unknown_words=task_library.unknown_words(model),
+        surface=task_library.aligned_words(real(ds, "tfidf-char", cache=cache, progress=False)))
+    assert scratch.surface.to_dict() == first.surface.to_dict(), "the same numbers as computing the baseline outright"
+    monkeypatch.setattr(chance, "_SURFACE_STORE", filled)
+    calls.clear()
+    rows = list(ds.rows)
+    rows[4] = (rows[4][0], ("zzqx",) + tuple(rows[4][1][1:]), rows[4][2])
+    edited = dataclasses.replace(ds, rows=tuple(rows))  # the same file hash, one word changed
+    task_library.sa_task(real(edited, "random-null", cache=cache, progress=False), n_boot=60, seed=2)
+    assert calls == ["tfidf-char"], "an edited data set: the baseline is read, not the stale statistics"
+    calls.clear()
+    monkeypatch.setattr(TfidfEncoder, "version", property(lambda self: "scikit-learn==0.0-other"))
+    task_library.sa_task(model, n_boot=60, seed=2)
+    assert calls == ["tfidf-char"], "another baseline version: the baseline is read"
+
+
+def test_the_baseline_identity_changes_with_what_determines_its_vectors(monkeypatch):
+    from semanscope_nb.models.encoders import TfidfEncoder
+    from semanscope_nb.runs import task_library
+
+    ds = snb.load_dataset("edge-cases").select(["en", "de", "fr"]).subset(range(30))
+
+    def ident(d, cached=True):
+        return task_library._baseline_identity(d, task_library._baseline_encoder(d), cached=cached)
+
+    base = ident(ds)
+    assert ident(ds) == base, "deterministic"
+    rows = list(ds.rows)
+    rows[0] = (rows[0][0] + ("extra",), *rows[0][1:])
+    others = {
+        "a word more": ident(dataclasses.replace(ds, rows=tuple(rows))),
+        "other concepts": ident(ds.subset(range(29))),
+        "other languages": ident(snb.load_dataset("edge-cases").select(["en", "de", "zh"]).subset(range(30))),
+        "language order": ident(snb.load_dataset("edge-cases").select(["de", "en", "fr"]).subset(range(30))),
+        "not through the cache": ident(ds, cached=False),
+    }
+    monkeypatch.setattr(TfidfEncoder, "version", property(lambda self: "scikit-learn==0.0-other"))
+    others["another baseline version"] = ident(ds)
+    assert len(set(others.values()) | {base}) == len(others) + 1, others
+
+
 def test_the_surface_baselines_own_job_does_not_read_the_baseline_twice(tmp_path, monkeypatch):
     """Issue 21: SA of the baseline model itself takes its own vectors as the surface (same cache key), not a second read."""
     from semanscope_nb.models.encoders import TfidfEncoder
@@ -213,7 +280,7 @@ def test_the_surface_baselines_own_job_does_not_read_the_baseline_twice(tmp_path
     own = task_library.sa_task(real(ds, "tfidf-char", cache=cache, progress=False), n_boot=0, seed=0)
     assert calls == [], "the baseline's own job: its vectors are the baseline's"
     _fresh_surface_memo(monkeypatch)
-    monkeypatch.setattr(task_library, "_is_the_baseline", lambda embedded: False)
+    monkeypatch.setattr(task_library, "_is_the_baseline", lambda embedded, *baseline: False)
     read = task_library.sa_task(real(ds, "tfidf-char", cache=cache, progress=False), n_boot=0, seed=0)
     assert calls == ["tfidf-char"], "without the shortcut the baseline is read through the cache"
     assert own.surface.difference.value == read.surface.difference.value, "the same float32 vectors: the same arithmetic"

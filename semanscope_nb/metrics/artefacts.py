@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from semanscope_nb.memo import Memo
-from semanscope_nb.metrics.spreads import AlignedWords, Spreads, csr_of_dense
+from semanscope_nb.metrics.spreads import SPARSE_DENSITY, SPARSE_MIN_DIMS, AlignedWords, Spreads, csr_of_dense
 
 
 def _norm(word: str) -> str:
@@ -649,6 +649,92 @@ def _near_ties_by_directions(v: np.ndarray, tol: float) -> tuple[np.ndarray, np.
     return (labels, *_near_pairs(v, norms, reps, proj[reps], width, tol))
 
 
+#: the sparse route needs every non-zero unit coordinate above this many ``tol`` (far above any rounding of a unit row)
+_SUPPORT_MARGIN = 2.0
+
+
+def _looks_sparse(v: np.ndarray) -> bool:
+    """Whether ``v`` may be a sparse space (TF-IDF): wide, and its first 64 rows hold few non-zeros (a cheap look)."""
+    if v.ndim != 2 or v.shape[1] < SPARSE_MIN_DIMS or v.shape[0] < 2:
+        return False
+    head = v[:64]
+    return np.count_nonzero(head) <= SPARSE_DENSITY * head.size
+
+
+def _near_ties_by_support(v: np.ndarray, tol: float) -> tuple[None, np.ndarray, np.ndarray] | None:
+    """(None, near pairs a, b) of sparse rows, keyed by their non-zero pattern; None when the rule below does not hold.
+
+    Two unit rows agree to ``tol`` only if every coordinate differs by at most ``tol``: a
+    coordinate non-zero in one row and zero in the other differs by the non-zero's size.
+    When every non-zero unit coordinate of every row exceeds ``2 tol`` (checked here from
+    the CSR entries, computed well within that margin of :func:`_unit_of`'s numbers), two
+    rows can agree only if they have the same non-zero columns.  So rows are grouped by
+    their pattern (CSR indices, read straight from the sparse form: no dense pass, no
+    projections), and only rows sharing one are compared, coordinate by coordinate by
+    :func:`_unit_max_diff` -- the same test as the dense routes, hence the same groups.
+    All-zero rows are one group.  None (use the dense routes) when the vectors are not
+    sparse after all, hold a NaN or infinity, a row has a non-zero at or below ``2 tol``,
+    or the shared patterns would give more than ``32 n`` candidate pairs.
+    """
+    n = v.shape[0]
+    X = csr_of_dense(v)
+    if X.nnz > SPARSE_DENSITY * v.size:
+        return None
+    data = np.abs(X.data.astype(np.float64))
+    if not np.isfinite(data).all():
+        return None
+    counts = np.diff(X.indptr)
+    live = np.flatnonzero(counts)
+    if live.size:
+        starts = X.indptr[live]
+        peak = np.maximum.reduceat(data, starts)  # largest coordinate of each non-zero row: no square overflows
+        scaled = data / np.repeat(peak, counts[live])
+        norm = np.sqrt(np.add.reduceat(scaled * scaled, starts))  # >= 1: the peak's own square
+        smallest = np.minimum.reduceat(scaled, starts) / norm
+        if not (smallest > _SUPPORT_MARGIN * tol).all():
+            return None
+    # one key per pattern: the count and two sums of random 64-bit words of the columns (equal patterns, equal keys;
+    # a collision only adds candidates, which the coordinate test below rejects)
+    rng = np.random.default_rng(0x5EED)
+    words = rng.integers(0, np.iinfo(np.int64).max, size=(2, v.shape[1]), dtype=np.int64, endpoint=True)
+    h = np.zeros((2, n), dtype=np.int64)
+    if live.size:
+        with np.errstate(over="ignore"):
+            for k in range(2):
+                h[k, live] = np.add.reduceat(words[k][X.indices], X.indptr[live])  # wraps modulo 2^64
+    order = np.lexsort((h[1], h[0], counts))
+    same = (counts[order][1:] == counts[order][:-1]) & (h[0, order][1:] == h[0, order][:-1]) & (h[1, order][1:] == h[1, order][:-1])
+    if not same.any():
+        none = np.zeros(0, dtype=np.int64)
+        return None, none, none
+    starts_ = np.flatnonzero(np.r_[True, ~same])
+    sizes = np.diff(np.r_[starts_, n])
+    multi = sizes > 1
+    starts_, sizes = starts_[multi], sizes[multi]
+    zero_run = counts[order[starts_]] == 0
+    pairs_a, pairs_b = [], []
+    for a, size in zip(starts_[zero_run], sizes[zero_run]):  # all-zero rows: one group, joined to their lowest row
+        members = np.sort(order[a:a + size])
+        pairs_a.append(np.full(size - 1, members[0]))
+        pairs_b.append(members[1:])
+    starts_, sizes = starts_[~zero_run], sizes[~zero_run]
+    if int((sizes * (sizes - 1) // 2).sum()) > 32 * n:
+        return None
+    cand_a, cand_b = [], []
+    for a, size in zip(starts_, sizes):  # every pair of rows sharing a pattern
+        i, j = np.triu_indices(int(size), k=1)
+        members = np.sort(order[a:a + size])
+        cand_a.append(members[i])
+        cand_b.append(members[j])
+    if cand_a:
+        ca, cb = np.concatenate(cand_a), np.concatenate(cand_b)
+        close = _unit_max_diff(v, None, ca, cb) <= tol
+        pairs_a.append(ca[close])
+        pairs_b.append(cb[close])
+    none = np.zeros(0, dtype=np.int64)
+    return None, np.concatenate([none, *pairs_a]).astype(np.int64), np.concatenate([none, *pairs_b]).astype(np.int64)
+
+
 def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6,
                              norms: Sequence[np.ndarray] | None = None) -> dict[str, list[tuple[str, ...]]]:
     """Per language, groups of >= 2 distinct words whose unit vectors agree to ``tol`` (max abs difference).
@@ -666,8 +752,11 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6,
     the norms' rounding on each -- sorted once on a grid of two of them
     (:func:`_near_ties_by_coordinates`); rows with bit-identical unit vectors are merged
     first, and only rows close on all four keys are compared coordinate by coordinate,
-    in float64.  Sparse vectors (coordinates mostly zero) use four dense random
-    directions instead (:func:`_near_ties_by_directions`).  Either way the groups are
+    in float64.  Sparse vectors (wide, at most ``SPARSE_DENSITY`` non-zero: TF-IDF) are
+    grouped by their non-zero pattern read from the CSR form (:func:`_near_ties_by_support`:
+    rows whose non-zeros all exceed ``2 tol`` can only agree when their patterns are equal);
+    other mostly-zero vectors use four dense random directions (:func:`_near_ties_by_directions`).
+    Every way, the groups are
     exactly those of the rule.  ``norms``: per language, the word vectors' norms
     computed in float64 -- what a :class:`~semanscope_nb.metrics.spreads.Spreads` of
     ``aw`` holds as ``.norms`` -- so the search reads only its key columns and candidate
@@ -697,7 +786,9 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6,
         n = v.shape[0]
         if n < 2:
             continue
-        near = _near_ties_by_coordinates(v, tol, None if norms is None else norms[k])  # at most one pass, own precision
+        near = _near_ties_by_support(v, tol) if _looks_sparse(v) else None  # sparse rows: keyed by their pattern
+        if near is None:
+            near = _near_ties_by_coordinates(v, tol, None if norms is None else norms[k])  # at most one pass, own precision
         if near is None:  # sparse or clustered coordinates: four dense random directions instead
             near = _near_ties_by_directions(v, tol)
         labels, pairs_a, pairs_b = near

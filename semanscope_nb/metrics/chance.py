@@ -53,8 +53,10 @@ True
 
 from __future__ import annotations
 
+import collections.abc
 import hashlib
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
@@ -934,10 +936,11 @@ _SURFACE_DONE = Memo(32)
 _SURFACE_STORE = SurfaceStore()
 
 
-def _known_surface(key: bytes, n_boot: int) -> tuple[Any, np.ndarray | None] | None:
+def _known_surface(key: bytes, n_boot: int, *, n_rows: int | None = None) -> tuple | None:
     """The baseline's (point corrected score, bootstrap distribution) under ``key``: in memory, else on disk, else None.
 
     A stored distribution that is not ``n_boot`` long (None for ``n_boot=0``) is not this key's: ignored (recomputed).
+    ``n_rows``: the value must also hold the compared concepts, ``n_rows`` booleans (keys of :class:`BaselineVectors`).
     """
     known = _SURFACE_DONE.get(key)
     if known is None:
@@ -945,6 +948,8 @@ def _known_surface(key: bytes, n_boot: int) -> tuple[Any, np.ndarray | None] | N
         if known is not None:
             dist = known[1]
             fits = dist is None if not n_boot else dist is not None and dist.shape == (n_boot,)
+            if n_rows is not None:
+                fits = fits and len(known) == 3 and known[2].shape == (n_rows,) and int(known[2].sum()) >= 3
             known = _SURFACE_DONE.put(key, known) if fits else None
     return known
 
@@ -973,6 +978,84 @@ def _words_digest(aw: AlignedWords) -> "hashlib._Hash":
         for part in (inc.indptr, inc.indices, inc.data):
             h.update(np.ascontiguousarray(part).tobytes())
     return h
+
+
+class BaselineVectors(collections.abc.Sequence):
+    """The surface baseline's word vectors per language, read on first use, and ``identity``: what determines them.
+
+    A caller that knows what determines the baseline's vectors -- the task library: the
+    baseline encoder's cache key (model id, version, parameters, the fitted IDF corpus),
+    the data set's content and languages, how the vectors were read -- passes the
+    baseline as ``AlignedWords(languages, BaselineVectors(...), incidence, labels, ...)``.
+    :func:`verdict_bootstrap` then looks the baseline's statistics up by ``identity``
+    (with the concepts the model keeps, the seed and ``n_boot``) and calls ``load`` only
+    on a miss: a fresh process whose store holds them reads no baseline vector.
+    ``dims``: the baseline's dimension; a model whose vectors all have that dimension
+    might be the baseline itself, so its words are compared with the loaded ones as
+    for any baseline.  Safe from any thread (``load`` runs once).
+
+    >>> v = BaselineVectors(b"what determines them", lambda: (np.eye(3), np.eye(3)), n_languages=2, dims=3)
+    >>> v.loaded, len(v), v[1].shape, v.loaded
+    (False, 2, (3, 3), True)
+    """
+
+    def __init__(self, identity: bytes, load: Any, *, n_languages: int, dims: int | None) -> None:
+        self.identity = bytes(identity)
+        self.n_languages = int(n_languages)
+        self.dims = dims
+        self._load = load
+        self._vectors: tuple[np.ndarray, ...] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the vectors were read."""
+        return self._vectors is not None
+
+    def _all(self) -> tuple[np.ndarray, ...]:
+        if self._vectors is None:
+            with self._lock:
+                if self._vectors is None:
+                    vectors = tuple(self._load())
+                    if len(vectors) != self.n_languages:
+                        raise ValueError(f"BaselineVectors: {len(vectors)} languages read, {self.n_languages} expected")
+                    self._vectors, self._load = vectors, None
+        return self._vectors
+
+    def __len__(self) -> int:
+        return self.n_languages
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return iter(self._all())
+
+
+def _identity_key(model: AlignedWords, surface: AlignedWords, keep: np.ndarray | None, *, seed: int | None,
+                  n_boot: int) -> bytes | None:
+    """The key of the baseline's statistics by what determines its vectors (:class:`BaselineVectors`), without them.
+
+    None -- the vectors' digest is the key (:func:`_surface_key`) -- for any other baseline, a random seed, a model
+    whose vectors might be the baseline's (every language of the baseline's dimension) or concepts that do not match.
+    """
+    lazy = surface.vectors
+    if not isinstance(lazy, BaselineVectors) or seed is None or lazy.dims is None:
+        return None
+    if tuple(model.languages) != tuple(surface.languages) or model.n_rows != surface.n_rows:
+        return None  # the compute path says what is wrong
+    if all(np.ndim(v) == 2 and np.shape(v)[1] == lazy.dims for v in model.vectors):
+        return None
+    R = model.n_rows
+    rows = np.ones(R, dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
+    if rows.shape != (R,):
+        return None
+    h = hashlib.blake2b(digest_size=20)
+    h.update(b"baseline-identity|")
+    h.update(lazy.identity)
+    h.update(np.packbits(rows).tobytes())
+    h.update(f"|{seed}|{n_boot}|{R}|{int(rows.sum())}".encode())
+    return h.digest()
 
 
 def _surface_key(surface: AlignedWords, rows: np.ndarray, *, seed: int | None, n_boot: int, R: int) -> bytes | None:
@@ -1024,7 +1107,8 @@ def verdict_bootstrap(
     ``seed``, ``n_boot``) in a process: a benchmark compares every model with it on the
     same concepts, so later calls read the statistics of the first (kept for the 32 most
     recent, and on disk by :class:`~semanscope_nb.metrics.surface_store.SurfaceStore`, so a
-    fresh process reads them too); when the model *is* the baseline (the same vectors), its own statistics are
+    fresh process reads them too; a baseline of :class:`BaselineVectors` is looked up by what determines its
+    vectors, so a hit reads none of them); when the model *is* the baseline (the same vectors), its own statistics are
     the baseline's.  ``distributions`` / ``subset_distributions`` receive the bootstrap distributions of all
     concepts and of ``keep``'s.  Each statistic equals its separate computation given
     the same counts (``tests/test_fused_verdict.py``).
@@ -1047,8 +1131,12 @@ def verdict_bootstrap(
     side = None  # (rows, the model's RowSubset on them or None, the baseline's spreads and null parts)
     note = ""
     if surface is not None:
+        # a baseline that says what determines its vectors (BaselineVectors): its statistics -- and the compared
+        # concepts -- by that identity, read before (and then instead of) its vectors
+        id_key = _identity_key(aw, surface, keep, seed=seed, n_boot=n_boot)
+        by_id = _known_surface(id_key, n_boot, n_rows=R) if id_key is not None else None
         try:
-            rows = _surface_rows(aw, surface, keep)
+            rows = by_id[2] if by_id is not None else _surface_rows(aw, surface, keep)
         except ValueError as exc:
             if "need at least" not in str(exc):
                 raise
@@ -1058,17 +1146,20 @@ def verdict_bootstrap(
 
             same = subset is not None and np.array_equal(rows, keep)
             model_rows = subset if same else (RowSubset(spreads, rows) if not rows.all() else None)
-            if _same_words(aw, surface):  # the model is the baseline: its own statistics on the rows, not a second pass
+            if by_id is not None:  # an earlier call's statistics on these concepts (never the model's own words: dims)
+                side = (rows, model_rows, by_id[:2], None)
+            elif _same_words(aw, surface):  # the model is the baseline: its own statistics on the rows, not a second pass
                 side = (rows, model_rows, None, None)
             else:
-                key = _surface_key(surface, rows, seed=seed, n_boot=n_boot, R=R)
+                # a BaselineVectors baseline is kept by its identity alone (its vectors' digest would cost a read of them)
+                key = _surface_key(surface, rows, seed=seed, n_boot=n_boot, R=R) if id_key is None else None
                 known = _known_surface(key, n_boot) if key is not None else None
                 if known is not None:  # the same baseline, concepts and resamples as an earlier call (another model)
                     side = (rows, model_rows, known, key)
                 else:
                     s_aw = subset_rows(surface, rows) if not rows.all() else surface
                     s_spreads = Spreads(s_aw)
-                    side = (rows, model_rows, s_spreads, NullParts(s_aw, s_spreads), key)
+                    side = (rows, model_rows, s_spreads, NullParts(s_aw, s_spreads), key, id_key)
 
     def model_on(rows_subset: RowSubset | None, full: dict, sub: dict | None, counts: np.ndarray) -> dict:
         if rows_subset is None:
@@ -1081,7 +1172,7 @@ def verdict_bootstrap(
     if side is not None:
         rows, model_rows = side[:2]
         mine = model_on(model_rows, point, point_sub, ones)["corrected"][0]
-        if len(side) == 5:  # the baseline's own spreads
+        if len(side) == 6:  # the baseline's own spreads
             theirs = null_aware_statistics(side[2], side[3], np.ones((1, int(rows.sum()))))["corrected"][0]
         else:  # the model itself, or the statistics of an earlier call
             theirs = mine if side[2] is None else side[2][0]
@@ -1093,7 +1184,7 @@ def verdict_bootstrap(
         dists, dists_sub = {}, ({} if subset is not None else None)
         if batch is None:  # bound the peak beside the embeddings (resamples do not depend on the batch size)
             batch = spreads.bootstrap_batch(n_boot)
-        computes = side is not None and len(side) == 5
+        computes = side is not None and len(side) == 6
         s_batch = min(batch, side[2].bootstrap_batch(n_boot)) if computes else batch  # the baseline's own budget
         for counts in resample_counts(R, n_boot, seed=seed, batch=batch):
             check_stop(should_stop, "bootstrap")
@@ -1117,10 +1208,12 @@ def verdict_bootstrap(
     surface_scores = None
     if side is not None:
         dm = np.concatenate(dists_side[0]) if n_boot else None
-        if len(side) == 5:
+        if len(side) == 6:
             ds = np.concatenate(dists_side[1]) if n_boot else None
             if side[4] is not None:
                 _keep_surface(side[4], (point_side[1], ds))
+            if side[5] is not None:  # with the compared concepts: a later hit reads no baseline vector
+                _keep_surface(side[5], (point_side[1], ds, side[0]))
         else:
             ds = dm if side[2] is None else side[2][1]
         surface_scores = _surface_comparison(point_side, dm, ds, n_concepts=int(side[0].sum()), n_boot=n_boot,

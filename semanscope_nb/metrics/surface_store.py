@@ -10,10 +10,16 @@ them in memory (a benchmark's second model reads them); this store keeps them in
 (a fresh kernel, the next benchmark run) reads them instead of bootstrapping the
 4096-dimensional baseline again.
 
-What a file is keyed by: the caller's key (a digest of the baseline's vectors and
-incidence -- so of the data set's words and the baseline's own version and
-parameters, which determine those numbers --, of the compared concepts, the seed,
-``n_boot`` and the concept count), the package version and :data:`STORE_FORMAT`.
+What a file is keyed by: the caller's key, the package version and :data:`STORE_FORMAT`.
+The caller's key is either a digest of the baseline's vectors and incidence (so of
+the data set's words and the baseline's own version and parameters, which determine
+those numbers), of the compared concepts, the seed, ``n_boot`` and the concept count;
+or -- when the caller knows what determines the baseline's vectors without reading
+them (:class:`~semanscope_nb.metrics.chance.BaselineVectors`: the baseline encoder's
+cache key, the data set's content and languages) -- a digest of that, of the concepts
+the model keeps, the seed, ``n_boot`` and the concept count.  Such a file also holds
+the compared concepts (a boolean per concept: the kept ones the baseline can embed),
+so that a hit needs no vector at all.
 The file name is the digest of all of them; the file also holds them and a digest
 of its own bytes, so a damaged file (truncated, bit-flipped, not ours) or a foreign
 one (another key or package version under that name) is detected, ignored and
@@ -51,13 +57,15 @@ from pathlib import Path
 
 import numpy as np
 
-#: the layout of a file (bumped when the layout, or the arithmetic behind the stored numbers, changes)
-STORE_FORMAT = 1
+#: the layout of a file (bumped when the layout, or the arithmetic behind the stored numbers, changes);
+#: 2: an optional third part, the compared concepts (a boolean per concept), after the distribution
+STORE_FORMAT = 2
 #: the folder under ``settings.cache_dir``
 FOLDER_NAME = "surface-null"
 #: files kept at most (about 8 kB each at 1000 resamples); beyond, the least recently used ones are removed on a write
 MAX_FILES = 512
 _MAGIC = b"SNBSURF\x00"
+_ROWS = b"ROWS"  # the tag of the optional compared concepts
 _DIGEST = 32  # blake2b digest size of the file's own check
 
 
@@ -94,6 +102,8 @@ class SurfaceStore:
     >>> s = SurfaceStore(tempfile.mkdtemp())
     >>> s.put(b"a" * 20, (np.float64(0.1), None)), s.get(b"a" * 20)
     (True, (np.float64(0.1), None))
+    >>> s.put(b"b" * 20, (np.float64(0.1), None, np.array([True, False, True]))), s.get(b"b" * 20)[2].tolist()
+    (True, [True, False, True])
     """
 
     def __init__(self, folder: str | os.PathLike | None = None, *, max_files: int = MAX_FILES) -> None:
@@ -126,8 +136,8 @@ class SurfaceStore:
         with self._lock:
             setattr(self, name, getattr(self, name) + 1)
 
-    def get(self, key: bytes) -> tuple[np.float64, np.ndarray | None] | None:
-        """The stored (point, distribution) of ``key``, or None."""
+    def get(self, key: bytes) -> tuple | None:
+        """The stored (point, distribution) -- or (point, distribution, compared concepts) -- of ``key``, or None."""
         path = self.path(key)
         try:
             raw = path.read_bytes()
@@ -148,8 +158,11 @@ class SurfaceStore:
             os.utime(path)
         return value
 
-    def put(self, key: bytes, value: tuple[float, np.ndarray | None]) -> bool:
-        """Write ``value`` = (point, distribution or None) under ``key`` atomically; False (and one warning) on an OSError."""
+    def put(self, key: bytes, value: tuple) -> bool:
+        """Write ``value`` = (point, distribution or None[, compared concepts]) under ``key`` atomically.
+
+        False (and one warning) on an OSError.
+        """
         folder = self.folder
         data = _encode(value, self._full_key(key))
         try:
@@ -191,18 +204,21 @@ class SurfaceStore:
                     f.unlink()
 
 
-def _encode(value: tuple[float, np.ndarray | None], full_key: bytes) -> bytes:
-    point, dist = value
+def _encode(value: tuple, full_key: bytes) -> bytes:
+    point, dist = value[:2]
     dist_bytes = b"" if dist is None else np.ascontiguousarray(dist, dtype="<f8").tobytes()
     n = -1 if dist is None else int(np.asarray(dist).size)
     version = _package_version().encode()
     body = (_MAGIC + struct.pack("<HH", STORE_FORMAT, len(version)) + version + full_key
             + struct.pack("<dq", float(point), n) + dist_bytes)
+    if len(value) > 2:  # the compared concepts: their count, then one bit each
+        rows = np.asarray(value[2], dtype=bool).ravel()
+        body += _ROWS + struct.pack("<q", rows.size) + np.packbits(rows).tobytes()
     return body + hashlib.blake2b(body, digest_size=_DIGEST).digest()
 
 
-def _decode(raw: bytes, full_key: bytes) -> tuple[np.float64, np.ndarray | None] | None:
-    """The (point, distribution) in ``raw``, or None when it is damaged or not the file of ``full_key``."""
+def _decode(raw: bytes, full_key: bytes) -> tuple | None:
+    """The (point, distribution[, compared concepts]) in ``raw``, or None when it is damaged or not the file of ``full_key``."""
     if len(raw) < len(_MAGIC) + 4 + _DIGEST or not raw.startswith(_MAGIC):
         return None
     body, check = raw[:-_DIGEST], raw[-_DIGEST:]
@@ -220,9 +236,18 @@ def _decode(raw: bytes, full_key: bytes) -> tuple[np.float64, np.ndarray | None]
         return None
     point, n = struct.unpack_from("<dq", body, at)
     at += 16
-    if n == -1 and len(body) == at:
-        return np.float64(point), None
-    if n < 0 or len(body) != at + 8 * n:
+    if n < -1 or len(body) < at + 8 * max(n, 0):
         return None
-    dist = np.frombuffer(body, dtype="<f8", count=n, offset=at).astype(np.float64)  # a writable copy
-    return np.float64(point), dist
+    dist = None if n == -1 else np.frombuffer(body, dtype="<f8", count=n, offset=at).astype(np.float64)  # a writable copy
+    at += 8 * max(n, 0)
+    if len(body) == at:
+        return np.float64(point), dist
+    if body[at:at + len(_ROWS)] != _ROWS or len(body) < at + len(_ROWS) + 8:
+        return None
+    at += len(_ROWS)
+    (n_rows,) = struct.unpack_from("<q", body, at)
+    at += 8
+    if n_rows < 0 or len(body) != at + (n_rows + 7) // 8:
+        return None
+    rows = np.unpackbits(np.frombuffer(body, dtype=np.uint8, offset=at), count=n_rows).astype(bool)
+    return np.float64(point), dist, rows

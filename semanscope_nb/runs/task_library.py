@@ -33,7 +33,14 @@ def aligned_words(embedded: Embedded) -> AlignedWords:
     dataset = embedded.dataset
     if not isinstance(dataset, WordDataset):
         raise ArgumentError(f"'{embedded.name}' is not a word dataset (it is {type(dataset).__name__})")
-    vecs, incs, words = [], [], []
+    shell = _word_shell(dataset)
+    vecs = tuple(embedded.matrix(lang, list(uniq)) for lang, uniq in zip(dataset.languages, shell.words))
+    return AlignedWords(shell.languages, vecs, shell.incidence, shell.labels, shell.groups, shell.words)
+
+
+def _word_shell(dataset: WordDataset) -> AlignedWords:
+    """The incidence, labels and unique words per language of ``dataset`` (no vectors): what :func:`aligned_words` adds them to."""
+    incs, words = [], []
     for lang in dataset.languages:
         uniq = dataset.words(lang)
         pos = {w: i for i, w in enumerate(uniq)}
@@ -41,10 +48,9 @@ def aligned_words(embedded: Embedded) -> AlignedWords:
         r_idx = np.repeat(np.arange(len(cells)), [len(c) for c in cells])
         c_idx = np.fromiter((pos[w] for c in cells for w in c), dtype=np.int64, count=r_idx.size)
         incs.append(sp.csr_matrix((np.ones(r_idx.size), (r_idx, c_idx)), shape=(len(cells), len(uniq))))
-        vecs.append(embedded.matrix(lang, uniq))
         words.append(tuple(uniq))
     labels = tuple(" / ".join(cell[0] for cell in row[:2]) for row in dataset.rows)
-    return AlignedWords(dataset.languages, tuple(vecs), tuple(incs), labels, dataset.groups, tuple(words))
+    return AlignedWords(dataset.languages, (), tuple(incs), labels, dataset.groups, tuple(words))
 
 
 def _stamp(result: Any, embedded: Embedded, **extra: Any) -> Any:
@@ -97,45 +103,93 @@ SURFACE_KEPT_BYTES = 64 * 2**20
 _SURFACES = Memo(SURFACE_KEPT_BYTES, sizeof=lambda kept: kept[2])  # (shell, sparse rows, bytes) by data set
 
 
-def _is_the_baseline(embedded: Embedded) -> bool:
-    """Whether ``embedded`` holds the surface baseline's own vectors of its data set (same cache key as :func:`embed` gives)."""
+def _baseline_encoder(dataset: WordDataset) -> Any:
+    """The surface baseline's encoder prepared on ``dataset`` as :func:`embed` prepares it (its IDF corpus hash; no fit)."""
     from semanscope_nb.models.registry import load_model
 
+    by_language = {lang: list(dict.fromkeys(texts)) for lang, texts in dataset.texts_by_language().items()}
+    return load_model(SURFACE_BASELINE).prepare([t for texts in by_language.values() for t in texts])  # as embed() does
+
+
+def _is_the_baseline(embedded: Embedded, baseline: Any = None) -> bool:
+    """Whether ``embedded`` holds the surface baseline's own vectors of its data set (same cache key as :func:`embed` gives)."""
     if embedded.model_id != SURFACE_BASELINE:
         return False
-    by_language = {lang: list(dict.fromkeys(texts)) for lang, texts in embedded.dataset.texts_by_language().items()}
-    baseline = load_model(SURFACE_BASELINE).prepare([t for texts in by_language.values() for t in texts])  # as embed() does
+    baseline = baseline if baseline is not None else _baseline_encoder(embedded.dataset)
     return not baseline.language_dependent and baseline.cache_key == embedded.model_key
+
+
+def _baseline_identity(dataset: WordDataset, baseline: Any, *, cached: bool) -> bytes:
+    """What determines the baseline's aligned words on ``dataset``, without them.
+
+    The baseline encoder's cache key (model id, version, every option, the fitted IDF corpus's hash), the data set's
+    content hash, languages, rows (every word of every cell: the incidence, the labels and which words are embedded)
+    and groups, and whether the vectors come through the embedding cache (float32) or straight from the encoder.
+    """
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=20)
+    for part in (baseline.cache_key, dataset.sha256, "cache:float32" if cached else "no-cache", repr(tuple(dataset.languages)),
+                 repr(dataset.groups)):
+        h.update(str(part).encode())
+        h.update(b"\x00")
+    for row in dataset.rows:  # words hold no control characters that could make two row lists encode alike: lengths too
+        for cell in row:
+            h.update(f"{len(cell)}:".encode())
+            for w in cell:
+                b = w.encode()
+                h.update(f"{len(b)}:".encode() + b)
+        h.update(b"\x1d")
+    return h.digest()
 
 
 def _surface_words(embedded: Embedded, should_stop: Any = None, *, own: AlignedWords | None = None) -> AlignedWords:
     """The surface baseline's aligned words on ``embedded``'s data set (embedded through the same cache, or kept).
 
     ``own``: ``aligned_words(embedded)`` when the caller has it; when ``embedded`` is the baseline itself (same
-    cache key), those are its words and the cache is not read a second time.
+    cache key), those are its words and the cache is not read a second time.  Otherwise the words' vectors are
+    a :class:`~semanscope_nb.metrics.chance.BaselineVectors`: read (from memory or the cache) only when the verdict
+    does not find the baseline's statistics by what determines them (a fresh process with the store filled reads none).
     """
-    from semanscope_nb.models.embedded import embed
+    from semanscope_nb.metrics.chance import BaselineVectors
 
     ds = embedded.dataset
     key = (SURFACE_BASELINE, tuple(ds.languages), ds.rows)
+    baseline = _baseline_encoder(ds)
+    if own is not None and _is_the_baseline(embedded, baseline):
+        if _SURFACES.get(key) is None:
+            _keep_words(key, own)
+        return own  # the baseline's model job: the vectors it read are the ones a second read would give
+    kept = _SURFACES.get(key)
+    shell = kept[0] if kept is not None else _word_shell(ds)
+    cache = embedded.cache if embedded.cache is not None else False
+    dims = (baseline.options or {}).get("n_features") if not baseline.language_dependent else None
+    vectors = BaselineVectors(_baseline_identity(ds, baseline, cached=cache is not False),
+                              lambda: _baseline_vectors(ds, key, cache, should_stop), n_languages=len(shell.languages),
+                              dims=dims if isinstance(dims, int) else None)
+    return AlignedWords(shell.languages, vectors, shell.incidence, shell.labels, shell.groups, shell.words)
+
+
+def _baseline_vectors(ds: WordDataset, key: tuple, cache: Any, should_stop: Any) -> tuple[np.ndarray, ...]:
+    """The baseline's word vectors per language on ``ds``: kept in memory, else embedded through ``cache`` (and kept)."""
+    from semanscope_nb.models.embedded import embed
+
     kept = _SURFACES.get(key)
     if kept is not None:
-        shell, rows, _ = kept
-        vectors = tuple(m.toarray() for m in rows)  # the same float32 numbers as read (zeros are exact)
+        vectors = tuple(m.toarray() for m in kept[1])  # the same float32 numbers as read (zeros are exact)
         for v in vectors:
             v.flags.writeable = False
-        return AlignedWords(shell.languages, vectors, shell.incidence, shell.labels, shell.groups, shell.words)
-    if own is not None and _is_the_baseline(embedded):
-        words = own  # the baseline's model job: the vectors it read are the ones a second read would give
-    else:
-        baseline = embed(ds, SURFACE_BASELINE, cache=embedded.cache if embedded.cache is not None else False,
-                         progress=False, should_stop=should_stop)
-        words = aligned_words(baseline)
+        return vectors
+    words = aligned_words(embed(ds, SURFACE_BASELINE, cache=cache, progress=False, should_stop=should_stop))
+    _keep_words(key, words)
+    return words.vectors
+
+
+def _keep_words(key: tuple, words: AlignedWords) -> None:
     rows = tuple(csr_of_dense(v) for v in words.vectors)
     size = sum(int(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes) for m in rows)
     shell = AlignedWords(words.languages, (), words.incidence, words.labels, words.groups, words.words)
     _SURFACES.put(key, (shell, rows, size))  # not kept when larger than SURFACE_KEPT_BYTES on its own
-    return words
 
 
 #: suffix of the embedding cache's token-entry key under which a model's unknown-token answers are kept
