@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh "st"
 export HF_HUB_OFFLINE=1
-exec .venv/bin/semanscope benchmark "$@"
+exec .venv/bin/semanscope benchmark --n-jobs auto "$@"

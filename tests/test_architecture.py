@@ -13,7 +13,7 @@ import semanscope_nb as snb
 
 PACKAGE = Path(snb.__file__).parent
 #: lower number = lower layer; a module may import its own layer or a lower one
-LAYERS = {"_api": 0, "errors": 0, "memo": 0, "provenance": 0, "results": 0, "settings": 0, "data": 1, "models": 2, "metrics": 3, "plots": 4, "runs": 5, "widgets": 6}
+LAYERS = {"_api": 0, "errors": 0, "machine": 0, "memo": 0, "provenance": 0, "results": 0, "settings": 0, "data": 1, "models": 2, "metrics": 3, "plots": 4, "runs": 5, "widgets": 6}
 TOP = 7  # semanscope_nb/__init__.py and __main__.py
 
 

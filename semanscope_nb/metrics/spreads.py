@@ -40,6 +40,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from semanscope_nb.machine import free_cpus
 from semanscope_nb.errors import EmbeddingError
 
 
@@ -197,20 +198,8 @@ _gram_lock = threading.Lock()  # Spreads._centred_gram: one thread makes the Gra
 
 
 def _free_cpus() -> int:
-    """CPUs this process may use that no other runnable task holds right now (0 where that cannot be read).
-
-    Linux's ``/proc/loadavg`` counts the runnable tasks of the whole system (this thread included) at this instant;
-    a container that shows the host's count simply gets 0 (no second thread: the serial route).
-    """
-    import os
-
-    try:
-        with open("/proc/loadavg", encoding="ascii") as f:
-            running = int(f.read().split()[3].split("/")[0])
-        cpus = len(os.sched_getaffinity(0))
-    except (OSError, ValueError, IndexError, AttributeError):
-        return 0
-    return max(0, cpus - running + 1)
+    """:func:`semanscope_nb.machine.free_cpus` (one name here, so that a test can set it)."""
+    return free_cpus()
 
 
 def block_product_workers() -> int:

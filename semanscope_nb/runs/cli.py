@@ -63,6 +63,11 @@ def _int_at_least(low: int) -> Callable[[str], int]:
     return parse
 
 
+def _workers(text: str) -> int | str:
+    """An argparse type: a positive whole number, or ``auto`` (the CPUs free at the start, :func:`~semanscope_nb.runs.grid.auto_workers`)."""
+    return "auto" if text.strip().lower() == "auto" else _int_at_least(1)(text)
+
+
 def _non_empty(text: str) -> str:
     """An argparse type: a non-blank path or name."""
     if not text.strip():
@@ -251,7 +256,7 @@ def _cmd_grid(args: argparse.Namespace) -> int:
     """`benchmark` with --backend/--n-jobs/--scheduler/--metrics/--api-model: the joblib grid."""
     from semanscope_nb.models.registry import list_models
     from semanscope_nb.runs.evaluate import format_leaderboard
-    from semanscope_nb.runs.grid import resolve_models, run_grid
+    from semanscope_nb.runs.grid import resolve_backend, resolve_models, run_grid
 
     api_ids = _register_api_models(args.api_model or [], api_key_env=args.api_key_env)
     models = args.models
@@ -262,7 +267,7 @@ def _cmd_grid(args: argparse.Namespace) -> int:
     if models is not None:
         models, preset_skipped = resolve_models(models)
     tasks = args.tasks or args.metrics or ["sa"]
-    backend = args.backend or ("dask" if args.scheduler else ("loky" if args.n_jobs else "serial"))
+    backend, n_jobs = resolve_backend(args.backend, n_jobs=args.n_jobs, scheduler=args.scheduler)
     _check_dataset_paths(args.datasets, "--datasets")
     cache = _open_cache(args.cache_dir)
     languages = args.languages
@@ -277,7 +282,7 @@ def _cmd_grid(args: argparse.Namespace) -> int:
     if "sa" in params:
         params["sa"]["thresholds"] = _thresholds(args)
     g = run_grid(models, args.datasets, tasks, languages=languages, max_concepts=args.max_concepts,
-                 params=params, backend=backend, n_jobs=args.n_jobs, scheduler=args.scheduler, cache=cache,
+                 params=params, backend=backend, n_jobs=n_jobs, scheduler=args.scheduler, cache=cache,
                  out_dir=args.out, force=args.force, progress=show_bar, on_job=report)
     _print_reader_reports(g.reader_reports)
     if "sa" in tasks:
@@ -452,7 +457,8 @@ def _add_benchmark_command(sub: Any) -> None:
     b.add_argument("--force", action="store_true", help="recompute finished jobs instead of resuming")
     # the joblib grid (any of these options switches to it; without them the serial run above is unchanged)
     b.add_argument("--backend", choices=["serial", "loky", "dask"], help="run the jobs through joblib: serial, loky processes, or Dask")
-    b.add_argument("--n-jobs", type=_int_at_least(1), help="worker processes (loky, or a local Dask cluster)")
+    b.add_argument("--n-jobs", type=_workers, help="worker processes (loky, or a local Dask cluster); 'auto': as many as CPUs "
+                   "are free at the start, serial below 2 (./scripts/run.sh passes it; results never depend on it)")
     b.add_argument("--scheduler", type=_non_empty, help="Dask scheduler address (tcp://host:8786) or 'local' for a LocalCluster")
     b.add_argument("--tasks", type=_csv_list, help="comma-separated tasks: sa, pair-sa, retrieval, bdi, csc, projection (default sa)")
     b.add_argument("--metrics", type=_csv_list, help="the old name of --tasks")

@@ -97,6 +97,7 @@ import pandas as pd
 from semanscope_nb.data.datasets import as_dataset
 from semanscope_nb.data.words import BUNDLED_DATASETS, WordDataset, language_code, list_datasets
 from semanscope_nb.errors import ArgumentError, DatasetError, GridBackendError, JobFileWarning, UnknownNameError
+from semanscope_nb.machine import free_cpus
 from semanscope_nb.models.cache import EmbeddingCache, EmbedStats
 from semanscope_nb.models.registry import ModelInfo, get_model_info, list_models, load_model, preset_names, register_model
 from semanscope_nb.provenance import (
@@ -988,6 +989,39 @@ def grid_tasks(tasks: Sequence[str] | str, params: Mapping[str, Mapping[str, Any
             raise UnknownNameError(f"{source} names unknown task(s) {extra}; registered: {', '.join(registered)}")
     variants = {t.name: param_variants(t, (params or {}).get(t.name), (param_grid or {}).get(t.name)) for t in task_objs}
     return task_objs, variants
+
+
+def auto_workers(*, jobs: int | None = None) -> int:
+    """Worker processes for ``n_jobs="auto"``: the CPUs free right now (:func:`~semanscope_nb.machine.free_cpus`), at
+    most one per job; below 2 the grid runs serially in this process.
+
+    Two workers halve a warm benchmark's wall time on an idle 2-core machine, but on a busy one each worker's start
+    (imports, the embedding phase) waits for a CPU and the run takes longer than serially: hence the load, read at
+    the start.  The choice never changes a result (every job's numbers are its own; the serial and loky backends
+    give the same files, tests/test_faults_shared.py).
+
+    >>> auto_workers(jobs=1)
+    1
+    """
+    workers = free_cpus()
+    if jobs is not None:
+        workers = min(workers, int(jobs))
+    return max(1, workers)
+
+
+def resolve_backend(backend: str | None, *, n_jobs: int | str | None, scheduler: str | None) -> tuple[str, int | None]:
+    """The grid's (backend, worker count) for what a command line asked: no backend named -> Dask with a
+    scheduler, loky with a worker count, else serial; ``n_jobs="auto"`` -> :func:`auto_workers` (serial below 2
+    unless a backend is named).
+
+    >>> resolve_backend(None, n_jobs=None, scheduler=None), resolve_backend(None, n_jobs=3, scheduler=None)
+    (('serial', None), ('loky', 3))
+    """
+    if n_jobs == "auto":
+        n_jobs = auto_workers()
+        if backend == "serial" or (backend is None and scheduler is None and n_jobs < 2):
+            n_jobs = None
+    return backend or ("dask" if scheduler else ("loky" if n_jobs else "serial")), n_jobs
 
 
 def check_backend(backend: str, *, n_jobs: int | None, scheduler: str | None, max_retries: int) -> None:
