@@ -76,3 +76,32 @@ def test_auto_gives_the_serial_and_the_loky_runs_results(tmp_path):
         boards[name] = [{k: v for k, v in r.items() if k not in ("created", "seconds", "pid", "provenance")} for r in rows]
     assert len(boards["serial"]) == 2
     assert boards["auto"] == boards["serial"] == boards["loky"], "the backend never changes a number, tier or verdict"
+
+
+@pytest.mark.slow  # a real torch model, cold caches, two grids
+def test_a_cold_loky_run_embeds_in_this_process_and_gets_the_serial_runs_vectors(tmp_path):
+    """Padded torch batches move a vector's last bits with its batch (MiniLMEncoder.vector_tolerance): the loky grid
+    embeds in the driver, one model at a time as a serial run does, so a cold run's numbers are the serial run's."""
+    import os
+
+    import semanscope_nb as snb
+
+    kw = dict(models=["all-minilm-l6-v2", "random-null"], datasets=["edge-cases"], tasks=["sa"], max_concepts=30,
+              languages=["en", "de"], params={"sa": {"n_boot": 20, "seed": 0}})
+    serial = snb.run_grid(**kw, backend="serial", cache=tmp_path / "c1", out_dir=tmp_path / "r1")
+    loky = snb.run_grid(**kw, backend="loky", n_jobs=2, cache=tmp_path / "c2", out_dir=tmp_path / "r2")
+    assert not serial.failures and not loky.failures
+    assert {w["worker"]["pid"] for w in loky.warm} == {os.getpid()}, "the embedding phase ran in the driver"
+    assert any(r["worker"]["pid"] != os.getpid() for r in loky.records.values()), "the metric jobs in the workers"
+    assert sum(w["n_encoded"] for w in loky.warm) == sum(w["n_encoded"] for w in serial.warm) > 0
+    a, b = snb.EmbeddingCache(tmp_path / "c1"), snb.EmbeddingCache(tmp_path / "c2")
+    key = snb.load_model("all-minilm-l6-v2").cache_key
+    texts = list(dict.fromkeys(t for t in snb.load_dataset("edge-cases").select(["en", "de"]).subset(range(30)).all_texts()))
+    import numpy as np
+
+    (va, _), (vb, _) = a.get(key, texts), b.get(key, texts)
+    assert len(va) == len(vb) == len(texts)
+    for t in texts:
+        np.testing.assert_array_equal(va[t], vb[t], err_msg=f"{t!r}: the same batches in one process, the same bits")
+    cols = [c for c in serial.table.columns if c not in ("seconds",)]
+    assert serial.table[cols].equals(loky.table[cols])

@@ -1123,7 +1123,11 @@ def execute_jobs(pending: Sequence[GridJob], task_of: Mapping[str, Task], infos:
         phases["startup"] = time.perf_counter() - t_phase
         t_phase = time.perf_counter()
         if prefetch and pending:
-            warm = embed_phase(pending, task_of, infos, cache_folder, n_workers)
+            # loky's workers share this machine: the embedding phase runs here (one model at a time, its encoder on
+            # every core, as a serial run does -- so a cold cache gets the same vectors, batch for batch, whatever the
+            # backend) and only the metric jobs go to the workers; a Dask cluster embeds on its workers (the models
+            # live there)
+            warm = embed_phase(pending, task_of, infos, cache_folder, 1 if backend == "loky" else n_workers)
         phases["embedding"] = time.perf_counter() - t_phase
         t_phase = time.perf_counter()
         attempts = run_jobs(pending, task_of, infos, cache_folder, runs, run_id, n_workers, max_retries, tracker.finish,
