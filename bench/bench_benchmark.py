@@ -110,10 +110,10 @@ def record(cold: list, warm: list, args: argparse.Namespace, argv: list[str] | N
     ]
     if serial:
         sw, sc = min(x[0] for x in serial), min(x[1] for x in serial)
-        rows.append(row(f"warm `semanscope benchmark --n-jobs {args.n_jobs}` ({size}), wall", ww, sw,
+        rows.append(row(f"warm `semanscope benchmark` ({size}) beside serial, wall", ww, sw,
                         baseline_name="the same warm run serially (one process)", threads=threads, repeats=len(warm),
                         clock="wall", target="warm <= 10 s", note=note))
-        rows.append(row(f"warm `semanscope benchmark --n-jobs {args.n_jobs}` ({size}), CPU", wc, sc,
+        rows.append(row(f"warm `semanscope benchmark` ({size}) beside serial, CPU", wc, sc,
                         baseline_name="the same warm run serially (one process)", threads=threads, repeats=len(warm),
                         clock="cpu", note=note))
     print(f"cold/warm: {cw / ww:.2f}x wall, {cc / wc:.2f}x CPU")
