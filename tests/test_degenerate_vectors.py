@@ -108,13 +108,9 @@ def only_path(monkeypatch, path: str) -> None:
         monkeypatch.setattr(artefacts, "_near_ties_by_coordinates", lambda v, tol, norms=None: None)
 
 
-@pytest.mark.parametrize("path", ["coordinates", "directions"])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("seed", [0, 1])
-def test_groups_equal_a_plain_pairwise_loop_at_the_edges_of_the_window(dtype, seed, path, monkeypatch):
-    v, inside, outside = planted(dtype, seed)
-    only_path(monkeypatch, path)
-    want = plain_groups(v, TOL)
+def reference_ties(want: list, inside: list, outside: list):
+    """``tied(i, j)`` of the reference's groups, after checking that they tie every pair planted at 0.9 tol and no
+    pair planted at 1.1 tol (the planted cases are what they claim to be)."""
     together = {frozenset(g) for g in want}
 
     def tied(i: int, j: int) -> bool:
@@ -122,6 +118,17 @@ def test_groups_equal_a_plain_pairwise_loop_at_the_edges_of_the_window(dtype, se
 
     assert all(tied(i, j) for i, j in inside), "the reference ties every pair planted at 0.9 tol"
     assert not any(tied(i, j) for i, j in outside), "the reference ties no pair planted at 1.1 tol"
+    return tied
+
+
+@pytest.mark.parametrize("path", ["coordinates", "directions"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_groups_equal_a_plain_pairwise_loop_at_the_edges_of_the_window(dtype, seed, path, monkeypatch):
+    v, inside, outside = planted(dtype, seed)
+    only_path(monkeypatch, path)
+    want = plain_groups(v, TOL)
+    reference_ties(want, inside, outside)
     assert ("w48", "w49", "w50") in want, "a chain 0.9 tol apart is one group"
     assert found_groups(v) == want
 
@@ -424,13 +431,7 @@ def sparse_groups(v: np.ndarray, monkeypatch, *, route: str) -> list[tuple[str, 
 def test_sparse_rows_keyed_by_their_pattern_give_the_groups_of_the_pairwise_loop_and_the_dense_route(dtype, seed, monkeypatch):
     v, inside, outside = planted_sparse(dtype, seed)
     want = pairwise_groups(v, TOL)
-    together = {frozenset(g) for g in want}
-
-    def tied(i: int, j: int) -> bool:
-        return any({f"w{i}", f"w{j}"} <= g for g in together)
-
-    assert all(tied(i, j) for i, j in inside), "the reference ties every pair planted at 0.9 tol"
-    assert not any(tied(i, j) for i, j in outside), "the reference ties no pair planted at 1.1 tol"
+    tied = reference_ties(want, inside, outside)
     assert ("w24", "w25", "w26") in want, "a chain 0.9 tol apart is one group"
     assert ("w27", "w28", "w29") in want and ("w32", "w33", "w34") in want, "copies and zero rows"
     assert not tied(27, 30) and not tied(27, 31), "a shared pattern or shared values alone tie nothing"

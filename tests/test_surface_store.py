@@ -145,14 +145,18 @@ def test_a_locked_or_unreadable_file_is_temporary_not_damage(store, monkeypatch)
     assert not list(store.folder.glob("*.tmp")), "the failed write leaves no temporary file"
 
 
-def test_a_read_only_folder_keeps_the_statistics_in_memory(store, monkeypatch):
-    """A read-only folder (EROFS from the temporary file's creation; root ignores chmod, so it is raised here)."""
-    aw, spelling, keep = _case()
-
+def _read_only(monkeypatch) -> None:
+    """The store's folder turns read-only: EROFS from the temporary file's creation (root ignores chmod)."""
     def read_only(**kw):
         raise OSError(errno.EROFS, "Read-only file system", str(kw.get("dir")))
 
     monkeypatch.setattr(surface_store.tempfile, "mkstemp", read_only)
+
+
+def test_a_read_only_folder_keeps_the_statistics_in_memory(store, monkeypatch):
+    """A read-only folder (EROFS from the temporary file's creation; root ignores chmod, so it is raised here)."""
+    aw, spelling, keep = _case()
+    _read_only(monkeypatch)
     with pytest.warns(RuntimeWarning, match="kept in memory only"):
         first = verdict_bootstrap(aw, n_boot=40, seed=3, keep=keep, surface=spelling)
     assert store.errors == 1 and store.damaged == 0 and len(chance._SURFACE_DONE) == 1
@@ -350,11 +354,7 @@ def test_a_damaged_identity_keyed_file_is_recomputed_and_rewritten(store, monkey
 
 def test_a_read_only_store_keeps_identity_keyed_statistics_in_memory(store, monkeypatch):
     aw, spelling, keep = _lazy_case()
-
-    def read_only(**kw):
-        raise OSError(errno.EROFS, "Read-only file system", str(kw.get("dir")))
-
-    monkeypatch.setattr(surface_store.tempfile, "mkstemp", read_only)
+    _read_only(monkeypatch)
     with pytest.warns(RuntimeWarning, match="kept in memory only"):
         first = verdict_bootstrap(aw, n_boot=40, seed=3, keep=keep, surface=_lazy(spelling)[0])
     assert store.errors == 1 and store.damaged == 0
