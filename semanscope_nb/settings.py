@@ -21,6 +21,9 @@ setting                   environment variable        default
 ``absolute_paths``        ``SEMANSCOPE_ABSOLUTE_PATHS`` False: results name data files relative to
                                                       their data folder (or by file name); True
                                                       keeps absolute paths (results not to share)
+``surface_store``         ``SEMANSCOPE_SURFACE_STORE`` True: the surface baseline's bootstrap
+                                                      statistics are also kept on disk under
+                                                      ``cache_dir`` (False: in memory only)
 ========================  ==========================  =========================================
 
 Notebooks call :func:`enter_notebook_folder` first in their ``parameters`` cell, so that their
@@ -110,6 +113,7 @@ _SPEC: dict[str, tuple[str, Callable[[str, Any], Any], Callable[[], Any]]] = {
     "data_dir": ("SEMANSCOPE_DATA", _path, lambda: _PACKAGE_DIR.parent / "data"),
     "shared_data_dir": ("SEMANSCOPE_SHARED_DATA", _path, lambda: _PACKAGE_DIR.parents[1] / "shared" / "data"),
     "absolute_paths": ("SEMANSCOPE_ABSOLUTE_PATHS", _bool, lambda: False),
+    "surface_store": ("SEMANSCOPE_SURFACE_STORE", _bool, lambda: True),
 }
 
 

@@ -166,6 +166,23 @@ def test_a_read_only_folder_keeps_the_statistics_in_memory(store, monkeypatch):
     _same(again.surface, first.surface, "from memory")
 
 
+def test_the_store_can_be_switched_off_and_then_reads_and_writes_no_file(store, monkeypatch):
+    """``settings.surface_store = False`` (SEMANSCOPE_SURFACE_STORE=0): in memory only, the same numbers."""
+    from semanscope_nb.settings import settings
+
+    aw, spelling, keep = _case()
+    monkeypatch.setenv("SEMANSCOPE_SURFACE_STORE", "0")
+    assert settings.surface_store is False
+    off = verdict_bootstrap(aw, n_boot=40, seed=3, keep=keep, surface=spelling)
+    assert not store.folder.exists() or not any(store.folder.iterdir()), "no file written"
+    assert store.hits == store.misses == store.errors == 0, "the folder is never asked"
+    monkeypatch.setattr(chance, "_SURFACE_DONE", Memo(32))  # a fresh process
+    monkeypatch.delenv("SEMANSCOPE_SURFACE_STORE")
+    on = verdict_bootstrap(aw, n_boot=40, seed=3, keep=keep, surface=spelling)
+    assert len(list(store.folder.glob("*.bin"))) == 1 and store.misses == 1, "switched on again: written"
+    _same(on.surface, off.surface, "the store never changes a number")
+
+
 def test_a_full_disk_keeps_the_statistics_in_memory(store, monkeypatch):
     """A write that fails mid-way (ENOSPC) warns once, leaves no file and keeps the statistics in memory."""
     aw, spelling, keep = _case()

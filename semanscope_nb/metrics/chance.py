@@ -943,7 +943,7 @@ def _known_surface(key: bytes, n_boot: int, *, n_rows: int | None = None) -> tup
     ``n_rows``: the value must also hold the compared concepts, ``n_rows`` booleans (keys of :class:`BaselineVectors`).
     """
     known = _SURFACE_DONE.get(key)
-    if known is None:
+    if known is None and _disk_store_on():
         known = _SURFACE_STORE.get(key)
         if known is not None:
             dist = known[1]
@@ -956,7 +956,15 @@ def _known_surface(key: bytes, n_boot: int, *, n_rows: int | None = None) -> tup
 
 def _keep_surface(key: bytes, value: tuple[Any, np.ndarray | None]) -> None:
     _SURFACE_DONE.put(key, value)
-    _SURFACE_STORE.put(key, value)
+    if _disk_store_on():
+        _SURFACE_STORE.put(key, value)
+
+
+def _disk_store_on() -> bool:
+    """``settings.surface_store`` (``SEMANSCOPE_SURFACE_STORE``): False keeps the baseline's statistics in memory only."""
+    from semanscope_nb.settings import settings
+
+    return bool(settings.surface_store)
 
 
 def _words_digest(aw: AlignedWords) -> "hashlib._Hash":
