@@ -358,16 +358,12 @@ def _euclidean_chance_draws(aw: AlignedWords, *, n_perm: int, seed: int | None, 
     chunk = step if precision is None else n_perm if fit >= n_perm else max(step, fit // step * step)
     sas, inters = [], []
     drawn = 0
-    while drawn < n_perm:
-        m = min(chunk, n_perm - drawn)
-        # (m, L, R): the first language in place, the others each rng.permutation(R) in turn, draw by draw --
-        # in one call: Generator.permuted shuffles every lane with the draws of rng.permutation (as permutation_test)
-        lanes = np.empty((m * (L - 1), R), dtype=np.intp)
-        lanes[...] = np.arange(R)
-        rng.permuted(lanes, axis=1, out=lanes)
+    # (m, L, R): the first language in place, the others each rng.permutation(R) in turn, draw by draw (as permutation_test)
+    for others in _drawn_repairings(rng, n_perm=n_perm, n_lanes=L - 1, R=R, chunk=chunk):
+        m = others.shape[0]
         pairings = np.empty((m, L, R), dtype=np.intp)
         pairings[:, 0] = np.arange(R)
-        pairings[:, 1:] = lanes.reshape(m, L - 1, R)
+        pairings[:, 1:] = others
         inter = spreads.repaired_inters_euclidean(pairings)  # (m, L, R): re-pairing i is pairings[i]
         sa = affinity_ratio(intra, inter)
         inter = np.ldexp(inter, spreads.exponent)
