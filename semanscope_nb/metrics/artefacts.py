@@ -777,8 +777,6 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6,
                              f"({[np.shape(v)[0] for v in aw.vectors]}), got shapes {[nm.shape for nm in norms]}")
         if any((nm < 0).any() for nm in norms):
             raise ValueError("norms must be >= 0 (the norms of the word vectors)")
-    from scipy.sparse.csgraph import connected_components
-
     none = np.zeros(0, dtype=np.int64)
     out: dict[str, list[tuple[str, ...]]] = {}
     for k, (lang, v, words) in enumerate(zip(aw.languages, aw.vectors, aw.words or [None] * len(aw.languages))):
@@ -796,6 +794,8 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6,
         ea, eb = np.r_[pairs_a, moved], np.r_[pairs_b, none if labels is None else labels[moved]]
         groups = []
         if ea.size:  # the tie graph over the few rows it touches: twins and near pairs, components by scipy
+            from scipy.sparse.csgraph import connected_components  # 0.2 s to import: only when there is a tie
+
             nodes, inv = np.unique(np.r_[ea, eb], return_inverse=True)
             graph = sp.csr_matrix((np.ones(ea.size, dtype=np.int8), (inv[:ea.size], inv[ea.size:])), shape=(nodes.size,) * 2)
             _, comp = connected_components(graph, directed=False)
