@@ -175,3 +175,18 @@ def test_a_damaged_sparse_entry_is_named_dropped_and_re_encoded(tmp_path, how):
     assert enc.texts_encoded - before == 1, "only the damaged entry is encoded again"
     np.testing.assert_array_equal(_bits(again), _bits(good))
     assert "fire" in _rows(cache, "sparse_vectors"), "and stored sparse again"
+
+
+def test_a_read_only_cache_serves_its_sparse_rows_and_a_damaged_one_is_named_but_left(tmp_path):
+    enc = _tfidf()
+    good = snb.EmbeddingCache(tmp_path).embed(enc, WORDS)
+    _damage(snb.EmbeddingCache(tmp_path), "fire", "flipped value byte")
+    ro = snb.EmbeddingCache(tmp_path, read_only=True)
+    assert ro.present(enc.cache_key, WORDS) == set(WORDS) and ro.count(enc.cache_key) == len(WORDS)
+    with pytest.warns(CacheWarning, match=r"1 damaged entry .*\['fire'\]"):
+        found, n_damaged = ro.get(enc.cache_key, WORDS)
+    assert n_damaged == 1 and "fire" not in found
+    for k, w in enumerate(WORDS):
+        if w != "fire":
+            np.testing.assert_array_equal(_bits(found[w]), _bits(good[k]), err_msg=w)
+    assert "fire" in _rows(ro, "sparse_vectors"), "a read-only cache is never modified"
