@@ -541,3 +541,22 @@ def test_null_of_one_word_per_row_languages_equals_the_formula_as_loops():
         u, _ = _pair_dots_by_loops(occ, inv, spreads.d)
         assert np.all(np.abs(got - (1.0 - u / K)) <= _pair_dots_bound(occ, inv, spreads.d, 0) / K + 4 * np.finfo(float).eps), \
             "the null's inter distance off the loops beyond its rounding"
+
+
+@pytest.mark.parametrize("share_kept", [0.85, 0.3])  # the correction route / the direct one
+def test_the_bootstrap_gives_the_permutation_gate_the_kept_concepts_point(share_kept):
+    """The verdict's permutation test reads the kept concepts' point spreads from the bootstrap pass (no second
+    RowSubset): the same arithmetic on the same parts as ``_gate_point``, and the same numbers as a separate Spreads."""
+    from semanscope_nb.metrics.affinity import _gate_point
+
+    aw, _ = _aw_with_alternatives(3)
+    keep = np.random.default_rng(4).random(aw.n_rows) < share_kept
+    keep[:3] = True
+    spreads = Spreads(aw)
+    got = verdict_bootstrap(aw, n_boot=20, seed=0, keep=keep, spreads=spreads).subset_point
+    np.testing.assert_allclose(got, _gate_point(Spreads(aw), keep), rtol=4 * np.finfo(float).eps,
+                               err_msg="the same parts and arithmetic as the gate's own point (a few ulps at most)")
+    alone = Spreads(subset_rows(aw, keep)).spreads(np.ones((1, int(keep.sum()))), scaled=True)
+    np.testing.assert_allclose(got, (alone["intra_cos"][0], alone["inter_cos"][0]), rtol=RTOL,
+                               err_msg="the kept concepts' point spreads = a Spreads of those concepts alone")
+    assert verdict_bootstrap(aw, n_boot=20, seed=0).subset_point is None  # every concept kept: no subset point

@@ -822,12 +822,17 @@ def subset_statistics(subset: RowSubset, counts: np.ndarray) -> dict[str, np.nda
     >>> bool(np.allclose(sub["sa"], null_aware_statistics(s2, NullParts(alone, s2), counts[:, keep])["sa"], rtol=1e-12))
     True
     """
+    return _subset_statistics_and_spreads(subset, counts)[0]
+
+
+def _subset_statistics_and_spreads(subset: RowSubset, counts: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """(:func:`subset_statistics`, the subset's spreads they come from (:meth:`Spreads.from_parts`))."""
     spreads = subset.spreads
     counts = np.asarray(counts, dtype=np.float64)
     spreads.track_occurrences = True
     stats, intra, occ = subset.parts(counts, spreads.intra_parts(counts), spreads.occurrence_parts(counts))
     s = spreads.from_parts(stats, intra, scaled=True)
-    return _null_aware(s, *null_inter(spreads, occ, [counts @ a for a in subset.n_alt]))
+    return _null_aware(s, *null_inter(spreads, occ, [counts @ a for a in subset.n_alt])), s
 
 
 def statistics_from_parts(spreads: Spreads, row_sums: np.ndarray, intra: list[tuple], occurrence: list[tuple],
@@ -950,6 +955,9 @@ class VerdictPass:
     surface: "SurfaceComparison | None" = None
     #: why there is no surface comparison although one was asked (too few comparable concepts)
     surface_note: str = ""
+    #: the cosine (intra, inter) spreads of the concepts ``keep`` at the point (None when every concept is kept): what
+    #: the verdict's permutation test of those concepts reads (``metrics.affinity._gate_point``), taken once
+    subset_point: tuple[float, float] | None = None
 
 
 def _surface_rows(model: AlignedWords, surface: AlignedWords, keep: np.ndarray | None) -> np.ndarray:
@@ -1216,7 +1224,10 @@ def verdict_bootstrap(
 
     ones = np.ones((1, R))
     point = null_aware_statistics(spreads, parts, ones)
-    point_sub = subset_statistics(subset, ones) if subset is not None else None
+    point_sub, subset_point = None, None
+    if subset is not None:
+        point_sub, at_ones = _subset_statistics_and_spreads(subset, ones)
+        subset_point = (float(at_ones["intra_cos"][0]), float(at_ones["inter_cos"][0]))
     if side is not None:
         rows, model_rows = side[:2]
         mine = model_on(model_rows, point, point_sub, ones)["corrected"][0]
@@ -1266,7 +1277,8 @@ def verdict_bootstrap(
             ds = dm if side[2] is None else side[2][1]
         surface_scores = _surface_comparison(point_side, dm, ds, n_concepts=int(side[0].sum()), n_boot=n_boot,
                                              confidence=confidence, baseline=baseline)
-    return VerdictPass(full=full_scores, subset=sub_scores, surface=surface_scores, surface_note=note)
+    return VerdictPass(full=full_scores, subset=sub_scores, surface=surface_scores, surface_note=note,
+                       subset_point=subset_point)
 
 
 # --------------------------------------------------------------------------- verdict
