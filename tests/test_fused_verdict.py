@@ -560,3 +560,42 @@ def test_the_bootstrap_gives_the_permutation_gate_the_kept_concepts_point(share_
     np.testing.assert_allclose(got, (alone["intra_cos"][0], alone["inter_cos"][0]), rtol=RTOL,
                                err_msg="the kept concepts' point spreads = a Spreads of those concepts alone")
     assert verdict_bootstrap(aw, n_boot=20, seed=0).subset_point is None  # every concept kept: no subset point
+
+
+def test_split_products_reuse_their_arrays_only_while_no_part_is_held():
+    """The kept rows' and the whole product of a split (joint one-word-per-row languages, folded languages with
+    alternatives) are written into the previous batch's arrays -- unless a part handed out is still alive, which then
+    keeps its numbers -- and give the same bits as a Spreads that never reuses one."""
+    import weakref
+
+    aw, _ = _aw_with_alternatives(12, R=50)
+    rng = np.random.default_rng(13)
+    eye = sp.identity(aw.n_rows, format="csr")
+    extra = tuple(aw.vectors[0] + rng.normal(size=aw.vectors[0].shape) for _ in range(2))
+    aw = AlignedWords(aw.languages + ("es", "it"), aw.vectors + extra, aw.incidence + (eye, eye), aw.labels)
+    keep = rng.random(aw.n_rows) < 0.7
+    s = Spreads(aw)
+    parts = NullParts(aw, s)
+    subset = RowSubset(s, keep)
+    assert any("split" in info for info in subset.langs) and any("fold" in info for info in subset.langs)
+    c1, c2, c3 = (next(resample_counts(aw.n_rows, 9, seed=s_)) for s_ in (1, 2, 3))
+    null_aware_statistics(s, parts, c1)
+    subset_statistics(subset, c1)
+    slots = sorted(s._spare)
+    assert "kept" in slots and any(k.startswith("fold-kept") for k in slots), slots
+    first = {k: weakref.ref(v) for k, v in s._spare.items()}  # weak: they do not count as holding the arrays
+    null_aware_statistics(s, parts, c2)
+    assert all(s._spare[k] is first[k]() for k in first), "nothing held: the second batch writes into the first's arrays"
+    held = s.kept_product(c2)  # the kept rows' part of batch 2, kept by the caller
+    before = held.copy()
+    got = null_aware_statistics(s, parts, c3)
+    got_sub = subset_statistics(subset, c3)
+    assert s._spare["kept"] is not held, "a held part is alive: the third batch gets a new array"
+    np.testing.assert_allclose(held, before, rtol=0, atol=0, err_msg="a held part of an earlier batch was written over")
+    fresh = Spreads(aw)
+    fresh_sub = RowSubset(fresh, keep)
+    want = null_aware_statistics(fresh, NullParts(aw, fresh), c3)
+    want_sub = subset_statistics(fresh_sub, c3)
+    for k in KEYS:  # the same arithmetic into reused or new arrays: the same bits
+        np.testing.assert_allclose(got[k], want[k], rtol=0, atol=0, err_msg=f"{k}: all concepts, reused arrays")
+        np.testing.assert_allclose(got_sub[k], want_sub[k], rtol=0, atol=0, err_msg=f"{k}: kept concepts, reused arrays")
