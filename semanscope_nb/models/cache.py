@@ -223,6 +223,12 @@ def _has_sparse(con: sqlite3.Connection) -> bool:
     return con.execute("SELECT 1 FROM sqlite_master WHERE name='sparse_vectors'").fetchone() is not None
 
 
+def _holds_sparse(con: sqlite3.Connection, model_key: str) -> bool:
+    """Whether ``model_key`` has any row in ``sparse_vectors`` (one index probe): when not, that table is not asked."""
+    return _has_sparse(con) and con.execute("SELECT 1 FROM sparse_vectors WHERE model_key=? LIMIT 1",
+                                            (model_key,)).fetchone() is not None
+
+
 def _sparse_digest(dim: int, idx: bytes, val: bytes) -> bytes:
     """The digest of a ``sparse_vectors`` row: XXH3-128 of its dimension (8 bytes, little-endian), positions and values."""
     h = xxhash.xxh3_128(int(dim).to_bytes(8, "little"))
@@ -643,7 +649,7 @@ class EmbeddingCache:
             damaged: list[str] = []
             unchecked.clear()
             checks = _has_checks(con)
-            sparse = _has_sparse(con)
+            sparse = _holds_sparse(con, model_key)
             for a in range(0, len(texts), _SQL_VARS):
                 part = texts[a : a + _SQL_VARS]
                 marks = ",".join("?" * len(part))
@@ -753,13 +759,17 @@ class EmbeddingCache:
             found: set[str] = set()
             keys_only = con.execute("SELECT 1 FROM sqlite_master WHERE type='index' AND name='vectors_keys'").fetchone()
             sources = ["vectors INDEXED BY vectors_keys" if keys_only else "vectors"]  # a cache opened read-only may lack it
-            if _has_sparse(con):
-                sources.append("sparse_vectors")  # its rows are small: the table itself lists keys quickly
+            if _holds_sparse(con, model_key):
+                sources.insert(0, "sparse_vectors")  # its rows are small: the table itself lists keys quickly
             for a in range(0, len(texts), _SQL_VARS):
                 part = texts[a : a + _SQL_VARS]
-                for source in sources:
+                for source in sources:  # each next table asked only for the texts not found yet
+                    if not part:
+                        break
                     q = f"SELECT text FROM {source} WHERE model_key=? AND text IN ({','.join('?' * len(part))})"
-                    found.update(t for (t,) in con.execute(q, [model_key, *part]))
+                    hits = {t for (t,) in con.execute(q, [model_key, *part])}
+                    found |= hits
+                    part = [t for t in part if t not in hits]
             return found
 
         return self._read(read, what="list cached texts")
