@@ -190,3 +190,24 @@ def test_a_read_only_cache_serves_its_sparse_rows_and_a_damaged_one_is_named_but
         if w != "fire":
             np.testing.assert_array_equal(_bits(found[w]), _bits(good[k]), err_msg=w)
     assert "fire" in _rows(ro, "sparse_vectors"), "a read-only cache is never modified"
+
+
+def test_a_damaged_sparse_entry_with_a_dense_copy_beside_it_is_re_encoded_not_served(tmp_path, dict_encoder):
+    from semanscope_nb.models.cache import _digest
+
+    dim = 64
+    sparse_v = _sparse_vector(dim, 3)
+    enc = dict_encoder({"a": sparse_v.astype(np.float64).tolist(), "b": _sparse_vector(dim, 4).astype(np.float64).tolist()})
+    cache = snb.EmbeddingCache(tmp_path)
+    cache.embed(enc, ["a", "b"])
+    con = sqlite3.connect(cache.path)
+    con.execute("INSERT INTO vectors VALUES (?,?,?,?,?)", (enc.cache_key, "a", dim, sparse_v.tobytes(), _digest(sparse_v.tobytes())))
+    con.execute("UPDATE sparse_vectors SET val = CAST('not bytes' AS TEXT) WHERE text='a'")  # a value column of the wrong type
+    con.commit()
+    con.close()
+    with pytest.warns(CacheWarning, match=r"1 damaged entry .*\['a'\]"):
+        found, n_damaged = cache.get(enc.cache_key, ["a", "b"])
+    assert n_damaged == 1 and sorted(found) == ["b"], "the dense copy of a damaged entry is not served"
+    assert "a" not in _rows(cache, "vectors") | _rows(cache, "sparse_vectors"), "every copy of it is dropped"
+    np.testing.assert_array_equal(_bits(cache.embed(enc, ["a"])[0]), _bits(sparse_v))
+    assert cache.last_stats.n_encoded == 1

@@ -657,7 +657,8 @@ class EmbeddingCache:
                     by_dim_sparse: dict[int, list[tuple[str, bytes, bytes]]] = {}
                     q = f"SELECT text, dim, idx, val, digest FROM sparse_vectors WHERE model_key=? AND text IN ({marks})"
                     for text, dim, idx, val, digest in con.execute(q, [model_key, *part]):
-                        if not isinstance(dim, int) or dim < 0 or _sparse_digest(dim, idx, val) != digest:
+                        if (not isinstance(dim, int) or dim < 0 or not isinstance(idx, bytes) or not isinstance(val, bytes)
+                                or _sparse_digest(dim, idx, val) != digest):
                             damaged.append(text)
                             continue
                         by_dim_sparse.setdefault(dim, []).append((text, idx, val))
@@ -668,7 +669,8 @@ class EmbeddingCache:
                                 found[text] = vec
                             else:  # never stored by put: damage, digest or not
                                 damaged.append(text)
-                    part = [t for t in part if t not in found]
+                    told = set(damaged)  # a damaged sparse entry is re-encoded, not served from a dense copy beside it
+                    part = [t for t in part if t not in found and t not in told]
                     if not part:
                         continue
                     marks = ",".join("?" * len(part))
