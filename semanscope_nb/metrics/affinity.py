@@ -147,6 +147,7 @@ from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spread
     block_product_workers,
     on_small_space_blas,
 )
+from semanscope_nb.metrics.ties import reaches
 from semanscope_nb.provenance import json_ready
 
 TIER_LABELS = ("great", "good", "non-aligned")
@@ -178,8 +179,14 @@ BOOT_METHODS = {"percentile": "percentile", "basic": "basic", "bca": "BCa"}
 class TierThresholds:
     """SA tier cut-offs: ``sa >= great`` -> great, ``sa >= good`` -> good, else non-aligned.
 
-    >>> TierThresholds().classify(0.55)
-    'good'
+    "``>=``" is the near-tie rule of :mod:`~semanscope_nb.metrics.ties` for a fixed
+    threshold (:func:`~semanscope_nb.metrics.ties.reaches`): an SA within
+    :data:`~semanscope_nb.metrics.ties.THRESHOLD_TOLERANCE` below a cut-off is tied
+    with it and reaches it, so an SA exactly on a boundary gets one tier on every path
+    (the pair matrix, the verdict, the legend), whatever its last bits.
+
+    >>> TierThresholds().classify(0.55), TierThresholds().classify(0.6 - 1e-16), TierThresholds().classify(0.59)
+    ('good', 'great', 'good')
     """
 
     great: float = 0.60
@@ -197,7 +204,18 @@ class TierThresholds:
         """The tier label of one SA value ('great', 'good' or 'non-aligned')."""
         if not math.isfinite(sa):
             return "undefined"
-        return "great" if sa >= self.great else "good" if sa >= self.good else "non-aligned"
+        return "great" if reaches(sa, self.great) else "good" if reaches(sa, self.good) else "non-aligned"
+
+    def verdict_tier(self, sa: float, sa_judged: float) -> str:
+        """The paper tier a verdict gives once it is above chance: the *lower* of the tiers of the SA on all concepts
+        (``sa``) and on the concepts left once artefacts are excluded (``sa_judged``), so exclusion can only lower it.
+
+        The one rule for :attr:`SAResult.tier`, the pair matrix's verdict and a one-dataset model mean.
+
+        >>> TierThresholds().verdict_tier(0.64, 0.57), TierThresholds().verdict_tier(0.55, 0.7)
+        ('good', 'good')
+        """
+        return min((self.classify(sa), self.classify(sa_judged)), key=_TIER_RANK.__getitem__)
 
 
 DEFAULT_TIERS = TierThresholds()
@@ -366,8 +384,7 @@ class SAResult(Result):
             return CHANCE_TIER, "negligible"
         if self.surface is not None and not self.surface.above:
             return SURFACE_TIER, "surface"
-        both = (self.paper_tier, self.artefact_free_paper_tier)
-        return min(both, key=_TIER_RANK.__getitem__), "tier"
+        return self.thresholds.verdict_tier(self.cosine.sa, v.sa.value), "tier"
 
     @property
     def tier(self) -> str:
@@ -826,6 +843,25 @@ def _interval(
             + ("; method='BCa' corrects for this bias" if method != "BCa" else "")
         )
     return mean, sd, Interval(lo, hi), notes
+
+
+def sa_percentile_estimate(point: float, dist: np.ndarray, *, confidence: float) -> Estimate:
+    """An SA's bootstrap estimate by the rule of :attr:`SAResult.cosine` (percentile interval, ``method="percentile"``).
+
+    The percentile interval of the finite resamples (:func:`~semanscope_nb.metrics.chance.percentile_intervals`),
+    clipped to [0, 1], the point itself when they do not vary; the std is over the finite resamples (ddof 1).
+    Every table that shows "an SA and its interval" (the pair matrix's ``ci_low`` / ``ci_high``) uses this, so
+    the pair of two languages shows the interval :func:`semantic_affinity` of those two languages gives.
+
+    >>> e = sa_percentile_estimate(0.6, np.linspace(0.55, 0.65, 201), confidence=0.9)
+    >>> round(e.ci.low, 4), round(e.ci.high, 4), e.value
+    (0.555, 0.645, 0.6)
+    """
+    dist = np.asarray(dist, dtype=np.float64)
+    ci = percentile_intervals(dist[None, :], confidence)
+    _, sd, interval, _ = _interval(dist, float(point), Interval(float(ci.low[0]), float(ci.high[0])), "percentile",
+                                   confidence, "cosine")
+    return Estimate(float(point), sd, interval)
 
 
 SMALL_SAMPLE = 50  # fewer concepts than this: intervals are rough (a note says so)

@@ -68,6 +68,7 @@ from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, affinity_ratio, beside, unit_rows
 from semanscope_nb.models.cancel import check_stop
 from semanscope_nb.metrics.surface_store import SurfaceStore
+from semanscope_nb.metrics.ties import reaches
 
 #: resamples held in memory at once when ``batch`` is not given (counts are float64, B x R)
 DEFAULT_MAX_BATCH_BYTES = 64 * 2**20
@@ -862,8 +863,8 @@ def _flip_rate(thresholds: Any, point: float, values: np.ndarray) -> float:
     if (kind.__module__, kind.__qualname__) != ("semanscope_nb.metrics.affinity", "TierThresholds"):  # a subclass may classify otherwise
         return float(np.mean([thresholds.classify(float(v)) != base for v in values]))
     v = np.asarray(values, dtype=np.float64)
-    labels = np.select([~np.isfinite(v), v >= thresholds.great, v >= thresholds.good], ["undefined", "great", "good"],
-                       "non-aligned")
+    labels = np.select([~np.isfinite(v), reaches(v, thresholds.great), reaches(v, thresholds.good)],
+                       ["undefined", "great", "good"], "non-aligned")  # classify's near-tie rule (metrics.ties)
     return float(np.mean(labels != base))
 
 
@@ -1325,7 +1326,7 @@ def straddle_note(sa_ci: tuple[float, float], thresholds: dict[str, float], labe
         return None
     notes = []
     for upper, lower, cut in ((labels[0], labels[1], thresholds["great"]), (labels[1], labels[2], thresholds["good"])):
-        if lo < cut <= hi:
+        if not reaches(lo, cut) and reaches(hi, cut):  # both tiers in the interval, by classify's near-tie rule
             notes.append(f"{lower} or {upper}: the interval straddles {cut:.2f}")
     return "; ".join(notes) or None
 

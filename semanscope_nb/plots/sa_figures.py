@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.metrics.affinity import DEFAULT_TIERS, SAResult, TierThresholds
+from semanscope_nb.metrics.affinity import DEFAULT_TIERS, TIER_LABELS, SAResult, TierThresholds
 from semanscope_nb.plots.chart_kit import import_altair, inline, is_finite, require_columns
 from semanscope_nb.plots.palette import CHANCE_COLOUR, TIER_COLOURS, TIER_ORDER, tier_colour
 
@@ -49,6 +49,22 @@ def _null_aware_tier(paper: str, lo: float, hi: float) -> str:
     return "below chance" if hi < 0.0 else paper
 
 
+def _verdict_tier_under(row: pd.Series, thresholds: TierThresholds) -> str:
+    """A table row's verdict tier under ``thresholds`` (:meth:`SAResult.with_thresholds`'s tier, from the row alone).
+
+    The gates (chance, below chance, insufficient, surface form, undetermined) do not read the thresholds, so a
+    row whose verdict is one of them keeps it; a paper tier is re-classified by the verdict's rule
+    (:meth:`TierThresholds.verdict_tier`: the lower of the tiers of the raw SA and of the artefact-free SA,
+    ``sa_verdict_basis``), so the row's tier is right whatever thresholds it was computed under.
+    """
+    tier = str(row["tier"])
+    if tier not in TIER_LABELS or "sa_cosine" not in row:
+        return tier
+    sa = float(row["sa_cosine"])
+    judged = float(row["sa_verdict_basis"]) if "sa_verdict_basis" in row and pd.notna(row["sa_verdict_basis"]) else sa
+    return thresholds.verdict_tier(sa, judged)
+
+
 def model_means(table: pd.DataFrame, *, thresholds: TierThresholds = DEFAULT_TIERS, distance: str = "cosine",
                 confidence_z: float = 1.959964) -> pd.DataFrame:
     """Average SA per model across datasets, with its interval, chance level, tier and band, best first (Figure 1's data).
@@ -60,7 +76,8 @@ def model_means(table: pd.DataFrame, *, thresholds: TierThresholds = DEFAULT_TIE
     datasets were independent (``sqrt(sum of squares) / n``).  ``tier`` is the
     null-aware tier ("chance" when the gap's interval holds 0) when the table
     has the gap's interval, else the paper's tier; with one dataset it is that
-    row's verdict tier itself.  ``band`` is kept only when it is the same on
+    row's verdict tier itself (a paper tier re-classified under ``thresholds`` by the
+    verdict's rule, so another threshold gives :meth:`SAResult.with_thresholds`'s tier).  ``band`` is kept only when it is the same on
     every dataset of the model.
 
     **One quantity.**  ``delta`` (and its interval) is the verdict's: SA minus its
@@ -100,8 +117,8 @@ def model_means(table: pd.DataFrame, *, thresholds: TierThresholds = DEFAULT_TIE
             rec["band"] = next(iter(bands)) if len(bands) == 1 else None
         rec["paper_tier"] = thresholds.classify(avg)
         tiers = set(g["tier"].dropna()) if "tier" in g else set()
-        if len(g) == 1 and tiers and thresholds == DEFAULT_TIERS:
-            rec["tier"] = str(g["tier"].iloc[0])  # the verdict itself: one dataset, one number, one tier
+        if len(g) == 1 and tiers:  # the verdict itself: one dataset, one number, one tier
+            rec["tier"] = _verdict_tier_under(g.iloc[0], thresholds)
         elif "undetermined" in tiers:
             rec["tier"] = "undetermined"  # some dataset's interval was too rough to call
         else:

@@ -1,0 +1,164 @@
+"""One truth: the same question gets the same answer on every path (function, pair matrix, model means, legend,
+thresholds, threads).  Each test names the two paths it crosses; decisions are compared exactly, floats within a
+tolerance derived from the arithmetic."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+import semanscope_nb as snb
+from semanscope_nb.metrics.affinity import TierThresholds, affinity_of_words
+from semanscope_nb.metrics.artefacts import subset_languages
+from semanscope_nb.metrics.chance import straddle_note
+from semanscope_nb.metrics.pairs import pair_affinity
+from semanscope_nb.metrics.spreads import AlignedWords
+from semanscope_nb.metrics.ties import THRESHOLD_TOLERANCE, reaches
+from semanscope_nb.plots.sa_figures import model_means
+
+U64 = 2.0 ** -53
+
+
+def _aw(arrays: dict[str, np.ndarray], words=None) -> AlignedWords:
+    R = len(next(iter(arrays.values())))
+    eye = sp.identity(R, format="csr")
+    return AlignedWords(tuple(arrays), tuple(arrays.values()), tuple(eye for _ in arrays), tuple(f"c{r}" for r in range(R)),
+                        words=words)
+
+
+def _with_identical_strings(R: int = 80, n_id: int = 20, d: int = 16, seed: int = 0):
+    """Two languages of one latent model; the first n_id concepts are one string in both (one vector), so the verdict
+    excludes them and the artefact-free SA is lower than the SA on all concepts."""
+    rng = np.random.default_rng(seed)
+    latent = rng.normal(size=(R, d))
+    en, de = latent + 0.6 * rng.normal(size=(R, d)), latent + 0.6 * rng.normal(size=(R, d))
+    de[:n_id] = en[:n_id]
+    words = tuple(tuple(f"name{r}" if r < n_id else f"w{r}_{lang}" for r in range(R)) for lang in ("en", "de"))
+    return {"en": en, "de": de}, words
+
+
+# the tolerance of a float both paths compute in float64 by different groupings of the same sums: each of the
+# spreads' means is within gamma_{n+d} of exact (n = 2R words, d dims), so two paths differ by about 4 (n + d) u
+# and a ratio of them by 8 (n + d) u / (I + X) <= 8 * 176 * 1.1e-16 / 0.5 < 4e-13 here; quantiles of resamples move
+# by the same amount (no two resamples are closer than that on continuous random data)
+RTOL = 1e-12
+
+
+# --------------------------------------------------------------------------- pair matrix vs the verdict of two languages
+
+
+@pytest.mark.parametrize("thresholds", [TierThresholds(), TierThresholds(great=0.8, good=0.5)])
+def test_a_pair_row_is_semantic_affinity_of_its_two_languages(thresholds):
+    # path A: pair_affinity's row (one shared bootstrap pass, the pair's per-row sums); path B: affinity_of_words of
+    # the two languages.  Before the fix the row's interval was the gap's point-holding (bias-corrected) interval,
+    # not the SA's percentile interval, and its verdict was the paper tier of the raw SA where the verdict takes
+    # the lower of the raw and the artefact-free tiers: 'great' beside the verdict's 'good' under great=0.8
+    arrays, words = _with_identical_strings()
+    aw = _aw(arrays, words)
+    B = 200
+    one = affinity_of_words(aw, n_boot=B, seed=0, thresholds=thresholds)
+    for order in (("en", "de"), ("de", "en")):  # languages given in another order: the same pair, the same answer
+        table = pair_affinity(subset_languages(aw, order), n_boot=B, n_perm=B, seed=0, thresholds=thresholds).table
+        row = table.iloc[0]
+        np.testing.assert_allclose([row["sa"], row["ci_low"], row["ci_high"], row["sem"]],
+                                   [one.cosine.sa, one.cosine.ci[0], one.cosine.ci[1], one.cosine.sem], rtol=RTOL,
+                                   err_msg="the SA and its percentile interval: same resamples, sums grouped otherwise")
+        v = one.verdict_scores
+        np.testing.assert_allclose([row.sa_judged, row.sa_null, row.delta, row.delta_low, row.delta_high, row.corrected],
+                                   [v.sa.value, v.sa_null.value, v.delta.value, v.delta.ci[0], v.delta.ci[1],
+                                    v.corrected.value], rtol=RTOL, err_msg="the verdict's scores on the judged concepts")
+        assert row.n_excluded == sum(one.excluded_concepts.values()) == 20
+        assert row.p_value == one.permutation.p_value  # the same seeded re-pairings of the same concepts
+        assert row.verdict == one.tier
+        assert row.paper_tier == one.paper_tier
+    if thresholds.great == 0.8:  # the case the fix is about: exclusion lowers the tier
+        assert one.paper_tier == "great" and one.tier == "good"
+
+
+def test_a_pair_whose_permutation_p_misses_the_verdicts_level_is_chance_on_both_paths():
+    # p between the verdict's one-sided level (1 - confidence) / 2 = 0.025 and alpha = 0.05: the verdict says
+    # 'chance' (unconfirmed by permutation); the pair matrix said the paper tier because p_fdr < alpha
+    found = 0
+    for seed in (0, 1, 9, 44):  # 9 and 44: p in [0.025, 0.05) with the gap's interval above 0 (of seeds 0-59)
+        rng = np.random.default_rng(seed)
+        R = 12
+        e = rng.normal(size=(R, 8))
+        arrays = {"en": e, "de": e + 2.2 * rng.normal(size=e.shape)}
+        one = snb.semantic_affinity(arrays, n_boot=200, seed=seed)
+        row = pair_affinity(_aw(arrays), n_boot=200, n_perm=200, seed=seed).table.iloc[0]
+        assert row.verdict == one.tier, seed
+        if one.permutation is not None and 0.025 <= one.permutation.p_value < 0.05 and one.verdict_scores.delta.ci[0] > 0:
+            found += 1
+            assert row.verdict == "chance" and bool(row.survives)
+    assert found == 2  # the case the fix is about
+
+
+# --------------------------------------------------------------------------- a value exactly on a tier threshold
+
+
+def _sa_exactly_0_6(seed: int, R: int = 20, d: int = 64) -> dict[str, np.ndarray]:
+    """SA = 0.6 in exact arithmetic: each language's rows orthonormal (intra distance 1), a translation at cosine
+    1/3 and every other cross pair orthogonal (inter distance 2/3): 1 / (1 + 2/3) = 0.6.  A random rotation makes
+    every path round differently, so the computed SA lands within a few ulps either side of 0.6."""
+    Q, _ = np.linalg.qr(np.random.default_rng(seed).normal(size=(d, d)))
+    a = 1.0 / 3.0
+    return {"en": Q[:R], "de": a * Q[:R] + math.sqrt(1.0 - a * a) * Q[R:2 * R]}
+
+
+def test_an_sa_exactly_on_the_great_threshold_gets_one_tier_on_every_path():
+    # before the fix the pair matrix's SA came out 0.6 - 1 ulp on 4 of 20 rotations ('good') while
+    # semantic_affinity's came out 0.6 + 1 ulp ('great')
+    for seed in (0, 1, 4, 8, 9, 10):  # the pair matrix's SA fell below 0.6 on 4, 8, 9, 10 (of seeds 0-19)
+        arrays = _sa_exactly_0_6(seed)
+        r = snb.semantic_affinity(arrays, n_boot=200, seed=0)
+        back = snb.semantic_affinity(dict(reversed(list(arrays.items()))), n_boot=200, seed=0)
+        row = pair_affinity(_aw(arrays), n_boot=200, n_perm=200, seed=0).table.iloc[0]
+        means = model_means(pd.DataFrame([{"model": "m", "dataset": "d", **r.summary()}]))
+        for value in (r.cosine.sa, back.cosine.sa, row.sa, r.verdict_scores.sa.value):
+            assert abs(value - 0.6) <= 8 * (2 * 20 + 64) * U64 / (1 + 2 / 3), (seed, value)  # on the threshold
+        tiers = {r.paper_tier, back.paper_tier, row.paper_tier, r.artefact_free_paper_tier, means.paper_tier.iloc[0]}
+        assert tiers == {"great"}, (seed, tiers)
+        assert r.tier == back.tier == row.verdict == means.tier.iloc[0] == "great", seed
+        assert straddle_note((r.cosine.sa, 0.7), {"great": 0.6, "good": 0.5}) is None  # an interval starting on 0.6
+
+
+def test_the_threshold_rule_is_classifys_everywhere():
+    t = TierThresholds()
+    below = np.nextafter(0.6, 0.0)
+    assert t.classify(below) == t.classify(0.6) == "great" and bool(reaches(below, 0.6))
+    assert t.classify(0.6 - 2 * THRESHOLD_TOLERANCE) == "good"
+    assert t.classify(np.nextafter(0.5, 0.0)) == "good" and t.classify(math.nan) == "undefined"
+    # the tier flip rate of the bootstrap (chance._flip_rate, vectorised) counts with the same rule
+    from semanscope_nb.metrics.chance import _flip_rate
+
+    values = np.array([below, 0.6, 0.6 - 2 * THRESHOLD_TOLERANCE, np.nextafter(0.5, 0.0), math.nan])
+    plain = sum(t.classify(float(x)) != "great" for x in values) / len(values)
+    assert _flip_rate(t, 0.6, values) == plain == 3 / 5
+
+
+# --------------------------------------------------------------------------- model means (legend, tier bars) vs verdict
+
+
+def test_one_dataset_model_mean_tier_is_the_verdicts_under_any_thresholds():
+    # path A: SAResult.with_thresholds(T).tier; path B: model_means(table of the result's summary, thresholds=T).
+    # Before the fix B re-classified only the raw SA's paper tier (and kept the row's tier only for the default
+    # thresholds), so with great=0.8 it said 'great' beside the verdict's 'good'
+    arrays, words = _with_identical_strings()
+    computed_under = {"default": TierThresholds(), "strict": TierThresholds(great=0.8, good=0.6)}
+    for base in computed_under.values():
+        r = affinity_of_words(_aw(arrays, words), n_boot=200, seed=0, thresholds=base)
+        table = pd.DataFrame([{"model": "m", "dataset": "d", **r.summary()}])
+        for great in (0.5, 0.6, 0.7, 0.75, 0.8, 0.85):
+            for good in (0.5, 0.7, 0.78):
+                if good > great:
+                    continue
+                T = TierThresholds(great=great, good=good)
+                assert model_means(table, thresholds=T).tier.iloc[0] == r.with_thresholds(T).tier, (base, T)
+    chance = snb.semantic_affinity({"en": arrays["en"], "de": np.random.default_rng(5).normal(size=(80, 16))},
+                                   n_boot=200, seed=0)
+    table = pd.DataFrame([{"model": "m", "dataset": "d", **chance.summary()}])
+    assert model_means(table, thresholds=TierThresholds(great=0.3, good=0.2)).tier.iloc[0] == chance.tier == "chance"
