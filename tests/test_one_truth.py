@@ -15,10 +15,12 @@ import semanscope_nb as snb
 from semanscope_nb.metrics.affinity import TierThresholds, affinity_of_words
 from semanscope_nb.metrics.artefacts import subset_languages
 from semanscope_nb.metrics.chance import straddle_note
+from semanscope_nb.metrics.compare import compare_models
 from semanscope_nb.metrics.pairs import pair_affinity
 from semanscope_nb.metrics.spreads import AlignedWords
 from semanscope_nb.metrics.ties import THRESHOLD_TOLERANCE, reaches
 from semanscope_nb.plots.sa_figures import model_means
+from semanscope_nb.results import Estimate
 
 U64 = 2.0 ** -53
 
@@ -162,3 +164,60 @@ def test_one_dataset_model_mean_tier_is_the_verdicts_under_any_thresholds():
                                    n_boot=200, seed=0)
     table = pd.DataFrame([{"model": "m", "dataset": "d", **chance.summary()}])
     assert model_means(table, thresholds=TierThresholds(great=0.3, good=0.2)).tier.iloc[0] == chance.tier == "chance"
+
+
+# --------------------------------------------------------------------------- model comparison vs each model's verdict
+
+
+def test_compare_models_scores_carry_each_models_verdict_interval():
+    # path A: compare_models' scores (ci_low, ci_high, sem); path B: affinity_of_words of each model.  Before the fix
+    # A drew its resamples over the judged concepts only (the verdict draws over all and weighs a left-out concept 0)
+    # and took a plain percentile interval where the verdict's gap has the point-holding one, so one model's gap had
+    # two intervals.  Both models here leave out the same 20 identical-string concepts, so the judged sets agree
+    arrays, words = _with_identical_strings()
+    rng = np.random.default_rng(3)
+    weaker = {k: v + 1.5 * rng.normal(size=v.shape) for k, v in arrays.items()}
+    weaker["de"][:20] = weaker["en"][:20]
+    models = {"m1": _aw(arrays, words), "m2": _aw(weaker, words)}
+    for score in ("delta", "sa"):
+        c = compare_models(models, n_boot=200, n_perm=200, seed=0, score=score).scores.set_index("model")
+        for name, aw in models.items():
+            r = affinity_of_words(aw, n_boot=200, seed=0)
+            est = r.verdict_scores.delta if score == "delta" else Estimate(r.cosine.sa, r.cosine.sem, r.cosine.ci)
+            np.testing.assert_allclose(c.loc[name, ["score", "ci_low", "ci_high", "sem"]].to_numpy(dtype=float),
+                                       [est.value, est.ci[0], est.ci[1], est.sem], rtol=RTOL,
+                                       err_msg=f"{score}: the same resamples and rule, the sums grouped otherwise")
+        assert c.loc["m1", "n_concepts"] == (60 if score == "delta" else 80)  # the gap is judged without the 20
+
+
+# --------------------------------------------------------------------------- input forms: sparse, matrix, float32
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix is one of the forms tried
+def test_a_sparse_model_gives_the_result_of_the_same_vectors_dense():
+    # a TF-IDF model's output is a SciPy sparse matrix: semantic_affinity refused it with numpy's "setting an array
+    # element with a sequence" (and np.matrix with a broadcasting error); the same vectors must give the same result
+    rng = np.random.default_rng(2)
+    dense = {k: np.where(rng.random((40, 30)) < 0.3, rng.random((40, 30)), 0.0) for k in ("en", "de")}
+    want = snb.semantic_affinity(dense, n_boot=200, seed=0)
+    for form in (sp.csr_matrix, sp.csr_array, np.asmatrix, lambda a: a.tolist()):
+        got = snb.semantic_affinity({k: form(v) for k, v in dense.items()}, n_boot=200, seed=0)
+        np.testing.assert_allclose([got.cosine.sa, *got.cosine.ci, got.verdict_scores.delta.value],
+                                   [want.cosine.sa, *want.cosine.ci, want.verdict_scores.delta.value], rtol=0, atol=0,
+                                   err_msg="the same float64 values in the same order: the same arithmetic, bit for bit")
+        assert got.tier == want.tier and got.verdict == want.verdict
+
+
+def test_float32_input_gives_the_float64_answer_within_float32_rounding():
+    # path A: vectors in float64; path B: the same vectors rounded to float32 (every encoder's output).  Rounding
+    # moves each unit vector by at most u32 * sqrt(d) relative, each cosine by about 2 u32 and so the means and the
+    # ratio SA by a few u32 (u32 = 6e-8): rtol 1e-6 leaves a factor 16 for the d = 16 dims
+    rng = np.random.default_rng(4)
+    latent = rng.normal(size=(60, 16))
+    arrays = {k: latent + 0.9 * rng.normal(size=latent.shape) for k in ("en", "de", "zh")}
+    a = snb.semantic_affinity(arrays, n_boot=200, seed=1)
+    b = snb.semantic_affinity({k: v.astype(np.float32) for k, v in arrays.items()}, n_boot=200, seed=1)
+    np.testing.assert_allclose([b.cosine.sa, *b.cosine.ci, b.verdict_scores.delta.value, *b.verdict_scores.delta.ci],
+                               [a.cosine.sa, *a.cosine.ci, a.verdict_scores.delta.value, *a.verdict_scores.delta.ci],
+                               rtol=1e-6, err_msg="float32 rounding of the inputs only")
+    assert a.tier == b.tier and a.permutation.p_value == b.permutation.p_value

@@ -1309,6 +1309,9 @@ def semantic_affinity(
 ) -> SAResult:
     """Semantic Affinity of ``embeddings``: language -> (concepts x dims) array, row i = concept i.
 
+    An array may be dense (NumPy, lists) or a SciPy sparse matrix (a TF-IDF model's output): the same vectors
+    give the same result either way.
+
     Every row is one word (no alternatives; use :func:`semanscope_nb.dataset_affinity`
     for datasets with ``|`` alternatives).  The bootstrap resamples concept rows
     ``n_boot`` times with ``seed`` (``n_boot=0``: none); ``.cosine.sem`` is the
@@ -1335,7 +1338,10 @@ def semantic_affinity(
     vectors = []
     for lang in languages:
         v = embeddings[lang]
-        arr = v if isinstance(v, np.ndarray) and v.dtype in (np.float32, np.float64) else np.asarray(v, dtype=np.float64)
+        if sp.issparse(v):  # a sparse model's output (scikit-learn's TF-IDF): the same vectors, the same SA as dense
+            v = v.toarray()
+        # a plain ndarray as given; anything else (lists, np.matrix, whose rows stay 2-D) as a float64 ndarray
+        arr = v if type(v) is np.ndarray and v.dtype in (np.float32, np.float64) else np.asarray(v, dtype=np.float64)
         vectors.append(arr)
     check_vectors(languages, vectors)
     counts = {lang: v.shape[0] for lang, v in zip(languages, vectors)}

@@ -59,10 +59,12 @@ from semanscope_nb.metrics.chance import (
     NullParts,
     null_aware_statistics,
     percentile_interval,
+    point_holding_estimate,
     resample_counts,
 )
 from semanscope_nb.metrics.degenerate import MIN_BOOT_CONCEPTS, collapsed_note, require_concepts
 from semanscope_nb.metrics.spreads import AlignedWords, Spreads, affinity_ratio
+from semanscope_nb.metrics.affinity import sa_percentile_estimate
 
 #: what each ``score`` of :func:`compare_models` compares, as labelled in tables, charts and the CLI
 SCORE_LABELS = {"delta": "SA − chance (artefact-free)", "sa": "SA (raw, all concepts)"}
@@ -222,9 +224,12 @@ def compare_models(
     point = {n: stats(n, np.ones((1, R))) for n in defined}
     value = {n: float(point[n][score][0]) for n in defined}
     dist: dict[str, list[np.ndarray]] = {n: [] for n in defined}
-    for counts in resample_counts(R, n_boot, seed=seed, batch=batch):
+    # the verdict's resamples: drawn over all concepts, a left-out concept weighing 0 (RowSubset's rule), so a model's
+    # score has the bootstrap distribution, and so the interval, of its verdict when the left-out concepts agree
+    for counts in resample_counts(first.n_rows, n_boot, seed=seed, batch=batch):
+        judged_counts = counts if keep.all() else counts[:, keep]
         for n in defined:
-            dist[n].append(stats(n, counts)[score])
+            dist[n].append(stats(n, judged_counts)[score])
     boot = {n: np.concatenate(dist[n]) for n in defined}
     pseudo = {n: _jackknife(lambda c, n=n: stats(n, c)[score], R) for n in defined}
     order = sorted(defined, key=lambda n: -value[n])
@@ -234,8 +239,7 @@ def compare_models(
     band_index = {m: i for i, band in enumerate(bands, 1) for m in band}
     nan = math.nan
     scores = pd.DataFrame([
-        {"model": n, "score": value[n], **dict(zip(("ci_low", "ci_high"), percentile_interval(boot[n], confidence))),
-         "sem": _bootstrap_sd(boot[n]), "band": band_index[n], "sa": raw_sa[n], "sa_judged": float(point[n]["sa"][0]),
+        {"model": n, "score": value[n], **_score_interval(score, value[n], boot[n], confidence), "band": band_index[n], "sa": raw_sa[n], "sa_judged": float(point[n]["sa"][0]),
          "sa_null": float(point[n]["sa_null"][0]), "n_concepts": R, "note": ""} if n in boot else
         {"model": n, "score": nan, "ci_low": nan, "ci_high": nan, "sem": nan, "band": None, "sa": raw_sa[n],
          "sa_judged": nan, "sa_null": nan, "n_concepts": R, "note": undefined[n]}
@@ -243,6 +247,15 @@ def compare_models(
     notes += _interval_and_test_disagreements(scores, pairs)
     return ModelComparison(scores, pairs, bands, int(n_boot), int(n_perm), seed, confidence, alpha, notes,
                            score=score, excluded_concepts=int((~keep).sum()))
+
+
+def _score_interval(score: str, value: float, boot: np.ndarray, confidence: float) -> dict[str, float]:
+    """ci_low, ci_high and sem of one model's score by the rule of the number it is: the verdict's gap
+    (:func:`~semanscope_nb.metrics.chance.point_holding_estimate`, as ``SAResult.verdict_scores.delta``) or the raw
+    SA (:func:`~semanscope_nb.metrics.affinity.sa_percentile_estimate`, as ``SAResult.cosine``)."""
+    est = (point_holding_estimate(value, boot, confidence=confidence) if score == "delta"
+           else sa_percentile_estimate(value, boot, confidence=confidence))
+    return {"ci_low": est.ci[0], "ci_high": est.ci[1], "sem": est.sem}
 
 
 def _check_comparison(models: Mapping[str, AlignedWords], names: list[str], *, n_boot: int, n_perm: int,
