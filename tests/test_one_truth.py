@@ -221,3 +221,35 @@ def test_float32_input_gives_the_float64_answer_within_float32_rounding():
                                [a.cosine.sa, *a.cosine.ci, a.verdict_scores.delta.value, *a.verdict_scores.delta.ci],
                                rtol=1e-6, err_msg="float32 rounding of the inputs only")
     assert a.tier == b.tier and a.permutation.p_value == b.permutation.p_value
+
+
+# --------------------------------------------------------------------------- the panel's tier slider vs the function
+
+
+@pytest.mark.slow  # a panel end to end with the surface baseline: several seconds
+def test_the_panels_tier_slider_gives_the_result_the_function_computes_with_those_thresholds():
+    # path A: the explore panel (computes once, then SAResult.with_thresholds on every slider move); path B: run_task
+    # with the thresholds.  Before the fix A kept the old thresholds in provenance and the tier flip rate (and the
+    # note quoting it) of the default thresholds: "flips in 0%" where B says 16%
+    from semanscope_nb.plots.projection import ProjectionSettings
+    from semanscope_nb.widgets import ExplorePanel
+
+    panel = ExplorePanel(model="random-null", dataset="edge-cases", max_concepts=25, n_boot=200,
+                         projection=ProjectionSettings("pca"), sa_store=False)
+    T = TierThresholds(great=0.501, good=0.5)
+    panel.tiers.value = T
+    a = panel.result
+    b = snb.run_task("sa", panel._ds, "random-null", languages=list(a.languages), n_boot=200, seed=panel.state.seed,
+                     thresholds=T)
+    assert a.provenance["parameters"] == b.provenance["parameters"]
+    for x, y in ((a.chance, b.chance), (a.chance_excluding, b.chance_excluding)):
+        assert (x is None) == (y is None)
+        if x is not None:
+            assert x.tier_flip_rate == y.tier_flip_rate  # a count of the same resamples over n_boot: exact
+    assert a.chance.tier_flip_rate > 0
+    assert a.diagnostics.notes == b.diagnostics.notes and a.cosine.note == b.cosine.note
+    assert (a.tier, a.paper_tier, a.verdict) == (b.tier, b.paper_tier, b.verdict)
+    # read back from a file the resamples are gone: the share is unknown under new thresholds, not the old one
+    back = snb.metrics.SAResult.from_dict(b.to_dict()).with_thresholds(TierThresholds())
+    assert math.isnan(back.chance.tier_flip_rate) and "flips" not in back.cosine.note
+    assert back.provenance["parameters"]["thresholds"] == {"great": 0.6, "good": 0.5}

@@ -95,6 +95,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import re
 import warnings
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, Mapping, Sequence
@@ -121,6 +122,7 @@ from semanscope_nb.metrics.chance import (
     euclidean_chance_by_permutation,
     is_unit_norm,
     null_aware_tier,
+    tier_flip_rate,
     percentile_intervals,
     permutation_test,
     straddle_note,
@@ -466,8 +468,57 @@ class SAResult(Result):
         return text
 
     def with_thresholds(self, thresholds: TierThresholds) -> "SAResult":
-        """The same scores classified with other tier thresholds (nothing is recomputed)."""
-        return replace(self, thresholds=thresholds)
+        """The same scores classified with other tier thresholds (nothing is recomputed).
+
+        Tier, paper tier and verdict are then those of the same scores computed with ``thresholds``, and so is
+        ``provenance["parameters"]["thresholds"]``.  The one number that needs the bootstrap resamples, the share of
+        them whose paper tier differs from the point's (``tier_flip_rate``, and the note quoting it), is recounted
+        on the resamples the result was computed from (kept in memory); a result read back from a file has none, so
+        there it becomes NaN and the note loses that clause rather than state the share under the old thresholds.
+
+        >>> import numpy as np, semanscope_nb as snb
+        >>> e = np.random.default_rng(0).normal(size=(30, 8))
+        >>> r = snb.semantic_affinity({"en": e, "de": e + 0.5}, n_boot=200, seed=0)
+        >>> T = TierThresholds(great=0.9)
+        >>> r.with_thresholds(T).chance.tier_flip_rate == snb.semantic_affinity({"en": e, "de": e + 0.5}, n_boot=200,
+        ...                                                                     seed=0, thresholds=T).chance.tier_flip_rate
+        True
+        >>> back = SAResult.from_dict(r.to_dict()).with_thresholds(T)
+        >>> back.provenance["parameters"]["thresholds"]["great"], back.chance.tier_flip_rate
+        (0.9, nan)
+        """
+        if thresholds == self.thresholds:
+            return self
+        params = self.provenance.get("parameters")
+        provenance = ({**self.provenance, "parameters": {**params, "thresholds": asdict(thresholds)}}
+                      if isinstance(params, Mapping) and "thresholds" in params else self.provenance)
+
+        samples = getattr(self, "_flip_samples", (None, None))
+
+        def unflipped(scores: NullAwareScores | None, values: np.ndarray | None) -> NullAwareScores | None:
+            if scores is None:
+                return None
+            flip = tier_flip_rate(thresholds, scores.sa.value, values) if values is not None else math.nan
+            return replace(scores, tier_flip_rate=flip)
+
+        chance = unflipped(self.chance, samples[0])
+        chance_excluding = unflipped(self.chance_excluding, samples[1])
+        basis = chance_excluding or chance
+        flip = basis.tier_flip_rate if basis is not None else math.nan
+
+        def without_flip(note: str) -> str:
+            clause = f"; the paper's tier flips in {flip:.0%} of bootstrap resamples" if math.isfinite(flip) else ""
+            return _FLIP_CLAUSE.sub(clause, note)
+
+        out = replace(
+            self, thresholds=thresholds, provenance=provenance, chance=chance, chance_excluding=chance_excluding,
+            cosine=self.cosine if without_flip(self.cosine.note) == self.cosine.note  # the same object when unchanged
+            else replace(self.cosine, note=without_flip(self.cosine.note)),
+            diagnostics=self.diagnostics if [without_flip(n) for n in self.diagnostics.notes] == self.diagnostics.notes
+            else replace(self.diagnostics, notes=[without_flip(n) for n in self.diagnostics.notes]),
+        )
+        object.__setattr__(out, "_flip_samples", samples)
+        return out
 
     def concepts_frame(self) -> pd.DataFrame:
         """Per-concept inter distances, worst-aligned (largest cosine distance) first."""
@@ -864,6 +915,7 @@ def sa_percentile_estimate(point: float, dist: np.ndarray, *, confidence: float)
     return Estimate(float(point), sd, interval)
 
 
+_FLIP_CLAUSE = re.compile(r"; the paper's tier flips in [0-9]+% of bootstrap resamples")  # the small-sample note's
 SMALL_SAMPLE = 50  # fewer concepts than this: intervals are rough (a note says so)
 LANGUAGE_CENTRED_AUTO_WORDS = 100_000  # language_centred=None computes the diagnostic up to this many words
 
@@ -1013,6 +1065,9 @@ def affinity_of_words(
                                                            "method": method, "on_zero": on_zero,
                                                            "thresholds": asdict(thresholds)},
                         centred_sa=centred_sa, permutation=permutation)
+    # the bootstrap SA values the tier flip rates came from, kept in memory only (not a field: never written), so
+    # with_thresholds gives the flip rate the same resamples give under other thresholds
+    object.__setattr__(result, "_flip_samples", (v.dists.get("sa"), v.dists_free.get("sa")))
     if sem == "delta":  # the original tool's error propagation (its own module)
         from semanscope_nb.metrics.paper_sem import with_delta_method_sem
 
@@ -1111,6 +1166,7 @@ class _Verdict:
     chance_excluding: Any = None
     surface: Any = None
     dists: dict[str, np.ndarray] = field(default_factory=dict)
+    dists_free: dict[str, np.ndarray] = field(default_factory=dict)  # the artefact-free concepts' (when any left out)
     excluded: dict[str, Any] = field(default_factory=dict)
     artefact_notes: list[str] = field(default_factory=list)
     kept: np.ndarray | None = None
@@ -1139,11 +1195,10 @@ def _verdict(aw: AlignedWords, spreads: Spreads, point: _PointScores, *, n_boot:
             v.permutation_job = beside(functools.partial(_gate_test, aw, spreads, kept, n_boot=n_boot, seed=seed,
                                                          point=None if kept is None else _gate_point(spreads, kept)),
                                        only_if_free=True)
-        dists_free: dict[str, np.ndarray] = {}
         one = verdict_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
                                 thresholds=thresholds, keep=v.kept if scorable else None,
                                 surface=surface if judged else None, distributions=v.dists,
-                                subset_distributions=dists_free, should_stop=should_stop)
+                                subset_distributions=v.dists_free, should_stop=should_stop)
         v.chance, v.chance_excluding, v.surface = one.full, one.subset, one.surface
         if v.chance_excluding is not None:
             v.artefact_notes.append(

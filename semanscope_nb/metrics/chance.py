@@ -865,6 +865,16 @@ def _scores(point: dict[str, np.ndarray], dists: dict[str, list[np.ndarray]] | N
     return NullAwareScores(**est, sa_null_euclidean=float(point["sa_null_euclidean"][0]), n_boot=int(n_boot), tier_flip_rate=flip)
 
 
+def tier_flip_rate(thresholds: Any, point: float, values: np.ndarray) -> float:
+    """Share of the bootstrap SA ``values`` whose paper tier under ``thresholds`` differs from that of ``point``.
+
+    >>> from semanscope_nb.metrics.affinity import TierThresholds
+    >>> tier_flip_rate(TierThresholds(), 0.62, np.array([0.55, 0.61, 0.65, 0.7]))
+    0.25
+    """
+    return _flip_rate(thresholds, float(point), np.asarray(values))
+
+
 def _flip_rate(thresholds: Any, point: float, values: np.ndarray) -> float:
     """Share of ``values`` whose tier (``thresholds.classify``) differs from ``point``'s.
 
