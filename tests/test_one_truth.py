@@ -253,3 +253,26 @@ def test_the_panels_tier_slider_gives_the_result_the_function_computes_with_thos
     back = snb.metrics.SAResult.from_dict(b.to_dict()).with_thresholds(TierThresholds())
     assert math.isnan(back.chance.tier_flip_rate) and "flips" not in back.cosine.note
     assert back.provenance["parameters"]["thresholds"] == {"great": 0.6, "good": 0.5}
+
+
+@pytest.mark.slow  # embeds a bundled dataset with TF-IDF and scores three pairs: seconds
+def test_the_pair_matrix_of_a_bundled_dataset_agrees_with_the_verdict_of_each_pair():
+    # real data: edge-cases (alternatives "a|b", shared words, identical strings) under the character n-gram TF-IDF
+    # model.  Before the fix the de-fr pair was 'good' in the matrix (it survives FDR) while the verdict of de, fr
+    # is 'chance': its chance-corrected score 0.016 is under the effect-size floor MIN_CORRECTED = 0.02
+    from semanscope_nb.models.embedded import embed
+    from semanscope_nb.runs.task_library import aligned_words
+
+    aw = aligned_words(embed("edge-cases", "tfidf-char", languages=["en", "de", "fr"], cache=False))
+    table = pair_affinity(aw, n_boot=200, n_perm=200, seed=0).table
+    verdicts = {}
+    for row in table.to_dict("records"):
+        one = affinity_of_words(subset_languages(aw, (row["language_a"], row["language_b"])), n_boot=200, seed=0)
+        v = one.verdict_scores
+        np.testing.assert_allclose([row["sa"], row["ci_low"], row["ci_high"], row["delta"], row["delta_low"], row["delta_high"]],
+                                   [one.cosine.sa, *one.cosine.ci, v.delta.value, *v.delta.ci], rtol=RTOL,
+                                   err_msg="same resamples; sums grouped otherwise (n + d < 10^4 here)")
+        assert row["n_excluded"] == sum(one.excluded_concepts.values())
+        assert row["verdict"] == one.tier
+        verdicts[row["language_a"], row["language_b"]] = row["verdict"]
+    assert verdicts[("de", "fr")] == "chance" and "good" in verdicts.values()
