@@ -276,3 +276,20 @@ def test_the_pair_matrix_of_a_bundled_dataset_agrees_with_the_verdict_of_each_pa
         assert row["verdict"] == one.tier
         verdicts[row["language_a"], row["language_b"]] = row["verdict"]
     assert verdicts[("de", "fr")] == "chance" and "good" in verdicts.values()
+
+
+def test_a_model_mean_over_datasets_applies_the_verdicts_floor_and_exclusion_rule():
+    # several datasets: the pooled numbers go through the verdict's own rule (metrics.chance.null_aware_tier with
+    # the effect-size floor, TierThresholds.verdict_tier).  Before the fix a mirror without the floor gave 'good' to
+    # a model whose every dataset verdict is 'chance' (a real but negligible gap), and the raw SA's tier where the
+    # artefact-free SA is a tier lower
+    def row(dataset, sa, basis, corrected, tier):
+        return {"model": "m", "dataset": dataset, "sa_cosine": sa, "sem_cosine": 0.01, "ci_low": sa - 0.02,
+                "ci_high": sa + 0.02, "sa_null": 0.5, "delta": corrected / 2, "delta_low": corrected / 4,
+                "delta_high": corrected, "corrected": corrected, "sa_verdict_basis": basis, "tier": tier}
+
+    negligible = pd.DataFrame([row("a", 0.55, 0.505, 0.01, "chance"), row("b", 0.56, 0.505, 0.012, "chance")])
+    assert model_means(negligible).tier.iloc[0] == "chance"
+    lowered = pd.DataFrame([row("a", 0.64, 0.58, 0.2, "good"), row("b", 0.66, 0.57, 0.2, "good")])
+    means = model_means(lowered)
+    assert means.paper_tier.iloc[0] == "great" and means.tier.iloc[0] == "good"

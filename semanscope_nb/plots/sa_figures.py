@@ -33,20 +33,12 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, TIER_LABELS, SAResult, TierThresholds
+from semanscope_nb.metrics.chance import null_aware_tier
 from semanscope_nb.plots.chart_kit import import_altair, inline, is_finite, require_columns
 from semanscope_nb.plots.palette import CHANCE_COLOUR, TIER_COLOURS, TIER_ORDER, tier_colour
 
 if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
-
-
-def _null_aware_tier(paper: str, lo: float, hi: float) -> str:
-    """The verdict tier from the paper tier and the interval of SA - chance (mirrors metrics.chance)."""
-    if not (is_finite(lo) and is_finite(hi)):
-        return paper
-    if lo <= 0.0 <= hi:
-        return "chance"
-    return "below chance" if hi < 0.0 else paper
 
 
 def _verdict_tier_under(row: pd.Series, thresholds: TierThresholds) -> str:
@@ -74,8 +66,10 @@ def model_means(table: pd.DataFrame, *, thresholds: TierThresholds = DEFAULT_TIE
     One dataset: its own interval (``ci_low``/``ci_high``) and its gap to chance.
     Several: the mean, with ``sem`` (or the gap's half-widths) pooled as if the
     datasets were independent (``sqrt(sum of squares) / n``).  ``tier`` is the
-    null-aware tier ("chance" when the gap's interval holds 0) when the table
-    has the gap's interval, else the paper's tier; with one dataset it is that
+    null-aware tier when the table has the gap's interval -- the verdict's rule on the
+    pooled numbers: "chance" when the gap's interval holds 0 or the mean chance-corrected
+    score is under :data:`~semanscope_nb.metrics.chance.MIN_CORRECTED`, else the lower of
+    the paper's tiers of the mean raw SA and the mean artefact-free SA -- else the paper's tier; with one dataset it is that
     row's verdict tier itself (a paper tier re-classified under ``thresholds`` by the
     verdict's rule, so another threshold gives :meth:`SAResult.with_thresholds`'s tier).  ``band`` is kept only when it is the same on
     every dataset of the model.
@@ -121,9 +115,15 @@ def model_means(table: pd.DataFrame, *, thresholds: TierThresholds = DEFAULT_TIE
             rec["tier"] = _verdict_tier_under(g.iloc[0], thresholds)
         elif "undetermined" in tiers:
             rec["tier"] = "undetermined"  # some dataset's interval was too rough to call
-        else:
-            rec["tier"] = (_null_aware_tier(rec["paper_tier"], rec["delta_low"], rec["delta_high"])
-                           if "delta_low" in rec else rec["paper_tier"])
+        else:  # the verdict's rule on the pooled numbers: the lower of the raw and artefact-free tiers, the gap's
+            # interval, the effect-size floor on the mean chance-corrected score (metrics.chance.null_aware_tier)
+            paper = rec["paper_tier"]
+            if "sa_verdict_basis" in g and g["sa_verdict_basis"].notna().all():
+                paper = thresholds.verdict_tier(avg, float(g["sa_verdict_basis"].astype(float).mean()))
+            corrected = (float(g["corrected"].astype(float).mean())
+                         if "corrected" in g and g["corrected"].notna().all() else None)
+            rec["tier"] = (null_aware_tier(paper, (rec["delta_low"], rec["delta_high"]), corrected=corrected)
+                           if "delta_low" in rec else paper)
         out.append(rec)
     df = pd.DataFrame(out)
     key = "delta" if "delta" in df and df["delta"].notna().any() else "avg_sa"  # rank by the verdict's quantity
