@@ -293,3 +293,53 @@ def test_a_model_mean_over_datasets_applies_the_verdicts_floor_and_exclusion_rul
     lowered = pd.DataFrame([row("a", 0.64, 0.58, 0.2, "good"), row("b", 0.66, 0.57, 0.2, "good")])
     means = model_means(lowered)
     assert means.paper_tier.iloc[0] == "great" and means.tier.iloc[0] == "good"
+
+
+# --------------------------------------------------------------------------- threads, BLAS threads, batches
+
+
+def _answers(arrays):
+    """The verdict, the pair matrix and the comparison of one input: (floats, decisions)."""
+    aw = _aw(arrays)
+    r = snb.semantic_affinity(arrays, n_boot=200, seed=1)
+    t = pair_affinity(aw, n_boot=200, n_perm=200, seed=1).table
+    half = {k: v[:, :8] for k, v in arrays.items()}
+    c = compare_models({"full": aw, "half": _aw(half)}, n_boot=200, n_perm=200, seed=1)
+    v = r.verdict_scores
+    floats = [r.cosine.sa, *r.cosine.ci, r.euclidean.sa, v.delta.value, *v.delta.ci, *t["sa"], *t["ci_low"],
+              *t["delta_low"], *c.scores["score"], *c.scores["ci_low"], *c.pairs["ci_low"]]
+    decisions = (r.tier, r.verdict, r.permutation.p_value if r.permutation else None, tuple(t["verdict"]),
+                 tuple(t["p_value"]), tuple(c.scores["model"]), tuple(c.pairs["p_value"]), tuple(map(tuple, c.bands)))
+    return np.array(floats), decisions
+
+
+@pytest.mark.slow  # seven runs of the verdict, the pair matrix and a comparison: seconds
+def test_threads_blas_threads_and_free_cpus_never_change_an_answer(monkeypatch):
+    # a JupyterLab widget callback runs on a subshell thread; BLAS may run 1 or 2 threads; the block product and the
+    # permutation gate run beside the bootstrap only when a CPU is free.  Every path computes the same sums in the
+    # same blocks, so floats agree to the float64 rounding of a regrouped sum (RTOL, derived above), decisions exactly
+    import threading
+
+    from threadpoolctl import threadpool_limits
+
+    from semanscope_nb.metrics import spreads
+
+    rng = np.random.default_rng(7)
+    latent = rng.normal(size=(50, 16))
+    arrays = {k: latent + s * rng.normal(size=latent.shape) for k, s in (("en", 0.8), ("de", 1.0), ("zh", 3.0))}
+    want_floats, want = _answers(arrays)
+    got = []
+    box: dict[str, object] = {}
+    worker = threading.Thread(target=lambda: box.setdefault("r", _answers(arrays)))
+    worker.start()
+    worker.join()
+    got.append(("a worker thread", box["r"]))
+    for n in (1, 2):
+        with threadpool_limits(limits=n, user_api="blas"):
+            got.append((f"{n} BLAS thread(s)", _answers(arrays)))
+    for free in (0, 3):
+        monkeypatch.setattr(spreads, "_free_cpus", lambda free=free: free)
+        got.append((f"{free} free CPUs", _answers(arrays)))
+    for where, (floats, decisions) in got:
+        np.testing.assert_allclose(floats, want_floats, rtol=RTOL, err_msg=where)
+        assert decisions == want, where
