@@ -343,3 +343,29 @@ def test_threads_blas_threads_and_free_cpus_never_change_an_answer(monkeypatch):
     for where, (floats, decisions) in got:
         np.testing.assert_allclose(floats, want_floats, rtol=RTOL, err_msg=where)
         assert decisions == want, where
+
+
+# --------------------------------------------------------------------------- rankings: one tie, one order
+
+
+def test_models_with_equal_scores_are_ranked_in_one_order_on_every_path():
+    # two names for the same vectors: bit-identical scores.  model_means, format_leaderboard and compare_models keep
+    # the table's order for a tie; leaderboard_wide took pivot_table's alphabetical order ("a-twin" before "z-model")
+    from semanscope_nb.plots.leaderboard import leaderboard_wide
+    from semanscope_nb.runs.evaluate import format_leaderboard
+
+    rng = np.random.default_rng(8)
+    e = rng.normal(size=(40, 16))
+    arrays = {"en": e, "de": e + 0.7 * rng.normal(size=e.shape)}
+    r = snb.semantic_affinity(arrays, n_boot=200, seed=0)
+    names = ["z-model", "a-twin"]
+    table = pd.DataFrame([{"model": m, "dataset": "d", **r.summary()} for m in names])
+    comparison = compare_models({m: _aw(arrays) for m in names}, n_boot=200, n_perm=200, seed=0)
+    orders = {
+        "model_means": model_means(table).model.tolist(),
+        "leaderboard_wide": leaderboard_wide(table).index.tolist(),
+        "format_leaderboard": [line.split()[0] for line in format_leaderboard(table).splitlines()[2:4]],
+        "compare_models": comparison.scores.model.tolist(),
+    }
+    assert all(o == names for o in orders.values()), orders
+    assert comparison.bands == [names]  # a tie is no difference
