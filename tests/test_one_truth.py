@@ -369,3 +369,30 @@ def test_models_with_equal_scores_are_ranked_in_one_order_on_every_path():
     }
     assert all(o == names for o in orders.values()), orders
     assert comparison.bands == [names]  # a tie is no difference
+
+
+# --------------------------------------------------------------------------- written and read back
+
+
+def test_results_written_and_read_back_give_the_same_scores_and_decisions(tmp_path):
+    from semanscope_nb.results import Result
+
+    arrays, words = _with_identical_strings()
+    aw = _aw(arrays, words)
+    T = TierThresholds(great=0.8, good=0.5)
+    sa = affinity_of_words(aw, n_boot=200, seed=0, thresholds=T)
+    pairs = pair_affinity(aw, n_boot=200, n_perm=200, seed=0, thresholds=T)
+    comparison = compare_models({"m1": aw, "m2": _aw({k: v[:, :8] for k, v in arrays.items()}, words)},
+                                n_boot=200, n_perm=200, seed=0)
+    for name, r in (("sa", sa), ("pairs", pairs), ("comparison", comparison)):
+        back = Result.load(r.save(tmp_path / f"{name}.json"))
+        assert type(back) is type(r)
+        # JSON keeps a float64 exactly (shortest repr round-trips): no tolerance is needed, the values are the same
+        np.testing.assert_allclose(back.main_score, r.main_score, rtol=0, atol=0, err_msg="repr round-trips float64")
+    back = Result.load(tmp_path / "sa.json")
+    assert (back.tier, back.paper_tier, back.verdict, back.thresholds) == (sa.tier, sa.paper_tier, sa.verdict, T)
+    assert back.tier == "good"  # the exclusion rule, re-decided from the stored numbers
+    t = Result.load(tmp_path / "pairs.json").table
+    assert t["verdict"].tolist() == pairs.table["verdict"].tolist() and t["survives"].tolist() == pairs.table["survives"].tolist()
+    c = Result.load(tmp_path / "comparison.json")
+    assert c.bands == comparison.bands and c.scores["model"].tolist() == comparison.scores["model"].tolist()
