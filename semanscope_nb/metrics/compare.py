@@ -184,6 +184,7 @@ def compare_models(
     alpha: float = 0.05,
     batch: int | None = None,
     score: Literal["delta", "sa"] = "delta",
+    unknown_words: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ModelComparison:
     """Paired bootstrap and permutation comparison of two or more models on the same concepts.
 
@@ -195,7 +196,8 @@ def compare_models(
     Refusals (:mod:`semanscope_nb.metrics.degenerate`): fewer than 3 concepts
     (before or after exclusion) raise :class:`~semanscope_nb.errors.EmbeddingError`;
     a model whose vectors are collapsed gets a NaN score, no band and a note, and
-    is left out of the pairs.
+    is left out of the pairs.  ``unknown_words``: model -> (language -> the words its tokenizer maps to unknown
+    tokens only); their concepts are artefacts of that model's data, as in its verdict.
     """
     names = list(models)
     _check_comparison(models, names, n_boot=n_boot, n_perm=n_perm, seed=seed, alpha=alpha, confidence=confidence, score=score)
@@ -206,7 +208,8 @@ def compare_models(
     collapsed = {n for n in names if math.isnan(raw_sa[n])}  # no SA at all: set aside before the exclusion
     keep = np.ones(first.n_rows, dtype=bool)
     if score == "delta":  # one set of concepts for every model: an artefact in any model's data excludes the concept
-        keep = _concepts_clean_in_every_model({n: models[n] for n in names if n not in collapsed}, first.n_rows, notes)
+        keep = _concepts_clean_in_every_model({n: models[n] for n in names if n not in collapsed}, first.n_rows, notes,
+                                              unknown_words=unknown_words or {})
     judged = {n: subset_rows(models[n], keep) if not keep.all() else models[n] for n in names}
     R = int(keep.sum())
     spreads = {n: Spreads(judged[n]) if not keep.all() else full[n] for n in names}
@@ -283,9 +286,10 @@ def _check_comparison(models: Mapping[str, AlignedWords], names: list[str], *, n
     require_concepts(first.n_rows, minimum=MIN_BOOT_CONCEPTS, what="compare_models")
 
 
-def _concepts_clean_in_every_model(models: Mapping[str, AlignedWords], n_rows: int, notes: list[str]) -> np.ndarray:
+def _concepts_clean_in_every_model(models: Mapping[str, AlignedWords], n_rows: int, notes: list[str], *,
+                                   unknown_words: Mapping[str, Mapping[str, Any]]) -> np.ndarray:
     """The concepts no model's data marks as an artefact (:func:`find_artefacts`); a note names what was left out."""
-    found = {n: find_artefacts(aw).excluded_rows for n, aw in models.items()}
+    found = {n: find_artefacts(aw, unknown_words=unknown_words.get(n)).excluded_rows for n, aw in models.items()}
     keep = np.ones(n_rows, dtype=bool)
     for rows in found.values():
         keep &= ~rows
@@ -293,7 +297,7 @@ def _concepts_clean_in_every_model(models: Mapping[str, AlignedWords], n_rows: i
         who = ", ".join(f"{n} ({int(m.sum())})" for n, m in found.items() if m.any())
         notes.append(
             f"{int((~keep).sum())} of {n_rows} concepts excluded for all models: they hold an identical string "
-            f"across languages or a degenerate vector in some model's data (concepts per model: {who}); every score "
+            f"across languages, a word some model's tokenizer maps to unknown tokens only, or a degenerate vector in some model's data (concepts per model: {who}); every score "
             f"is SA minus its chance level on the {int(keep.sum())} concepts left"
         )
     require_concepts(int(keep.sum()), minimum=MIN_BOOT_CONCEPTS,

@@ -28,9 +28,10 @@ its FDR-adjusted permutation p lies below ``(1 - confidence) / 2`` (the verdict'
 pair's own p when it is the only pair) and below ``alpha``, and its chance-corrected score reaches
 :data:`~semanscope_nb.metrics.chance.MIN_CORRECTED`; that tier is the *lower* of the paper's tiers of
 its SA on all its concepts and on its artefact-free ones, so exclusion can only lower a verdict.
-"below chance" when the interval lies below 0; "chance" otherwise (also when fewer than
-:data:`~semanscope_nb.metrics.affinity.MIN_JUDGED_SHARE` of its concepts are left without its
-artefacts, where the verdict says "insufficient": neither gives a tier); "undetermined" below
+"insufficient" instead of a tier when fewer than
+:data:`~semanscope_nb.metrics.affinity.MIN_JUDGED_SHARE` of its concepts are left without its artefacts;
+"below chance" when the interval lies below 0; "chance" otherwise (with fewer than that share left the
+verdict says "insufficient" for these two as well: none of the three gives a tier); "undetermined" below
 :data:`~semanscope_nb.metrics.degenerate.MIN_VERDICT_BOOT` resamples; "undefined"
 (NaN, with a ``note``) when the pair has collapsed vectors or fewer than 3
 artefact-free concepts (a whole input with fewer than 3 concepts raises, as every
@@ -60,13 +61,14 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from semanscope_nb.metrics.affinity import (
     DEFAULT_TIERS,
+    MIN_JUDGED_SHARE,
     AlignedWords,
     TierThresholds,
     sa_percentile_estimate,
@@ -75,6 +77,7 @@ from semanscope_nb.metrics.artefacts import degenerate_vector_groups, identical_
 from semanscope_nb.metrics.chance import (
     BELOW_CHANCE_TIER,
     CHANCE_TIER,
+    INSUFFICIENT_TIER,
     UNCONFIRMED_BY_PERMUTATION,
     NullParts,
     above_chance_gate,
@@ -240,9 +243,10 @@ def _pair_verdict(r: Any, *, n_boot: int, confidence: float, thresholds: TierThr
     (:func:`~semanscope_nb.metrics.chance.above_chance_gate` on the gap's interval and the FDR-adjusted
     permutation p, which is the pair's own p when it is the only pair; ``survives`` as well), the effect-size
     floor (:data:`~semanscope_nb.metrics.chance.MIN_CORRECTED`), and the lower of the paper's tiers of the SA on
-    all the pair's concepts and on its artefact-free ones (:meth:`TierThresholds.verdict_tier`).  One rule of
-    the verdict is not applied: a pair left with fewer than :data:`~semanscope_nb.metrics.affinity.MIN_JUDGED_SHARE`
-    of its concepts is judged on them ('chance' or a tier) where :attr:`SAResult.tier` says 'insufficient'.
+    all the pair's concepts and on its artefact-free ones (:meth:`TierThresholds.verdict_tier`), which needs
+    :data:`~semanscope_nb.metrics.affinity.MIN_JUDGED_SHARE` of its concepts left ('insufficient' otherwise, as
+    the verdict).  One difference stays: a pair with fewer left that is not above chance says 'chance' or 'below
+    chance' where :attr:`SAResult.tier` says 'insufficient' (none gives a tier).
     """
     if not math.isfinite(r.p_value):
         return UNDEFINED_TIER
@@ -256,6 +260,8 @@ def _pair_verdict(r: Any, *, n_boot: int, confidence: float, thresholds: TierThr
         return CHANCE_TIER
     if null_aware_tier("", delta_ci, corrected=r.corrected) == CHANCE_TIER:  # a real but negligible gap
         return CHANCE_TIER
+    if r.n_excluded and r.n_concepts - r.n_excluded < MIN_JUDGED_SHARE * r.n_concepts:
+        return INSUFFICIENT_TIER  # a tier needs most of the concepts left, as in the verdict
     return thresholds.verdict_tier(r.sa, r.sa_judged)
 
 
@@ -298,6 +304,7 @@ def pair_affinity(
     alpha: float = 0.05,
     should_stop: Any = None,
     distributions: dict[str, dict[str, np.ndarray]] | None = None,
+    unknown_words: Mapping[str, Sequence[str]] | None = None,
 ) -> PairAffinity:
     """One row per language pair: raw SA and interval, the artefact-free gap to chance, FDR-controlled p, the verdict.
 
@@ -312,7 +319,9 @@ def pair_affinity(
     :func:`_pair_rows`).  ``distributions``: a dict that receives, per pair ``"a-b"``, the
     bootstrap distributions of all its concepts (keys of
     :func:`~semanscope_nb.metrics.chance.null_aware_statistics`) and, under ``"a-b.judged"``,
-    those of its artefact-free concepts when it has artefacts.
+    those of its artefact-free concepts when it has artefacts.  ``unknown_words``: language -> the words the
+    model's tokenizer maps to unknown tokens only (as :func:`~semanscope_nb.metrics.affinity.affinity_of_words`
+    takes them); their concepts are artefacts of every pair of that language.
     """
     from statsmodels.stats.multitest import multipletests
 
@@ -323,9 +332,13 @@ def pair_affinity(
     degenerate = degenerate_vector_groups(aw)  # once per language, not once per pair
     deg_rows = {lang: rows_with_words(aw, lang, {w for g in groups for w in g}) for lang, groups in degenerate.items()}
     no_rows = np.zeros(aw.n_rows, dtype=bool)
+    # the words the model's tokenizer maps to unknown tokens only: left out of a pair as the verdict leaves them out
+    unk_rows = {lang: rows_with_words(aw, lang, set(words)) for lang, words in (unknown_words or {}).items()
+                if lang in aw.languages}
     excluded = {}
     for (i, a), (j, b) in itertools.combinations(enumerate(aw.languages), 2):
-        excluded[i, j] = identical_string_rows(subset_languages(aw, (a, b))) | deg_rows.get(a, no_rows) | deg_rows.get(b, no_rows)
+        excluded[i, j] = (identical_string_rows(subset_languages(aw, (a, b))) | deg_rows.get(a, no_rows)
+                          | deg_rows.get(b, no_rows) | unk_rows.get(a, no_rows) | unk_rows.get(b, no_rows))
     rows = _pair_rows(aw, excluded, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence, should_stop=should_stop,
                       distributions=distributions)
     table = pd.DataFrame(rows)
