@@ -436,3 +436,21 @@ def test_the_pair_sa_task_leaves_out_the_unknown_token_concepts_the_sa_task_leav
     # most en-zh concepts hold an [UNK]-only Chinese word: the verdict says 'insufficient'; before the fix the
     # matrix judged them all and gave the pair the paper tier 'non-aligned'
     assert pairs["verdict"] == sa.tier
+
+
+def test_concepts_in_another_order_give_the_same_scores_and_tiers():
+    # the scores are sums over concepts: another order regroups them (RTOL).  The seeded bootstrap draws counts per
+    # row position, so the intervals of a reordered list are another draw of the same distribution: not compared
+    arrays, words = _with_identical_strings()
+    order = np.random.default_rng(9).permutation(80)
+    shuffled = {k: v[order] for k, v in arrays.items()}
+    shuffled_words = tuple(tuple(ws[i] for i in order) for ws in words)
+    a = affinity_of_words(_aw(arrays, words), n_boot=200, seed=0)
+    b = affinity_of_words(_aw(shuffled, shuffled_words), n_boot=200, seed=0)
+    va, vb = a.verdict_scores, b.verdict_scores
+    np.testing.assert_allclose([b.cosine.sa, b.euclidean.sa, vb.sa.value, vb.sa_null.value, vb.delta.value],
+                               [a.cosine.sa, a.euclidean.sa, va.sa.value, va.sa_null.value, va.delta.value], rtol=RTOL,
+                               err_msg="the same sums, added in another order")
+    assert b.excluded_concepts == a.excluded_concepts and (b.paper_tier, b.tier) == (a.paper_tier, a.tier)
+    np.testing.assert_allclose(b.concept_inter_cosine, a.concept_inter_cosine[order], rtol=RTOL,
+                               err_msg="each concept's own inter distance travels with it")
