@@ -454,3 +454,48 @@ def test_concepts_in_another_order_give_the_same_scores_and_tiers():
     assert b.excluded_concepts == a.excluded_concepts and (b.paper_tier, b.tier) == (a.paper_tier, a.tier)
     np.testing.assert_allclose(b.concept_inter_cosine, a.concept_inter_cosine[order], rtol=RTOL,
                                err_msg="each concept's own inter distance travels with it")
+
+
+# --------------------------------------------------------------------------- function, task, grid, CLI
+
+
+@pytest.mark.slow  # the CLI in a subprocess and a grid: seconds
+def test_the_function_the_task_the_grid_and_the_cli_give_one_sa_result(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.runs.evaluate import dataset_affinity
+    from semanscope_nb.runs.grid import run_grid
+
+    kw = dict(languages=["de", "en"], n_boot=200, seed=3)
+    cache = EmbeddingCache(tmp_path / "cache")
+    f = dataset_affinity("edge-cases", "random-null", cache=cache, **kw).to_dict()
+    t = snb.run_task("sa", "edge-cases", "random-null", cache=cache, **kw).to_dict()
+    g = run_grid(["random-null"], ["edge-cases"], ["sa"], languages=kw["languages"], cache=cache,
+                 params={"sa": {"n_boot": 200, "seed": 3}}, out_dir=tmp_path / "grid").leaderboard("sa").iloc[0]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-m", "semanscope_nb", "sa", "--model", "random-null", "--dataset", "edge-cases",
+                          "--languages", "de,en", "--n-boot", "200", "--seed", "3", "--json",
+                          "--cache-dir", str(tmp_path / "cache")], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    c = json.loads(out.stdout)
+
+    def numbers(d):
+        v = d["chance_excluding"] or d["chance"]
+        return [d["cosine"]["sa"], *d["cosine"]["ci"], d["euclidean"]["sa"], v["sa_null"]["value"], v["delta"]["value"],
+                *v["delta"]["ci"], v["corrected"]["value"]]
+
+    # one process, one machine, the same calls: JSON keeps float64 exactly, so the values are the same bits
+    for name, d in (("task", t), ("cli", c)):
+        np.testing.assert_allclose(numbers(d), numbers(f), rtol=0, atol=0, err_msg=f"{name}: the same arithmetic")
+        assert (d["tier"], d["paper_tier"], d["verdict"], d["excluded_concepts"]) == \
+            (f["tier"], f["paper_tier"], f["verdict"], f["excluded_concepts"]), name
+    v = f["chance_excluding"] or f["chance"]
+    np.testing.assert_allclose([g["sa_cosine"], g["ci_low"], g["ci_high"], g["delta"], g["delta_low"], g["delta_high"]],
+                               [f["cosine"]["sa"], *f["cosine"]["ci"], v["delta"]["value"], *v["delta"]["ci"]],
+                               rtol=0, atol=0, err_msg="the grid's leaderboard row: the same result, flattened")
+    assert (g["tier"], g["verdict"]) == (f["tier"], f["verdict"])
