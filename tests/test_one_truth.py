@@ -499,3 +499,14 @@ def test_the_function_the_task_the_grid_and_the_cli_give_one_sa_result(tmp_path)
                                [f["cosine"]["sa"], *f["cosine"]["ci"], v["delta"]["value"], *v["delta"]["ci"]],
                                rtol=0, atol=0, err_msg="the grid's leaderboard row: the same result, flattened")
     assert (g["tier"], g["verdict"]) == (f["tier"], f["verdict"])
+
+
+def test_the_pair_maps_mark_says_the_pairs_verdict():
+    # a pair that survives FDR but whose verdict gives no tier was marked "✓ FDR" (above chance) on the map
+    df = pd.DataFrame({"language_a": ["en", "en", "de"], "language_b": ["de", "fr", "fr"], "sa": [0.7, 0.7, 0.7],
+                       "ci_low": 0.68, "ci_high": 0.72, "sa_null": 0.5, "delta": 0.2, "delta_low": 0.18, "delta_high": 0.22,
+                       "verdict": ["great", "insufficient", "undetermined"], "survives": [True, True, True]})
+    spec = snb.plots.pair_heatmap(df, triangle="lower").to_dict()
+    data = spec["datasets"][next(iter(spec["datasets"]))] if "datasets" in spec else spec["data"]["values"]
+    marks = {(r["language_b"], r["language_a"]): r["mark"] for r in data}
+    assert marks == {("en", "de"): "✓ FDR", ("en", "fr"): "insufficient", ("de", "fr"): "undetermined"}

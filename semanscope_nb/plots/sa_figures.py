@@ -250,6 +250,7 @@ def sa_heatmap(table: pd.DataFrame, *, distance: str = "cosine", title: str | No
 PAIR_COLUMNS = ("language_a", "language_b", "sa", "ci_low", "ci_high", "sa_null", "delta", "delta_low", "delta_high", "verdict",
                 "p_fdr", "survives")
 _CHANCE_VERDICTS = ("chance", "below chance")
+_NO_CALL_VERDICTS = ("insufficient", "undetermined")  # shown as such in a pair's cell: no tier, whatever the FDR says
 
 
 def pair_heatmap(
@@ -271,7 +272,8 @@ def pair_heatmap(
     dashed outline and "≈ chance", "below chance" a solid outline and "< chance";
     pairs that survive the false-discovery-rate control of
     :func:`~semanscope_nb.metrics.pairs.pair_affinity` (column ``survives``) are
-    marked "✓ FDR".
+    marked "✓ FDR", unless their verdict gives no tier ("insufficient" or
+    "undetermined", which the cell then says).
     Tooltips give both intervals.  Axis labels are angled and cut at ``label_limit`` px.
 
     >>> df = pd.DataFrame({"language_a": ["en"], "language_b": ["de"], "sa": [0.7], "ci_low": [0.68], "ci_high": [0.72],
@@ -336,8 +338,9 @@ def _pair_cells(frame: Any, *, value: str, triangle: str) -> tuple[pd.DataFrame,
     both = both.drop_duplicates(subset=["language_a", "language_b"]).reset_index(drop=True)
     both["verdict"] = both["verdict"].fillna("")
     both["survives"] = [bool(v) if v is not None and not (isinstance(v, float) and math.isnan(v)) else None for v in both["survives"]]
-    both["mark"] = ["≈ chance" if v == "chance" else "< chance" if v == "below chance" else "✓ FDR" if ok else ""
-                    for v, ok in zip(both["verdict"], both["survives"])]
+    # the mark says the verdict: a pair with no tier ('insufficient', 'undetermined') is never marked above chance
+    both["mark"] = ["≈ chance" if v == "chance" else "< chance" if v == "below chance" else v if v in _NO_CALL_VERDICTS
+                    else "✓ FDR" if ok else "" for v, ok in zip(both["verdict"], both["survives"])]
     fmt = ".3f" if value == "sa" else "+.3f"
     both["cell_text"] = [format(float(v), fmt) if is_finite(v) else "n/a" for v in both[value]]
     return both, languages
