@@ -242,7 +242,8 @@ def compare_models(
     band_index = {m: i for i, band in enumerate(bands, 1) for m in band}
     nan = math.nan
     scores = pd.DataFrame([
-        {"model": n, "score": value[n], **_score_interval(score, value[n], boot[n], confidence), "band": band_index[n], "sa": raw_sa[n], "sa_judged": float(point[n]["sa"][0]),
+        {"model": n, "score": value[n], **_score_interval(score, value[n], boot[n], confidence), "band": band_index[n],
+         "sa": raw_sa[n], "sa_judged": float(point[n]["sa"][0]),
          "sa_null": float(point[n]["sa_null"][0]), "n_concepts": R, "note": ""} if n in boot else
         {"model": n, "score": nan, "ci_low": nan, "ci_high": nan, "sem": nan, "band": None, "sa": raw_sa[n],
          "sa_judged": nan, "sa_null": nan, "n_concepts": R, "note": undefined[n]}
@@ -297,7 +298,8 @@ def _concepts_clean_in_every_model(models: Mapping[str, AlignedWords], n_rows: i
         who = ", ".join(f"{n} ({int(m.sum())})" for n, m in found.items() if m.any())
         notes.append(
             f"{int((~keep).sum())} of {n_rows} concepts excluded for all models: they hold an identical string "
-            f"across languages, a word some model's tokenizer maps to unknown tokens only, or a degenerate vector in some model's data (concepts per model: {who}); every score "
+            f"across languages, a word some model's tokenizer maps to unknown tokens only, or a degenerate vector in "
+            f"some model's data (concepts per model: {who}); every score "
             f"is SA minus its chance level on the {int(keep.sum())} concepts left"
         )
     require_concepts(int(keep.sum()), minimum=MIN_BOOT_CONCEPTS,
