@@ -511,3 +511,15 @@ def test_the_pair_maps_mark_says_the_pairs_verdict():
     data = spec["datasets"][next(iter(spec["datasets"]))] if "datasets" in spec else spec["data"]["values"]
     marks = {(r["language_b"], r["language_a"]): r["mark"] for r in data}
     assert marks == {("en", "de"): "✓ FDR", ("en", "fr"): "insufficient", ("de", "fr"): "undetermined"}
+
+
+def test_the_two_stage_reports_recommendation_never_claims_more_than_the_verdict():
+    # `semanscope sa --report`: a verdict with no tier ('insufficient' here: most concepts are identical strings)
+    # got "Task-dependent suitability: above chance but below the great tier"
+    from semanscope_nb.metrics.workflow import diagnostic_report
+
+    arrays, words = _with_identical_strings(R=60, n_id=40)
+    r = affinity_of_words(_aw(arrays, words), n_boot=200, seed=0)
+    assert r.tier == "insufficient"
+    rec = diagnostic_report({"d": r}).recommendation
+    assert "above chance but" not in rec and "insufficient" in rec
