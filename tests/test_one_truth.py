@@ -523,3 +523,20 @@ def test_the_two_stage_reports_recommendation_never_claims_more_than_the_verdict
     assert r.tier == "insufficient"
     rec = diagnostic_report({"d": r}).recommendation
     assert "above chance but" not in rec and "insufficient" in rec
+
+
+def test_the_panels_sa_store_keeps_what_the_tier_slider_needs(tmp_path):
+    # the panel reads a result back from its SA store after a restart: the tier slider must then give the flip rate
+    # (and note) a fresh result gives, not NaN and not the old thresholds' share
+    from semanscope_nb.widgets.explore import SAStore
+
+    ds = snb.load_dataset("edge-cases", languages=["en", "de"]).subset(range(30))
+    emb = snb.embed(ds, "random-null", cache=False)
+    store = SAStore(tmp_path)
+    store.put(emb, snb.run_task("sa", emb, n_boot=200, seed=0, surface_null=False), n_boot=200, seed=0)
+    T = TierThresholds(great=0.501, good=0.5)
+    back = store.get(emb, n_boot=200, seed=0).with_thresholds(T)
+    fresh = snb.run_task("sa", emb, n_boot=200, seed=0, surface_null=False, thresholds=T)
+    assert store.hits == 1
+    assert back.chance.tier_flip_rate == fresh.chance.tier_flip_rate > 0  # counts over the same 200 resamples
+    assert back.diagnostics.notes == fresh.diagnostics.notes and back.verdict == fresh.verdict

@@ -467,6 +467,28 @@ class SAResult(Result):
             text += f"; {straddle}"
         return text
 
+    def bootstrap_sa_values(self) -> dict[str, list[float]]:
+        """The bootstrap SA values the tier flip rates were counted on (``"all"`` concepts, ``"judged"`` ones), kept in
+        memory only (a result read from a file has none: ``{}``); :meth:`with_bootstrap_sa_values` puts them back, so
+        a store that keeps them beside :meth:`to_dict` gives :meth:`with_thresholds` what a fresh result gives.
+
+        >>> import numpy as np, semanscope_nb as snb
+        >>> e = np.random.default_rng(0).normal(size=(30, 8))
+        >>> r = snb.semantic_affinity({"en": e, "de": e + 0.5}, n_boot=50, seed=0)
+        >>> len(r.bootstrap_sa_values()["all"]), SAResult.from_dict(r.to_dict()).bootstrap_sa_values()
+        (50, {})
+        """
+        samples = getattr(self, "_flip_samples", (None, None))
+        return {k: np.asarray(v, dtype=np.float64).tolist() for k, v in zip(("all", "judged"), samples) if v is not None}
+
+    def with_bootstrap_sa_values(self, values: Mapping[str, Sequence[float]]) -> "SAResult":
+        """This result holding ``values`` (from :meth:`bootstrap_sa_values`) as its bootstrap SA values (in memory)."""
+        out = replace(self)
+        samples = tuple(np.asarray(values[k], dtype=np.float64) if values.get(k) is not None else None
+                        for k in ("all", "judged"))
+        object.__setattr__(out, "_flip_samples", samples)
+        return out
+
     def with_thresholds(self, thresholds: TierThresholds) -> "SAResult":
         """The same scores classified with other tier thresholds (nothing is recomputed).
 
