@@ -540,3 +540,15 @@ def test_the_panels_sa_store_keeps_what_the_tier_slider_needs(tmp_path):
     assert store.hits == 1
     assert back.chance.tier_flip_rate == fresh.chance.tier_flip_rate > 0  # counts over the same 200 resamples
     assert back.diagnostics.notes == fresh.diagnostics.notes and back.verdict == fresh.verdict
+
+
+def test_a_model_whose_verdict_gives_no_tier_is_never_recommended():
+    # `semanscope report`: the recommendation's candidates were every model not at chance, so a model whose verdict is
+    # 'insufficient' or 'not above surface form' (no tier: above chance is not shown) could be recommended
+    from semanscope_nb.runs.model_report import recommend
+
+    costs = {m: {"dims": d, "encode_seconds": 1.0, "size_mb": 10.0} for m, d in (("a", 8), ("b", 512))}
+    for no_tier in ("insufficient", "not above surface form", "undetermined"):
+        out = recommend({"a": no_tier, "b": "good"}, [["a", "b"]], costs, languages=["en", "zh"])
+        assert out["recommended"] == "b", no_tier  # a has fewer dimensions, but no tier
+        assert recommend({"a": no_tier}, [["a"]], costs, languages=["en", "zh"])["recommended"] == ""
