@@ -552,3 +552,17 @@ def test_a_model_whose_verdict_gives_no_tier_is_never_recommended():
         out = recommend({"a": no_tier, "b": "good"}, [["a", "b"]], costs, languages=["en", "zh"])
         assert out["recommended"] == "b", no_tier  # a has fewer dimensions, but no tier
         assert recommend({"a": no_tier}, [["a"]], costs, languages=["en", "zh"])["recommended"] == ""
+
+
+def test_the_pair_sa_task_of_two_languages_runs_the_verdicts_own_permutation_test():
+    # the pair-sa task drew 2000 re-pairings where the sa task's gate draws n_boot: two p-values for one pair, and a
+    # verdict that could differ where p sits near the level.  With two languages it now draws n_boot, as the gate
+    ds = snb.load_dataset("edge-cases", languages=["en", "fr"]).subset(range(60))
+    emb = snb.embed(ds, "tfidf-char", cache=False)
+    sa = snb.run_task("sa", emb, n_boot=200, seed=0, surface_null=False)
+    pairs = snb.run_task("pair-sa", emb, n_boot=200, seed=0)
+    assert pairs.n_perm == 200 and pairs.table["p_value"].iloc[0] == sa.permutation.p_value
+    assert pairs.table["verdict"].iloc[0] == sa.tier
+    three = snb.embed(snb.load_dataset("edge-cases", languages=["en", "fr", "de"]).subset(range(20)), "random-null",
+                      cache=False)
+    assert snb.run_task("pair-sa", three, n_boot=200, seed=0).n_perm == 2000  # three pairs: FDR needs more
