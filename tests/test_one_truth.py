@@ -566,3 +566,12 @@ def test_the_pair_sa_task_of_two_languages_runs_the_verdicts_own_permutation_tes
     three = snb.embed(snb.load_dataset("edge-cases", languages=["en", "fr", "de"]).subset(range(20)), "random-null",
                       cache=False)
     assert snb.run_task("pair-sa", three, n_boot=200, seed=0).n_perm == 2000  # three pairs: FDR needs more
+
+
+def test_language_pairs_the_function_runs_what_the_pair_sa_task_runs():
+    ds = snb.load_dataset("edge-cases", languages=["en", "de"]).subset(range(20))
+    emb = snb.embed(ds, "random-null", cache=False)
+    f = snb.runs.language_pairs(emb, n_boot=200, seed=0)
+    t = snb.run_task("pair-sa", emb, n_boot=200, seed=0)
+    assert f.n_perm == t.n_perm == 200
+    pd.testing.assert_frame_equal(f.table, t.table, check_exact=True)  # one call, one process: the same values
