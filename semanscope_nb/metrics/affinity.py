@@ -1087,13 +1087,13 @@ def affinity_of_words(
                                                            "method": method, "on_zero": on_zero,
                                                            "thresholds": asdict(thresholds)},
                         centred_sa=centred_sa, permutation=permutation)
-    # the bootstrap SA values the tier flip rates came from, kept in memory only (not a field: never written), so
-    # with_thresholds gives the flip rate the same resamples give under other thresholds
-    object.__setattr__(result, "_flip_samples", (v.dists.get("sa"), v.dists_free.get("sa")))
     if sem == "delta":  # the original tool's error propagation (its own module)
         from semanscope_nb.metrics.paper_sem import with_delta_method_sem
 
         result = with_delta_method_sem(result, aw)
+    # the bootstrap SA values the tier flip rates came from, kept in memory only (not a field: never written), so
+    # with_thresholds gives the flip rate the same resamples give under other thresholds
+    object.__setattr__(result, "_flip_samples", (v.dists.get("sa"), v.dists_free.get("sa")))
     return result
 
 
