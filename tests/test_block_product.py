@@ -72,6 +72,41 @@ def test_blocks_run_on_the_threads_blas_had_and_give_the_bits_of_a_serial_run(fr
     assert np.all(np.abs(serial - plain) <= bound), "W @ M within R eps sum |w m| of the plain loop"
 
 
+def test_a_late_helper_thread_leaves_its_blocks_to_the_caller(free_cpus, monkeypatch):
+    """The blocks are claimed in turn, not dealt out: while the pool's only thread is held by another job (a side job
+    of ``beside``, or its CPU taken), the calling thread computes every block itself -- the product is complete before
+    the helper thread is free -- and the bits are those of a serial run."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(4)
+    W = rng.integers(0, 4, size=(9, 90)).astype(np.float64)
+    M = rng.normal(size=(90, 5 * 16))  # 5 blocks of 16 columns
+    held, release = ThreadPoolExecutor(max_workers=1, thread_name_prefix="held"), threading.Event()
+    monkeypatch.setattr(spreads, "_block_pool", (held, 99))  # the pool: one thread, busy until released
+    busy = held.submit(release.wait, 30)
+    out = np.full((9, 80), np.nan)
+    free_cpus(1)
+    with threadpool_limits(2, user_api="blas"):
+        with small_space_blas(_small_space()):
+            assert block_product_workers() == 2
+            caller = threading.Thread(target=column_block_product, args=(W, M, 16), kwargs={"out": out})
+            caller.start()
+            deadline = time.monotonic() + 5
+            while np.isnan(out).any() and time.monotonic() < deadline:
+                time.sleep(0.005)
+            complete_while_held = not np.isnan(out).any()
+            release.set()
+            caller.join(30)
+            busy.result(30)
+            free_cpus(0)
+            serial = column_block_product(W, M, 16)
+    held.shutdown()
+    assert complete_while_held, "every block was left to a helper thread that could not start"
+    assert not caller.is_alive()
+    np.testing.assert_array_equal(out, serial, err_msg="who computes a block never changes its bits")
+
+
 def test_a_process_on_one_blas_thread_keeps_one(free_cpus):
     free_cpus(4)
     with threadpool_limits(1, user_api="blas"):

@@ -292,17 +292,22 @@ def column_block_product(W: np.ndarray, M: np.ndarray, width: int, *, out: np.nd
     nested = threading.current_thread().name.startswith(_POOL_PREFIX)  # a job of the pool: never wait for the pool
     workers = 1 if nested else min(block_product_workers(), len(starts))
 
-    def run(group: Sequence[int]) -> None:
-        for a in group:
+    if workers <= 1:
+        for a in starts:
+            np.matmul(W, M[:, a : a + width], out=out[:, a : a + width])
+        return out
+    # the blocks are claimed in turn from one shared iterator (next() on a list iterator is atomic under the GIL): a
+    # helper thread that starts late -- its CPU taken by a side job of beside() or another process -- claims fewer
+    # blocks, and the calling thread does the rest instead of waiting for it.  Who runs a block never changes its bits.
+    claims = iter(starts)
+
+    def run() -> None:
+        for a in claims:
             np.matmul(W, M[:, a : a + width], out=out[:, a : a + width])
 
-    if workers <= 1:
-        run(starts)
-        return out
-    groups = [starts[i::workers] for i in range(workers)]  # blocks dealt out in turn: their sizes differ by at most one
     pool = _pool(max(workers - 1, _POOL_THREADS))
-    others = [pool.submit(run, g) for g in groups[1:]]
-    run(groups[0])  # the calling thread takes the first group itself
+    others = [pool.submit(run) for _ in range(workers - 1)]
+    run()  # the calling thread claims blocks too
     for f in others:
         f.result()
     return out
