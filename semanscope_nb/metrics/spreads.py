@@ -388,6 +388,16 @@ def _rowsq(x: np.ndarray) -> np.ndarray:
     return rowdot(x, x)
 
 
+def _one_word_per_row(x: np.ndarray, incidence: Any) -> bool:
+    """Whether ``incidence`` (None: one word per row) maps row r to word r alone, every entry 1, for the words ``x``."""
+    if incidence is None:
+        return True
+    a = incidence if sp.issparse(incidence) else None
+    if a is None or a.format != "csr" or a.shape != (x.shape[0], x.shape[0]) or a.nnz != x.shape[0]:
+        return False
+    return bool((np.diff(a.indptr) == 1).all() and (a.indices == np.arange(x.shape[0])).all() and (a.data == 1.0).all())
+
+
 _VECDOT = getattr(np, "vecdot", None)  # numpy >= 2: a SIMD row-dot loop, about twice einsum's speed
 
 
@@ -1466,10 +1476,27 @@ class Spreads:
         if not all(bool(np.all((q >= 2.0**-900) & (q < np.inf))) for q in sq):  # the bound for a direct x / ||x||
             return None
         L = len(xs)
+        invs = [1.0 / np.sqrt(q) for q in sq]
+        if all(_one_word_per_row(x, None if incidence is None else incidence[lang]) for lang, x in enumerate(xs)):
+            # one word per row in every language: p_k . p_l = (x_k . x_l) / (|x_k| |x_l|) row by row, one row-dot per
+            # language pair -- no unit rows, sum of them or per-language squares formed (three R x d arrays per
+            # language, each a fresh allocation).  It rounds less than (|sum p|^2 - sum |p|^2) / 2: each pair's dot
+            # carries the row-dot's own rounding only, no cancellation of the squared norms (tests/test_language_centred.py)
+            intra = sum(float(intra_cosine(float(x.shape[0]), float(x.shape[0]), float(np.square(inv @ x).sum())))
+                        for x, inv in zip(xs, invs))
+            dots = None
+            for k in range(L):
+                for m in range(k + 1, L):
+                    xy = rowdot(xs[k], xs[m])
+                    xy *= invs[k]
+                    xy *= invs[m]
+                    dots = xy if dots is None else np.add(dots, xy, out=dots)
+            tuples = np.ones(dots.size)  # every tuple weighs 1: the tuple-weighted mean below, in the same arithmetic
+            return intra / L, float(tuples @ inter_cosine(dots, L * (L - 1) / 2)) / float(tuples.sum())
         intra, total, own, tuples = 0.0, None, None, None
         for lang, (x, q) in enumerate(zip(xs, sq)):
             n = x.shape[0]
-            inv = 1.0 / np.sqrt(q)
+            inv = invs[lang]
             intra += float(intra_cosine(float(n), float(n), float(np.square(inv @ x).sum())))
             if incidence is None:
                 p = x * inv[:, None]  # one word per row: the unit rows
