@@ -107,6 +107,46 @@ def test_a_late_helper_thread_leaves_its_blocks_to_the_caller(free_cpus, monkeyp
     np.testing.assert_array_equal(out, serial, err_msg="who computes a block never changes its bits")
 
 
+def test_this_process_s_running_side_jobs_are_not_counted_as_busy_cpus(monkeypatch):
+    """Two side jobs of the verdict (the gate test, the Euclidean chance level) running on an otherwise idle 2-CPU
+    machine make three runnable tasks with the caller: the system's count alone says no CPU is free, which kept the
+    bootstrap's product on one thread while they ran.  They are this call's own work: the count leaves them out."""
+    from semanscope_nb import machine
+
+    runnable = {"n": 1}
+    monkeypatch.setattr(machine, "_runnable_and_cpus", lambda: (runnable["n"], 2))
+    assert machine.free_cpus() == 2 and machine.free_cpus(own=5) == 2, "never more than the CPUs"
+    runnable["n"] = 3
+    assert machine.free_cpus() == 0 and machine.free_cpus(own=2) == 2 and machine.free_cpus(own=1) == 1
+    runnable["n"] = 5  # two other programs running besides: still busy
+    assert machine.free_cpus(own=2) == 0
+    monkeypatch.setattr(machine, "_runnable_and_cpus", lambda: None)
+    assert machine.free_cpus(own=2) == 0, "unreadable: the serial routes"
+
+    monkeypatch.setattr(machine, "_runnable_and_cpus", lambda: (runnable["n"], 2))
+    release, started = threading.Event(), threading.Semaphore(0)
+
+    def side_job() -> int:
+        started.release()
+        release.wait(30)
+        return 7
+
+    with threadpool_limits(2, user_api="blas"):
+        with small_space_blas(_small_space()):
+            runnable["n"] = 1  # idle: the jobs go to the pool's threads
+            jobs = [spreads.beside(side_job), spreads.beside(side_job)]
+            assert all(started.acquire(timeout=30) for _ in jobs)
+            runnable["n"] = 3  # the caller and its two running jobs
+            assert spreads._side_jobs_running() == 2
+            during = block_product_workers()
+            release.set()
+            assert [j.result(timeout=30) for j in jobs] == [7, 7]
+            assert spreads._side_jobs_running() == 0
+            after = block_product_workers()  # three runnable tasks that are not its own: busy
+    assert during == 2, "its own running side jobs are not held against the product"
+    assert after == 1
+
+
 def test_a_process_on_one_blas_thread_keeps_one(free_cpus):
     free_cpus(4)
     with threadpool_limits(1, user_api="blas"):

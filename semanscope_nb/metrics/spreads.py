@@ -198,8 +198,37 @@ _gram_lock = threading.Lock()  # Spreads._centred_gram: one thread makes the Gra
 
 
 def _free_cpus() -> int:
-    """:func:`semanscope_nb.machine.free_cpus` (one name here, so that a test can set it)."""
-    return free_cpus()
+    """:func:`semanscope_nb.machine.free_cpus` (one name here, so that a test can set it), this process's side jobs
+    running right now (:func:`beside`) not held against it: they are this call's own work, not another program's.
+    (Counted as busy, a running gate test or chance level kept the bootstrap's product on one thread on an otherwise
+    idle machine.)"""
+    return free_cpus(own=_side_jobs_running())
+
+
+_side_jobs = 0  # jobs started by beside() that are running now
+_side_jobs_lock = threading.Lock()
+
+
+def _side_jobs_running() -> int:
+    """How many jobs started by :func:`beside` are running right now.
+
+    >>> _side_jobs_running()
+    0
+    """
+    with _side_jobs_lock:
+        return _side_jobs
+
+
+def _counted(fn: Any, *args: Any) -> Any:
+    """``fn(*args)``, counted in :func:`_side_jobs_running` while it runs."""
+    global _side_jobs
+    with _side_jobs_lock:
+        _side_jobs += 1
+    try:
+        return fn(*args)
+    finally:
+        with _side_jobs_lock:
+            _side_jobs -= 1
 
 
 def block_product_workers() -> int:
@@ -261,7 +290,7 @@ def beside(fn: Any, *args: Any, only_if_free: bool = False) -> Any:
     (6, None)
     """
     if block_product_workers() > 1 and not threading.current_thread().name.startswith(_POOL_PREFIX):
-        return _pool(_POOL_THREADS).submit(fn, *args)
+        return _pool(_POOL_THREADS).submit(_counted, fn, *args)
     return None if only_if_free else _Done(fn(*args))
 
 
