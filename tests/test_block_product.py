@@ -345,3 +345,48 @@ def test_one_spreads_read_from_two_threads_gives_each_batch_its_own_numbers(free
         for k, v in g.items():
             np.testing.assert_allclose(v, want[i % len(batches)][k], rtol=0, atol=0,
                                        err_msg=f"call {i} {k}: the same arithmetic as a serial run")
+
+
+def test_the_language_centred_sa_starts_before_the_spreads_and_ends_before_an_error_leaves(free_cpus, monkeypatch):
+    """The language-centred SA needs no spreads: it starts on a free CPU before they are built (the same value as the
+    serial run's), and when building them fails it has ended before the error leaves the call (and the BLAS pin)."""
+    import time
+
+    import semanscope_nb as snb
+    from semanscope_nb.metrics import affinity
+
+    rng = np.random.default_rng(9)
+    en = rng.normal(size=(40, 16))
+    emb = {"en": en, "zh": en + rng.normal(size=(40, 16))}
+    runs = []
+    for free in (0, 1):
+        free_cpus(free)
+        with threadpool_limits(2, user_api="blas"):
+            runs.append(snb.semantic_affinity(emb, n_boot=0, seed=0).language_centred_sa)
+    np.testing.assert_array_equal(runs[0], runs[1], err_msg="the same calls on either thread")
+
+    real, ended, began, order = affinity._language_centred_sa, threading.Event(), threading.Event(), []
+
+    def slow(*a, **k):
+        order.append("centred")
+        began.set()
+        try:
+            time.sleep(0.1)
+            return real(*a, **k)  # (fails here: the spreads class it reads is the broken one)
+        finally:
+            ended.set()
+
+    class Broken:
+        def __init__(self, *a, **k):
+            began.wait(5)  # the job has left the pool's queue (else the error would simply cancel it)
+            order.append("spreads")
+            raise RuntimeError("spreads failed")
+
+    monkeypatch.setattr(affinity, "_language_centred_sa", slow)
+    monkeypatch.setattr(affinity, "Spreads", Broken)
+    free_cpus(1)
+    with threadpool_limits(2, user_api="blas"):
+        with pytest.raises(RuntimeError, match="spreads failed"):
+            snb.semantic_affinity(emb, n_boot=0, seed=0)
+        assert ended.is_set(), "the job started beside had ended when the error left the call"
+    assert order == ["centred", "spreads"], "started before the spreads were built"

@@ -256,8 +256,11 @@ class _Done:
     def __init__(self, value: Any) -> None:
         self._value = value
 
-    def result(self) -> Any:
+    def result(self, timeout: float | None = None) -> Any:
         return self._value
+
+    def cancel(self) -> bool:
+        return False  # already done, as a finished future
 
 
 #: threads of the shared pool: a product's blocks and up to three jobs started by :func:`beside` (the pool starts a
