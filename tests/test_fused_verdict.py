@@ -480,3 +480,122 @@ def test_small_space_blas_also_pins_a_late_blas_library_loaded_after_the_first_b
                          env={**__import__("os").environ, "OPENBLAS_NUM_THREADS": "2"}).stdout
     libraries = ast.literal_eval(out.strip().splitlines()[-1])
     assert len(libraries) >= 2 and all(n == SMALL_SPACE_BLAS_THREADS for _, n in libraries), libraries
+
+
+def _pair_dots_by_loops(both: list[np.ndarray], inv: list[np.ndarray], d: int) -> tuple[np.ndarray, np.ndarray]:
+    """sum_{l<m} a_l . a_m (unit halves, centred halves) row by row, a_l = both_l * inv_l: the null's formula as loops."""
+    B, L = both[0].shape[0], len(both)
+    u, c = np.zeros(B), np.zeros(B)
+    for b in range(B):
+        for l in range(L):
+            for m in range(l + 1, L):
+                al, am = both[l][b] * inv[l][b], both[m][b] * inv[m][b]
+                u[b] += float(np.dot(al[:d], am[:d]))
+                c[b] += float(np.dot(al[d:], am[d:]))
+    return u, c
+
+
+def _pair_dots_bound(both: list[np.ndarray], inv: list[np.ndarray], d: int, half: int) -> np.ndarray:
+    """How far the null's pair sum, taken as (||sum_l a_l||^2 - sum_l ||a_l||^2) / 2, may round from the loops: each
+    square of d terms of a sum of L rounds by at most (d + L) eps of (sum_l ||a_l||)^2 (Cauchy-Schwarz), the scaling
+    by inv and the halving a few ulps more: 4 (d + L) eps (sum_l ||a_l||)^2 per row."""
+    cols = slice(0, d) if half == 0 else slice(d, 2 * d)
+    scale = sum(np.linalg.norm(np.asarray(b)[:, cols] * i[:, None], axis=1) for b, i in zip(both, inv)) ** 2
+    return 4 * (d + len(both)) * np.finfo(np.float64).eps * scale
+
+
+@pytest.mark.parametrize("L", [4, 6])
+@pytest.mark.parametrize("same_counts", [True, False])  # one word per row everywhere / alternatives: per-language counts
+def test_dense_null_pair_dots_equal_the_formula_as_loops(L, same_counts):
+    """The closed-form null's pair sum on dense parts (4+ languages), replicate for replicate, against plain loops."""
+    from semanscope_nb.metrics.chance import _dense_pair_dots
+
+    rng = np.random.default_rng(L + 10 * same_counts)
+    B, d = 9, 16
+    base = rng.normal(size=(B, 2 * d))
+    both = [base + 0.5 * rng.normal(size=(B, 2 * d)) for _ in range(L)]  # correlated: the pair sum is not ~0
+    n = rng.integers(20, 40, size=B).astype(float)
+    inv = [1.0 / n] * L if same_counts else [1.0 / (n + rng.integers(0, 5, size=B)) for _ in range(L)]
+    got = _dense_pair_dots(both, inv, d)
+    want = _pair_dots_by_loops(both, inv, d)
+    for half, (g, w) in enumerate(zip(got, want)):
+        assert np.all(np.abs(g - w) <= _pair_dots_bound(both, inv, d, half)), f"half {half}: off the loops beyond rounding"
+
+
+def test_null_of_one_word_per_row_languages_equals_the_formula_as_loops():
+    """Six one-word-per-row languages (every language's occurrence counts equal: the sum is scaled once): the
+    expected cosine inter distance under shuffling, 1 - sum_{l<m} a_l . a_m / K, replicate for replicate."""
+    rng = np.random.default_rng(5)
+    R, d, L = 40, 8, 6
+    eye = sp.identity(R, format="csr")
+    base = rng.normal(size=(R, d))
+    aw = AlignedWords(tuple("abcefg"), tuple(base + 0.7 * rng.normal(size=(R, d)) for _ in range(L)), (eye,) * L,
+                      tuple(map(str, range(R))))
+    spreads = Spreads(aw)
+    parts = NullParts(aw, spreads)
+    K = L * (L - 1) / 2
+    for counts in resample_counts(R, 30, seed=3, batch=11):
+        got = parts.inter(counts)[0]
+        occ = [np.asarray(b) for b, _ in spreads.occurrence_parts(counts)]
+        inv = [1.0 / (counts @ a) for a in parts.n_alt]
+        u, _ = _pair_dots_by_loops(occ, inv, spreads.d)
+        assert np.all(np.abs(got - (1.0 - u / K)) <= _pair_dots_bound(occ, inv, spreads.d, 0) / K + 4 * np.finfo(float).eps), \
+            "the null's inter distance off the loops beyond its rounding"
+
+
+@pytest.mark.parametrize("share_kept", [0.85, 0.3])  # the correction route / the direct one
+def test_the_bootstrap_gives_the_permutation_gate_the_kept_concepts_point(share_kept):
+    """The verdict's permutation test reads the kept concepts' point spreads from the bootstrap pass (no second
+    RowSubset): the same arithmetic on the same parts as ``_gate_point``, and the same numbers as a separate Spreads."""
+    from semanscope_nb.metrics.affinity import _gate_point
+
+    aw, _ = _aw_with_alternatives(3)
+    keep = np.random.default_rng(4).random(aw.n_rows) < share_kept
+    keep[:3] = True
+    spreads = Spreads(aw)
+    got = verdict_bootstrap(aw, n_boot=20, seed=0, keep=keep, spreads=spreads).subset_point
+    np.testing.assert_allclose(got, _gate_point(Spreads(aw), keep), rtol=4 * np.finfo(float).eps,
+                               err_msg="the same parts and arithmetic as the gate's own point (a few ulps at most)")
+    alone = Spreads(subset_rows(aw, keep)).spreads(np.ones((1, int(keep.sum()))), scaled=True)
+    np.testing.assert_allclose(got, (alone["intra_cos"][0], alone["inter_cos"][0]), rtol=RTOL,
+                               err_msg="the kept concepts' point spreads = a Spreads of those concepts alone")
+    assert verdict_bootstrap(aw, n_boot=20, seed=0).subset_point is None  # every concept kept: no subset point
+
+
+def test_split_products_reuse_their_arrays_only_while_no_part_is_held():
+    """The kept rows' and the whole product of a split (joint one-word-per-row languages, folded languages with
+    alternatives) are written into the previous batch's arrays -- unless a part handed out is still alive, which then
+    keeps its numbers -- and give the same bits as a Spreads that never reuses one."""
+    import weakref
+
+    aw, _ = _aw_with_alternatives(12, R=50)
+    rng = np.random.default_rng(13)
+    eye = sp.identity(aw.n_rows, format="csr")
+    extra = tuple(aw.vectors[0] + rng.normal(size=aw.vectors[0].shape) for _ in range(2))
+    aw = AlignedWords(aw.languages + ("es", "it"), aw.vectors + extra, aw.incidence + (eye, eye), aw.labels)
+    keep = rng.random(aw.n_rows) < 0.7
+    s = Spreads(aw)
+    parts = NullParts(aw, s)
+    subset = RowSubset(s, keep)
+    assert any("split" in info for info in subset.langs) and any("fold" in info for info in subset.langs)
+    c1, c2, c3 = (next(resample_counts(aw.n_rows, 9, seed=s_)) for s_ in (1, 2, 3))
+    null_aware_statistics(s, parts, c1)
+    subset_statistics(subset, c1)
+    slots = sorted(s._spare)
+    assert "kept" in slots and any(k.startswith("fold-kept") for k in slots), slots
+    first = {k: weakref.ref(v) for k, v in s._spare.items()}  # weak: they do not count as holding the arrays
+    null_aware_statistics(s, parts, c2)
+    assert all(s._spare[k] is first[k]() for k in first), "nothing held: the second batch writes into the first's arrays"
+    held = s.kept_product(c2)  # the kept rows' part of batch 2, kept by the caller
+    before = held.copy()
+    got = null_aware_statistics(s, parts, c3)
+    got_sub = subset_statistics(subset, c3)
+    assert s._spare["kept"] is not held, "a held part is alive: the third batch gets a new array"
+    np.testing.assert_allclose(held, before, rtol=0, atol=0, err_msg="a held part of an earlier batch was written over")
+    fresh = Spreads(aw)
+    fresh_sub = RowSubset(fresh, keep)
+    want = null_aware_statistics(fresh, NullParts(aw, fresh), c3)
+    want_sub = subset_statistics(fresh_sub, c3)
+    for k in KEYS:  # the same arithmetic into reused or new arrays: the same bits
+        np.testing.assert_allclose(got[k], want[k], rtol=0, atol=0, err_msg=f"{k}: all concepts, reused arrays")
+        np.testing.assert_allclose(got_sub[k], want_sub[k], rtol=0, atol=0, err_msg=f"{k}: kept concepts, reused arrays")

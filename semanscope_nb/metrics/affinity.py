@@ -1086,6 +1086,7 @@ class _Verdict:
     artefact_notes: list[str] = field(default_factory=list)
     kept: np.ndarray | None = None
     permutation_job: Any = None  # the permutation gate's test, started beside the bootstrap on a free CPU (or None)
+    kept_point: tuple[float, float] | None = None  # the kept concepts' cosine (intra, inter) at the point, when some left out
 
 
 def _verdict(aw: AlignedWords, spreads: Spreads, point: _PointScores, *, n_boot: int, seed: int, confidence: float,
@@ -1115,7 +1116,7 @@ def _verdict(aw: AlignedWords, spreads: Spreads, point: _PointScores, *, n_boot:
                                 thresholds=thresholds, keep=v.kept if scorable else None,
                                 surface=surface if judged else None, distributions=v.dists,
                                 subset_distributions=dists_free, should_stop=should_stop)
-        v.chance, v.chance_excluding, v.surface = one.full, one.subset, one.surface
+        v.chance, v.chance_excluding, v.surface, v.kept_point = one.full, one.subset, one.surface, one.subset_point
         if v.chance_excluding is not None:
             v.artefact_notes.append(
                 f"the verdict uses the {int(v.kept.sum())} concepts without artefacts: SA {v.chance_excluding.sa.value:.3f} "
@@ -1211,7 +1212,8 @@ def _permutation_gate(aw: AlignedWords, spreads: Spreads, v: _Verdict, *, n_boot
     check_stop(should_stop, "permutation test")
     if v.permutation_job is not None:  # started beside the bootstrap: the same test on the same concepts
         return v.permutation_job.result()
-    return _gate_test(aw, spreads, v.kept if v.excluded else None, n_boot=n_boot, seed=seed)
+    kept = v.kept if v.excluded else None  # (the bootstrap's point of the kept concepts: _gate_point's, not a second one)
+    return _gate_test(aw, spreads, kept, n_boot=n_boot, seed=seed, point=v.kept_point if kept is not None else None)
 
 
 def _gate_point(spreads: Spreads, kept: np.ndarray) -> tuple[float, float]:

@@ -241,6 +241,8 @@ def null_inter(spreads: Spreads, parts: list[tuple[np.ndarray, np.ndarray]], occ
                 w = inv[l] * inv[m]
                 pair_dots_u = pair_dots_u + rowdot(bl[:, :d], bm[:, :d]) * w
                 pair_dots_c = pair_dots_c + rowdot(bl[:, d:], bm[:, d:]) * w
+    elif not any(isinstance(both, SparseSums) for both, _ in parts):  # dense: the same identity, fewer passes
+        pair_dots_u, pair_dots_c = _dense_pair_dots([both for both, _ in parts], inv, d)
     else:  # (||sum_l a_l||^2 - sum_l ||a_l||^2) / 2: L + 1 row-dot products instead of L (L - 1) / 2
         total = 0.0  # sum over languages of [a_l | mu_l]
         sq_u = 0.0
@@ -277,6 +279,48 @@ def null_inter(spreads: Spreads, parts: list[tuple[np.ndarray, np.ndarray]], occ
     expected_q = ((L - 1) * s_sum - 2.0 * pair_dots_c) / K
     inter_euc = np.sqrt(np.maximum(expected_q, 0.0))
     return inter_cos, spreads.working_to_scaled(inter_euc)
+
+
+def _dense_pair_dots(both: list[np.ndarray], inv: list[np.ndarray], d: int) -> tuple[np.ndarray, np.ndarray]:
+    """``sum_{l<m} a_l . a_m`` of the unit and of the centred halves per row, ``a_l = both[l] * inv[l]`` (B x 2d each).
+
+    As ``(||sum_l a_l||^2 - sum_l ||a_l||^2) / 2``, with the squares taken on ``both`` and scaled by ``inv^2`` (a
+    per-row number), and, when every language has the same occurrence count per resample (one word per row in each,
+    or the same alternatives), the sum taken unscaled and scaled once: a sum into one buffer and two row-dot products
+    per language, not the scaled copy, a new sum array and two row-dot products of the copy (half the time at 481
+    concepts x 6 languages).  The same sums up to the rounding of the scaling (a few ulps of each term; held in
+    ``tests/test_fused_verdict.py``).
+
+    >>> rng = np.random.default_rng(0); b = [rng.normal(size=(3, 4)) for _ in range(4)]; inv = [np.full(3, 0.5)] * 4
+    >>> u, c = _dense_pair_dots(b, inv, 2)
+    >>> a = [x * 0.5 for x in b]
+    >>> want = sum(a[l][:, :2] @ a[m][:, :2].T for l in range(4) for m in range(l + 1, 4)).diagonal()
+    >>> bool(np.allclose(u, want, rtol=1e-12))
+    True
+    """
+    from semanscope_nb.metrics.spreads import rowdot
+
+    # (a resample without occurrences, inv infinite: scaled first, as the general rule does, so its NaNs are the same)
+    same = bool(np.isfinite(inv[0]).all()) and all(i is inv[0] or np.array_equal(i, inv[0]) for i in inv[1:])
+    total = np.empty((inv[0].shape[0], 2 * d))
+    scaled = None if same else np.empty_like(total)
+    sq_u = sq_c = 0.0
+    for l, b in enumerate(both):
+        u2, c2 = rowdot(b[:, :d], b[:, :d]), rowdot(b[:, d:], b[:, d:])
+        if not same:  # a_l itself, in a buffer of its own
+            b = np.multiply(b, inv[l][:, None], out=scaled)
+            w = inv[l] * inv[l]
+            u2, c2 = u2 * w, c2 * w
+        if l == 0:
+            total[...] = b
+        else:
+            total += b
+        sq_u, sq_c = sq_u + u2, sq_c + c2
+    tot_u, tot_c = rowdot(total[:, :d], total[:, :d]), rowdot(total[:, d:], total[:, d:])
+    if same:
+        w = inv[0] * inv[0]
+        return (tot_u - sq_u) * w / 2.0, (tot_c - sq_c) * w / 2.0
+    return (tot_u - sq_u) / 2.0, (tot_c - sq_c) / 2.0
 
 
 @dataclass(frozen=True)
@@ -799,12 +843,17 @@ def subset_statistics(subset: RowSubset, counts: np.ndarray) -> dict[str, np.nda
     >>> bool(np.allclose(sub["sa"], null_aware_statistics(s2, NullParts(alone, s2), counts[:, keep])["sa"], rtol=1e-12))
     True
     """
+    return _subset_statistics_and_spreads(subset, counts)[0]
+
+
+def _subset_statistics_and_spreads(subset: RowSubset, counts: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """(:func:`subset_statistics`, the subset's spreads they come from (:meth:`Spreads.from_parts`))."""
     spreads = subset.spreads
     counts = np.asarray(counts, dtype=np.float64)
     spreads.track_occurrences = True
     stats, intra, occ = subset.parts(counts, spreads.intra_parts(counts), spreads.occurrence_parts(counts))
     s = spreads.from_parts(stats, intra, scaled=True)
-    return _null_aware(s, *null_inter(spreads, occ, [counts @ a for a in subset.n_alt]))
+    return _null_aware(s, *null_inter(spreads, occ, [counts @ a for a in subset.n_alt])), s
 
 
 def statistics_from_parts(spreads: Spreads, row_sums: np.ndarray, intra: list[tuple], occurrence: list[tuple],
@@ -927,6 +976,9 @@ class VerdictPass:
     surface: "SurfaceComparison | None" = None
     #: why there is no surface comparison although one was asked (too few comparable concepts)
     surface_note: str = ""
+    #: the cosine (intra, inter) spreads of the concepts ``keep`` at the point (None when every concept is kept): what
+    #: the verdict's permutation test of those concepts reads (``metrics.affinity._gate_point``), taken once
+    subset_point: tuple[float, float] | None = None
 
 
 def _surface_rows(model: AlignedWords, surface: AlignedWords, keep: np.ndarray | None) -> np.ndarray:
@@ -1193,7 +1245,10 @@ def verdict_bootstrap(
 
     ones = np.ones((1, R))
     point = null_aware_statistics(spreads, parts, ones)
-    point_sub = subset_statistics(subset, ones) if subset is not None else None
+    point_sub, subset_point = None, None
+    if subset is not None:
+        point_sub, at_ones = _subset_statistics_and_spreads(subset, ones)
+        subset_point = (float(at_ones["intra_cos"][0]), float(at_ones["inter_cos"][0]))
     if side is not None:
         rows, model_rows = side[:2]
         mine = model_on(model_rows, point, point_sub, ones)["corrected"][0]
@@ -1243,7 +1298,8 @@ def verdict_bootstrap(
             ds = dm if side[2] is None else side[2][1]
         surface_scores = _surface_comparison(point_side, dm, ds, n_concepts=int(side[0].sum()), n_boot=n_boot,
                                              confidence=confidence, baseline=baseline)
-    return VerdictPass(full=full_scores, subset=sub_scores, surface=surface_scores, surface_note=note)
+    return VerdictPass(full=full_scores, subset=sub_scores, surface=surface_scores, surface_note=note,
+                       subset_point=subset_point)
 
 
 # --------------------------------------------------------------------------- verdict

@@ -698,6 +698,7 @@ class Spreads:
         self._occ_cache: tuple[tuple, np.ndarray, list] | None = None
         self._intra_cache: tuple[tuple, np.ndarray, list] | None = None  # the latest spreads() call's intra products
         self._prod_buf: np.ndarray | None = None  # the latest joint product's array (see _product_buffer)
+        self._spare: dict[str, np.ndarray] = {}  # other arrays kept the same way, by slot (see _product_buffer)
         self._prod_lock = threading.Lock()
         self._split: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # see split_rows
         self._kept_cache: tuple[tuple, np.ndarray, np.ndarray] | None = None
@@ -1222,9 +1223,13 @@ class Spreads:
                 if k not in self._fold_split:
                     self._fold_split[k] = (np.ascontiguousarray(F[keep]), np.ascontiguousarray(F[~keep]))
                 kept_rows, other_rows = self._fold_split[k]
-                kept = column_block_product(counts[:, keep], kept_rows, d2)
-                prod = kept + column_block_product(counts[:, ~keep], other_rows, d2)
+                self._fold_kept.pop(k, None)  # as the joint split product (_weighted): the previous arrays when free
+                shape = (counts.shape[0], F.shape[1])
+                kept = column_block_product(counts[:, keep], kept_rows, d2, out=self._product_buffer(shape, f"fold-kept-{k}"))
+                prod = column_block_product(counts[:, ~keep], other_rows, d2, out=self._product_buffer(shape, f"fold-{k}"))
+                prod += kept  # the same bits as kept + rest
                 self._fold_kept[k] = (*self._fingerprint(counts), kept)
+                self._spare[f"fold-kept-{k}"], self._spare[f"fold-{k}"] = kept, prod
             else:
                 prod = column_block_product(counts, F, d2)
             prods[k] = prod
@@ -1280,9 +1285,16 @@ class Spreads:
             if self._split is not None:  # kept and left-out rows apart: the subset's product is a part of this one
                 keep, kept_rows, other_rows = self._split
                 width = 2 * d  # one block per language (column_block_product)
-                kept = column_block_product(counts[:, keep], kept_rows, width)
-                prod = kept + column_block_product(counts[:, ~keep], other_rows, width)
+                self._kept_cache = None  # the previous batch's kept product: its array may be written over now
+                shape = (B, stack.shape[1])
+                # both into the previous batch's arrays when nothing else holds them (_product_buffer): the rest first,
+                # then the kept rows' part added in place -- the same bits as kept + rest (addition commutes)
+                kept = column_block_product(counts[:, keep], kept_rows, width, out=self._product_buffer(shape, "kept"))
+                prod = column_block_product(counts[:, ~keep], other_rows, width, out=self._product_buffer(shape))
+                prod += kept
                 self._kept_cache = (*self._fingerprint(counts), kept)
+                self._spare["kept"] = kept
+                self._prod_buf = prod
             else:
                 prod = column_block_product(counts, stack, 2 * d, out=self._product_buffer((B, stack.shape[1])))
                 self._prod_buf = prod
@@ -1329,13 +1341,17 @@ class Spreads:
                 r[k] = tuple(acc_k[k])
         return {k: [res[lang]["intra"] if self.identity[lang] else res[lang][k] for lang in range(self.L)] for k in kinds}
 
-    def _product_buffer(self, shape: tuple[int, int]) -> np.ndarray | None:
+    def _product_buffer(self, shape: tuple[int, int], slot: str = "joint") -> np.ndarray | None:
         """The previous batch's joint product array to write this batch's into, when it has ``shape`` and nothing
         outside this object still refers to it (no part of it handed out is alive: the reference count says so),
         else None (a new array).  Without it every batch made a fresh (B x 2dL) array: megabytes of new pages that
-        the allocator hands back to the system between calls (page faults, system time)."""
+        the allocator hands back to the system between calls (page faults, system time).  ``slot``: another array
+        kept the same way (``"kept"``: the kept rows' part of a split product, :meth:`split_rows`)."""
         with self._prod_lock:
-            buf, self._prod_buf = self._prod_buf, None  # one taker at a time (a Spreads read from two threads)
+            if slot == "joint":  # one taker at a time (a Spreads read from two threads)
+                buf, self._prod_buf = self._prod_buf, None
+            else:
+                buf = self._spare.pop(slot, None)
         if buf is None or buf.shape != shape:
             return None
         # a live view (a part of an earlier batch) adds a reference beyond those of a local name, counted the same way
