@@ -1063,11 +1063,18 @@ def affinity_of_words(
     _check_aligned(aw, max_tuples_per_row=max_tuples_per_row)
     aw, zero, dropped, surface = _scorable_words(aw, surface, on_zero=on_zero, n_boot=n_boot)
     R = aw.n_rows
-    spreads = Spreads(aw, block=block)
-    point = _point_scores(spreads)
-    # the language-centred SA reads nothing of the verdict: beside it when a second thread is free (spreads.beside)
+    # the language-centred SA reads nothing of the verdict, not even the spreads: beside it when a second thread is
+    # free (spreads.beside), started first so that it runs while the spreads are built
     centred_job = (beside(functools.partial(_language_centred_sa, aw, block=block))
                    if language_centred_diagnostic(aw, language_centred) else None)
+    try:
+        spreads = Spreads(aw, block=block)
+    except BaseException:
+        if centred_job is not None and not centred_job.cancel():  # it ends before the caller's BLAS pin is lifted
+            with contextlib.suppress(Exception):
+                centred_job.result()
+        raise
+    point = _point_scores(spreads)
     v = _verdict(aw, spreads, point, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
                  unknown_words=unknown_words, surface=surface, should_stop=should_stop)
     boot = _sa_intervals(spreads, point, v.dists, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch,

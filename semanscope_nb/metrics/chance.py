@@ -54,6 +54,7 @@ True
 from __future__ import annotations
 
 import collections.abc
+import contextlib
 import hashlib
 import math
 import threading
@@ -105,17 +106,37 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
         batch = max(1, DEFAULT_MAX_BATCH_BYTES // (8 * n_rows))
     check_count("batch", batch, minimum=1)
     rng = np.random.default_rng(seed)
-    done = 0
-    while done < n_boot:
-        b = min(batch, n_boot - done)
-        idx = rng.integers(0, n_rows, size=(b, n_rows))
-        idx += np.arange(0, b * n_rows, n_rows)[:, None]  # resample k's rows counted in bins k R .. k R + R - 1
-        drawn = np.bincount(idx.ravel(), minlength=b * n_rows)
-        del idx  # the peak stays at three B x R arrays (Spreads.bytes_per_resample): this, its float copy, the last batch
-        counts = drawn.reshape(b, n_rows).astype(np.float64)
-        del drawn
-        done += b
-        yield counts
+    # the next batch is drawn on a free CPU while the caller works on this one (spreads.beside; the same generator,
+    # still one batch after the other, so the same draws), when its arrays are small beside the caller's own work
+    ahead = n_boot > batch and 3 * 8 * batch * n_rows <= PREFETCH_DRAW_BYTES
+    pending = None
+    try:
+        for a in range(0, n_boot, batch):
+            counts = pending.result() if pending is not None else _drawn_counts(rng, min(batch, n_boot - a), n_rows)
+            pending = None
+            if ahead and a + batch < n_boot:  # None when there is no free CPU: drawn here at the next step
+                pending = beside(_drawn_counts, rng, min(batch, n_boot - a - batch), n_rows, only_if_free=True)
+            yield counts
+    finally:  # a caller that stops early: a draw under way ends before the generator is let go
+        if pending is not None and not pending.cancel():
+            with contextlib.suppress(Exception):
+                pending.result()
+
+
+#: largest draw (bytes of its three B x R arrays) that :func:`resample_counts` makes ahead on a free CPU: within the
+#: 10% headroom that Spreads.bootstrap_batch leaves of the smallest budget (MIN_BOOTSTRAP_BUDGET, 32 MiB)
+PREFETCH_DRAW_BYTES = 2 * 2**20
+
+
+def _drawn_counts(rng: np.random.Generator, b: int, n_rows: int) -> np.ndarray:
+    """The next ``b`` resamples of ``rng`` as count rows (:func:`resample_counts`' rule)."""
+    idx = rng.integers(0, n_rows, size=(b, n_rows))
+    idx += np.arange(0, b * n_rows, n_rows)[:, None]  # resample k's rows counted in bins k R .. k R + R - 1
+    drawn = np.bincount(idx.ravel(), minlength=b * n_rows)
+    del idx  # the peak stays at three B x R arrays (Spreads.bytes_per_resample): this, its float copy, the last batch
+    counts = drawn.reshape(b, n_rows).astype(np.float64)
+    del drawn
+    return counts
 
 
 def check_count(name: str, value: object, *, minimum: int) -> None:
