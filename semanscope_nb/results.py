@@ -168,8 +168,13 @@ class Result:
         return {f.name: getattr(self, f.name) for f in fields(self) if isinstance(getattr(self, f.name), Estimate)}
 
     def with_provenance(self, **extra: Any) -> "Result":
-        """A copy whose ``provenance`` also holds ``extra``."""
-        return replace(self, provenance={**getattr(self, "provenance", {}), **extra})
+        """A copy whose ``provenance`` also holds ``extra`` (and what this result keeps in memory only, beside its fields)."""
+        out = replace(self, provenance={**getattr(self, "provenance", {}), **extra})
+        names = {f.name for f in fields(self)}
+        for k, v in vars(self).items():  # e.g. SAResult's bootstrap values for with_thresholds: never written to a file
+            if k not in names:
+                object.__setattr__(out, k, v)
+        return out
 
     # -- JSON and files -------------------------------------------------------------------------
 

@@ -72,6 +72,81 @@ def test_blocks_run_on_the_threads_blas_had_and_give_the_bits_of_a_serial_run(fr
     assert np.all(np.abs(serial - plain) <= bound), "W @ M within R eps sum |w m| of the plain loop"
 
 
+def test_a_late_helper_thread_leaves_its_blocks_to_the_caller(free_cpus, monkeypatch):
+    """The blocks are claimed in turn, not dealt out: while the pool's only thread is held by another job (a side job
+    of ``beside``, or its CPU taken), the calling thread computes every block itself -- the product is complete before
+    the helper thread is free -- and the bits are those of a serial run."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(4)
+    W = rng.integers(0, 4, size=(9, 90)).astype(np.float64)
+    M = rng.normal(size=(90, 5 * 16))  # 5 blocks of 16 columns
+    held, release = ThreadPoolExecutor(max_workers=1, thread_name_prefix="held"), threading.Event()
+    monkeypatch.setattr(spreads, "_block_pool", (held, 99))  # the pool: one thread, busy until released
+    busy = held.submit(release.wait, 30)
+    out = np.full((9, 80), np.nan)
+    free_cpus(1)
+    with threadpool_limits(2, user_api="blas"):
+        with small_space_blas(_small_space()):
+            assert block_product_workers() == 2
+            caller = threading.Thread(target=column_block_product, args=(W, M, 16), kwargs={"out": out})
+            caller.start()
+            deadline = time.monotonic() + 5
+            while np.isnan(out).any() and time.monotonic() < deadline:
+                time.sleep(0.005)
+            complete_while_held = not np.isnan(out).any()
+            release.set()
+            caller.join(30)
+            busy.result(30)
+            free_cpus(0)
+            serial = column_block_product(W, M, 16)
+    held.shutdown()
+    assert complete_while_held, "every block was left to a helper thread that could not start"
+    assert not caller.is_alive()
+    np.testing.assert_array_equal(out, serial, err_msg="who computes a block never changes its bits")
+
+
+def test_this_process_s_running_side_jobs_are_not_counted_as_busy_cpus(monkeypatch):
+    """Two side jobs of the verdict (the gate test, the Euclidean chance level) running on an otherwise idle 2-CPU
+    machine make three runnable tasks with the caller: the system's count alone says no CPU is free, which kept the
+    bootstrap's product on one thread while they ran.  They are this call's own work: the count leaves them out."""
+    from semanscope_nb import machine
+
+    runnable = {"n": 1}
+    monkeypatch.setattr(machine, "_runnable_and_cpus", lambda: (runnable["n"], 2))
+    assert machine.free_cpus() == 2 and machine.free_cpus(own=5) == 2, "never more than the CPUs"
+    runnable["n"] = 3
+    assert machine.free_cpus() == 0 and machine.free_cpus(own=2) == 2 and machine.free_cpus(own=1) == 1
+    runnable["n"] = 5  # two other programs running besides: still busy
+    assert machine.free_cpus(own=2) == 0
+    monkeypatch.setattr(machine, "_runnable_and_cpus", lambda: None)
+    assert machine.free_cpus(own=2) == 0, "unreadable: the serial routes"
+
+    monkeypatch.setattr(machine, "_runnable_and_cpus", lambda: (runnable["n"], 2))
+    release, started = threading.Event(), threading.Semaphore(0)
+
+    def side_job() -> int:
+        started.release()
+        release.wait(30)
+        return 7
+
+    with threadpool_limits(2, user_api="blas"):
+        with small_space_blas(_small_space()):
+            runnable["n"] = 1  # idle: the jobs go to the pool's threads
+            jobs = [spreads.beside(side_job), spreads.beside(side_job)]
+            assert all(started.acquire(timeout=30) for _ in jobs)
+            runnable["n"] = 3  # the caller and its two running jobs
+            assert spreads._side_jobs_running() == 2
+            during = block_product_workers()
+            release.set()
+            assert [j.result(timeout=30) for j in jobs] == [7, 7]
+            assert spreads._side_jobs_running() == 0
+            after = block_product_workers()  # three runnable tasks that are not its own: busy
+    assert during == 2, "its own running side jobs are not held against the product"
+    assert after == 1
+
+
 def test_a_process_on_one_blas_thread_keeps_one(free_cpus):
     free_cpus(4)
     with threadpool_limits(1, user_api="blas"):
@@ -270,3 +345,48 @@ def test_one_spreads_read_from_two_threads_gives_each_batch_its_own_numbers(free
         for k, v in g.items():
             np.testing.assert_allclose(v, want[i % len(batches)][k], rtol=0, atol=0,
                                        err_msg=f"call {i} {k}: the same arithmetic as a serial run")
+
+
+def test_the_language_centred_sa_starts_before_the_spreads_and_ends_before_an_error_leaves(free_cpus, monkeypatch):
+    """The language-centred SA needs no spreads: it starts on a free CPU before they are built (the same value as the
+    serial run's), and when building them fails it has ended before the error leaves the call (and the BLAS pin)."""
+    import time
+
+    import semanscope_nb as snb
+    from semanscope_nb.metrics import affinity
+
+    rng = np.random.default_rng(9)
+    en = rng.normal(size=(40, 16))
+    emb = {"en": en, "zh": en + rng.normal(size=(40, 16))}
+    runs = []
+    for free in (0, 1):
+        free_cpus(free)
+        with threadpool_limits(2, user_api="blas"):
+            runs.append(snb.semantic_affinity(emb, n_boot=0, seed=0).language_centred_sa)
+    np.testing.assert_array_equal(runs[0], runs[1], err_msg="the same calls on either thread")
+
+    real, ended, began, order = affinity._language_centred_sa, threading.Event(), threading.Event(), []
+
+    def slow(*a, **k):
+        order.append("centred")
+        began.set()
+        try:
+            time.sleep(0.1)
+            return real(*a, **k)  # (fails here: the spreads class it reads is the broken one)
+        finally:
+            ended.set()
+
+    class Broken:
+        def __init__(self, *a, **k):
+            began.wait(5)  # the job has left the pool's queue (else the error would simply cancel it)
+            order.append("spreads")
+            raise RuntimeError("spreads failed")
+
+    monkeypatch.setattr(affinity, "_language_centred_sa", slow)
+    monkeypatch.setattr(affinity, "Spreads", Broken)
+    free_cpus(1)
+    with threadpool_limits(2, user_api="blas"):
+        with pytest.raises(RuntimeError, match="spreads failed"):
+            snb.semantic_affinity(emb, n_boot=0, seed=0)
+        assert ended.is_set(), "the job started beside had ended when the error left the call"
+    assert order == ["centred", "spreads"], "started before the spreads were built"

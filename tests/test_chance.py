@@ -267,6 +267,55 @@ def test_resample_counts_are_uniform_row_draws_counted_whatever_the_batch():
         assert np.array_equal(got, np.array(want)), f"batch {batch}: not the loop's resamples"
 
 
+def test_resample_counts_drawn_ahead_on_a_free_cpu_are_the_loop_s_resamples(monkeypatch):
+    """With a free CPU (a small space's pinned verdict) each next batch is drawn on the pool's thread while the caller
+    works on the current one: still one batch after the other from the same generator, so the plain loop's resamples;
+    a caller that stops early finds the draw under way ended; no free CPU: every batch drawn in the caller."""
+    import threading
+
+    import scipy.sparse as sp
+    from threadpoolctl import threadpool_limits
+
+    from semanscope_nb.metrics import chance, spreads as spreads_module
+    from semanscope_nb.metrics.spreads import small_space_blas
+
+    R, B = 37, 23
+    g = np.random.default_rng(11)
+    want = []
+    for _ in range(B):
+        c = [0.0] * R
+        for i in g.integers(0, R, size=R).tolist():
+            c[i] += 1.0
+        want.append(c)
+    drawn_on = []
+    real = chance._drawn_counts
+
+    def recorded(*args):
+        drawn_on.append(threading.current_thread().name)
+        return real(*args)
+
+    monkeypatch.setattr(chance, "_drawn_counts", recorded)
+    eye = sp.identity(R, format="csr")
+    space = AlignedWords(("en", "de"), (np.eye(R, 8), np.eye(R, 8)), (eye, eye), tuple(map(str, range(R))))
+    for free in (1, 0):
+        monkeypatch.setattr(spreads_module, "_free_cpus", lambda free=free: free)
+        drawn_on.clear()
+        with threadpool_limits(2, user_api="blas"):
+            with small_space_blas(space):
+                got = [c for c in resample_counts(R, B, seed=11, batch=5)]
+                early = resample_counts(R, B, seed=11, batch=5)
+                first = next(early)
+                early.close()  # stops early: the second batch may be under way on the other thread
+        assert np.array_equal(np.concatenate(got), np.array(want)), f"free CPUs {free}: not the loop's resamples"
+        assert np.array_equal(first, np.array(want[:5]))
+        here = threading.current_thread().name
+        if free:
+            assert drawn_on[0] == here and all(name != here for name in drawn_on[1:5]), \
+                "the first batch in the caller, the next four on the pool's thread"
+        else:
+            assert set(drawn_on) == {here}, "no free CPU: every batch in the caller"
+
+
 def test_null_aware_statistics_match_plain_loops():
     rng = np.random.default_rng(2)
     R = 4

@@ -464,3 +464,52 @@ def test_dense_or_narrow_rows_never_take_the_sparse_route():
     mostly[:64, :3] = 1.0
     mostly[64:] = rng.standard_normal((136, 2048))  # sparse head, dense body
     assert artefacts._looks_sparse(mostly) and artefacts._near_ties_by_support(mostly, TOL) is None
+
+
+def _key_columns_by_columns(v: np.ndarray, norms: np.ndarray | None, count: int = 4, sample: int = 256):
+    """The key columns by the rule written plainly: per column, the zeros counted and the spread of the unit values."""
+    n, d = v.shape
+    run = max(1, min(n, sample) // 8)
+    starts = np.linspace(0, n - run, 8).astype(np.int64)
+    rows = [r for a in starts for r in range(a, a + run)]
+    x = np.asarray(v, dtype=np.float64)[rows]
+    nx = np.sqrt((x * x).sum(axis=1)) if norms is None else np.asarray(norms)[rows]
+    x, nx = x[nx > 0], nx[nx > 0]
+    if not x.shape[0]:
+        return None
+    with np.errstate(invalid="ignore", over="ignore"):
+        u = x / nx[:, None]
+        mean = u.mean(axis=0)
+        spread = np.nan_to_num(np.einsum("ij,ij->j", u, u) / u.shape[0] - mean * mean, nan=0.0)
+    dense = [j for j in range(d) if sum(1 for i in range(u.shape[0]) if u[i, j] == 0) <= 0.01 * u.shape[0]]
+    if len(dense) < count:
+        return None
+    dense = np.array(dense)
+    return dense[np.argsort(-spread[dense], kind="stable")[:count]]
+
+
+@pytest.mark.parametrize("kind", ["dense", "dense-float32", "zero-rows", "a-few-zeros", "sparse"])
+def test_key_columns_are_those_of_the_per_column_rule(kind):
+    """``_key_columns`` counts zeros column by column only when the sample holds more than 1% of a column's worth in
+    all, and divides its own copy of the sample in place: the columns are exactly those of the plain rule."""
+    rng = np.random.default_rng(8)
+    v = rng.normal(size=(300, 40))
+    if kind == "dense-float32":
+        v = v.astype(np.float32)
+    elif kind == "zero-rows":
+        v[::7] = 0.0
+    elif kind == "a-few-zeros":  # zeros in a few columns: more than 1% of the sample in all, few in most columns
+        v[:40, 3] = 0.0
+        v[:2, 5] = 0.0
+    elif kind == "sparse":
+        v = np.where(rng.random(v.shape) < 0.9, 0.0, v)
+    norms = np.sqrt(np.einsum("ij,ij->i", v.astype(np.float64), v.astype(np.float64)))
+    for given in (norms, None):
+        got = artefacts._key_columns(v, given)
+        want = _key_columns_by_columns(v, given)
+        if want is None:
+            assert got is None, f"{kind}: too few dense columns"
+        else:
+            assert got is not None and got.tolist() == want.tolist(), f"{kind}: the same key columns"
+    if kind == "a-few-zeros":
+        assert 3 not in artefacts._key_columns(v, norms), "the column zero on 40 of the sample's rows is left out"

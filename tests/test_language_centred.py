@@ -150,3 +150,34 @@ def test_the_closed_form_hands_unusual_incidences_and_magnitudes_to_the_spreads(
     s = Spreads(language_centred(huge), stack_limit=0).spreads(np.ones((1, aw.n_rows)), scaled=True)
     np.testing.assert_allclose(_language_centred_sa(huge, block=8192), s["intra_cos"][0] / (s["intra_cos"][0] + s["inter_cos"][0]),
                                rtol=RTOL, err_msg="1e200: the Spreads route with its scaling")
+
+
+@pytest.mark.parametrize("L", [2, 3, 5])
+def test_point_cosines_of_one_word_per_row_match_plain_loops_and_the_unit_row_route(L):
+    """One word per row in every language: ``Spreads.point_cosines`` takes each row's pair dots as ``x_k . x_l / (|x_k|
+    |x_l|)`` (one row-dot per pair, no unit rows formed).  Against plain loops over the unit rows, and the route through
+    the unit rows (any incidence: an identity incidence written with a duplicate-free permutation gathers the same rows).
+
+    Bound: each pair's dot of unit rows is a sum of d products of numbers of magnitude <= 1 with two divisions and a
+    square root per norm: within (d + 8) u of the exact value in either computation; D_inter is the mean of 1 - the mean
+    of K such dots, so the routes and the loop agree to 2 (d + 8) u absolutely (|dot| <= 1)."""
+    rng = np.random.default_rng(40 + L)
+    R, d = 37, 64
+    xs = [rng.normal(size=(R, d)) * rng.uniform(0.5, 3.0, size=(R, 1)) + 0.2 for _ in range(L)]
+    eye = sp.identity(R, format="csr")
+    fast = Spreads.point_cosines(xs)
+    with_eye = Spreads.point_cosines(xs, [eye] * L)
+    perm = rng.permutation(R)  # row r holds word perm[r]: not one word per row in order, so the unit-row route
+    moved = [x[np.argsort(perm)] for x in xs]  # ... on words reordered so that row r still holds the same vector
+    gathered = sp.csr_matrix((np.ones(R), perm, np.arange(R + 1)), shape=(R, R))
+    general = Spreads.point_cosines(moved, [gathered] * L)
+    units = [[row / math.sqrt(sum(t * t for t in row)) for row in x] for x in xs]
+    pairs = list(itertools.combinations(range(L), 2))
+    inter = sum(sum(1.0 - sum(a * b for a, b in zip(units[i][r], units[j][r])) for i, j in pairs) / len(pairs)
+                for r in range(R)) / R
+    bound = 2 * (d + 8) * np.finfo(np.float64).eps / 2
+    assert fast == with_eye, "None and an identity incidence: the same route"
+    np.testing.assert_allclose(fast[1], inter, rtol=0, atol=bound, err_msg="D_inter within 2 (d + 8) u of plain loops")
+    np.testing.assert_allclose(fast[1], general[1], rtol=0, atol=bound, err_msg="D_inter: the unit-row route, to rounding")
+    np.testing.assert_allclose(fast[0], general[0], rtol=0, atol=bound, err_msg="D_intra: the same arithmetic up to the "
+                               "word order of the sums")

@@ -95,6 +95,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import re
 import warnings
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal, Mapping, Sequence
@@ -121,6 +122,7 @@ from semanscope_nb.metrics.chance import (
     euclidean_chance_by_permutation,
     is_unit_norm,
     null_aware_tier,
+    tier_flip_rate,
     percentile_intervals,
     permutation_test,
     straddle_note,
@@ -147,6 +149,7 @@ from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spread
     block_product_workers,
     on_small_space_blas,
 )
+from semanscope_nb.metrics.ties import reaches
 from semanscope_nb.provenance import json_ready
 
 TIER_LABELS = ("great", "good", "non-aligned")
@@ -178,8 +181,14 @@ BOOT_METHODS = {"percentile": "percentile", "basic": "basic", "bca": "BCa"}
 class TierThresholds:
     """SA tier cut-offs: ``sa >= great`` -> great, ``sa >= good`` -> good, else non-aligned.
 
-    >>> TierThresholds().classify(0.55)
-    'good'
+    "``>=``" is the near-tie rule of :mod:`~semanscope_nb.metrics.ties` for a fixed
+    threshold (:func:`~semanscope_nb.metrics.ties.reaches`): an SA within
+    :data:`~semanscope_nb.metrics.ties.THRESHOLD_TOLERANCE` below a cut-off is tied
+    with it and reaches it, so an SA exactly on a boundary gets one tier on every path
+    (the pair matrix, the verdict, the legend), whatever its last bits.
+
+    >>> TierThresholds().classify(0.55), TierThresholds().classify(0.6 - 1e-16), TierThresholds().classify(0.59)
+    ('good', 'great', 'good')
     """
 
     great: float = 0.60
@@ -197,7 +206,18 @@ class TierThresholds:
         """The tier label of one SA value ('great', 'good' or 'non-aligned')."""
         if not math.isfinite(sa):
             return "undefined"
-        return "great" if sa >= self.great else "good" if sa >= self.good else "non-aligned"
+        return "great" if reaches(sa, self.great) else "good" if reaches(sa, self.good) else "non-aligned"
+
+    def verdict_tier(self, sa: float, sa_judged: float) -> str:
+        """The paper tier a verdict gives once it is above chance: the *lower* of the tiers of the SA on all concepts
+        (``sa``) and on the concepts left once artefacts are excluded (``sa_judged``), so exclusion can only lower it.
+
+        The one rule for :attr:`SAResult.tier`, the pair matrix's verdict and a one-dataset model mean.
+
+        >>> TierThresholds().verdict_tier(0.64, 0.57), TierThresholds().verdict_tier(0.55, 0.7)
+        ('good', 'good')
+        """
+        return min((self.classify(sa), self.classify(sa_judged)), key=_TIER_RANK.__getitem__)
 
 
 DEFAULT_TIERS = TierThresholds()
@@ -366,8 +386,7 @@ class SAResult(Result):
             return CHANCE_TIER, "negligible"
         if self.surface is not None and not self.surface.above:
             return SURFACE_TIER, "surface"
-        both = (self.paper_tier, self.artefact_free_paper_tier)
-        return min(both, key=_TIER_RANK.__getitem__), "tier"
+        return self.thresholds.verdict_tier(self.cosine.sa, v.sa.value), "tier"
 
     @property
     def tier(self) -> str:
@@ -448,9 +467,80 @@ class SAResult(Result):
             text += f"; {straddle}"
         return text
 
+    def bootstrap_sa_values(self) -> dict[str, list[float]]:
+        """The bootstrap SA values the tier flip rates were counted on (``"all"`` concepts, ``"judged"`` ones), kept in
+        memory only (a result read from a file has none: ``{}``); :meth:`with_bootstrap_sa_values` puts them back, so
+        a store that keeps them beside :meth:`to_dict` gives :meth:`with_thresholds` what a fresh result gives.
+
+        >>> import numpy as np, semanscope_nb as snb
+        >>> e = np.random.default_rng(0).normal(size=(30, 8))
+        >>> r = snb.semantic_affinity({"en": e, "de": e + 0.5}, n_boot=50, seed=0)
+        >>> len(r.bootstrap_sa_values()["all"]), SAResult.from_dict(r.to_dict()).bootstrap_sa_values()
+        (50, {})
+        """
+        samples = getattr(self, "_flip_samples", (None, None))
+        return {k: np.asarray(v, dtype=np.float64).tolist() for k, v in zip(("all", "judged"), samples) if v is not None}
+
+    def with_bootstrap_sa_values(self, values: Mapping[str, Sequence[float]]) -> "SAResult":
+        """This result holding ``values`` (from :meth:`bootstrap_sa_values`) as its bootstrap SA values (in memory)."""
+        out = replace(self)
+        samples = tuple(np.asarray(values[k], dtype=np.float64) if values.get(k) is not None else None
+                        for k in ("all", "judged"))
+        object.__setattr__(out, "_flip_samples", samples)
+        return out
+
     def with_thresholds(self, thresholds: TierThresholds) -> "SAResult":
-        """The same scores classified with other tier thresholds (nothing is recomputed)."""
-        return replace(self, thresholds=thresholds)
+        """The same scores classified with other tier thresholds (nothing is recomputed).
+
+        Tier, paper tier and verdict are then those of the same scores computed with ``thresholds``, and so is
+        ``provenance["parameters"]["thresholds"]``.  The one number that needs the bootstrap resamples, the share of
+        them whose paper tier differs from the point's (``tier_flip_rate``, and the note quoting it), is recounted
+        on the resamples the result was computed from (kept in memory); a result read back from a file has none, so
+        there it becomes NaN and the note loses that clause rather than state the share under the old thresholds.
+
+        >>> import numpy as np, semanscope_nb as snb
+        >>> e = np.random.default_rng(0).normal(size=(30, 8))
+        >>> r = snb.semantic_affinity({"en": e, "de": e + 0.5}, n_boot=200, seed=0)
+        >>> T = TierThresholds(great=0.9)
+        >>> r.with_thresholds(T).chance.tier_flip_rate == snb.semantic_affinity({"en": e, "de": e + 0.5}, n_boot=200,
+        ...                                                                     seed=0, thresholds=T).chance.tier_flip_rate
+        True
+        >>> back = SAResult.from_dict(r.to_dict()).with_thresholds(T)
+        >>> back.provenance["parameters"]["thresholds"]["great"], back.chance.tier_flip_rate
+        (0.9, nan)
+        """
+        if thresholds == self.thresholds:
+            return self
+        params = self.provenance.get("parameters")
+        provenance = ({**self.provenance, "parameters": {**params, "thresholds": asdict(thresholds)}}
+                      if isinstance(params, Mapping) and "thresholds" in params else self.provenance)
+
+        samples = getattr(self, "_flip_samples", (None, None))
+
+        def unflipped(scores: NullAwareScores | None, values: np.ndarray | None) -> NullAwareScores | None:
+            if scores is None:
+                return None
+            flip = tier_flip_rate(thresholds, scores.sa.value, values) if values is not None else math.nan
+            return replace(scores, tier_flip_rate=flip)
+
+        chance = unflipped(self.chance, samples[0])
+        chance_excluding = unflipped(self.chance_excluding, samples[1])
+        basis = chance_excluding or chance
+        flip = basis.tier_flip_rate if basis is not None else math.nan
+
+        def without_flip(note: str) -> str:
+            clause = f"; the paper's tier flips in {flip:.0%} of bootstrap resamples" if math.isfinite(flip) else ""
+            return _FLIP_CLAUSE.sub(clause, note)
+
+        out = replace(
+            self, thresholds=thresholds, provenance=provenance, chance=chance, chance_excluding=chance_excluding,
+            cosine=self.cosine if without_flip(self.cosine.note) == self.cosine.note  # the same object when unchanged
+            else replace(self.cosine, note=without_flip(self.cosine.note)),
+            diagnostics=self.diagnostics if [without_flip(n) for n in self.diagnostics.notes] == self.diagnostics.notes
+            else replace(self.diagnostics, notes=[without_flip(n) for n in self.diagnostics.notes]),
+        )
+        object.__setattr__(out, "_flip_samples", samples)
+        return out
 
     def concepts_frame(self) -> pd.DataFrame:
         """Per-concept inter distances, worst-aligned (largest cosine distance) first."""
@@ -828,6 +918,26 @@ def _interval(
     return mean, sd, Interval(lo, hi), notes
 
 
+def sa_percentile_estimate(point: float, dist: np.ndarray, *, confidence: float) -> Estimate:
+    """An SA's bootstrap estimate by the rule of :attr:`SAResult.cosine` (percentile interval, ``method="percentile"``).
+
+    The percentile interval of the finite resamples (:func:`~semanscope_nb.metrics.chance.percentile_intervals`),
+    clipped to [0, 1], the point itself when they do not vary; the std is over the finite resamples (ddof 1).
+    Every table that shows "an SA and its interval" (the pair matrix's ``ci_low`` / ``ci_high``) uses this, so
+    the pair of two languages shows the interval :func:`semantic_affinity` of those two languages gives.
+
+    >>> e = sa_percentile_estimate(0.6, np.linspace(0.55, 0.65, 201), confidence=0.9)
+    >>> round(e.ci.low, 4), round(e.ci.high, 4), e.value
+    (0.555, 0.645, 0.6)
+    """
+    dist = np.asarray(dist, dtype=np.float64)
+    ci = percentile_intervals(dist[None, :], confidence)
+    _, sd, interval, _ = _interval(dist, float(point), Interval(float(ci.low[0]), float(ci.high[0])), "percentile",
+                                   confidence, "cosine")
+    return Estimate(float(point), sd, interval)
+
+
+_FLIP_CLAUSE = re.compile(r"; the paper's tier flips in [0-9]+% of bootstrap resamples")  # the small-sample note's
 SMALL_SAMPLE = 50  # fewer concepts than this: intervals are rough (a note says so)
 LANGUAGE_CENTRED_AUTO_WORDS = 100_000  # language_centred=None computes the diagnostic up to this many words
 
@@ -953,11 +1063,18 @@ def affinity_of_words(
     _check_aligned(aw, max_tuples_per_row=max_tuples_per_row)
     aw, zero, dropped, surface = _scorable_words(aw, surface, on_zero=on_zero, n_boot=n_boot)
     R = aw.n_rows
-    spreads = Spreads(aw, block=block)
-    point = _point_scores(spreads)
-    # the language-centred SA reads nothing of the verdict: beside it when a second thread is free (spreads.beside)
+    # the language-centred SA reads nothing of the verdict, not even the spreads: beside it when a second thread is
+    # free (spreads.beside), started first so that it runs while the spreads are built
     centred_job = (beside(functools.partial(_language_centred_sa, aw, block=block))
                    if language_centred_diagnostic(aw, language_centred) else None)
+    try:
+        spreads = Spreads(aw, block=block)
+    except BaseException:
+        if centred_job is not None and not centred_job.cancel():  # it ends before the caller's BLAS pin is lifted
+            with contextlib.suppress(Exception):
+                centred_job.result()
+        raise
+    point = _point_scores(spreads)
     v = _verdict(aw, spreads, point, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
                  unknown_words=unknown_words, surface=surface, should_stop=should_stop)
     boot = _sa_intervals(spreads, point, v.dists, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch,
@@ -981,6 +1098,9 @@ def affinity_of_words(
         from semanscope_nb.metrics.paper_sem import with_delta_method_sem
 
         result = with_delta_method_sem(result, aw)
+    # the bootstrap SA values the tier flip rates came from, kept in memory only (not a field: never written), so
+    # with_thresholds gives the flip rate the same resamples give under other thresholds
+    object.__setattr__(result, "_flip_samples", (v.dists.get("sa"), v.dists_free.get("sa")))
     return result
 
 
@@ -1075,6 +1195,7 @@ class _Verdict:
     chance_excluding: Any = None
     surface: Any = None
     dists: dict[str, np.ndarray] = field(default_factory=dict)
+    dists_free: dict[str, np.ndarray] = field(default_factory=dict)  # the artefact-free concepts' (when any left out)
     excluded: dict[str, Any] = field(default_factory=dict)
     artefact_notes: list[str] = field(default_factory=list)
     kept: np.ndarray | None = None
@@ -1104,11 +1225,10 @@ def _verdict(aw: AlignedWords, spreads: Spreads, point: _PointScores, *, n_boot:
             v.permutation_job = beside(functools.partial(_gate_test, aw, spreads, kept, n_boot=n_boot, seed=seed,
                                                          point=None if kept is None else _gate_point(spreads, kept)),
                                        only_if_free=True)
-        dists_free: dict[str, np.ndarray] = {}
         one = verdict_bootstrap(aw, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, spreads=spreads,
                                 thresholds=thresholds, keep=v.kept if scorable else None,
                                 surface=surface if judged else None, distributions=v.dists,
-                                subset_distributions=dists_free, should_stop=should_stop)
+                                subset_distributions=v.dists_free, should_stop=should_stop)
         v.chance, v.chance_excluding, v.surface, v.kept_point = one.full, one.subset, one.surface, one.subset_point
         if v.chance_excluding is not None:
             v.artefact_notes.append(
@@ -1275,6 +1395,9 @@ def semantic_affinity(
 ) -> SAResult:
     """Semantic Affinity of ``embeddings``: language -> (concepts x dims) array, row i = concept i.
 
+    An array may be dense (NumPy, lists) or a SciPy sparse matrix (a TF-IDF model's output): the same vectors
+    give the same result either way.
+
     Every row is one word (no alternatives; use :func:`semanscope_nb.dataset_affinity`
     for datasets with ``|`` alternatives).  The bootstrap resamples concept rows
     ``n_boot`` times with ``seed`` (``n_boot=0``: none); ``.cosine.sem`` is the
@@ -1301,7 +1424,10 @@ def semantic_affinity(
     vectors = []
     for lang in languages:
         v = embeddings[lang]
-        arr = v if isinstance(v, np.ndarray) and v.dtype in (np.float32, np.float64) else np.asarray(v, dtype=np.float64)
+        if sp.issparse(v):  # a sparse model's output (scikit-learn's TF-IDF): the same vectors, the same SA as dense
+            v = v.toarray()
+        # a plain ndarray as given; anything else (lists, np.matrix, whose rows stay 2-D) as a float64 ndarray
+        arr = v if type(v) is np.ndarray and v.dtype in (np.float32, np.float64) else np.asarray(v, dtype=np.float64)
         vectors.append(arr)
     check_vectors(languages, vectors)
     counts = {lang: v.shape[0] for lang, v in zip(languages, vectors)}

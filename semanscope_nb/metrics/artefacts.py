@@ -382,10 +382,17 @@ def _key_columns(v: np.ndarray, norms: np.ndarray | None, *, count: int = 4, sam
     if not live.all():
         x, nx = x[live], nx[live]
     with np.errstate(invalid="ignore", over="ignore"):
-        x = np.divide(x, nx[:, None], dtype=np.float64)  # unit rows (float64: no overflow at any input scale)
+        # unit rows (float64: no overflow at any input scale); the sample is a fresh float64 copy already (concatenate,
+        # or the boolean selection): divided in place, the same quotients without a second array
+        own = x.dtype == np.float64 and x.base is None
+        x = np.divide(x, nx[:, None], out=x if own else None, dtype=np.float64)
         mean = x.mean(axis=0)
         spread = np.nan_to_num(np.einsum("ij,ij->j", x, x) / x.shape[0] - mean * mean, nan=0.0)  # variance, no temporaries
-    dense = np.flatnonzero(np.count_nonzero(x == 0, axis=0) <= 0.01 * x.shape[0])
+    zeros = x == 0
+    limit = 0.01 * x.shape[0]
+    # a column holds at most all the sample's zeros: when those are few (dense vectors) every column is kept, the
+    # same columns as the per-column count gives, without counting column by column
+    dense = np.arange(d) if np.count_nonzero(zeros) <= limit else np.flatnonzero(np.count_nonzero(zeros, axis=0) <= limit)
     if dense.size < count:
         return None
     return dense[np.argsort(-spread[dense], kind="stable")[:count]]

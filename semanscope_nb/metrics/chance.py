@@ -54,6 +54,7 @@ True
 from __future__ import annotations
 
 import collections.abc
+import contextlib
 import hashlib
 import math
 import threading
@@ -68,6 +69,7 @@ from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, affinity_ratio, beside, unit_rows
 from semanscope_nb.models.cancel import check_stop
 from semanscope_nb.metrics.surface_store import SurfaceStore
+from semanscope_nb.metrics.ties import reaches
 
 #: resamples held in memory at once when ``batch`` is not given (counts are float64, B x R)
 DEFAULT_MAX_BATCH_BYTES = 64 * 2**20
@@ -104,17 +106,37 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
         batch = max(1, DEFAULT_MAX_BATCH_BYTES // (8 * n_rows))
     check_count("batch", batch, minimum=1)
     rng = np.random.default_rng(seed)
-    done = 0
-    while done < n_boot:
-        b = min(batch, n_boot - done)
-        idx = rng.integers(0, n_rows, size=(b, n_rows))
-        idx += np.arange(0, b * n_rows, n_rows)[:, None]  # resample k's rows counted in bins k R .. k R + R - 1
-        drawn = np.bincount(idx.ravel(), minlength=b * n_rows)
-        del idx  # the peak stays at three B x R arrays (Spreads.bytes_per_resample): this, its float copy, the last batch
-        counts = drawn.reshape(b, n_rows).astype(np.float64)
-        del drawn
-        done += b
-        yield counts
+    # the next batch is drawn on a free CPU while the caller works on this one (spreads.beside; the same generator,
+    # still one batch after the other, so the same draws), when its arrays are small beside the caller's own work
+    ahead = n_boot > batch and 3 * 8 * batch * n_rows <= PREFETCH_DRAW_BYTES
+    pending = None
+    try:
+        for a in range(0, n_boot, batch):
+            counts = pending.result() if pending is not None else _drawn_counts(rng, min(batch, n_boot - a), n_rows)
+            pending = None
+            if ahead and a + batch < n_boot:  # None when there is no free CPU: drawn here at the next step
+                pending = beside(_drawn_counts, rng, min(batch, n_boot - a - batch), n_rows, only_if_free=True)
+            yield counts
+    finally:  # a caller that stops early: a draw under way ends before the generator is let go
+        if pending is not None and not pending.cancel():
+            with contextlib.suppress(Exception):
+                pending.result()
+
+
+#: largest draw (bytes of its three B x R arrays) that :func:`resample_counts` makes ahead on a free CPU: within the
+#: 10% headroom that Spreads.bootstrap_batch leaves of the smallest budget (MIN_BOOTSTRAP_BUDGET, 32 MiB)
+PREFETCH_DRAW_BYTES = 2 * 2**20
+
+
+def _drawn_counts(rng: np.random.Generator, b: int, n_rows: int) -> np.ndarray:
+    """The next ``b`` resamples of ``rng`` as count rows (:func:`resample_counts`' rule)."""
+    idx = rng.integers(0, n_rows, size=(b, n_rows))
+    idx += np.arange(0, b * n_rows, n_rows)[:, None]  # resample k's rows counted in bins k R .. k R + R - 1
+    drawn = np.bincount(idx.ravel(), minlength=b * n_rows)
+    del idx  # the peak stays at three B x R arrays (Spreads.bytes_per_resample): this, its float copy, the last batch
+    counts = drawn.reshape(b, n_rows).astype(np.float64)
+    del drawn
+    return counts
 
 
 def check_count(name: str, value: object, *, minimum: int) -> None:
@@ -767,6 +789,20 @@ def point_holding_interval(point: float, dist: np.ndarray, confidence: float) ->
     return Interval(float(min(lo, point)), float(max(hi, point)))
 
 
+def point_holding_estimate(point: float, dist: np.ndarray, *, confidence: float) -> Estimate:
+    """The verdict's estimate of one statistic from its bootstrap values: the point, the std of the finite values
+    (ddof 1) and :func:`point_holding_interval` (the point itself when the values do not vary).
+
+    Every table that shows the verdict's gap with an interval (the verdict, :func:`~semanscope_nb.metrics.compare.compare_models`'
+    scores, the pair matrix) uses this rule, so one model's gap has one interval on every path.
+
+    >>> e = point_holding_estimate(0.1, np.linspace(0.05, 0.15, 201), confidence=0.9)
+    >>> round(e.ci.low, 4), round(e.ci.high, 4), round(e.sem, 4)
+    (0.055, 0.145, 0.0291)
+    """
+    return _estimate(point, np.asarray(dist, dtype=np.float64), confidence)
+
+
 def _estimate(point: float, dist: np.ndarray, confidence: float) -> Estimate:
     d = dist[np.isfinite(dist)]
     sem = float(np.std(d, ddof=1)) if d.size > 1 else math.nan
@@ -899,6 +935,16 @@ def _scores(point: dict[str, np.ndarray], dists: dict[str, list[np.ndarray]] | N
     return NullAwareScores(**est, sa_null_euclidean=float(point["sa_null_euclidean"][0]), n_boot=int(n_boot), tier_flip_rate=flip)
 
 
+def tier_flip_rate(thresholds: Any, point: float, values: np.ndarray) -> float:
+    """Share of the bootstrap SA ``values`` whose paper tier under ``thresholds`` differs from that of ``point``.
+
+    >>> from semanscope_nb.metrics.affinity import TierThresholds
+    >>> tier_flip_rate(TierThresholds(), 0.62, np.array([0.55, 0.61, 0.65, 0.7]))
+    0.25
+    """
+    return _flip_rate(thresholds, float(point), np.asarray(values))
+
+
 def _flip_rate(thresholds: Any, point: float, values: np.ndarray) -> float:
     """Share of ``values`` whose tier (``thresholds.classify``) differs from ``point``'s.
 
@@ -911,8 +957,8 @@ def _flip_rate(thresholds: Any, point: float, values: np.ndarray) -> float:
     if (kind.__module__, kind.__qualname__) != ("semanscope_nb.metrics.affinity", "TierThresholds"):  # a subclass may classify otherwise
         return float(np.mean([thresholds.classify(float(v)) != base for v in values]))
     v = np.asarray(values, dtype=np.float64)
-    labels = np.select([~np.isfinite(v), v >= thresholds.great, v >= thresholds.good], ["undefined", "great", "good"],
-                       "non-aligned")
+    labels = np.select([~np.isfinite(v), reaches(v, thresholds.great), reaches(v, thresholds.good)],
+                       ["undefined", "great", "good"], "non-aligned")  # classify's near-tie rule (metrics.ties)
     return float(np.mean(labels != base))
 
 
@@ -1381,7 +1427,7 @@ def straddle_note(sa_ci: tuple[float, float], thresholds: dict[str, float], labe
         return None
     notes = []
     for upper, lower, cut in ((labels[0], labels[1], thresholds["great"]), (labels[1], labels[2], thresholds["good"])):
-        if lo < cut <= hi:
+        if not reaches(lo, cut) and reaches(hi, cut):  # both tiers in the interval, by classify's near-tie rule
             notes.append(f"{lower} or {upper}: the interval straddles {cut:.2f}")
     return "; ".join(notes) or None
 

@@ -59,10 +59,12 @@ from semanscope_nb.metrics.chance import (
     NullParts,
     null_aware_statistics,
     percentile_interval,
+    point_holding_estimate,
     resample_counts,
 )
 from semanscope_nb.metrics.degenerate import MIN_BOOT_CONCEPTS, collapsed_note, require_concepts
 from semanscope_nb.metrics.spreads import AlignedWords, Spreads, affinity_ratio
+from semanscope_nb.metrics.affinity import sa_percentile_estimate
 
 #: what each ``score`` of :func:`compare_models` compares, as labelled in tables, charts and the CLI
 SCORE_LABELS = {"delta": "SA − chance (artefact-free)", "sa": "SA (raw, all concepts)"}
@@ -182,6 +184,7 @@ def compare_models(
     alpha: float = 0.05,
     batch: int | None = None,
     score: Literal["delta", "sa"] = "delta",
+    unknown_words: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ModelComparison:
     """Paired bootstrap and permutation comparison of two or more models on the same concepts.
 
@@ -193,7 +196,8 @@ def compare_models(
     Refusals (:mod:`semanscope_nb.metrics.degenerate`): fewer than 3 concepts
     (before or after exclusion) raise :class:`~semanscope_nb.errors.EmbeddingError`;
     a model whose vectors are collapsed gets a NaN score, no band and a note, and
-    is left out of the pairs.
+    is left out of the pairs.  ``unknown_words``: model -> (language -> the words its tokenizer maps to unknown
+    tokens only); their concepts are artefacts of that model's data, as in its verdict.
     """
     names = list(models)
     _check_comparison(models, names, n_boot=n_boot, n_perm=n_perm, seed=seed, alpha=alpha, confidence=confidence, score=score)
@@ -204,7 +208,8 @@ def compare_models(
     collapsed = {n for n in names if math.isnan(raw_sa[n])}  # no SA at all: set aside before the exclusion
     keep = np.ones(first.n_rows, dtype=bool)
     if score == "delta":  # one set of concepts for every model: an artefact in any model's data excludes the concept
-        keep = _concepts_clean_in_every_model({n: models[n] for n in names if n not in collapsed}, first.n_rows, notes)
+        keep = _concepts_clean_in_every_model({n: models[n] for n in names if n not in collapsed}, first.n_rows, notes,
+                                              unknown_words=unknown_words or {})
     judged = {n: subset_rows(models[n], keep) if not keep.all() else models[n] for n in names}
     R = int(keep.sum())
     spreads = {n: Spreads(judged[n]) if not keep.all() else full[n] for n in names}
@@ -222,9 +227,12 @@ def compare_models(
     point = {n: stats(n, np.ones((1, R))) for n in defined}
     value = {n: float(point[n][score][0]) for n in defined}
     dist: dict[str, list[np.ndarray]] = {n: [] for n in defined}
-    for counts in resample_counts(R, n_boot, seed=seed, batch=batch):
+    # the verdict's resamples: drawn over all concepts, a left-out concept weighing 0 (RowSubset's rule), so a model's
+    # score has the bootstrap distribution, and so the interval, of its verdict when the left-out concepts agree
+    for counts in resample_counts(first.n_rows, n_boot, seed=seed, batch=batch):
+        judged_counts = counts if keep.all() else counts[:, keep]
         for n in defined:
-            dist[n].append(stats(n, counts)[score])
+            dist[n].append(stats(n, judged_counts)[score])
     boot = {n: np.concatenate(dist[n]) for n in defined}
     pseudo = {n: _jackknife(lambda c, n=n: stats(n, c)[score], R) for n in defined}
     order = sorted(defined, key=lambda n: -value[n])
@@ -234,8 +242,8 @@ def compare_models(
     band_index = {m: i for i, band in enumerate(bands, 1) for m in band}
     nan = math.nan
     scores = pd.DataFrame([
-        {"model": n, "score": value[n], **dict(zip(("ci_low", "ci_high"), percentile_interval(boot[n], confidence))),
-         "sem": _bootstrap_sd(boot[n]), "band": band_index[n], "sa": raw_sa[n], "sa_judged": float(point[n]["sa"][0]),
+        {"model": n, "score": value[n], **_score_interval(score, value[n], boot[n], confidence), "band": band_index[n],
+         "sa": raw_sa[n], "sa_judged": float(point[n]["sa"][0]),
          "sa_null": float(point[n]["sa_null"][0]), "n_concepts": R, "note": ""} if n in boot else
         {"model": n, "score": nan, "ci_low": nan, "ci_high": nan, "sem": nan, "band": None, "sa": raw_sa[n],
          "sa_judged": nan, "sa_null": nan, "n_concepts": R, "note": undefined[n]}
@@ -243,6 +251,15 @@ def compare_models(
     notes += _interval_and_test_disagreements(scores, pairs)
     return ModelComparison(scores, pairs, bands, int(n_boot), int(n_perm), seed, confidence, alpha, notes,
                            score=score, excluded_concepts=int((~keep).sum()))
+
+
+def _score_interval(score: str, value: float, boot: np.ndarray, confidence: float) -> dict[str, float]:
+    """ci_low, ci_high and sem of one model's score by the rule of the number it is: the verdict's gap
+    (:func:`~semanscope_nb.metrics.chance.point_holding_estimate`, as ``SAResult.verdict_scores.delta``) or the raw
+    SA (:func:`~semanscope_nb.metrics.affinity.sa_percentile_estimate`, as ``SAResult.cosine``)."""
+    est = (point_holding_estimate(value, boot, confidence=confidence) if score == "delta"
+           else sa_percentile_estimate(value, boot, confidence=confidence))
+    return {"ci_low": est.ci[0], "ci_high": est.ci[1], "sem": est.sem}
 
 
 def _check_comparison(models: Mapping[str, AlignedWords], names: list[str], *, n_boot: int, n_perm: int,
@@ -270,9 +287,10 @@ def _check_comparison(models: Mapping[str, AlignedWords], names: list[str], *, n
     require_concepts(first.n_rows, minimum=MIN_BOOT_CONCEPTS, what="compare_models")
 
 
-def _concepts_clean_in_every_model(models: Mapping[str, AlignedWords], n_rows: int, notes: list[str]) -> np.ndarray:
+def _concepts_clean_in_every_model(models: Mapping[str, AlignedWords], n_rows: int, notes: list[str], *,
+                                   unknown_words: Mapping[str, Mapping[str, Any]]) -> np.ndarray:
     """The concepts no model's data marks as an artefact (:func:`find_artefacts`); a note names what was left out."""
-    found = {n: find_artefacts(aw).excluded_rows for n, aw in models.items()}
+    found = {n: find_artefacts(aw, unknown_words=unknown_words.get(n)).excluded_rows for n, aw in models.items()}
     keep = np.ones(n_rows, dtype=bool)
     for rows in found.values():
         keep &= ~rows
@@ -280,7 +298,8 @@ def _concepts_clean_in_every_model(models: Mapping[str, AlignedWords], n_rows: i
         who = ", ".join(f"{n} ({int(m.sum())})" for n, m in found.items() if m.any())
         notes.append(
             f"{int((~keep).sum())} of {n_rows} concepts excluded for all models: they hold an identical string "
-            f"across languages or a degenerate vector in some model's data (concepts per model: {who}); every score "
+            f"across languages, a word some model's tokenizer maps to unknown tokens only, or a degenerate vector in "
+            f"some model's data (concepts per model: {who}); every score "
             f"is SA minus its chance level on the {int(keep.sum())} concepts left"
         )
     require_concepts(int(keep.sum()), minimum=MIN_BOOT_CONCEPTS,

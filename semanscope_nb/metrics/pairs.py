@@ -21,10 +21,17 @@ quantity and two safeguards a table of many pairs needs:
   ``method="fdr_bh"``, a well-kept implementation): ``p_fdr`` is the adjusted
   p-value and ``survives`` says whether the pair is above chance at ``alpha``.
 
-A pair's ``verdict`` is the paper's tier of its raw SA (all its concepts) only
-when it survives the FDR control *and* the bootstrap interval of its artefact-free
-gap lies above 0, so exclusion can only lower a verdict; "below chance" when that
-interval lies below 0; "chance" otherwise; "undetermined" below
+A pair's ``verdict`` follows the verdict's rule (:attr:`~semanscope_nb.metrics.affinity.SAResult.tier`)
+for its two languages, so a pair and :func:`~semanscope_nb.metrics.affinity.semantic_affinity` of those
+two languages agree: a paper tier only when the bootstrap interval of its artefact-free gap lies above 0,
+its FDR-adjusted permutation p lies below ``(1 - confidence) / 2`` (the verdict's one-sided level; the
+pair's own p when it is the only pair) and below ``alpha``, and its chance-corrected score reaches
+:data:`~semanscope_nb.metrics.chance.MIN_CORRECTED`; that tier is the *lower* of the paper's tiers of
+its SA on all its concepts and on its artefact-free ones, so exclusion can only lower a verdict.
+"insufficient" instead of a tier when fewer than
+:data:`~semanscope_nb.metrics.affinity.MIN_JUDGED_SHARE` of its concepts are left without its artefacts;
+"below chance" when the interval lies below 0; "chance" otherwise (with fewer than that share left the
+verdict says "insufficient" for these two as well: none of the three gives a tier); "undetermined" below
 :data:`~semanscope_nb.metrics.degenerate.MIN_VERDICT_BOOT` resamples; "undefined"
 (NaN, with a ``note``) when the pair has collapsed vectors or fewer than 3
 artefact-free concepts (a whole input with fewer than 3 concepts raises, as every
@@ -54,15 +61,26 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.metrics.affinity import DEFAULT_TIERS, AlignedWords, TierThresholds
+from semanscope_nb.metrics.affinity import (
+    DEFAULT_TIERS,
+    MIN_JUDGED_SHARE,
+    AlignedWords,
+    TierThresholds,
+    sa_percentile_estimate,
+)
 from semanscope_nb.metrics.artefacts import degenerate_vector_groups, identical_string_rows, rows_with_words, subset_languages, subset_rows
 from semanscope_nb.metrics.chance import (
+    BELOW_CHANCE_TIER,
+    CHANCE_TIER,
+    INSUFFICIENT_TIER,
+    UNCONFIRMED_BY_PERMUTATION,
     NullParts,
+    above_chance_gate,
     check_count,
     null_aware_scores,
     null_aware_tier,
@@ -183,7 +201,10 @@ def _pair_rows(aw: AlignedWords, excluded: dict[tuple[int, int], np.ndarray], *,
         pair = f"{aw.languages[i]}-{aw.languages[j]}"
         keep_full = {} if distributions is not None else None
         full = null_aware_scores(p_full, d_full if n_boot else None, distributions=keep_full, **kw)
-        row.update(sa=full.sa.value, ci_low=full.sa.ci[0], ci_high=full.sa.ci[1], sem=full.sa.sem)
+        raw = full.sa  # the raw SA's interval by the SA's own rule (SAResult.cosine), not the gap's point-holding one
+        if n_boot:
+            raw = sa_percentile_estimate(full.sa.value, np.concatenate(d_full["sa"]), confidence=confidence)
+        row.update(sa=raw.value, ci_low=raw.ci[0], ci_high=raw.ci[1], sem=raw.sem)
         v = full
         if sub is not None:
             keep_sub = {} if distributions is not None else None
@@ -213,6 +234,35 @@ def _with_nan_where_undefined(row: dict[str, Any]) -> dict[str, Any]:
         row.update(sa_judged=nan, sa_null=nan, delta=nan, delta_low=nan, delta_high=nan, delta_sem=nan, corrected=nan,
                    p_value=nan, note=undefined)
     return row
+
+
+def _pair_verdict(r: Any, *, n_boot: int, confidence: float, thresholds: TierThresholds) -> str:
+    """One pair's verdict by :attr:`SAResult.tier`'s rule for the pair's two languages, with ``p_fdr`` as its p-value.
+
+    No score: 'undefined'; too few resamples or concepts to call: 'undetermined'; then the verdict's gate
+    (:func:`~semanscope_nb.metrics.chance.above_chance_gate` on the gap's interval and the FDR-adjusted
+    permutation p, which is the pair's own p when it is the only pair; ``survives`` as well), the effect-size
+    floor (:data:`~semanscope_nb.metrics.chance.MIN_CORRECTED`), and the lower of the paper's tiers of the SA on
+    all the pair's concepts and on its artefact-free ones (:meth:`TierThresholds.verdict_tier`), which needs
+    :data:`~semanscope_nb.metrics.affinity.MIN_JUDGED_SHARE` of its concepts left ('insufficient' otherwise, as
+    the verdict).  One difference stays: a pair with fewer left that is not above chance says 'chance' or 'below
+    chance' where :attr:`SAResult.tier` says 'insufficient' (none gives a tier).
+    """
+    if not math.isfinite(r.p_value):
+        return UNDEFINED_TIER
+    if n_boot < MIN_VERDICT_BOOT or too_few_to_test(r.n_concepts - r.n_excluded, 2, confidence=confidence):
+        return UNDETERMINED_TIER
+    delta_ci = (r.delta_low, r.delta_high)
+    gate = above_chance_gate(delta_ci, p_value=r.p_fdr, confidence=confidence)
+    if gate in (CHANCE_TIER, BELOW_CHANCE_TIER):
+        return gate
+    if gate == UNCONFIRMED_BY_PERMUTATION or not r.survives:
+        return CHANCE_TIER
+    if null_aware_tier("", delta_ci, corrected=r.corrected) == CHANCE_TIER:  # a real but negligible gap
+        return CHANCE_TIER
+    if r.n_excluded and r.n_concepts - r.n_excluded < MIN_JUDGED_SHARE * r.n_concepts:
+        return INSUFFICIENT_TIER  # a tier needs most of the concepts left, as in the verdict
+    return thresholds.verdict_tier(r.sa, r.sa_judged)
 
 
 def _pair_setup(aw: AlignedWords, spreads: Spreads, out: np.ndarray, i: int, j: int
@@ -254,6 +304,7 @@ def pair_affinity(
     alpha: float = 0.05,
     should_stop: Any = None,
     distributions: dict[str, dict[str, np.ndarray]] | None = None,
+    unknown_words: Mapping[str, Sequence[str]] | None = None,
 ) -> PairAffinity:
     """One row per language pair: raw SA and interval, the artefact-free gap to chance, FDR-controlled p, the verdict.
 
@@ -268,7 +319,9 @@ def pair_affinity(
     :func:`_pair_rows`).  ``distributions``: a dict that receives, per pair ``"a-b"``, the
     bootstrap distributions of all its concepts (keys of
     :func:`~semanscope_nb.metrics.chance.null_aware_statistics`) and, under ``"a-b.judged"``,
-    those of its artefact-free concepts when it has artefacts.
+    those of its artefact-free concepts when it has artefacts.  ``unknown_words``: language -> the words the
+    model's tokenizer maps to unknown tokens only (as :func:`~semanscope_nb.metrics.affinity.affinity_of_words`
+    takes them); their concepts are artefacts of every pair of that language.
     """
     from statsmodels.stats.multitest import multipletests
 
@@ -279,9 +332,13 @@ def pair_affinity(
     degenerate = degenerate_vector_groups(aw)  # once per language, not once per pair
     deg_rows = {lang: rows_with_words(aw, lang, {w for g in groups for w in g}) for lang, groups in degenerate.items()}
     no_rows = np.zeros(aw.n_rows, dtype=bool)
+    # the words the model's tokenizer maps to unknown tokens only: left out of a pair as the verdict leaves them out
+    unk_rows = {lang: rows_with_words(aw, lang, set(words)) for lang, words in (unknown_words or {}).items()
+                if lang in aw.languages}
     excluded = {}
     for (i, a), (j, b) in itertools.combinations(enumerate(aw.languages), 2):
-        excluded[i, j] = identical_string_rows(subset_languages(aw, (a, b))) | deg_rows.get(a, no_rows) | deg_rows.get(b, no_rows)
+        excluded[i, j] = (identical_string_rows(subset_languages(aw, (a, b))) | deg_rows.get(a, no_rows)
+                          | deg_rows.get(b, no_rows) | unk_rows.get(a, no_rows) | unk_rows.get(b, no_rows))
     rows = _pair_rows(aw, excluded, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence, should_stop=should_stop,
                       distributions=distributions)
     table = pd.DataFrame(rows)
@@ -293,15 +350,8 @@ def pair_affinity(
     table["survives"] = (table["p_fdr"] < alpha).to_numpy() & ok
     verdicts, papers = [], []
     for r in table.itertuples():
-        paper = thresholds.classify(r.sa)
-        papers.append(paper)
-        if not math.isfinite(r.p_value):
-            verdicts.append(UNDEFINED_TIER)
-        elif n_boot < MIN_VERDICT_BOOT or too_few_to_test(r.n_concepts - r.n_excluded, 2, confidence=confidence):
-            verdicts.append(UNDETERMINED_TIER)
-        else:
-            tier = null_aware_tier(paper, (r.delta_low, r.delta_high))
-            verdicts.append(tier if tier == "below chance" or (r.survives and tier == paper) else "chance")
+        papers.append(thresholds.classify(r.sa))
+        verdicts.append(_pair_verdict(r, n_boot=n_boot, confidence=confidence, thresholds=thresholds))
     table["paper_tier"] = papers
     table["verdict"] = verdicts
     notes = []

@@ -198,8 +198,37 @@ _gram_lock = threading.Lock()  # Spreads._centred_gram: one thread makes the Gra
 
 
 def _free_cpus() -> int:
-    """:func:`semanscope_nb.machine.free_cpus` (one name here, so that a test can set it)."""
-    return free_cpus()
+    """:func:`semanscope_nb.machine.free_cpus` (one name here, so that a test can set it), this process's side jobs
+    running right now (:func:`beside`) not held against it: they are this call's own work, not another program's.
+    (Counted as busy, a running gate test or chance level kept the bootstrap's product on one thread on an otherwise
+    idle machine.)"""
+    return free_cpus(own=_side_jobs_running())
+
+
+_side_jobs = 0  # jobs started by beside() that are running now
+_side_jobs_lock = threading.Lock()
+
+
+def _side_jobs_running() -> int:
+    """How many jobs started by :func:`beside` are running right now.
+
+    >>> _side_jobs_running()
+    0
+    """
+    with _side_jobs_lock:
+        return _side_jobs
+
+
+def _counted(fn: Any, *args: Any) -> Any:
+    """``fn(*args)``, counted in :func:`_side_jobs_running` while it runs."""
+    global _side_jobs
+    with _side_jobs_lock:
+        _side_jobs += 1
+    try:
+        return fn(*args)
+    finally:
+        with _side_jobs_lock:
+            _side_jobs -= 1
 
 
 def block_product_workers() -> int:
@@ -227,8 +256,11 @@ class _Done:
     def __init__(self, value: Any) -> None:
         self._value = value
 
-    def result(self) -> Any:
+    def result(self, timeout: float | None = None) -> Any:
         return self._value
+
+    def cancel(self) -> bool:
+        return False  # already done, as a finished future
 
 
 #: threads of the shared pool: a product's blocks and up to three jobs started by :func:`beside` (the pool starts a
@@ -261,7 +293,7 @@ def beside(fn: Any, *args: Any, only_if_free: bool = False) -> Any:
     (6, None)
     """
     if block_product_workers() > 1 and not threading.current_thread().name.startswith(_POOL_PREFIX):
-        return _pool(_POOL_THREADS).submit(fn, *args)
+        return _pool(_POOL_THREADS).submit(_counted, fn, *args)
     return None if only_if_free else _Done(fn(*args))
 
 
@@ -292,17 +324,22 @@ def column_block_product(W: np.ndarray, M: np.ndarray, width: int, *, out: np.nd
     nested = threading.current_thread().name.startswith(_POOL_PREFIX)  # a job of the pool: never wait for the pool
     workers = 1 if nested else min(block_product_workers(), len(starts))
 
-    def run(group: Sequence[int]) -> None:
-        for a in group:
+    if workers <= 1:
+        for a in starts:
+            np.matmul(W, M[:, a : a + width], out=out[:, a : a + width])
+        return out
+    # the blocks are claimed in turn from one shared iterator (next() on a list iterator is atomic under the GIL): a
+    # helper thread that starts late -- its CPU taken by a side job of beside() or another process -- claims fewer
+    # blocks, and the calling thread does the rest instead of waiting for it.  Who runs a block never changes its bits.
+    claims = iter(starts)
+
+    def run() -> None:
+        for a in claims:
             np.matmul(W, M[:, a : a + width], out=out[:, a : a + width])
 
-    if workers <= 1:
-        run(starts)
-        return out
-    groups = [starts[i::workers] for i in range(workers)]  # blocks dealt out in turn: their sizes differ by at most one
     pool = _pool(max(workers - 1, _POOL_THREADS))
-    others = [pool.submit(run, g) for g in groups[1:]]
-    run(groups[0])  # the calling thread takes the first group itself
+    others = [pool.submit(run) for _ in range(workers - 1)]
+    run()  # the calling thread claims blocks too
     for f in others:
         f.result()
     return out
@@ -381,6 +418,16 @@ def csr_of_dense(x: Any, *, dtype: Any = None) -> sp.csr_matrix:
 
 def _rowsq(x: np.ndarray) -> np.ndarray:
     return rowdot(x, x)
+
+
+def _one_word_per_row(x: np.ndarray, incidence: Any) -> bool:
+    """Whether ``incidence`` (None: one word per row) maps row r to word r alone, every entry 1, for the words ``x``."""
+    if incidence is None:
+        return True
+    a = incidence if sp.issparse(incidence) else None
+    if a is None or a.format != "csr" or a.shape != (x.shape[0], x.shape[0]) or a.nnz != x.shape[0]:
+        return False
+    return bool((np.diff(a.indptr) == 1).all() and (a.indices == np.arange(x.shape[0])).all() and (a.data == 1.0).all())
 
 
 _VECDOT = getattr(np, "vecdot", None)  # numpy >= 2: a SIMD row-dot loop, about twice einsum's speed
@@ -1477,10 +1524,27 @@ class Spreads:
         if not all(bool(np.all((q >= 2.0**-900) & (q < np.inf))) for q in sq):  # the bound for a direct x / ||x||
             return None
         L = len(xs)
+        invs = [1.0 / np.sqrt(q) for q in sq]
+        if all(_one_word_per_row(x, None if incidence is None else incidence[lang]) for lang, x in enumerate(xs)):
+            # one word per row in every language: p_k . p_l = (x_k . x_l) / (|x_k| |x_l|) row by row, one row-dot per
+            # language pair -- no unit rows, sum of them or per-language squares formed (three R x d arrays per
+            # language, each a fresh allocation).  It rounds less than (|sum p|^2 - sum |p|^2) / 2: each pair's dot
+            # carries the row-dot's own rounding only, no cancellation of the squared norms (tests/test_language_centred.py)
+            intra = sum(float(intra_cosine(float(x.shape[0]), float(x.shape[0]), float(np.square(inv @ x).sum())))
+                        for x, inv in zip(xs, invs))
+            dots = None
+            for k in range(L):
+                for m in range(k + 1, L):
+                    xy = rowdot(xs[k], xs[m])
+                    xy *= invs[k]
+                    xy *= invs[m]
+                    dots = xy if dots is None else np.add(dots, xy, out=dots)
+            tuples = np.ones(dots.size)  # every tuple weighs 1: the tuple-weighted mean below, in the same arithmetic
+            return intra / L, float(tuples @ inter_cosine(dots, L * (L - 1) / 2)) / float(tuples.sum())
         intra, total, own, tuples = 0.0, None, None, None
         for lang, (x, q) in enumerate(zip(xs, sq)):
             n = x.shape[0]
-            inv = 1.0 / np.sqrt(q)
+            inv = invs[lang]
             intra += float(intra_cosine(float(n), float(n), float(np.square(inv @ x).sum())))
             if incidence is None:
                 p = x * inv[:, None]  # one word per row: the unit rows

@@ -25,7 +25,12 @@ index first: MTEB's convention for bitext mining, where we promise parity).
   or more tied candidates spreading over more than ``tol``) the list is sorted
   by it and item ``g`` sits at position ``rank(g)``;
 * **groups** of near-equal values (degenerate vectors, the BUCC threshold):
-  connected components of the "tied" relation.
+  connected components of the "tied" relation;
+* **a fixed threshold** (the paper's SA tiers, 0.5 and 0.6): a value tied with
+  the threshold -- within :data:`THRESHOLD_TOLERANCE` below it -- *reaches* it
+  (:func:`reaches`), so an SA that is exactly on a tier boundary in exact
+  arithmetic gets the upper tier on every path, whichever side of the boundary
+  its rounding fell on.
 
 **Tolerance.**  For unit vectors ``x, y`` of dimension ``d`` a dot product
 computed in any summation order, blocked or not, with or without FMA, is
@@ -80,11 +85,26 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = [
-    "ColumnBest", "ceil_to", "count_true", "csls_tolerance", "dot_tolerance", "euclidean_tolerance", "first_best", "floor_to",
-    "fused_tolerance",
-    "margin_tolerance", "order_row", "precedes", "tie_groups", "topk_from_candidates", "unit_roundoff",
+    "ColumnBest", "THRESHOLD_TOLERANCE", "ceil_to", "count_true", "csls_tolerance", "dot_tolerance", "euclidean_tolerance",
+    "first_best", "floor_to", "fused_tolerance",
+    "margin_tolerance", "order_row", "precedes", "reaches", "tie_groups", "topk_from_candidates", "unit_roundoff",
     "working_dtype",
 ]
+
+THRESHOLD_TOLERANCE = 1e-9
+"""How far below a fixed decision threshold a float64 ratio may fall and still be tied with it (:func:`reaches`).
+
+Arithmetic: an SA is ``I / (I + X)`` of two mean cosine distances, each computed in
+float64 from the closed form ``W^2 - ||sum w u||^2`` over n unit vectors of d
+dimensions.  Two summation orders (the pair matrix's per-row sums, the full
+spreads, another block height or BLAS kernel) each lie within ``gamma_{n+d} W^2``
+of the exact value, so ``I`` and ``X`` of two paths differ by at most about
+``4 (n + d) u`` and the ratio by at most ``8 (n + d) u / (I + X)``
+(``|d SA / d I|, |d SA / d X| <= 1 / (I + X)``).  With ``u = 2**-53``,
+``n + d <= 10**5`` and ``I + X >= 0.1`` (the most anisotropic offline model's
+spreads sum to about 0.2) that is ``8.9e-10``: below ``1e-9``.  A difference that
+small is far below any SA difference the paper reads (three decimals).
+"""
 
 
 def unit_roundoff(dtype: Any) -> float:
@@ -229,6 +249,17 @@ def ceil_to(t: Any, dtype: Any) -> np.ndarray:
     dt = np.dtype(dtype)
     x = t.astype(dt)
     return np.where(x.astype(np.float64) < t, np.nextafter(x, dt.type(np.inf)), x)
+
+
+def reaches(value: Any, threshold: float, *, tol: float = THRESHOLD_TOLERANCE) -> np.ndarray:
+    """Does ``value`` reach ``threshold``: ``value >= threshold - tol`` (a value tied with the threshold reaches it).
+
+    The one rule for a fixed threshold (the module docstring); NaN never reaches.
+
+    >>> reaches(0.6 - 1e-16, 0.6).item(), reaches(0.6 - 1e-6, 0.6).item(), reaches(np.nan, 0.6).item()
+    (True, False, False)
+    """
+    return np.asarray(value, dtype=np.float64) >= float(threshold) - tol
 
 
 def precedes(a: Any, b: Any, index_a: Any, index_b: Any, tol: float, *, largest: bool = False) -> np.ndarray:

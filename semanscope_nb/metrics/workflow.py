@@ -133,9 +133,15 @@ def diagnostic_report(results: Mapping[str, SAResult]) -> DiagnosticReport:
     inter = s2.inter_euclidean[s2.inter_euclidean > 0]
     ratio = float(inter.max() / inter.min()) if len(inter) > 1 else math.nan
     chance = s1.dataset[s1.tier.isin(["chance", "below chance"])].tolist()
+    # a verdict without a tier (too few concepts left, not above the surface-form baseline, too rough to call) does not
+    # establish alignment above chance: the recommendation never says "above chance" where the verdict does not
+    no_tier = s1[~s1.tier.isin(["great", "good", "non-aligned", "chance", "below chance"])]
     if chance:
         rec = (f"Do not use this model for cross-lingual matching on {', '.join(chance)}: its SA there cannot be told "
                "apart from its own chance level (or lies below it).")
+    elif len(no_tier):
+        rec = ("No tier on " + ", ".join(f"{d} ({t})" for d, t in zip(no_tier.dataset, no_tier.tier))
+               + ": the verdict there does not show alignment above chance; read it before using this model there.")
     elif not needed:
         rec = "Deploy with confidence: every dataset is in the great tier and clearly above chance."
     elif (s2.cosine_inter_intra > 1).any():

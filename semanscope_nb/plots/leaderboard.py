@@ -65,6 +65,9 @@ def leaderboard_wide(table: pd.DataFrame, *, distance: str = "cosine", datasets:
             index="name", columns="dataset", values="delta", aggfunc="first")
         key = "Avg SA − chance (artefact-free)"
         wide[key] = gaps[[d for d in datasets if d in gaps]].mean(axis=1).reindex(wide.index)
+    # equal scores keep the table's order (as model_means, format_leaderboard and compare_models do), not pivot_table's
+    # alphabetical one: the same tie is broken the same way on every path
+    wide = wide.reindex(list(dict.fromkeys(df["name"])))
     wide = wide.sort_values(key, ascending=False, kind="stable", na_position="last")
     wide.index.name = "Model"
     return wide

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.metrics.affinity import DEFAULT_TIERS, SAResult, TierThresholds
+from semanscope_nb.metrics.affinity import DEFAULT_TIERS, TIER_LABELS, SAResult, TierThresholds
+from semanscope_nb.metrics.chance import null_aware_tier
 from semanscope_nb.plots.chart_kit import import_altair, inline, is_finite, require_columns
 from semanscope_nb.plots.palette import CHANCE_COLOUR, TIER_COLOURS, TIER_ORDER, tier_colour
 
@@ -40,13 +41,20 @@ if TYPE_CHECKING:  # pragma: no cover
     import altair as alt
 
 
-def _null_aware_tier(paper: str, lo: float, hi: float) -> str:
-    """The verdict tier from the paper tier and the interval of SA - chance (mirrors metrics.chance)."""
-    if not (is_finite(lo) and is_finite(hi)):
-        return paper
-    if lo <= 0.0 <= hi:
-        return "chance"
-    return "below chance" if hi < 0.0 else paper
+def _verdict_tier_under(row: pd.Series, thresholds: TierThresholds) -> str:
+    """A table row's verdict tier under ``thresholds`` (:meth:`SAResult.with_thresholds`'s tier, from the row alone).
+
+    The gates (chance, below chance, insufficient, surface form, undetermined) do not read the thresholds, so a
+    row whose verdict is one of them keeps it; a paper tier is re-classified by the verdict's rule
+    (:meth:`TierThresholds.verdict_tier`: the lower of the tiers of the raw SA and of the artefact-free SA,
+    ``sa_verdict_basis``), so the row's tier is right whatever thresholds it was computed under.
+    """
+    tier = str(row["tier"])
+    if tier not in TIER_LABELS or "sa_cosine" not in row:
+        return tier
+    sa = float(row["sa_cosine"])
+    judged = float(row["sa_verdict_basis"]) if "sa_verdict_basis" in row and pd.notna(row["sa_verdict_basis"]) else sa
+    return thresholds.verdict_tier(sa, judged)
 
 
 def model_means(table: pd.DataFrame, *, thresholds: TierThresholds = DEFAULT_TIERS, distance: str = "cosine",
@@ -58,9 +66,12 @@ def model_means(table: pd.DataFrame, *, thresholds: TierThresholds = DEFAULT_TIE
     One dataset: its own interval (``ci_low``/``ci_high``) and its gap to chance.
     Several: the mean, with ``sem`` (or the gap's half-widths) pooled as if the
     datasets were independent (``sqrt(sum of squares) / n``).  ``tier`` is the
-    null-aware tier ("chance" when the gap's interval holds 0) when the table
-    has the gap's interval, else the paper's tier; with one dataset it is that
-    row's verdict tier itself.  ``band`` is kept only when it is the same on
+    null-aware tier when the table has the gap's interval -- the verdict's rule on the
+    pooled numbers: "chance" when the gap's interval holds 0 or the mean chance-corrected
+    score is under :data:`~semanscope_nb.metrics.chance.MIN_CORRECTED`, else the lower of
+    the paper's tiers of the mean raw SA and the mean artefact-free SA -- else the paper's tier; with one dataset it is that
+    row's verdict tier itself (a paper tier re-classified under ``thresholds`` by the
+    verdict's rule, so another threshold gives :meth:`SAResult.with_thresholds`'s tier).  ``band`` is kept only when it is the same on
     every dataset of the model.
 
     **One quantity.**  ``delta`` (and its interval) is the verdict's: SA minus its
@@ -100,13 +111,19 @@ def model_means(table: pd.DataFrame, *, thresholds: TierThresholds = DEFAULT_TIE
             rec["band"] = next(iter(bands)) if len(bands) == 1 else None
         rec["paper_tier"] = thresholds.classify(avg)
         tiers = set(g["tier"].dropna()) if "tier" in g else set()
-        if len(g) == 1 and tiers and thresholds == DEFAULT_TIERS:
-            rec["tier"] = str(g["tier"].iloc[0])  # the verdict itself: one dataset, one number, one tier
+        if len(g) == 1 and tiers:  # the verdict itself: one dataset, one number, one tier
+            rec["tier"] = _verdict_tier_under(g.iloc[0], thresholds)
         elif "undetermined" in tiers:
             rec["tier"] = "undetermined"  # some dataset's interval was too rough to call
-        else:
-            rec["tier"] = (_null_aware_tier(rec["paper_tier"], rec["delta_low"], rec["delta_high"])
-                           if "delta_low" in rec else rec["paper_tier"])
+        else:  # the verdict's rule on the pooled numbers: the lower of the raw and artefact-free tiers, the gap's
+            # interval, the effect-size floor on the mean chance-corrected score (metrics.chance.null_aware_tier)
+            paper = rec["paper_tier"]
+            if "sa_verdict_basis" in g and g["sa_verdict_basis"].notna().all():
+                paper = thresholds.verdict_tier(avg, float(g["sa_verdict_basis"].astype(float).mean()))
+            corrected = (float(g["corrected"].astype(float).mean())
+                         if "corrected" in g and g["corrected"].notna().all() else None)
+            rec["tier"] = (null_aware_tier(paper, (rec["delta_low"], rec["delta_high"]), corrected=corrected)
+                           if "delta_low" in rec else paper)
         out.append(rec)
     df = pd.DataFrame(out)
     key = "delta" if "delta" in df and df["delta"].notna().any() else "avg_sa"  # rank by the verdict's quantity
@@ -233,6 +250,7 @@ def sa_heatmap(table: pd.DataFrame, *, distance: str = "cosine", title: str | No
 PAIR_COLUMNS = ("language_a", "language_b", "sa", "ci_low", "ci_high", "sa_null", "delta", "delta_low", "delta_high", "verdict",
                 "p_fdr", "survives")
 _CHANCE_VERDICTS = ("chance", "below chance")
+_NO_CALL_VERDICTS = ("insufficient", "undetermined")  # shown as such in a pair's cell: no tier, whatever the FDR says
 
 
 def pair_heatmap(
@@ -254,7 +272,8 @@ def pair_heatmap(
     dashed outline and "≈ chance", "below chance" a solid outline and "< chance";
     pairs that survive the false-discovery-rate control of
     :func:`~semanscope_nb.metrics.pairs.pair_affinity` (column ``survives``) are
-    marked "✓ FDR".
+    marked "✓ FDR", unless their verdict gives no tier ("insufficient" or
+    "undetermined", which the cell then says).
     Tooltips give both intervals.  Axis labels are angled and cut at ``label_limit`` px.
 
     >>> df = pd.DataFrame({"language_a": ["en"], "language_b": ["de"], "sa": [0.7], "ci_low": [0.68], "ci_high": [0.72],
@@ -319,8 +338,9 @@ def _pair_cells(frame: Any, *, value: str, triangle: str) -> tuple[pd.DataFrame,
     both = both.drop_duplicates(subset=["language_a", "language_b"]).reset_index(drop=True)
     both["verdict"] = both["verdict"].fillna("")
     both["survives"] = [bool(v) if v is not None and not (isinstance(v, float) and math.isnan(v)) else None for v in both["survives"]]
-    both["mark"] = ["≈ chance" if v == "chance" else "< chance" if v == "below chance" else "✓ FDR" if ok else ""
-                    for v, ok in zip(both["verdict"], both["survives"])]
+    # the mark says the verdict: a pair with no tier ('insufficient', 'undetermined') is never marked above chance
+    both["mark"] = ["≈ chance" if v == "chance" else "< chance" if v == "below chance" else v if v in _NO_CALL_VERDICTS
+                    else "✓ FDR" if ok else "" for v, ok in zip(both["verdict"], both["survives"])]
     fmt = ".3f" if value == "sa" else "+.3f"
     both["cell_text"] = [format(float(v), fmt) if is_finite(v) else "n/a" for v in both[value]]
     return both, languages

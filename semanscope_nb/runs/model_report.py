@@ -96,6 +96,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from semanscope_nb.metrics.affinity import TIER_LABELS
 from semanscope_nb.errors import ArgumentError, DatasetError, SemanscopeError
 from semanscope_nb.provenance import atomic_write_json, json_ready, package_info, path_inside, safe_name, utc_now
 from semanscope_nb.results import Result
@@ -111,7 +112,8 @@ SIZE_TIE_SHARE = 0.10
 NEAR_QUANTILE = 0.95
 MISS_CLASSES = ("surface", "near semantic", "topic", "far")
 RECOMMENDATION_RULE = (
-    "Candidates: every model except random-null whose null-aware tier on the first dataset is above chance. "
+    "Candidates: every model except random-null whose null-aware tier on the first dataset is above chance "
+    "(a paper tier: great, good or non-aligned). "
     "Take the best SA rank band (paired test, Holm) on the first dataset holding a candidate. One candidate: "
     "recommended. Several: fewer dimensions first, then the faster encoder (encode time measured on this machine, kept for resumed runs; "
     f"times within a factor {TIME_TIE_FACTOR} tie), then the smaller package on disk (within {SIZE_TIE_SHARE:.0%} tie); "
@@ -389,7 +391,9 @@ def recommend(
     'b'
     """
     label = ", ".join(languages)
-    ok = [m for m in candidates_tier if m != NULL_MODEL and candidates_tier[m] not in ("chance", "below chance")]
+    # above chance is a paper tier: a verdict with no tier (insufficient, not above surface form, undetermined) does not
+    # show it, so such a model is no candidate -- the recommendation never claims more than the verdict
+    ok = [m for m in candidates_tier if m != NULL_MODEL and candidates_tier[m] in TIER_LABELS]
     top: list[str] = []
     for band in bands:
         top = [m for m in band if m in ok]

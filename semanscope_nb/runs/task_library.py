@@ -231,14 +231,28 @@ def unknown_words(embedded: Embedded, aw: AlignedWords | None = None) -> dict[st
     return out
 
 
+#: the pair matrix's permutations per pair when not given (and n_boot is smaller): a lone true pair among N needs
+#: n_perm above N / alpha
+PAIR_N_PERM = 2000
+
+
 def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: float = 0.95,
-                 thresholds: TierThresholds = DEFAULT_TIERS, n_perm: int = 2000, alpha: float = 0.05,
+                 thresholds: TierThresholds = DEFAULT_TIERS, n_perm: int | None = None, alpha: float = 0.05,
                  should_stop: Any = None) -> Any:
-    """SA of every language pair, each with its own chance level, artefact exclusion and FDR-controlled verdict."""
+    """SA of every language pair, each with its own chance level, artefact exclusion and FDR-controlled verdict.
+
+    ``n_perm=None``: with two languages (one pair) ``n_boot``, the verdict's own test (``sa``'s permutation gate
+    draws ``n_boot`` re-pairings), so the pair's p-value and verdict are the ``sa`` task's; with more,
+    ``max(n_boot, PAIR_N_PERM)``.
+    """
     from semanscope_nb.metrics.pairs import pair_affinity
 
-    return _stamp(pair_affinity(aligned_words(embedded), n_boot=n_boot, seed=seed, confidence=confidence,
-                                thresholds=thresholds, n_perm=n_perm, alpha=alpha, should_stop=should_stop), embedded)
+    if n_perm is None:
+        n_perm = n_boot if len(embedded.languages) == 2 else max(n_boot, PAIR_N_PERM)
+        n_perm = max(int(n_perm), 1)
+    aw = aligned_words(embedded)  # the verdict's artefacts: unknown-token words too (as sa_task)
+    return _stamp(pair_affinity(aw, n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, n_perm=n_perm,
+                                alpha=alpha, should_stop=should_stop, unknown_words=unknown_words(embedded, aw)), embedded)
 
 
 def permutation_task(embedded: Embedded, *, n_perm: int = 1000, seed: int) -> Any:
@@ -261,7 +275,9 @@ def comparison_task(embeddeds: Sequence[Embedded], *, n_boot: int, n_perm: int =
         if e.dataset.sha256 != first.dataset.sha256 or e.languages != first.languages:
             raise ArgumentError(f"comparison: '{e.model_id}' was embedded on other data than '{first.model_id}'")
     aws = {e.model_id: aligned_words(e) for e in embeddeds}
-    result = compare_models(aws, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence, alpha=alpha)
+    unknown = {e.model_id: unknown_words(e, aws[e.model_id]) for e in embeddeds}  # the verdict's artefacts (sa_task)
+    result = compare_models(aws, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence, alpha=alpha,
+                            unknown_words=unknown)
     prov = {k: v for k, v in first.provenance.items() if not k.startswith("model")}
     return result.with_provenance(**prov, models={e.model_id: {"model_version": e.model_version, "model_options": dict(e.model_options)}
                                                   for e in embeddeds})

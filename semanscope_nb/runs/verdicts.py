@@ -49,13 +49,14 @@ def language_pairs(
     confidence: float = 0.95,
     thresholds: TierThresholds = DEFAULT_TIERS,
     cache: Cache = None,
-    n_perm: int = 2000,
+    n_perm: int | None = None,
     alpha: float = 0.05,
 ) -> PairAffinity:
     """SA of ``model`` for every language pair of ``dataset``, each with its own chance level (the ``pair-sa`` task).
 
     Each pair is judged on its own artefact-free concepts, with a permutation p-value
-    (``n_perm``) under Benjamini-Hochberg control of the false discovery rate
+    (``n_perm``; None: the ``pair-sa`` task's default, ``n_boot`` for two languages as the verdict's own test,
+    else ``max(n_boot, 2000)``) under Benjamini-Hochberg control of the false discovery rate
     (``alpha``) across pairs: :func:`semanscope_nb.metrics.pairs.pair_affinity`.
     """
     return run_task("pair-sa", dataset, model, languages=languages, cache=cache, progress=False, n_boot=n_boot, seed=seed,

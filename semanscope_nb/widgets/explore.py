@@ -384,7 +384,9 @@ class SAStore:
         """The stored result, or None (absent, unreadable or damaged)."""
         path = self.folder / f"{self.key(emb, n_boot=n_boot, seed=seed)}.json"
         try:
-            result = SAResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
+            d = json.loads(path.read_text(encoding="utf-8"))
+            # the bootstrap SA values beside the result: the tier slider then recounts the flip rate as on a fresh one
+            result = SAResult.from_dict(d).with_bootstrap_sa_values(d.get("bootstrap_sa_values") or {})
         except FileNotFoundError:
             self.misses += 1
             return None
@@ -398,7 +400,8 @@ class SAStore:
         """Store ``result`` (never raises: a read-only or full disk only loses the saving)."""
         try:
             atomic_write_text(self.folder / f"{self.key(emb, n_boot=n_boot, seed=seed)}.json",
-                              json.dumps(result.to_dict(), ensure_ascii=False))
+                              json.dumps({**result.to_dict(), "bootstrap_sa_values": result.bootstrap_sa_values()},
+                                         ensure_ascii=False))
         except OSError:
             self.errors += 1
 
