@@ -251,16 +251,23 @@ def test_resample_counts_are_seeded_multinomial_vectors():
     assert abs(a.mean() - 1.0) < 0.02 and abs(a.var() - (1 - 1 / 50)) < 0.1
 
 
-def test_resample_counts_are_uniform_row_draws_counted_whatever_the_batch():
-    """The draw rule, replicated with plain loops: resample b is the next R draws of integers(0, R), counted per row."""
-    R, B = 37, 23  # odd sizes: a batch boundary never falls on a 64-bit word of the generator
-    g = np.random.default_rng(11)
+def _loop_resamples(R: int, B: int, *, seed: int) -> list[list[float]]:
+    """The draw rule as plain loops: resample b is the next R draws of integers(0, R) of the seed's generator, counted
+    per row."""
+    g = np.random.default_rng(seed)
     want = []
     for _ in range(B):
         c = [0.0] * R
         for i in g.integers(0, R, size=R).tolist():
             c[i] += 1.0
         want.append(c)
+    return want
+
+
+def test_resample_counts_are_uniform_row_draws_counted_whatever_the_batch():
+    """The draw rule, replicated with plain loops: resample b is the next R draws of integers(0, R), counted per row."""
+    R, B = 37, 23  # odd sizes: a batch boundary never falls on a 64-bit word of the generator
+    want = _loop_resamples(R, B, seed=11)
     for batch in (1, 2, 5, 22, 23, 100):
         got = np.concatenate(list(resample_counts(R, B, seed=11, batch=batch)))
         assert got.dtype == np.float64 and got.shape == (B, R)
@@ -280,13 +287,7 @@ def test_resample_counts_drawn_ahead_on_a_free_cpu_are_the_loop_s_resamples(monk
     from semanscope_nb.metrics.spreads import small_space_blas
 
     R, B = 37, 23
-    g = np.random.default_rng(11)
-    want = []
-    for _ in range(B):
-        c = [0.0] * R
-        for i in g.integers(0, R, size=R).tolist():
-            c[i] += 1.0
-        want.append(c)
+    want = _loop_resamples(R, B, seed=11)
     drawn_on = []
     real = chance._drawn_counts
 

@@ -91,14 +91,19 @@ def test_subset_statistics_equal_a_separate_bootstrap_replicate_for_replicate(sh
                                        err_msg=f"{k}: left-out concepts as zero weights = a separate subset bootstrap")
 
 
-def test_one_word_per_row_languages_get_the_subset_as_a_part_of_the_full_product():
-    """Stacked one-word-per-row languages: the full product is kept rows + the rest, the subset's is the first part."""
+def _four_languages_with_a_kept_subset() -> tuple[AlignedWords, np.ndarray]:
+    """The alternatives data set (en, de) plus two one-word-per-row languages near en (es, it), and ~70% kept rows."""
     aw, _ = _aw_with_alternatives(12, R=50)
     rng = np.random.default_rng(13)
     eye = sp.identity(aw.n_rows, format="csr")
     extra = tuple(aw.vectors[0] + rng.normal(size=aw.vectors[0].shape) for _ in range(2))
     aw = AlignedWords(aw.languages + ("es", "it"), aw.vectors + extra, aw.incidence + (eye, eye), aw.labels)
-    keep = rng.random(aw.n_rows) < 0.7
+    return aw, rng.random(aw.n_rows) < 0.7
+
+
+def test_one_word_per_row_languages_get_the_subset_as_a_part_of_the_full_product():
+    """Stacked one-word-per-row languages: the full product is kept rows + the rest, the subset's is the first part."""
+    aw, keep = _four_languages_with_a_kept_subset()
     spreads = Spreads(aw)
     parts = NullParts(aw, spreads)
     subset = RowSubset(spreads, keep)
@@ -568,12 +573,7 @@ def test_split_products_reuse_their_arrays_only_while_no_part_is_held():
     keeps its numbers -- and give the same bits as a Spreads that never reuses one."""
     import weakref
 
-    aw, _ = _aw_with_alternatives(12, R=50)
-    rng = np.random.default_rng(13)
-    eye = sp.identity(aw.n_rows, format="csr")
-    extra = tuple(aw.vectors[0] + rng.normal(size=aw.vectors[0].shape) for _ in range(2))
-    aw = AlignedWords(aw.languages + ("es", "it"), aw.vectors + extra, aw.incidence + (eye, eye), aw.labels)
-    keep = rng.random(aw.n_rows) < 0.7
+    aw, keep = _four_languages_with_a_kept_subset()
     s = Spreads(aw)
     parts = NullParts(aw, s)
     subset = RowSubset(s, keep)
