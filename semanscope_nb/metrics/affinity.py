@@ -529,8 +529,7 @@ class SAResult(Result):
         flip = basis.tier_flip_rate if basis is not None else math.nan
 
         def without_flip(note: str) -> str:
-            clause = f"; the paper's tier flips in {flip:.0%} of bootstrap resamples" if math.isfinite(flip) else ""
-            return _FLIP_CLAUSE.sub(clause, note)
+            return _FLIP_CLAUSE.sub(_flip_clause(flip), note)
 
         out = replace(
             self, thresholds=thresholds, provenance=provenance, chance=chance, chance_excluding=chance_excluding,
@@ -937,7 +936,12 @@ def sa_percentile_estimate(point: float, dist: np.ndarray, *, confidence: float)
     return Estimate(float(point), sd, interval)
 
 
-_FLIP_CLAUSE = re.compile(r"; the paper's tier flips in [0-9]+% of bootstrap resamples")  # the small-sample note's
+def _flip_clause(flip: float) -> str:
+    """The small-sample note's clause quoting the tier flip rate ("" when there is none); :data:`_FLIP_CLAUSE` finds it."""
+    return f"; the paper's tier flips in {flip:.0%} of bootstrap resamples" if math.isfinite(flip) else ""
+
+
+_FLIP_CLAUSE = re.compile(r"; the paper's tier flips in [0-9]+% of bootstrap resamples")  # what _flip_clause writes
 SMALL_SAMPLE = 50  # fewer concepts than this: intervals are rough (a note says so)
 LANGUAGE_CENTRED_AUTO_WORDS = 100_000  # language_centred=None computes the diagnostic up to this many words
 
@@ -1083,7 +1087,7 @@ def affinity_of_words(
         flip = (v.chance_excluding or v.chance).tier_flip_rate  # the scores the verdict rests on
         point.notes["cos"].append(
             f"only {R} concepts (fewer than {SMALL_SAMPLE}): intervals are rough; method='BCa' corrects for bias and skew"
-            + (f"; the paper's tier flips in {flip:.0%} of bootstrap resamples" if math.isfinite(flip) else "")
+            + _flip_clause(flip)
         )
     centred_sa = centred_job.result() if centred_job is not None else math.nan
     permutation = _permutation_gate(aw, spreads, v, n_boot=n_boot, seed=seed, should_stop=should_stop)

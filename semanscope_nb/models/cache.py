@@ -213,19 +213,15 @@ def _fast_digest(blob: bytes) -> bytes:
     return xxhash.xxh3_128_digest(blob)
 
 
-def _has_checks(con: sqlite3.Connection) -> bool:
-    """Whether the file holds the ``vector_checks`` table (not a cache from before it, opened read-only or while busy)."""
-    return con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='vector_checks'").fetchone() is not None
-
-
-def _has_sparse(con: sqlite3.Connection) -> bool:
-    """Whether the file holds the ``sparse_vectors`` table (not a cache from before it, opened read-only or while busy)."""
-    return con.execute("SELECT 1 FROM sqlite_master WHERE name='sparse_vectors'").fetchone() is not None
+def _has_table(con: sqlite3.Connection, name: str) -> bool:
+    """Whether the file holds the table ``name`` (``vector_checks``, ``sparse_vectors``: tables added after the first
+    version, missing from a cache written before them and opened read-only or while busy since)."""
+    return con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,)).fetchone() is not None
 
 
 def _holds_sparse(con: sqlite3.Connection, model_key: str) -> bool:
     """Whether ``model_key`` has any row in ``sparse_vectors`` (one index probe): when not, that table is not asked."""
-    return _has_sparse(con) and con.execute("SELECT 1 FROM sparse_vectors WHERE model_key=? LIMIT 1",
+    return _has_table(con, "sparse_vectors") and con.execute("SELECT 1 FROM sparse_vectors WHERE model_key=? LIMIT 1",
                                             (model_key,)).fetchone() is not None
 
 
@@ -648,7 +644,7 @@ class EmbeddingCache:
             found: dict[str, np.ndarray] = {}
             damaged: list[str] = []
             unchecked.clear()
-            checks = _has_checks(con)
+            checks = _has_table(con, "vector_checks")
             sparse = _holds_sparse(con, model_key)
             for a in range(0, len(texts), _SQL_VARS):
                 part = texts[a : a + _SQL_VARS]
@@ -711,9 +707,9 @@ class EmbeddingCache:
 
             def drop(con: sqlite3.Connection) -> None:
                 con.executemany("DELETE FROM vectors WHERE model_key=? AND text=?", keys)
-                if _has_checks(con):
+                if _has_table(con, "vector_checks"):
                     con.executemany("DELETE FROM vector_checks WHERE model_key=? AND text=?", keys)
-                if _has_sparse(con):
+                if _has_table(con, "sparse_vectors"):
                     con.executemany("DELETE FROM sparse_vectors WHERE model_key=? AND text=?", keys)
 
             self._write(drop, what="drop damaged entries")
@@ -732,7 +728,7 @@ class EmbeddingCache:
             return
 
         def store(con: sqlite3.Connection) -> None:
-            if not _has_checks(con):  # made when the cache is next opened while no one else writes
+            if not _has_table(con, "vector_checks"):  # made when the cache is next opened while no one else writes
                 return
             con.execute("PRAGMA busy_timeout=0")  # someone else is writing: do not queue behind them
             try:
@@ -787,7 +783,7 @@ class EmbeddingCache:
         forms = [_sparse_form(v) for v in vectors]
 
         def store(con: sqlite3.Connection) -> None:
-            sparse = _has_sparse(con)
+            sparse, has_checks = _has_table(con, "sparse_vectors"), _has_table(con, "vector_checks")
             rows, checks, srows = [], [], []
             for t, v, form in zip(texts, vectors, forms):
                 if sparse and form is not None:
@@ -797,14 +793,14 @@ class EmbeddingCache:
                 rows.append((model_key, t, v.size, blob, _digest(blob)))
                 checks.append((model_key, t, _fast_digest(blob)))
             con.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?)", rows)
-            if _has_checks(con):
+            if has_checks:
                 con.executemany("INSERT OR REPLACE INTO vector_checks VALUES (?,?,?)", checks)
             if sparse:
                 con.executemany("INSERT OR REPLACE INTO sparse_vectors VALUES (?,?,?,?,?,?)", srows)
                 # one place per text: a dense row stored sparse now (a re-encoded entry) and the other way round
                 moved = [r[:2] for r in srows]
                 con.executemany("DELETE FROM vectors WHERE model_key=? AND text=?", moved)
-                if _has_checks(con):
+                if has_checks:
                     con.executemany("DELETE FROM vector_checks WHERE model_key=? AND text=?", moved)
                 con.executemany("DELETE FROM sparse_vectors WHERE model_key=? AND text=?", [r[:2] for r in rows])
 
@@ -846,7 +842,7 @@ class EmbeddingCache:
     @staticmethod
     def _keys_source(con: sqlite3.Connection) -> str:
         """The (model_key, text) of every cached vector, dense or sparse, each once: a FROM clause."""
-        if not _has_sparse(con):
+        if not _has_table(con, "sparse_vectors"):
             return "vectors"
         return "(SELECT model_key, text FROM vectors UNION SELECT model_key, text FROM sparse_vectors)"
 
