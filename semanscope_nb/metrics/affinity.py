@@ -92,7 +92,6 @@ Example
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import re
@@ -147,6 +146,7 @@ from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spread
     affinity_ratio,
     beside,
     block_product_workers,
+    drop_side_job,
     on_small_space_blas,
 )
 from semanscope_nb.metrics.ties import reaches
@@ -1074,9 +1074,7 @@ def affinity_of_words(
     try:
         spreads = Spreads(aw, block=block)
     except BaseException:
-        if centred_job is not None and not centred_job.cancel():  # it ends before the caller's BLAS pin is lifted
-            with contextlib.suppress(Exception):
-                centred_job.result()
+        drop_side_job(centred_job)  # it ends before the caller's BLAS pin is lifted
         raise
     point = _point_scores(spreads)
     v = _verdict(aw, spreads, point, n_boot=n_boot, seed=seed, confidence=confidence, batch=batch, thresholds=thresholds,
@@ -1321,10 +1319,7 @@ def _permutation_gate(aw: AlignedWords, spreads: Spreads, v: _Verdict, *, n_boot
     """
     basis = v.chance_excluding if v.excluded else v.chance
     if basis is None or n_boot < MIN_VERDICT_BOOT or not basis.delta.ci[0] > 0:
-        job = v.permutation_job
-        if job is not None and not job.cancel():  # started beside the bootstrap but not asked: its result is dropped,
-            with contextlib.suppress(Exception):  # and it ends before the caller's BLAS pin is lifted under it
-                job.result()
+        drop_side_job(v.permutation_job)  # started beside the bootstrap but not asked: it ends under the caller's pin
         return None
     check_stop(should_stop, "permutation test")
     if v.permutation_job is not None:  # started beside the bootstrap: the same test on the same concepts

@@ -54,7 +54,6 @@ True
 from __future__ import annotations
 
 import collections.abc
-import contextlib
 import hashlib
 import math
 import threading
@@ -66,7 +65,7 @@ import scipy.sparse as sp
 
 from semanscope_nb.memo import Memo
 from semanscope_nb.results import Estimate, Interval, Result
-from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, affinity_ratio, beside, unit_rows
+from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, affinity_ratio, beside, drop_side_job, unit_rows
 from semanscope_nb.models.cancel import check_stop
 from semanscope_nb.metrics.surface_store import SurfaceStore
 from semanscope_nb.metrics.ties import reaches
@@ -118,9 +117,7 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
                 pending = beside(_drawn_counts, rng, min(batch, n_boot - a - batch), n_rows, only_if_free=True)
             yield counts
     finally:  # a caller that stops early: a draw under way ends before the generator is let go
-        if pending is not None and not pending.cancel():
-            with contextlib.suppress(Exception):
-                pending.result()
+        drop_side_job(pending)
 
 
 #: largest draw (bytes of its three B x R arrays) that :func:`resample_counts` makes ahead on a free CPU: within the
