@@ -406,6 +406,50 @@ def test_the_baseline_identity_changes_with_what_determines_its_vectors(monkeypa
     assert len(set(others.values()) | {base}) == len(others) + 1, others
 
 
+def test_the_baseline_identity_is_the_digest_the_store_s_keys_were_made_with_and_the_shell_is_the_data_set_s(monkeypatch):
+    """Issue 21: the identity hashed in one update (faster) is the digest of one update per word, as before (the keys
+    the on-disk store already holds stay valid); the baseline's words take the model's shell (the same data set's
+    incidence, labels, groups and words) instead of building it again."""
+    import hashlib
+
+    import scipy.sparse as sp
+
+    from semanscope_nb.runs import task_library
+
+    def by_word(dataset, baseline, *, cached):  # the identity as first written: one update per part and per word
+        h = hashlib.blake2b(digest_size=20)
+        for part in (baseline.cache_key, dataset.sha256, "cache:float32" if cached else "no-cache",
+                     repr(tuple(dataset.languages)), repr(dataset.groups)):
+            h.update(str(part).encode())
+            h.update(b"\x00")
+        for row in dataset.rows:
+            for cell in row:
+                h.update(f"{len(cell)}:".encode())
+                for w in cell:
+                    b = w.encode()
+                    h.update(f"{len(b)}:".encode() + b)
+            h.update(b"\x1d")
+        return h.digest()
+
+    for name, langs in (("edge-cases", ["en", "zh", "de", "fr"]), ("conceptual-space", None)):
+        ds = snb.load_dataset(name)
+        ds = ds.select(langs) if langs else ds
+        baseline = task_library._baseline_encoder(ds)
+        for cached in (True, False):
+            assert task_library._baseline_identity(ds, baseline, cached=cached) == by_word(ds, baseline, cached=cached)
+    ds = snb.load_dataset("edge-cases").select(["en", "zh", "de", "fr"])
+    e = snb.embed(ds, "random-null", cache=False, progress=False)
+    aw = task_library.aligned_words(e)
+    monkeypatch.setattr(task_library, "_SURFACES", Memo(task_library.SURFACE_KEPT_BYTES, sizeof=lambda kept: kept[2]))
+    monkeypatch.setattr(task_library, "_word_shell", lambda dataset: pytest.fail("the shell is built again"))
+    surface = task_library._surface_words(e, own=aw)
+    monkeypatch.undo()
+    built = task_library._word_shell(ds)
+    assert surface.languages == built.languages and surface.labels == built.labels and surface.words == built.words
+    assert surface.groups == built.groups
+    assert all((sp.csr_matrix(a) != sp.csr_matrix(b)).nnz == 0 for a, b in zip(surface.incidence, built.incidence))
+
+
 def test_the_surface_baselines_own_job_does_not_read_the_baseline_twice(tmp_path, monkeypatch):
     """Issue 21: SA of the baseline model itself takes its own vectors as the surface (same cache key), not a second read."""
     from semanscope_nb.models.encoders import TfidfEncoder
