@@ -1,0 +1,52 @@
+"""One truth beyond Semantic Affinity: MINERS retrieval and classification, ensembles, alignment, CSC, word
+similarity and the Result round trips.  Each test names the two paths it crosses; decisions (ranks, predictions,
+top-k lists) are compared exactly under the near-tie rule of semanscope_nb.metrics.ties, floats within a tolerance
+derived from the arithmetic."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from semanscope_nb.metrics.fusion import FusedDistances
+from semanscope_nb.metrics.retrieval import bitext_retrieval
+from semanscope_nb.metrics.search import EmbeddingDistances, topk_search
+from semanscope_nb.metrics.ties import dot_tolerance
+
+
+def _unit2(c: float) -> tuple[float, float]:
+    return c, math.sqrt(1.0 - c * c)
+
+
+# --------------------------------------------------------------------------- DistFuse vs its members
+
+
+def test_an_ensemble_of_one_model_ties_exactly_what_the_model_ties():
+    # path A: bitext retrieval / top-k on a model's distances; path B: the same through DistFuse of that one model
+    # (and of two copies of it, weights 1 and 3, and unstandardised).  z-scoring is monotone and affine, so the
+    # decisions must be the same.  Before the fix the fused tolerance was twice the carried member tolerance (and a
+    # float32 member's z-scores were computed in float32): a gap of 1.5 member tolerances was a tie in the ensemble
+    # (lower index first) but decided by distance in the model -- the gold's rank swapped between 3 and 4.
+    t = dot_tolerance(2, np.float32)  # float32 inputs: float32's tolerance, whatever the working precision
+    src = np.array([[1, 0], [1, 0], [0, 1], [-1, 0]], dtype=np.float32)
+    tgt = np.array([_unit2(0.6), _unit2(0.6 + 1.5 * t), _unit2(0.3)[::-1], _unit2(0.3 + 0.5 * t)[::-1]], dtype=np.float32)
+    member = EmbeddingDistances(src, tgt, dtype=np.float64)
+    D = np.vstack([member.block(slice(i, i + 1)) for i in range(4)])
+    # the two gaps the test is about (float32 rounding of the coordinates moves each by < 0.02 t)
+    assert 1.4 * t < D[0, 0] - D[0, 1] < 1.6 * t and 0.4 * t < D[2, 2] - D[2, 3] < 0.6 * t
+    paths = {"model": member, "distfuse[model]": FusedDistances([member]),
+             "distfuse[model*1+model*3]": FusedDistances([member, member], [1, 3]),
+             "distfuse[model,raw]": FusedDistances([member], standardise=False),
+             "distfuse[model(float32)]": FusedDistances([EmbeddingDistances(src, tgt, dtype=None)])}
+    for name, provider in paths.items():
+        r = bitext_retrieval(provider, n_boot=0, ks=(1, 2))
+        # the rule by hand: row 0's gold t0 is beaten by t1 (1.5 t closer: not tied) and by t2, t3; row 1's gold t1
+        # by t2, t3; row 2's gold t2 by t0, t1 (t3 is 0.5 t closer: tied, and t2 has the lower index); row 3's
+        # gold t3 by t0, t1 and the tied t2 of lower index
+        assert r.ranks.tolist() == [4, 3, 3, 4], name
+        assert r.predictions.tolist() == [2, 2, 0, 0], name
+        assert r.reverse.ranks.tolist() == [2, 3, 3, 4], name
+        assert r.reverse.predictions.tolist() == [2, 2, 0, 0], name
+        assert topk_search(provider, k=3).indices.tolist() == [[2, 3, 1], [2, 3, 1], [0, 1, 2], [0, 1, 2]], name
