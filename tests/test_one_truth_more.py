@@ -50,3 +50,56 @@ def test_an_ensemble_of_one_model_ties_exactly_what_the_model_ties():
         assert r.reverse.ranks.tolist() == [2, 3, 3, 4], name
         assert r.reverse.predictions.tolist() == [2, 2, 0, 0], name
         assert topk_search(provider, k=3).indices.tolist() == [[2, 3, 1], [2, 3, 1], [0, 1, 2], [0, 1, 2]], name
+
+
+# --------------------------------------------------------------------------- word similarity: Spearman with tied cosines
+
+
+def _plain_spearman(x: list[float], y: list[float]) -> float:
+    """Pearson correlation of average ranks, by loops (the textbook definition)."""
+    def ranks(v):
+        out = []
+        for a in v:
+            below = sum(1 for b in v if b < a)
+            equal = sum(1 for b in v if b == a)
+            out.append(below + (equal + 1) / 2.0)
+        return out
+    rx, ry = ranks(x), ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    num = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    den = math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
+    return num / den
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_word_similarity_ranks_cosines_that_are_one_in_exact_arithmetic_as_ties_on_every_path(seed):
+    # paths: the vectors in float64, the same vectors in float32, and with their dimensions in another order (the same
+    # cosines in exact arithmetic).  Twelve pairs put one vector on both sides (one word, no context: cosine 1); their
+    # computed cosines are 1 - 2u .. 1 + 2u, and before the fix rankdata ordered them by those last bits, so rho was
+    # 0.164 / 0.118 / 0.180 on the three paths for seed 0
+    from semanscope_nb.metrics.word_similarity import contextual_word_similarity, paired_cosines
+
+    rng = np.random.default_rng(seed)
+    n, d, n_same = 40, 16, 12
+    a, b = rng.normal(size=(n, d)), rng.normal(size=(n, d))
+    b[:n_same] = a[:n_same]
+    scores = rng.integers(0, 11, size=n).astype(float)
+    perm = rng.permutation(d)
+    paths = {"float64": (a, b), "float32": (a.astype(np.float32), b.astype(np.float32)),
+             "dimensions permuted": (a[:, perm], b[:, perm])}
+    results = {name: contextual_word_similarity(x, y, scores, n_boot=50, seed=seed) for name, (x, y) in paths.items()}
+    # the reference: cosine 1 exactly for the shared-vector pairs, the others by a plain loop (random vectors: no two
+    # of them within float32's tolerance 2 (d + 2) u = 2.1e-6 of each other, checked below)
+    cos = [1.0 if i < n_same else sum(p * q for p, q in zip(a[i], b[i])) / math.sqrt(sum(p * p for p in a[i]) * sum(q * q for q in b[i]))
+           for i in range(n)]
+    others = sorted(cos[n_same:])
+    assert min(y - x for x, y in zip(others, others[1:])) > 1e-4 and max(others) < 1 - 1e-4
+    expected = _plain_spearman(cos, scores.tolist())
+    ref = results["float64"]
+    for name, r in results.items():
+        # ranks equal exactly on every path, so rho is the same arithmetic on the same ranks: equal to rounding of the
+        # mean / sum-of-squares formula against the loop (n = 40 terms: a few 1e-15)
+        np.testing.assert_allclose(r.rho, expected, rtol=0, atol=1e-12, err_msg=f"{name}: rho of average ranks")
+        assert r.rho == ref.rho and r.ci == ref.ci, name  # same ranks, same resamples: the same numbers
+    np.testing.assert_allclose(paired_cosines(a, b)[:n_same], 1.0, rtol=0, atol=4 * 2.0 ** -52,
+                               err_msg="the shared-vector cosines really are 1 up to rounding (the case the fix is about)")
