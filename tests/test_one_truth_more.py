@@ -103,3 +103,33 @@ def test_word_similarity_ranks_cosines_that_are_one_in_exact_arithmetic_as_ties_
         assert r.rho == ref.rho and r.ci == ref.ci, name  # same ranks, same resamples: the same numbers
     np.testing.assert_allclose(paired_cosines(a, b)[:n_same], 1.0, rtol=0, atol=4 * 2.0 ** -52,
                                err_msg="the shared-vector cosines really are 1 up to rounding (the case the fix is about)")
+
+
+# --------------------------------------------------------------------------- alignment: a word the base model cannot embed
+
+
+@pytest.mark.parametrize("mim", [False, True])
+def test_a_word_without_a_vector_is_dropped_before_and_after_alignment(mim):
+    # path A: SA (on_zero="drop") and bitext retrieval on the base model's vectors; path B: the same on the aligned
+    # model's (Alignment.transform, what AlignedEncoder returns).  A zero vector is the base model's "no vector" (an
+    # out-of-vocabulary word).  Before the fix centring mapped it to minus the mean (times W, times M): the aligned SA
+    # kept the concepts the base SA dropped, and retrieval ranked a vector that means nothing
+    import semanscope_nb as snb
+    from semanscope_nb.errors import EmbeddingError
+    from semanscope_nb.metrics import fit_alignment
+
+    rng = np.random.default_rng(0)
+    en = rng.normal(size=(60, 8))
+    de = en @ np.linalg.qr(rng.normal(size=(8, 8)))[0] + 0.1 * rng.normal(size=(60, 8))
+    al = fit_alignment(en[:40], de[:40], source_language="en", target_language="de", mim=mim)
+    X, Y = en[40:].copy(), de[40:].copy()
+    X[3], Y[7] = 0.0, 0.0
+    Xm, Ym = al.transform(X, "en"), al.transform(Y, "de")
+    assert not Xm[3].any() and not Ym[7].any()
+    assert np.all(np.abs(np.delete(Xm, 3, axis=0)).sum(axis=1) > 0)  # the other words keep their (mapped) vectors
+    base = snb.semantic_affinity({"en": X, "de": Y}, n_boot=0, on_zero="drop")
+    aligned = snb.semantic_affinity({"en": Xm, "de": Ym}, n_boot=0, on_zero="drop")
+    assert base.diagnostics.dropped_concepts == aligned.diagnostics.dropped_concepts == ["3", "7"]
+    for x, y in ((X, Y), (Xm, Ym)):
+        with pytest.raises(EmbeddingError, match="all-zero"):
+            bitext_retrieval(x, y, n_boot=0)
