@@ -133,3 +133,33 @@ def test_a_word_without_a_vector_is_dropped_before_and_after_alignment(mim):
     for x, y in ((X, Y), (Xm, Ym)):
         with pytest.raises(EmbeddingError, match="all-zero"):
             bitext_retrieval(x, y, n_boot=0)
+
+
+# --------------------------------------------------------------------------- BTSR: a candidate a batch moves by a few ulps
+
+
+def test_sense_retrieval_ties_candidates_that_another_batch_would_order_the_other_way():
+    # path A and path B: one float32 pool, in which a distractor is the gold's vector moved by two float32 ulps in one
+    # coordinate -- up in A, down in B (what encoding in another batch does to a token vector).  Its cosine to the
+    # query then lies ~1e-7 above the gold's in one path and below in the other: far inside float32's tolerance
+    # 2 (d + 2) u = 1.2e-6, far outside the old fixed 1e-9.  Before the fix P@1 was 0.0 on one path and 1.0 on the
+    # other; under the rule the two are tied on both, and the expected hit@1 of one gold tied with one distractor is
+    # 1 - C(1, 1) / C(2, 1) = 0.5
+    from semanscope_nb.metrics.btsr import sense_retrieval_scores
+
+    rng = np.random.default_rng(3)
+    q = rng.normal(size=(1, 8)).astype(np.float32)
+    gold_vec = (q[0] + 0.5 * rng.normal(size=8)).astype(np.float32)
+    far = rng.normal(size=8).astype(np.float32)
+    i = int(np.argmax(np.abs(q[0] - (q[0] @ gold_vec) / (gold_vec @ gold_vec) * gold_vec)))  # the most sensitive coordinate
+    gold = np.array([[True, False, False]])
+    p1 = {}
+    for name, direction in (("up", np.inf), ("down", -np.inf)):
+        moved = gold_vec.copy()
+        moved[i] = np.nextafter(np.nextafter(moved[i], np.float32(direction)), np.float32(direction))
+        C = np.stack([gold_vec, moved, far])
+        cos = (C.astype(np.float64) @ q[0].astype(np.float64)) / np.linalg.norm(C.astype(np.float64), axis=1) / np.linalg.norm(q[0].astype(np.float64))
+        assert 1e-9 < abs(cos[1] - cos[0]) < 1e-6 and cos[2] < cos[0] - 1e-3  # the case the test is about
+        r = sense_retrieval_scores(q, C, gold, baseline_queries=q, baseline_candidates=C, ks=(1, 2), n_boot=0)
+        p1[name] = (r.accuracy[1], r.accuracy[2])
+    assert p1["up"] == p1["down"] == (0.5, 1.0)
