@@ -163,3 +163,33 @@ def test_sense_retrieval_ties_candidates_that_another_batch_would_order_the_othe
         r = sense_retrieval_scores(q, C, gold, baseline_queries=q, baseline_candidates=C, ks=(1, 2), n_boot=0)
         p1[name] = (r.accuracy[1], r.accuracy[2])
     assert p1["up"] == p1["down"] == (0.5, 1.0)
+
+
+# --------------------------------------------------------------------------- the number shown as P@1 is P@1
+
+
+def test_the_number_named_p_at_1_is_p_at_1_on_the_function_the_task_and_the_cli(tmp_path, capsys):
+    # path A: lexicon_induction per language pair, P@1; path B: the retrieval task asked for ks=[5] (the grid's
+    # leaderboard column and the CLI's "p_at_1:" line read its main score); path C: `semanscope run retrieval
+    # --param ks=[5]`.  Before the fix p_at_1 was "P at the smallest k asked for": the task and the CLI printed P@5
+    # under the name p_at_1.  random-null: a seeded random model, so P@1 < P@5 on this data (checked below)
+    import semanscope_nb as snb
+    from semanscope_nb.metrics.retrieval import RetrievalSet, lexicon_induction
+    from semanscope_nb.runs import cli
+
+    langs = ["en", "de", "fr"]
+    r = snb.run_task("retrieval", "edge-cases", "random-null", languages=langs, ks=[5], n_boot=0, cache=False)
+    ds = snb.load_dataset("edge-cases").select(langs)
+    p1 = [lexicon_induction(ds, "random-null", source="en", target=t, ks=(1, 5), n_boot=0, cache=False) for t in ("de", "fr")]
+    p_at_1 = sum(x.accuracy[1] for x in p1) / 2
+    assert p_at_1 < sum(x.accuracy[5] for x in p1) / 2  # the two numbers differ: the case the fix is about
+    np.testing.assert_allclose(r.main_score, p_at_1, rtol=1e-15, err_msg="mean of two shares of one query set")
+    assert r.summary()["p_at_5"] == pytest.approx(sum(x.accuracy[5] for x in p1) / 2, rel=1e-15)
+    # a set of pairs never scored at k = 1 has no P@1 (never another k under its name)
+    only5 = RetrievalSet({"en->de": lexicon_induction(ds, "random-null", source="en", target="de", ks=(5,), n_boot=0, cache=False)})
+    assert math.isnan(only5.p_at_1)
+    capsys.readouterr()
+    assert cli.main(["run", "retrieval", "--dataset", "edge-cases", "--model", "random-null", "--languages", ",".join(langs),
+                     "--param", "ks=[5]", "--n-boot", "0", "--cache-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"p_at_1: {p_at_1:.4f}" in out  # rounding to 4 decimals only for display

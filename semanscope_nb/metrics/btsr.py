@@ -110,7 +110,8 @@ class SenseRetrievalScore(Result):
 
     @property
     def p_at_1(self) -> float:
-        return self.accuracy[min(self.accuracy)]
+        """P@1 (NaN when K = 1 was not asked for: a P@5 is never shown under the name P@1)."""
+        return float(self.accuracy.get(1, math.nan))
 
     def beats_baseline(self, k: int = 1) -> bool:
         """Whether the whole interval of (contextual - baseline) P@k lies above 0."""

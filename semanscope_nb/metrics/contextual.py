@@ -117,8 +117,8 @@ class RetrievalScore(Result):
 
     @property
     def p_at_1(self) -> float:
-        """P@1 (or P at the smallest K asked for)."""
-        return self.accuracy[min(self.accuracy)]
+        """P@1 (NaN when K = 1 was not asked for: a P@5 is never shown under the name P@1)."""
+        return float(self.accuracy.get(1, math.nan))
 
     accuracy: dict[int, float]
     interval: dict[int, Interval]
