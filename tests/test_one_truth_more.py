@@ -211,3 +211,36 @@ def test_an_ensemble_of_one_real_model_retrieves_as_the_model_on_a_bundled_datas
         for a, b in ((alone, fused), (alone.reverse, fused.reverse)):
             assert np.array_equal(a.ranks, b.ranks) and np.array_equal(a.predictions, b.predictions), ensemble.id
         assert fused.f1 == alone.f1 and fused.accuracy == alone.accuracy  # the same decisions: the same shares
+
+
+# --------------------------------------------------------------------------- word alignment through a map
+
+
+def test_token_pairs_align_the_same_words_with_and_without_an_identity_map():
+    # path A: token_pairs on float32 token vectors; path B: the same through an Alignment that maps every vector to
+    # itself (W = I, no centring, no normalising: what map_source / map_target return, widened to float64).  Target
+    # word 1 is target word 0 moved by two float32 ulps (what another batch does): its cosine to the source word lies
+    # ~1e-7 above -- a tie within float32's tolerance (lower index: word 0).  Before the fix the mapped float64
+    # vectors got float64's tolerance, so path B aligned the source word with word 1
+    from types import SimpleNamespace as NS
+
+    from semanscope_nb.metrics.contextual import EncodedCorpus, token_pairs
+    from semanscope_nb.models.aligned import Alignment
+
+    rng = np.random.default_rng(5)
+    s = rng.normal(size=8).astype(np.float32)
+    t0 = (s + 0.7 * rng.normal(size=8)).astype(np.float32)
+    resid = s.astype(np.float64) - (s @ t0) / (t0 @ t0) * t0.astype(np.float64)
+    i = int(np.argmax(np.abs(resid)))  # the coordinate that moves the cosine most
+    t1 = t0.copy()
+    step = np.float32(np.inf if resid[i] > 0 else -np.inf)  # towards s: the cosine goes up
+    t1[i] = np.nextafter(np.nextafter(t1[i], step), step)
+    cos = [float(s.astype(np.float64) @ t.astype(np.float64) / np.linalg.norm(s.astype(np.float64)) / np.linalg.norm(t.astype(np.float64)))
+           for t in (t0, t1)]
+    assert 1e-9 < cos[1] - cos[0] < 1e-6  # the case the test is about
+    src = EncodedCorpus("en", ("sun",), (NS(tokens=("sun",), vectors=s[None, :]),), {"model": "fake"})
+    tgt = EncodedCorpus("de", ("sonne sonne2",), (NS(tokens=("sonne", "sonne2"), vectors=np.stack([t0, t1])),), {"model": "fake"})
+    identity = Alignment("en", "de", np.eye(8), None, None, False)
+    plain, mapped = token_pairs(src, tgt), token_pairs(src, tgt, alignment=identity)
+    assert plain.target_words == mapped.target_words == ("sonne",)
+    assert plain.source_words == mapped.source_words == ("sun",)
