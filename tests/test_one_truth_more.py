@@ -244,3 +244,31 @@ def test_token_pairs_align_the_same_words_with_and_without_an_identity_map():
     plain, mapped = token_pairs(src, tgt), token_pairs(src, tgt, alignment=identity)
     assert plain.target_words == mapped.target_words == ("sonne",)
     assert plain.source_words == mapped.source_words == ("sun",)
+
+
+# --------------------------------------------------------------------------- alignment report vs the retrieval task
+
+
+def test_the_alignment_reports_p_at_k_is_the_retrieval_tasks_on_the_same_dictionary(dict_encoder):
+    # path A: alignment_report (held-out P@K of a model on a test dictionary); path B: the retrieval task on the same
+    # dictionary as a dataset (what the grid and `semanscope run retrieval` compute).  Two candidates, Y and Z, have
+    # one vector (exact tie): the tie rule takes the lower candidate index.  Before the fix the report listed the
+    # candidates in the dictionary's pair order (A, Y, Z, ...) and the task in its dataset's row order (A, Z, Y, ...):
+    # query b (gold Y) was a hit in the report (P@1 = 1.0) and a miss in the task (P@1 = 0.8)
+    import semanscope_nb as snb
+    from semanscope_nb.data import BilingualDictionary
+    from semanscope_nb.runs.alignment import alignment_report
+
+    rng = np.random.default_rng(0)
+    table = {w: rng.normal(size=4) for w in "abcde"}
+    table.update({"A": table["a"] + 0.1, "Y": table["b"] + 0.05, "Z": table["b"] + 0.05, "C": table["c"], "D": table["d"],
+                  "E": table["e"]})
+    enc = dict_encoder({k: np.asarray(v).tolist() for k, v in table.items()})
+    d = BilingualDictionary("toy", "en", "de", (("a", "A"), ("b", "Y"), ("a", "Z"), ("c", "C"), ("d", "D"), ("e", "E")))
+    report = alignment_report({"m": enc}, d, ks=(1, 2), n_boot=0, cache=False).retrieval["m"]
+    task = snb.run_task("retrieval", d.as_dataset(), enc, ks=[1, 2], n_boot=0, cache=False).pairs["en->de"]
+    for a, b in ((report, task), (report.reverse, task.reverse)):
+        assert a.corpus_labels == b.corpus_labels and a.query_labels == b.query_labels
+        assert np.array_equal(a.ranks, b.ranks) and np.array_equal(a.predictions, b.predictions)
+        assert a.accuracy == b.accuracy
+    assert report.accuracy[1] == 0.8 and report.accuracy[2] == 1.0  # b's tied Z (lower index) is predicted, Y is 2nd
