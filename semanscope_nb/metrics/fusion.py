@@ -84,16 +84,12 @@ def _deviation_bound(provider: DistanceProvider, mu: float, sd: float, *, standa
 
     Standardised (``mu``, ``sd`` the distances' own mean and population std over N entries): Samuelson's
     inequality, ``|D - mu| <= sd sqrt(N - 1)``.  Raw (``mu = 0``): cosine distances lie in [0, 2]; Euclidean
-    ones are at most ``max |q| + max |c|`` (triangle inequality, on the provider's centred rows).
+    ones are at most ``max |q| + max |c|`` (the provider's ``distance_bound``).
     """
     if standardise:
         return sd * math.sqrt(max(provider.n_queries * provider.n_corpus - 1, 0))
-    if isinstance(provider, EmbeddingDistances):
-        if provider.metric == "cosine":
-            return abs(mu) + 2.0
-        reach = math.sqrt(float(provider._qsq.max())) + math.sqrt(float(provider._csq.max()))
-        return abs(mu) + float(np.ldexp(reach, provider._exponent))
-    return None
+    bound = getattr(provider, "distance_bound", None)
+    return None if bound is None else abs(mu) + float(bound)
 
 
 class FusedDistances(DistanceProvider):
