@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.stats  # noqa: F401  (imported once at collection: word similarity's rankdata, the bootstraps)
 
 from semanscope_nb.metrics.fusion import FusedDistances
 from semanscope_nb.metrics.retrieval import bitext_retrieval
