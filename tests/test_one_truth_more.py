@@ -273,3 +273,35 @@ def test_the_alignment_reports_p_at_k_is_the_retrieval_tasks_on_the_same_diction
         assert np.array_equal(a.ranks, b.ranks) and np.array_equal(a.predictions, b.predictions)
         assert a.accuracy == b.accuracy
     assert report.accuracy[1] == 0.8 and report.accuracy[2] == 1.0  # b's tied Z (lower index) is predicted, Y is 2nd
+
+
+def test_an_aligned_model_excludes_the_unknown_token_concepts_its_base_model_excludes(dict_encoder):
+    # path A: the sa task on a base model whose tokenizer knows that '?x' / '?y' are unknown tokens only; path B: the
+    # same task on that model aligned to another language (AlignedEncoder).  The aligned model reads texts with the
+    # base's tokenizer, so the same concepts are artefacts.  Before the fix AlignedEncoder inherited "cannot say"
+    # (None): the verdict kept the unknown-token concept after alignment and dropped it before
+    import semanscope_nb as snb
+    from semanscope_nb.data import BilingualDictionary
+    from semanscope_nb.metrics import fit_alignment
+    from semanscope_nb.models.aligned import AlignedEncoder
+    from semanscope_nb.runs.task_library import unknown_words
+
+    class WithTokenizer(dict_encoder):
+        model_id = "dict-tokenizer"
+
+        def unknown_token_words(self, texts):
+            return [t.startswith("?") for t in texts]
+
+    rng = np.random.default_rng(0)
+    en, de = [f"e{i}" for i in range(12)] + ["?x"], [f"d{i}" for i in range(12)] + ["?y"]
+    table = {w: rng.normal(size=4).tolist() for w in en + de}
+    table["?x"] = table["?y"] = [1.0, 1.0, 1.0, 1.0]  # one unknown-token vector
+    base = WithTokenizer(table)
+    al = fit_alignment(np.array([table[w] for w in en[:12]]), np.array([table[w] for w in de[:12]]),
+                       source_language="en", target_language="de")
+    aligned = AlignedEncoder(base, al, model_id="dict-tokenizer+procrustes")
+    ds = BilingualDictionary("toy", "en", "de", tuple(zip(en, de))).as_dataset()
+    found = [unknown_words(snb.embed(ds, enc, cache=False)) for enc in (base, aligned)]
+    assert found[0] == found[1] == {"en": ("?x",), "de": ("?y",)}
+    excluded = [snb.run_task("sa", ds, enc, n_boot=0, cache=False, surface_null=False).excluded_concepts for enc in (base, aligned)]
+    assert excluded[0] == excluded[1] == {"unknown-token": 1}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
@@ -157,6 +157,11 @@ class AlignedEncoder(Encoder):
     def _load(self) -> Any:
         self.base.load()
         return True
+
+    def unknown_token_words(self, texts: Sequence[str]) -> list[bool] | None:
+        """The base model's answer: the aligned model reads texts with the base model's tokenizer, so a word that is
+        unknown tokens only there is the same nothing after the map (the verdict excludes its concept alike)."""
+        return self.base.unknown_token_words(texts)
 
     def _encode_language(self, texts: list[str], language: str | None) -> np.ndarray:
         if language not in (self.alignment.source_language, self.alignment.target_language):
