@@ -372,6 +372,7 @@ def retrieval_task(embedded: Embedded, *, source: str | None = None, targets: Se
     from semanscope_nb.metrics.retrieval import RetrievalSet, bitext_retrieval, lexicon_induction
 
     ds = embedded.dataset
+    ks = sorted({1, *ks})  # the task's main score is P@1: always scored, whatever other ks are asked for
     per_pair = {}
     if isinstance(ds, ParallelCorpus):
         src = embedded.matrix(ds.source_language, list(ds.source_texts))
@@ -396,6 +397,7 @@ def bdi_task(embedded: Embedded, *, source: str | None = None, target: str | Non
     pair = ds.select([src, tgt])
     gold = sorted({(s, t) for row in pair.rows for s in row[0] for t in row[1]})
     sw, tw = pair.words(src), pair.words(tgt)
+    ks = sorted({1, *ks})  # the task's main score is P@1: always scored, whatever other ks are asked for
     result = lexicon_induction_vectors(embedded.matrix(src, sw), sw, embedded.matrix(tgt, tw), tw, gold, method=method, ks=ks,
                                        knn=knn, n_boot=n_boot, seed=seed, provenance={"source": src, "target": tgt})
     return _stamp(result, embedded)
