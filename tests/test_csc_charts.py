@@ -111,7 +111,7 @@ def test_heatmap_spec(results):
         r = results[(d["model"], d["corpus"])]
         assert d["overlap"] == pytest.approx(r.overlap)
         assert d["cell"] == f"{r.overlap:.3f}" + ("*" if r.separation < 0 else "")
-        assert d["interval"] == f"[{r.ci[0]:.2f}, {r.ci[1]:.2f}]"
+        assert d["interval"] == f"[{r.ci[0]:.3f}, {r.ci[1]:.3f}]"  # the point's decimals (chart_kit.format_estimate)
     assert spec["layer"][1]["encoding"]["text"]["field"] == "cell"
 
 

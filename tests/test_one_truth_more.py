@@ -305,3 +305,133 @@ def test_an_aligned_model_excludes_the_unknown_token_concepts_its_base_model_exc
     assert found[0] == found[1] == {"en": ("?x",), "de": ("?y",)}
     excluded = [snb.run_task("sa", ds, enc, n_boot=0, cache=False, surface_null=False).excluded_concepts for enc in (base, aligned)]
     assert excluded[0] == excluded[1] == {"unknown-token": 1}
+
+
+# --------------------------------------------------------------------------- CSC: the point and its interval
+
+
+def test_the_csc_point_is_the_statistic_its_bootstrap_interval_is_built_around():
+    # path A: concept_separation's reported overlap (and the curves it draws); path B: the bootstrap's statistic of
+    # the full sample (what scipy.stats.bootstrap evaluates as theta_hat to centre BCa's bias correction: the
+    # vectorised statistic on one row that draws every sentence once).  Before the fix the point came from the
+    # binned/windowed KDE and the statistic from the fine-bin FFT, up to 4.4e-5 relative apart.  Same function on
+    # the same input: equal to the last bit, so the tolerance is zero.
+    import semanscope_nb as snb
+    from semanscope_nb.metrics.csc.bootstrap import resampled_csc_stats
+    from semanscope_nb.metrics.csc.kde import csc_curves
+
+    sentences = [f"The {w} team will finish the {v} report before noon." for w in ("red", "blue", "old", "new", "big")
+                 for v in ("short", "long", "draft", "final")]
+    r = snb.concept_separation(sentences, "random-null", language="en", n_boot=50, cache=False)
+    p = r.perturbations[r.perturbations.status == "ok"]
+    fz, ng = p[p.kind == "fuzz"], p[p.kind == "negation"]
+    theta_hat = resampled_csc_stats(fz.similarity.to_numpy(), fz.sentence.to_numpy(), ng.similarity.to_numpy(),
+                                    ng.sentence.to_numpy(), np.ones((1, r.n_sentences)))
+    np.testing.assert_allclose(r.overlap, theta_hat.overlap[0], rtol=0, atol=0,
+                               err_msg="the point and the bootstrap's full-sample statistic are one computation")
+    np.testing.assert_allclose(r.separation, theta_hat.separation[0], rtol=0, atol=0, err_msg="medians are exact")
+    # the drawn curves carry the point: eq. 2 summed on them in plain Python (2001 terms of size <= 1: the sums'
+    # rounding is below 2001 * 2**-52 ~ 4.4e-13)
+    assert r.curves.overlap == r.overlap and r.curves.routes == ("fft", "fft")
+    plain = min(1.0, sum(min(a, b) for a, b in zip(r.curves.fuzz.tolist(), r.curves.negation.tolist())))
+    np.testing.assert_allclose(plain, r.overlap, rtol=0, atol=2001 * 2.0**-52, err_msg="eq. 2 on the drawn curves")
+    # and the route still agrees with scipy's exact KDE (the linear-binning error of 16 bins per kernel sd)
+    exact = csc_curves(fz.similarity, ng.similarity, method="direct").overlap
+    np.testing.assert_allclose(r.overlap, exact, rtol=1e-4, err_msg="fine-bin FFT vs scipy gaussian_kde")
+    # the CSC chart's spec shows the result's numbers: its corner label and its curves
+    from semanscope_nb.plots import csc_chart
+    from semanscope_nb.plots.chart_kit import format_estimate
+
+    spec = csc_chart(r).to_dict()
+    texts = [v["text"] for d in spec["datasets"].values() for v in d if "text" in v]
+    point, interval = format_estimate(r.overlap, *r.ci)
+    assert f"overlap {point} {interval} 95% CI" in texts
+    for label, curve in (("fuzzed (article inserted)", r.curves.fuzz), ("negated", r.curves.negation)):
+        rows = [v for d in spec["datasets"].values() for v in d if v.get("curve") == label]
+        at = np.rint((np.array([v["similarity"] for v in rows]) + 1.0) / (2.0 / 2000)).astype(int)
+        assert len(rows) > 50
+        np.testing.assert_allclose([v["density"] for v in rows], curve[at], rtol=0, atol=0,
+                                   err_msg=f"the chart embeds the result's own {label} curve")
+
+
+def test_a_kde_route_chosen_by_hand_says_how_far_its_point_lies_from_the_bootstraps_statistic():
+    import semanscope_nb as snb
+
+    sentences = [f"The {w} shop will open at {t}." for w in ("red", "blue", "old", "new") for t in ("noon", "nine")]
+    r = snb.concept_separation(sentences, "random-null", language="en", n_boot=30, cache=False, kde_method="direct")
+    assert r.curves.routes == ("direct", "direct")
+    assert any("kde_method='direct'" in n and "bootstrap interval is built around" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("point,low,high", [(0.1234, 0.1231, 0.1236), (0.1235, 0.12349, 0.12351),
+                                            (0.9995, 0.99949, 0.99951), (0.0005, 0.00049, 0.00051), (0.2, 0.1996, 0.2004)])
+def test_a_shown_csc_point_lies_in_its_shown_interval(point, low, high):
+    # paths: the CSC panel label, the grid's corner label, the heatmap's cell + interval, all through one display rule.
+    # Before the fix the grid and heatmap rounded the interval to 2 decimals next to a 3-decimal point: 0.1234 in
+    # [0.1231, 0.1236] showed as 0.123 in [0.12, 0.12].
+    import dataclasses
+
+    import semanscope_nb as snb
+    from semanscope_nb.plots.csc_charts import csc_grid, csc_heatmap, overlap_label
+
+    base = snb.concept_separation(["The train leaves at noon.", "Water the plants."], "random-null", language="en",
+                                  n_boot=0, cache=False)
+    r = dataclasses.replace(base, overlap=point, ci=(low, high))
+
+    def inside(p: str, interval: str) -> None:
+        lo, hi = (float(x) for x in interval.strip("[]").split(","))
+        assert lo <= float(p) <= hi, (p, interval)
+
+    label = overlap_label(r).split()
+    inside(label[1], f"{label[2]} {label[3]}")
+    grid = csc_grid([r]).to_dict()
+    lab = [v["label"] for d in grid["datasets"].values() for v in d if v.get("label")]
+    assert len(lab) == 1
+    inside(lab[0].split(" ", 1)[0], lab[0].split(" ", 1)[1])
+    heat = csc_heatmap([r]).to_dict()
+    cells = [v for d in heat["datasets"].values() for v in d if "interval" in v]
+    assert len(cells) == 1
+    inside(cells[0]["cell"].rstrip("*"), cells[0]["interval"])
+
+
+# --------------------------------------------------------------------------- SIB-200 limits
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_sib200_limit_selects_the_same_rows_for_plain_and_code_switched_classification(seed):
+    # path A: sib200_classification(max_train, max_test, seed); path B: code_switched_classification(limit_train,
+    # limit_test, seed) at rate 0 (nothing switched).  Before the fix B took the FIRST N rows of the topic-sorted
+    # files (the first 40 test rows are two topics) while A drew N at random: the same limit scored other sentences.
+    # Same rows, same encoder fit, same kNN: the decisions (accuracy, macro F1) must be equal exactly.
+    from semanscope_nb.data.bitext import limited_splits, read_sib200
+    from semanscope_nb.data.dictionaries import BilingualDictionary
+    from semanscope_nb.metrics.classification import sib200_classification
+    from semanscope_nb.metrics.codeswitch import code_switched_classification
+
+    tr, te = read_sib200("en", "train"), read_sib200("en", "test")
+    a_tr, a_te, info = limited_splits(tr, te, max_train=60, max_test=40, seed=seed)
+    assert info == {"max_train": 60, "max_test": 40, "train_seed": seed, "test_seed": seed + 1,
+                    "sampling": "uniform without replacement, kept in file order"}
+    assert len(set(a_te.labels)) > len(set(te.labels[:40])), "the draw spans more topics than the file's head"
+    a = sib200_classification("tfidf-char", max_train=60, max_test=40, seed=seed, ks=(1, 5), n_boot=0, logistic=False,
+                              cache=False)
+    assert a.provenance["sample"] == info
+    muse = BilingualDictionary("toy", "en", "de", (("the", "die"),))
+    b = code_switched_classification(muse, "tfidf-char", language="en", rates=(0.0,), seed=seed, limit_train=60,
+                                     limit_test=40, ks=(1, 5), cache=False)
+    assert b.attrs["provenance"]["sample"] == info
+    for k in (1, 5):
+        row = b[b.k == k].iloc[0]
+        assert row.switch_share == 0.0
+        np.testing.assert_allclose(row.accuracy, a.accuracy[k], rtol=0, atol=0, err_msg=f"accuracy@{k}: a count / 40")
+        np.testing.assert_allclose(row.macro_f1, a.macro_f1[k], rtol=0, atol=1e-15,
+                                   err_msg=f"macro F1@{k}: same counts, same arithmetic")
+
+
+def test_a_sib200_limit_must_be_a_positive_integer():
+    from semanscope_nb.data.bitext import LabelledTexts, limited_splits
+
+    t = LabelledTexts("en", "train", ("1", "2"), ("a", "b"), ("x", "y"), "<memory>", "s")
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="max_test must be an integer >= 1"):
+            limited_splits(t, t, max_train=None, max_test=bad, seed=0)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
+from typing import Any
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -190,6 +191,32 @@ class LabelledTexts:
             return self
         keep = np.sort(np.random.default_rng(seed).choice(len(self), size=n, replace=False))
         return self._pick(keep.tolist())
+
+
+def limited_splits(train: "LabelledTexts", test: "LabelledTexts", *, max_train: int | None, max_test: int | None,
+                   seed: int) -> tuple["LabelledTexts", "LabelledTexts", dict[str, Any]]:
+    """(train, test, what was drawn): at most ``max_train`` / ``max_test`` rows, drawn at random (seeded, no strata).
+
+    The one rule every SIB-200 path limits its splits by (the files are sorted
+    by topic, so the first N rows are one or two topics): the train rows are
+    :meth:`LabelledTexts.sample` with ``seed``, the test rows with ``seed + 1``;
+    ``None`` keeps a split whole.  The third value goes into provenance.
+
+    >>> tr = LabelledTexts("en", "train", ("1", "2", "3"), ("a", "a", "b"), ("x", "y", "z"), "<memory>", "s1")
+    >>> a, b, info = limited_splits(tr, tr, max_train=2, max_test=None, seed=0)
+    >>> len(a), len(b), info["train_seed"], info["test_seed"]
+    (2, 3, 0, 1)
+    """
+    for name, n in (("max_train", max_train), ("max_test", max_test)):
+        if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
+            raise ValueError(f"{name} must be an integer >= 1 or None, got {n!r}")
+    info = {"max_train": max_train, "max_test": max_test, "train_seed": int(seed), "test_seed": int(seed) + 1,
+            "sampling": "uniform without replacement, kept in file order"}
+    if max_train is not None:
+        train = train.sample(int(max_train), seed=int(seed))
+    if max_test is not None:
+        test = test.sample(int(max_test), seed=int(seed) + 1)
+    return train, test, info
 
 
 @dataclass(frozen=True)

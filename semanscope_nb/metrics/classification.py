@@ -445,19 +445,15 @@ def sib200_classification(
     to :func:`knn_classification` (``ks``, ``metric``, ``n_boot``, ``seed``, ...)
     and ``cache``.
     """
-    from semanscope_nb.data.bitext import read_sib200
+    from semanscope_nb.data.bitext import limited_splits, read_sib200
 
     test_language = test_language or train_language
     tr = read_sib200(train_language, train_split, folder=folder)
     te = read_sib200(test_language, test_split, folder=folder)
-    sample_seed = kwargs.get("seed", 0)
-    if max_train is not None:
-        tr = tr.sample(max_train, seed=sample_seed)
-    if max_test is not None:
-        te = te.sample(max_test, seed=sample_seed + 1)
+    tr, te, sample = limited_splits(tr, te, max_train=max_train, max_test=max_test, seed=kwargs.get("seed", 0))
     result = text_classification(tr.texts, tr.labels, te.texts, te.labels, model, train_language=tr.language,
                                  test_language=te.language, name=f"sib-200:{train_split}->{test_split}", **kwargs)
-    return replace(result, provenance={**result.provenance, "dataset_sha256": {shareable_source(tr.source): tr.sha256, shareable_source(te.source): te.sha256},
+    return replace(result, provenance={**result.provenance, "sample": sample, "dataset_sha256": {shareable_source(tr.source): tr.sha256, shareable_source(te.source): te.sha256},
                                        "reader_report": shareable_report(list(getattr(tr, "report", ())) + list(getattr(te, "report", ())),
                                                                          tr.source, te.source)})
 

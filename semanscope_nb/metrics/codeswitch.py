@@ -214,8 +214,14 @@ def code_switched_classification(
     """kNN topic classification on SIB-200: train on clean ``language`` sentences, test on code-switched ones.
 
     One row per (rate, k): accuracy, macro F1, and the shares actually switched.
+    ``limit_train`` / ``limit_test`` draw that many rows at random (seeded by
+    ``seed``), the same rows :func:`~semanscope_nb.metrics.classification.sib200_classification`
+    draws for ``max_train`` / ``max_test`` (one helper:
+    :func:`~semanscope_nb.data.bitext.limited_splits`; the files are sorted by
+    topic, so their first rows are not a fair sample).  What was drawn is in
+    ``frame.attrs["provenance"]["sample"]``.
     """
-    from semanscope_nb.data.bitext import read_sib200
+    from semanscope_nb.data.bitext import limited_splits, read_sib200
     from semanscope_nb.metrics.classification import knn_classification
     from semanscope_nb.models.embedding import embed_texts, load_encoder
 
@@ -223,8 +229,9 @@ def code_switched_classification(
         raise ValueError("dictionary is missing: e.g. read_muse_dictionary('en-de') or cedict_dictionary()")
     train = read_sib200(language, "train", folder=folder)
     test = read_sib200(language, "test", folder=folder)
-    tr_texts, tr_labels = list(train.texts[:limit_train]), list(train.labels[:limit_train])
-    te_texts, te_labels = list(test.texts[:limit_test]), list(test.labels[:limit_test])
+    train, test, sample = limited_splits(train, test, max_train=limit_train, max_test=limit_test, seed=seed)
+    tr_texts, tr_labels = list(train.texts), list(train.labels)
+    te_texts, te_labels = list(test.texts), list(test.labels)
     enc = load_encoder(model, list(dict.fromkeys(tr_texts + te_texts)))
     X_tr = embed_texts(enc, tr_texts, language=language, cache=cache)
     rows = []
@@ -236,4 +243,7 @@ def code_switched_classification(
         for k in r.ks:
             rows.append({"model": enc.model_id, "rate": rate, "switch_share": cs.switch_share, "word_share": cs.word_share,
                          "k": k, "accuracy": r.accuracy[k], "macro_f1": r.macro_f1[k]})
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame.attrs["provenance"] = {"sample": sample, "seed": seed, "language": language,
+                                 "dictionary": f"{dictionary.source_language}-{dictionary.target_language}"}
+    return frame

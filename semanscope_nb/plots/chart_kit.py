@@ -134,3 +134,30 @@ def require_columns(table: pd.DataFrame, cols: Iterable[str], *, what: str) -> N
     missing = [c for c in cols if c not in table.columns]
     if missing:
         raise ValueError(f"{what}: the table lacks column(s) {missing}; pass BenchmarkResult.table (see run_benchmark)")
+
+
+#: decimals a point and its interval show in chart labels (one rule for both, see :func:`format_estimate`)
+ESTIMATE_DIGITS = 3
+
+
+def format_estimate(point: Any, low: Any = None, high: Any = None, *, digits: int = ESTIMATE_DIGITS) -> tuple[str, str]:
+    """(point text, ``"[low, high]"`` text or ``""``): the one display precision rule for a point and its interval.
+
+    The rule: the point and both interval ends get the SAME number of decimals,
+    each rounded to nearest.  Rounding to a fixed number of decimals is
+    monotone, so a point inside its interval is never shown outside it (a point
+    0.1234 in [0.1231, 0.1236] shows as 0.123 in [0.123, 0.124]); rounding the
+    ends to fewer decimals than the point (the former CSC labels: 0.123 next to
+    [0.12, 0.12]) is what broke it.  Non-finite values show as ``n/a``; no
+    finite pair of ends, no interval text.
+
+    >>> format_estimate(0.1234, 0.1231, 0.1236)
+    ('0.123', '[0.123, 0.124]')
+    >>> format_estimate(0.5, float("nan"), 0.7)
+    ('0.500', '')
+    """
+    def text(x: Any) -> str:
+        return f"{float(x):.{digits}f}" if is_finite(x) else "n/a"
+
+    interval = f"[{text(low)}, {text(high)}]" if is_finite(low) and is_finite(high) else ""
+    return text(point), interval

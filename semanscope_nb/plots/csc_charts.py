@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.metrics.csc.separation import CSCResult
+from semanscope_nb.plots.chart_kit import format_estimate
 
 FUZZ_LABEL = "fuzzed (article inserted)"
 NEG_LABEL = "negated"
@@ -37,9 +38,8 @@ def _fmt(x: float, digits: int = 3) -> str:
 
 def overlap_label(result: CSCResult) -> str:
     """``overlap 0.123 [0.098, 0.155]`` (the interval's confidence in percent)."""
-    lo, hi = result.ci
-    ci = f" [{_fmt(lo)}, {_fmt(hi)}] {round(100 * result.confidence)}% CI" if math.isfinite(lo) and math.isfinite(hi) else ""
-    return f"overlap {_fmt(result.overlap)}{ci}"
+    point, interval = format_estimate(result.overlap, *result.ci)
+    return f"overlap {point}" + (f" {interval} {round(100 * result.confidence)}% CI" if interval else "")
 
 
 def auto_x_domain(results: Sequence[CSCResult], *, mass: float = 0.999) -> tuple[float, float]:
@@ -199,7 +199,7 @@ def _grid_frame(items: Sequence[CSCResult], dom: tuple[float, float], *, per_pan
         df["model"], df["corpus"], df["label"] = r.model, r.corpus, ""
         frames.append(df)
         frames.append(pd.DataFrame({"similarity": [dom[0]], "density": [0.0], "curve": ["label"], "model": [r.model],
-                                    "corpus": [r.corpus], "label": [f"{_fmt(r.overlap)} [{_fmt(r.ci[0], 2)}, {_fmt(r.ci[1], 2)}]"]}))
+                                    "corpus": [r.corpus], "label": [" ".join(t for t in format_estimate(r.overlap, *r.ci) if t)]}))
     data = pd.concat(frames, ignore_index=True)
     data["similarity"] = data["similarity"].round(6)
     data["density"] = data["density"].astype(float).round(8)
@@ -255,8 +255,8 @@ def csc_heatmap(
     if table.empty:
         raise ValueError("csc_heatmap needs at least one result")
     t = table.copy()
-    t["cell"] = [f"{_fmt(o)}{'*' if s < 0 else ''}" for o, s in zip(t.overlap, t.separation)]
-    t["interval"] = [f"[{_fmt(a, 2)}, {_fmt(b, 2)}]" for a, b in zip(t.ci_low, t.ci_high)]
+    t["cell"] = [f"{format_estimate(o)[0]}{'*' if s < 0 else ''}" for o, s in zip(t.overlap, t.separation)]
+    t["interval"] = [format_estimate(o, a, b)[1] or "[n/a, n/a]" for o, a, b in zip(t.overlap, t.ci_low, t.ci_high)]
     models, corpora = list(dict.fromkeys(t.model)), list(dict.fromkeys(t.corpus))
     # a header wider than its column would run into the next one: such headers are slanted (and cut at
     # HEADER_LIMIT px with an ellipsis, the full name in the tooltip); short ones stay level

@@ -37,6 +37,7 @@ from semanscope_nb.metrics.csc.languages import supported_languages
 from semanscope_nb.metrics.csc.preview import PerturbationPreview, perturbation_preview
 from semanscope_nb.metrics.csc.separation import CSCResult
 from semanscope_nb.models.cache import EmbeddingCache
+from semanscope_nb.plots.chart_kit import format_estimate
 from semanscope_nb.runs.tasks import run_task
 from semanscope_nb.widgets.pickers import ModelPicker
 from semanscope_nb.widgets.warm_up import import_probed_frame_libraries
@@ -229,7 +230,8 @@ class CSCPanel(W.VBox):
             self.status.value = f"<span style='color:#b00'>{html.escape(f'{type(exc).__name__}: {exc}')}</span>"
             return None
         self.result, self.chart = result, chart
-        self.status.value = f"overlap {result.overlap:.3f} [{result.ci[0]:.3f}, {result.ci[1]:.3f}] · {result.n_sentences} sentences"
+        point, interval = format_estimate(result.overlap, *result.ci)  # the charts' display rule
+        self.status.value = f"overlap {point} {interval or '[n/a, n/a]'} · {result.n_sentences} sentences"
         self.output.clear_output()
         with self.output:
             from IPython.display import display

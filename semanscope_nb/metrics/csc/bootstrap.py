@@ -18,7 +18,8 @@ the repeated similarities, without a Python loop over resamples:
 Agreement with the one-resample path (:func:`csc_curves` with
 ``method="direct"``, i.e. scipy) is tested to 1e-4 in overlap; the medians are
 exact.  A resample whose curve has no spread (one distinct value) goes through
-:func:`csc_curves` itself (a point mass).
+:func:`csc_curves` itself (a point mass).  :func:`full_sample_curves` is the
+same computation on the full sample (every sentence drawn once): the CSC point.
 
 Layer: metrics.  Pure NumPy; imports the CSC KDE room only.
 
@@ -38,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from semanscope_nb.metrics.csc.kde import KERNEL_REACH, bandwidth_factor, csc_curves
+from semanscope_nb.metrics.csc.kde import KERNEL_REACH, CSCCurves, bandwidth_factor, csc_curves
 
 _MIN_SD_BINS = 16.0  # the narrowest kernel spans at least this many fine bins (linear-binning error ~ 1e-4 relative)
 _MAX_Q = 64  # at most this many fine bins per grid step
@@ -99,6 +100,40 @@ def resampled_csc_stats(
     the statistic of ``np.repeat(fuzz, counts[b, fuzz_sentence])`` (and the
     same for negation), as :func:`csc_curves` and ``np.median`` compute it.
     """
+    return _resampled(fuzz, fuzz_sentence, negation, negation_sentence, counts, resolution=resolution,
+                      bandwidth=bandwidth, keep_curves=False)[0]
+
+
+def full_sample_curves(fuzz: Any, negation: Any, *, resolution: int = 2001,
+                       bandwidth: float | str | None = None) -> CSCCurves:
+    """The curves and overlap of the full sample by the bootstrap's own computation (every sentence drawn once).
+
+    This is the statistic the bootstrap's interval is built around (scipy's
+    ``theta_hat``: :func:`resampled_csc_stats` with a row of ones), so
+    :func:`~semanscope_nb.metrics.csc.separation.concept_separation` reports
+    this overlap as its point: one function and one route for the point and
+    the resamples.  Routes: ``"fft"`` (the batched fine-bin FFT), or those of
+    :func:`csc_curves` for a curve without spread or a very narrow kernel.
+
+    >>> import numpy as np
+    >>> fz, ng = np.array([0.95, 0.97, 0.9, 0.92]), np.array([0.5, 0.6, 0.55, 0.7])
+    >>> c = full_sample_curves(fz, ng, resolution=201)
+    >>> r = resampled_csc_stats(fz, np.arange(4), ng, np.arange(4), np.ones((1, 4)), resolution=201)
+    >>> c.overlap == float(r.overlap[0]), c.routes, round(float(c.fuzz.sum()), 12)
+    (True, ('fft', 'fft'), 1.0)
+    """
+    fz, ng = np.asarray(fuzz, dtype=np.float64).ravel(), np.asarray(negation, dtype=np.float64).ravel()
+    n = max(fz.size, ng.size, 1)
+    stats, curves = _resampled(fz, np.arange(fz.size) % n, ng, np.arange(ng.size) % n, np.ones((1, n)),
+                               resolution=resolution, bandwidth=bandwidth, keep_curves=True)
+    return curves
+
+
+def _resampled(
+    fuzz: Any, fuzz_sentence: Any, negation: Any, negation_sentence: Any, counts: Any, *,
+    resolution: int, bandwidth: float | str | None, keep_curves: bool,
+) -> tuple[ResampledStats, CSCCurves | None]:
+    """:func:`resampled_csc_stats`; with ``keep_curves`` (one row) also the row's curves on the whole grid."""
     fz, ng = np.asarray(fuzz, dtype=np.float64), np.asarray(negation, dtype=np.float64)
     fs, ns = np.asarray(fuzz_sentence, dtype=np.int64), np.asarray(negation_sentence, dtype=np.int64)
     c = np.asarray(counts, dtype=np.float64)
@@ -121,10 +156,13 @@ def resampled_csc_stats(
     narrow = _MIN_SD_BINS / _MAX_Q * (2.0 / (resolution - 1))  # kernels narrower than this: the one-resample route
     point = ~empty & ((sd_f < narrow) | (sd_n < narrow))
     smooth = ~empty & ~point
+    kept: CSCCurves | None = None
     if point.any():  # a curve without spread (point mass) or a very narrow kernel: the one-resample route
         for b in np.flatnonzero(point):
-            overlap[b] = csc_curves(np.repeat(fz, c[b, fs].astype(np.int64)), np.repeat(ng, c[b, ns].astype(np.int64)),
-                                    resolution=resolution, bandwidth=bandwidth).overlap
+            cur = csc_curves(np.repeat(fz, c[b, fs].astype(np.int64)), np.repeat(ng, c[b, ns].astype(np.int64)),
+                             resolution=resolution, bandwidth=bandwidth)
+            overlap[b] = cur.overlap
+            kept = cur
     if smooth.any():
         rows = np.flatnonzero(smooth)
         step = max(1, _MAX_CELLS // (2 * resolution))
@@ -135,10 +173,21 @@ def resampled_csc_stats(
             a0, a1 = max(start_f, start_n), min(start_f + df.shape[1], start_n + dn.shape[1])
             if a1 <= a0:  # the two windows do not meet: no overlap at all
                 overlap[r] = 0.0
-                continue
-            both = np.minimum(df[:, a0 - start_f : a1 - start_f], dn[:, a0 - start_n : a1 - start_n])
-            overlap[r] = np.minimum(1.0, both.sum(axis=1))
-    return ResampledStats(overlap, separation, n_f, n_n)
+            else:
+                both = np.minimum(df[:, a0 - start_f : a1 - start_f], dn[:, a0 - start_n : a1 - start_n])
+                overlap[r] = np.minimum(1.0, both.sum(axis=1))
+            if keep_curves:
+                kept = CSCCurves(np.linspace(-1.0, 1.0, int(resolution)), _on_grid(df[0], start_f, resolution),
+                                 _on_grid(dn[0], start_n, resolution), float(overlap[r[0]]), float(sd_f[r[0]]),
+                                 float(sd_n[r[0]]), ("fft", "fft"))
+    return ResampledStats(overlap, separation, n_f, n_n), kept
+
+
+def _on_grid(window: np.ndarray, start: int, resolution: int) -> np.ndarray:
+    """A curve held on a window of grid points, placed on the whole grid (zeros outside the window)."""
+    out = np.zeros(int(resolution))
+    out[start : start + window.size] = window
+    return out
 
 
 def _curves_on_grid(x: np.ndarray, w: np.ndarray, sd: np.ndarray, resolution: int) -> tuple[int, np.ndarray]:

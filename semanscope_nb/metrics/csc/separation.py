@@ -16,7 +16,7 @@ import pandas as pd
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.data.sentences import SentenceCorpus
 from semanscope_nb.errors import EmbeddingError
-from semanscope_nb.metrics.csc.bootstrap import resampled_csc_stats
+from semanscope_nb.metrics.csc.bootstrap import full_sample_curves, resampled_csc_stats
 from semanscope_nb.metrics.csc.kde import (
     CSCCurves,
     KDEMethod,
@@ -192,10 +192,27 @@ def pair_cosines(orig: np.ndarray, pert: np.ndarray) -> tuple[np.ndarray, np.nda
     return cos, zero
 
 
+def point_curves(fz: Any, ng: Any, *, resolution: int, bandwidth: Any, method: KDEMethod = "auto") -> Any:
+    """The curves a CSC point is read from: ``method="auto"`` is the bootstrap's own computation of the full sample.
+
+    One truth: with ``"auto"`` the reported overlap is exactly the statistic
+    the bootstrap interval is built around (:func:`full_sample_curves`, scipy's
+    ``theta_hat``), not a second KDE route a few 1e-5 away; an explicit route
+    (``"direct"``, ``"binned"``, ``"windowed"``) draws the curves by that route.
+
+    >>> c = point_curves([0.95, 0.9, 0.97, 0.92], [0.5, 0.6, 0.55, 0.4], resolution=201, bandwidth=None)
+    >>> c.routes
+    ('fft', 'fft')
+    """
+    if method == "auto":
+        return full_sample_curves(fz, ng, resolution=resolution, bandwidth=bandwidth)
+    return csc_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=method)
+
+
 def _stats_for(fz: np.ndarray, ng: np.ndarray, resolution: int, bandwidth: Any, method: KDEMethod) -> tuple[float, float]:
     if fz.size == 0 or ng.size == 0:
         return math.nan, math.nan
-    ov = csc_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=method).overlap
+    ov = point_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=method).overlap
     return ov, float(np.median(fz) - np.median(ng))
 
 
@@ -214,8 +231,10 @@ def _bootstrap(
     sentence indices; each drawn sentence brings all its variants.  The
     statistic is vectorised over resamples (:func:`resampled_csc_stats`: one
     batched FFT per batch of resamples, no Python loop), so scipy calls it once
-    per ``_BOOT_BATCH`` resamples and once for BCa's jackknife.  ``kde_method``
-    applies to the point estimate only (kept for the signature).
+    per ``_BOOT_BATCH`` resamples and once for BCa's jackknife.  Its
+    full-sample value is the reported point when ``kde_method="auto"``
+    (:func:`point_curves`); an explicit ``kde_method`` draws the point by that
+    route, and a note gives how far it lies from the bootstrap's statistic.
     """
     import warnings
 
@@ -398,7 +417,7 @@ def concept_separation(
     encoder, frame, orig_zero, emb_stats = _perturbation_cosines(model, texts, perts, language=lang, tfidf_fit=tfidf_fit,
                                                                  cache=cache, progress=progress)
     fz, fz_sent, ng, ng_sent, n_dropped = _defined_similarities(frame, orig_zero, model_id=encoder.model_id, notes=notes)
-    curves = csc_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=kde_method)
+    curves = point_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=kde_method)
     notes += [f"every {kind} similarity is the same value: its curve is a point mass (no KDE spread)"
               for kind, route in zip(("fuzz", "negation"), curves.routes) if route == "point-mass"]
     ci, sep_ci = _overlap_intervals(curves.overlap, fz, fz_sent, ng, ng_sent, n_sentences=len(texts), n_boot=n_boot,
@@ -546,6 +565,10 @@ def _overlap_intervals(overlap: float, fz: np.ndarray, fz_sent: np.ndarray, ng: 
                                         confidence=confidence, method=ci_method, resolution=resolution,
                                         bandwidth=bandwidth, kde_method=kde_method)
     notes.extend(boot_notes)
+    if kde_method != "auto":
+        centre = full_sample_curves(fz, ng, resolution=resolution, bandwidth=bandwidth).overlap
+        notes.append(f"kde_method={kde_method!r}: the overlap {overlap:.6f} is drawn by that route; the bootstrap interval "
+                     f"is built around the FFT route's full-sample overlap {centre:.6f}")
     if not ci[0] <= overlap <= ci[1]:
         notes.append(
             f"the overlap {overlap:.4f} lies outside its {ci_method} interval [{ci[0]:.4f}, {ci[1]:.4f}]: resampled "
