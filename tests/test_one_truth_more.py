@@ -318,7 +318,7 @@ def test_the_csc_point_is_the_statistic_its_bootstrap_interval_is_built_around()
     # the same input: equal to the last bit, so the tolerance is zero.
     import semanscope_nb as snb
     from semanscope_nb.metrics.csc.bootstrap import resampled_csc_stats
-    from semanscope_nb.metrics.csc.kde import csc_curves
+    from semanscope_nb.metrics.csc.curves import csc_curves
 
     sentences = [f"The {w} team will finish the {v} report before noon." for w in ("red", "blue", "old", "new", "big")
                  for v in ("short", "long", "draft", "final")]
@@ -330,6 +330,9 @@ def test_the_csc_point_is_the_statistic_its_bootstrap_interval_is_built_around()
     np.testing.assert_allclose(r.overlap, theta_hat.overlap[0], rtol=0, atol=0,
                                err_msg="the point and the bootstrap's full-sample statistic are one computation")
     np.testing.assert_allclose(r.separation, theta_hat.separation[0], rtol=0, atol=0, err_msg="medians are exact")
+    # path C: the public function on the result's similarities answers the same number
+    np.testing.assert_allclose(snb.metrics.csc_overlap(r.sims("fuzz"), r.sims("negation")), r.overlap, rtol=0, atol=0,
+                               err_msg="csc_overlap's default route is the pipeline's")
     # the drawn curves carry the point: eq. 2 summed on them in plain Python (2001 terms of size <= 1: the sums'
     # rounding is below 2001 * 2**-52 ~ 4.4e-13)
     assert r.curves.overlap == r.overlap and r.curves.routes == ("fft", "fft")

@@ -77,13 +77,12 @@ Example
 
 from semanscope_nb._api import public_names as _public_names
 from semanscope_nb.metrics.csc.bootstrap import ResampledStats, resampled_csc_stats
+from semanscope_nb.metrics.csc.curves import csc_curves, csc_overlap
 from semanscope_nb.metrics.csc.kde import (
     AUTHORS_DEMO_BANDWIDTH,
     PAPER_BANDWIDTH,
     CSCCurves,
     bandwidth_factor,
-    csc_curves,
-    csc_overlap,
     kde_on_grid,
     kernel_sd,
 )

@@ -2,7 +2,7 @@
 
 A resample is a vector of counts over the original sentences (a sentence drawn
 twice brings its variants twice).  For every resample this computes what
-:func:`~semanscope_nb.metrics.csc.kde.csc_curves` and ``np.median`` give on
+:func:`~semanscope_nb.metrics.csc.curves.csc_curves` and ``np.median`` give on
 the repeated similarities, without a Python loop over resamples:
 
 * each similarity is linearly binned once, on fine bins aligned with the grid
@@ -15,11 +15,13 @@ the repeated similarities, without a Python loop over resamples:
 * medians come from the weighted cumulative counts of the sorted values
   (exactly ``np.median`` of the repeated values).
 
-Agreement with the one-resample path (:func:`csc_curves` with
-``method="direct"``, i.e. scipy) is tested to 1e-4 in overlap; the medians are
-exact.  A resample whose curve has no spread (one distinct value) goes through
-:func:`csc_curves` itself (a point mass).  :func:`full_sample_curves` is the
-same computation on the full sample (every sentence drawn once): the CSC point.
+Agreement with scipy (:func:`~semanscope_nb.metrics.csc.curves.csc_curves` with
+``method="direct"``) is tested to 1e-4 in overlap; the medians are
+exact.  A resample whose curve has no spread (one distinct value) or a very
+narrow kernel goes through :func:`kde_curves` (each curve's own KDE route; a
+point mass).  :func:`full_sample_curves` is the same computation on the full
+sample (every sentence drawn once): the CSC point, and :func:`csc_curves`'
+default route.
 
 Layer: metrics.  Pure NumPy; imports the CSC KDE room only.
 
@@ -27,7 +29,7 @@ Layer: metrics.  Pure NumPy; imports the CSC KDE room only.
 >>> fz, ng = np.array([0.95, 0.97, 0.9, 0.92]), np.array([0.5, 0.6, 0.55, 0.7])
 >>> sent = np.array([0, 1, 2, 3])
 >>> r = resampled_csc_stats(fz, sent, ng, sent, np.ones((1, 4)), resolution=201)
->>> round(float(r.overlap[0]), 6) == round(csc_curves(fz, ng, resolution=201).overlap, 6), round(float(r.separation[0]), 6)
+>>> float(r.overlap[0]) == full_sample_curves(fz, ng, resolution=201).overlap, round(float(r.separation[0]), 6)
 (True, 0.36)
 """
 
@@ -39,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from semanscope_nb.metrics.csc.kde import KERNEL_REACH, CSCCurves, bandwidth_factor, csc_curves
+from semanscope_nb.metrics.csc.kde import KERNEL_REACH, CSCCurves, bandwidth_factor, kde_curves
 
 _MIN_SD_BINS = 16.0  # the narrowest kernel spans at least this many fine bins (linear-binning error ~ 1e-4 relative)
 _MAX_Q = 64  # at most this many fine bins per grid step
@@ -113,7 +115,7 @@ def full_sample_curves(fuzz: Any, negation: Any, *, resolution: int = 2001,
     :func:`~semanscope_nb.metrics.csc.separation.concept_separation` reports
     this overlap as its point: one function and one route for the point and
     the resamples.  Routes: ``"fft"`` (the batched fine-bin FFT), or those of
-    :func:`csc_curves` for a curve without spread or a very narrow kernel.
+    :func:`~semanscope_nb.metrics.csc.kde.kde_curves` for a curve without spread or a very narrow kernel.
 
     >>> import numpy as np
     >>> fz, ng = np.array([0.95, 0.97, 0.9, 0.92]), np.array([0.5, 0.6, 0.55, 0.7])
@@ -159,8 +161,8 @@ def _resampled(
     kept: CSCCurves | None = None
     if point.any():  # a curve without spread (point mass) or a very narrow kernel: the one-resample route
         for b in np.flatnonzero(point):
-            cur = csc_curves(np.repeat(fz, c[b, fs].astype(np.int64)), np.repeat(ng, c[b, ns].astype(np.int64)),
-                             resolution=resolution, bandwidth=bandwidth)
+            cur = kde_curves(np.repeat(fz, c[b, fs].astype(np.int64)), np.repeat(ng, c[b, ns].astype(np.int64)),
+                             resolution=resolution, bandwidth=bandwidth, method="auto")  # each curve's own KDE route
             overlap[b] = cur.overlap
             kept = cur
     if smooth.any():

@@ -82,8 +82,12 @@ def scipy_bw_method(bandwidth: float | str | None) -> float | str | None:
 SIM_TOLERANCE = 1e-6  # rounding of a computed cosine (float32: ~1e-7) may step this far outside [-1, 1]
 
 
-def _as_sims(values: Any, name: str) -> np.ndarray:
-    """``values`` as a 1-D float array of cosine similarities in [-1, 1] (rounding excursions clipped), or a clear error."""
+def checked_sims(values: Any, name: str) -> np.ndarray:
+    """``values`` as a 1-D float array of cosine similarities in [-1, 1] (rounding excursions clipped), or a clear error.
+
+    >>> checked_sims([0.5, 1.0 + 1e-12], "fuzz_sims").tolist()
+    [0.5, 1.0]
+    """
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as e:
@@ -218,53 +222,15 @@ def _normalise(d: np.ndarray, name: str) -> np.ndarray:
     return d / total
 
 
-def csc_curves(
-    fuzz_sims: Any,
-    neg_sims: Any,
-    *,
-    resolution: int = 2001,
-    bandwidth: float | str | None = None,
-    method: KDEMethod = "auto",
-) -> CSCCurves:
-    """Both CSC curves: KDE on ``np.linspace(-1, 1, resolution)``, each normalised to sum 1 (paper eq. 1).
+def kde_curves(f: np.ndarray, n: np.ndarray, *, resolution: int, bandwidth: Any, method: KDEMethod) -> CSCCurves:
+    """Both curves by :func:`kde_on_grid` (``method="auto"``: each curve's own route), for checked inputs.
 
-    ``bandwidth`` sets the kernel sd = factor x the curve's sample standard
-    deviation, for each curve separately (scipy's ``bw_method``):
-
-    * ``None`` / ``'scott'`` (default): factor ``n**(-1/5)``, so it shrinks with
-      the number of similarities ``n`` (0.40 at n=100, 0.25 at n=1,000, 0.16 at
-      n=10,000);
-    * ``'authors-demo'``: the fixed factor 0.2 of the authors' demo app
-      (``gaussian_kde`` with ``covariance_factor = 0.2``, their "kernel
-      width"; paper 002 itself states no bandwidth): narrower than Scott's
-      below n = 0.2**-5 = 3,125 similarities, wider above; use it to compare
-      overlaps with the authors' tool.  ``'paper'`` is its deprecated alias;
-    * ``'silverman'``: ``(3n/4)**(-1/5)``; a number: that factor.  Each input must be 1-D, finite and in
-    [-1, 1] (excursions up to ``SIM_TOLERANCE`` from rounding are clipped);
-    anything else raises ``ValueError`` naming the argument.
-
-    >>> c = csc_curves([0.95, 0.9, 0.97, 0.92], [0.5, 0.6, 0.55, 0.4], resolution=201)
-    >>> round(float(c.fuzz.sum()), 6), c.overlap < 0.05
-    (1.0, True)
+    >>> kde_curves(np.array([0.9, 0.95]), np.array([0.5, 0.6]), resolution=201, bandwidth=None, method="auto").routes
+    ('windowed', 'binned')
     """
-    validate_grid(resolution, bandwidth)
-    bandwidth = resolve_bandwidth(bandwidth)
-    f = _as_sims(fuzz_sims, "fuzz_sims")
-    n = _as_sims(neg_sims, "neg_sims")
     grid = np.linspace(-1.0, 1.0, int(resolution))
     df, rf = kde_on_grid(f, grid, bandwidth=bandwidth, method=method)
     dn, rn = kde_on_grid(n, grid, bandwidth=bandwidth, method=method)
     nf, nn = _normalise(df, "fuzz"), _normalise(dn, "negation")
     overlap = float(min(1.0, np.minimum(nf, nn).sum()))
     return CSCCurves(grid, nf, nn, overlap, kernel_sd(f, bandwidth), kernel_sd(n, bandwidth), (rf, rn))
-
-
-def csc_overlap(
-    fuzz_sims: Any, neg_sims: Any, *, resolution: int = 2001, bandwidth: float | str | None = None, method: KDEMethod = "auto"
-) -> float:
-    """Overlap of the fuzz and negation curves (paper eq. 1-2), in [0, 1]: lower = better separation.
-
-    >>> csc_overlap([0.9, 0.95, 0.97], [0.9, 0.95, 0.97])
-    1.0
-    """
-    return csc_curves(fuzz_sims, neg_sims, resolution=resolution, bandwidth=bandwidth, method=method).overlap

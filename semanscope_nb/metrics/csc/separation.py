@@ -17,11 +17,11 @@ from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.data.sentences import SentenceCorpus
 from semanscope_nb.errors import EmbeddingError
 from semanscope_nb.metrics.csc.bootstrap import full_sample_curves, resampled_csc_stats
+from semanscope_nb.metrics.csc.curves import csc_curves
 from semanscope_nb.metrics.csc.kde import (
     CSCCurves,
     KDEMethod,
     validate_grid,
-    csc_curves,
     resolve_bandwidth,
 )
 from semanscope_nb.metrics.csc.languages import (
@@ -192,27 +192,10 @@ def pair_cosines(orig: np.ndarray, pert: np.ndarray) -> tuple[np.ndarray, np.nda
     return cos, zero
 
 
-def point_curves(fz: Any, ng: Any, *, resolution: int, bandwidth: Any, method: KDEMethod = "auto") -> Any:
-    """The curves a CSC point is read from: ``method="auto"`` is the bootstrap's own computation of the full sample.
-
-    One truth: with ``"auto"`` the reported overlap is exactly the statistic
-    the bootstrap interval is built around (:func:`full_sample_curves`, scipy's
-    ``theta_hat``), not a second KDE route a few 1e-5 away; an explicit route
-    (``"direct"``, ``"binned"``, ``"windowed"``) draws the curves by that route.
-
-    >>> c = point_curves([0.95, 0.9, 0.97, 0.92], [0.5, 0.6, 0.55, 0.4], resolution=201, bandwidth=None)
-    >>> c.routes
-    ('fft', 'fft')
-    """
-    if method == "auto":
-        return full_sample_curves(fz, ng, resolution=resolution, bandwidth=bandwidth)
-    return csc_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=method)
-
-
 def _stats_for(fz: np.ndarray, ng: np.ndarray, resolution: int, bandwidth: Any, method: KDEMethod) -> tuple[float, float]:
     if fz.size == 0 or ng.size == 0:
         return math.nan, math.nan
-    ov = point_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=method).overlap
+    ov = csc_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=method).overlap
     return ov, float(np.median(fz) - np.median(ng))
 
 
@@ -233,7 +216,7 @@ def _bootstrap(
     batched FFT per batch of resamples, no Python loop), so scipy calls it once
     per ``_BOOT_BATCH`` resamples and once for BCa's jackknife.  Its
     full-sample value is the reported point when ``kde_method="auto"``
-    (:func:`point_curves`); an explicit ``kde_method`` draws the point by that
+    (:func:`csc_curves`' default route); an explicit ``kde_method`` draws the point by that
     route, and a note gives how far it lies from the bootstrap's statistic.
     """
     import warnings
@@ -417,7 +400,7 @@ def concept_separation(
     encoder, frame, orig_zero, emb_stats = _perturbation_cosines(model, texts, perts, language=lang, tfidf_fit=tfidf_fit,
                                                                  cache=cache, progress=progress)
     fz, fz_sent, ng, ng_sent, n_dropped = _defined_similarities(frame, orig_zero, model_id=encoder.model_id, notes=notes)
-    curves = point_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=kde_method)
+    curves = csc_curves(fz, ng, resolution=resolution, bandwidth=bandwidth, method=kde_method)
     notes += [f"every {kind} similarity is the same value: its curve is a point mass (no KDE spread)"
               for kind, route in zip(("fuzz", "negation"), curves.routes) if route == "point-mass"]
     ci, sep_ci = _overlap_intervals(curves.overlap, fz, fz_sent, ng, ng_sent, n_sentences=len(texts), n_boot=n_boot,
