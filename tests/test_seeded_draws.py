@@ -125,3 +125,84 @@ def test_gate_and_euclidean_chance_are_the_same_with_and_without_kept_draws():
     # each inter distance: 60 dot products of d = 12 rounded apart (gamma_12 relative to 1) and a mean of 60 terms
     np.testing.assert_allclose([again[0].null_mean, again[0].null_sd], [null.mean(), null.std(ddof=1)], rtol=1e-12,
                                err_msg="the kept draws are rng.permutation's, re-pairing after re-pairing")
+
+
+# --------------------------------------------------------------------------- resample counts kept between passes
+
+
+def _loop_counts(R: int, B: int, *, seed: int) -> np.ndarray:
+    """resample_counts' rule as plain loops: resample b is the next R draws of integers(0, R), counted per row."""
+    g = np.random.default_rng(seed)
+    out = np.zeros((B, R))
+    for b in range(B):
+        for i in g.integers(0, R, size=R).tolist():
+            out[b, i] += 1.0
+    return out
+
+
+@pytest.fixture()
+def _fresh_resamples():
+    chance._RESAMPLES.clear()
+    yield
+    chance._RESAMPLES.clear()
+
+
+def test_a_completed_pass_is_handed_out_again_cut_at_the_same_batches(_fresh_resamples):
+    from semanscope_nb.metrics.chance import resample_counts
+
+    R, B = 37, 23
+    want = _loop_counts(R, B, seed=11)
+    first = list(resample_counts(R, B, seed=11, batch=5))
+    assert (11, R) in chance._RESAMPLES and chance._RESAMPLES.get((11, R)).dtype == np.uint8
+    for n_boot, batch in ((23, 5), (23, 7), (10, 4), (1, 1)):
+        again = list(resample_counts(R, n_boot, seed=11, batch=batch))
+        assert [c.shape[0] for c in again] == [min(batch, n_boot - a) for a in range(0, n_boot, batch)]
+        assert all(c.dtype == np.float64 and c.flags.writeable for c in again)  # fresh arrays, as a draw gives
+        assert np.array_equal(np.concatenate(again), want[:n_boot]), (n_boot, batch)
+    assert all(np.array_equal(a, b) for a, b in zip(first, resample_counts(R, B, seed=11, batch=5)))
+    again = next(resample_counts(R, B, seed=11, batch=5))
+    again[:] = -1.0  # a caller writing into its counts changes nothing kept
+    assert np.array_equal(np.concatenate(list(resample_counts(R, B, seed=11, batch=5))), want)
+    longer = np.concatenate(list(resample_counts(R, 40, seed=11, batch=6)))  # more than kept: drawn, then kept
+    assert np.array_equal(longer, _loop_counts(R, 40, seed=11)) and chance._RESAMPLES.get((11, R)).shape == (40, R)
+
+
+def test_a_stopped_or_large_pass_or_a_count_beyond_a_byte_is_not_kept(_fresh_resamples, monkeypatch):
+    from semanscope_nb.metrics.chance import resample_counts
+
+    it = resample_counts(30, 20, seed=1, batch=4)
+    next(it)
+    it.close()
+    assert (1, 30) not in chance._RESAMPLES  # stopped early: nothing kept
+    list(resample_counts(30, 20, seed=None, batch=4))
+    assert len(chance._RESAMPLES) == 0  # fresh entropy: never kept
+    monkeypatch.setattr(chance, "RESAMPLE_MEMO_BYTES", 4 * 30 * 20 - 1)
+    list(resample_counts(30, 20, seed=2, batch=4))
+    assert (2, 30) not in chance._RESAMPLES  # above a quarter of the bound
+    monkeypatch.setattr(chance, "RESAMPLE_MEMO_BYTES", 8 * 2**20)
+    real = chance._drawn_counts
+
+    def one_row_drawn_300_times(rng, b, n_rows):
+        c = real(rng, b, n_rows)
+        c[0, 0] = 300.0
+        return c
+
+    monkeypatch.setattr(chance, "_drawn_counts", one_row_drawn_300_times)
+    list(resample_counts(400, 3, seed=3, batch=2))
+    assert (3, 400) not in chance._RESAMPLES  # a count a byte cannot hold: the pass is not kept (never wrapped)
+
+
+def test_semantic_affinity_is_the_same_with_kept_and_fresh_draws(_fresh_resamples):
+    """The whole verdict with every draw fresh and with every draw kept: equal to the bit, decisions included."""
+    import semanscope_nb as snb
+
+    rng = np.random.default_rng(21)
+    en = rng.normal(size=(90, 16)) * rng.uniform(0.5, 2.0, size=(90, 1))
+    E = {"en": en, "zh": en + 1.1 * rng.normal(size=(90, 16))}
+    fresh = snb.semantic_affinity(E, n_boot=200, seed=4)
+    kept = snb.semantic_affinity(E, n_boot=200, seed=4)
+    assert (4, 90) in chance._RESAMPLES and (4, 1, 90) in chance._REPAIRINGS
+    assert (fresh.tier, fresh.verdict, fresh.permutation.p_value) == (kept.tier, kept.verdict, kept.permutation.p_value)
+    a, b = fresh.to_dict(), kept.to_dict()
+    a.pop("provenance", None), b.pop("provenance", None)
+    assert a == b

@@ -92,6 +92,12 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
     null, the verdict's subsets, the pair matrix) are computed on the very same resampled
     concepts.  Every bootstrap over rows in the package draws through this function.
 
+    The resamples depend on nothing but ``(seed, n_rows)``, so those of a complete pass are kept between calls (every
+    model scored on the same concepts with the same seed draws them again; :data:`RESAMPLE_MEMO_BYTES`, as small
+    integers: a count fits a byte but for a resample that draws one row 256 times): a later pass of at most as many
+    resamples hands out fresh float64 copies of them, cut at the same batch boundaries -- the same arrays, so the same
+    products to the bit.
+
     >>> sum(c.shape[0] for c in resample_counts(10, 25, seed=0, batch=7)), next(resample_counts(10, 3, seed=0)).sum(axis=1)
     (25, array([10., 10., 10.]))
     >>> idx = np.random.default_rng(0).integers(0, 10, size=10)   # resample 0, drawn by hand
@@ -104,6 +110,14 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
     if batch is None:
         batch = max(1, DEFAULT_MAX_BATCH_BYTES // (8 * n_rows))
     check_count("batch", batch, minimum=1)
+    key = None if seed is None else (int(seed), int(n_rows))
+    kept = _RESAMPLES.get(key) if key is not None else None
+    if kept is not None and kept.shape[0] >= n_boot:  # a complete earlier pass: its resamples, no draw
+        for a in range(0, n_boot, batch):
+            yield kept[a : min(a + batch, n_boot)].astype(np.float64)
+        return
+    # this pass's resamples as small integers, to keep when it completes (None: too large, or a count beyond a byte)
+    small: list[np.ndarray] | None = [] if key is not None and n_boot * n_rows <= RESAMPLE_MEMO_BYTES // 4 else None
     rng = np.random.default_rng(seed)
     # the next batch is drawn on a free CPU while the caller works on this one (spreads.beside; the same generator,
     # still one batch after the other, so the same draws), when its arrays are small beside the caller's own work
@@ -115,9 +129,23 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
             pending = None
             if ahead and a + batch < n_boot:  # None when there is no free CPU: drawn here at the next step
                 pending = beside(_drawn_counts, rng, min(batch, n_boot - a - batch), n_rows, only_if_free=True)
+            if small is not None and counts.max() <= 255:
+                small.append(counts.astype(np.uint8))  # a copy taken before the caller has the counts
+            elif small is not None:
+                small = None
             yield counts
     finally:  # a caller that stops early: a draw under way ends before the generator is let go
         drop_side_job(pending)
+    if small is not None:  # the pass completed: its resamples kept for the next one
+        drawn = np.concatenate(small)
+        drawn.flags.writeable = False
+        _RESAMPLES.put(key, drawn)
+
+
+#: bytes of resample counts kept between calls (:func:`resample_counts`, one byte per count); a pass is kept when it
+#: takes at most a quarter of it (1000 resamples of 349 concepts: 349 kB), so the bootstrap's own memory stays as it was
+RESAMPLE_MEMO_BYTES = 8 * 2**20
+_RESAMPLES = Memo(RESAMPLE_MEMO_BYTES, sizeof=lambda drawn: drawn.nbytes)  # (seed, n_rows) -> (n_boot x n_rows) uint8
 
 
 #: largest draw (bytes of its three B x R arrays) that :func:`resample_counts` makes ahead on a free CPU: within the
