@@ -206,3 +206,39 @@ def test_semantic_affinity_is_the_same_with_kept_and_fresh_draws(_fresh_resample
     a, b = fresh.to_dict(), kept.to_dict()
     a.pop("provenance", None), b.pop("provenance", None)
     assert a == b
+
+
+# --------------------------------------------------------------------------- the Euclidean chance level's gathers
+
+
+@pytest.mark.parametrize("L", [2, 3])
+def test_repaired_inters_euclidean_gathers_equal_the_plain_gathers_and_loops(L):
+    """Re-pairings through the centred Gram matrices: a language kept in place is read without a gather and the
+    Gram entries by one flat gather -- the same numbers as the 2-d gathers of every language (to the bit), and the
+    paper's RMS distance over each tuple's language pairs as plain loops (to rounding)."""
+    rng = np.random.default_rng(30 + L)
+    R, d = 41, 7
+    vecs = tuple(rng.normal(size=(R, d)) * rng.uniform(0.5, 3.0, size=(R, 1)) for _ in range(L))
+    eye = sp.identity(R, format="csr")
+    aw = AlignedWords(tuple("abc"[:L]), vecs, (eye,) * L, tuple(map(str, range(R))))
+    s = Spreads(aw)
+    m = 9
+    for first_in_place in (True, False):
+        P = np.stack([np.stack([np.arange(R) if (k == 0 and first_in_place) else rng.permutation(R) for k in range(L)])
+                      for _ in range(m)])
+        got = s.repaired_inters_euclidean(P)
+        gram = s._centred_gram()
+        pair_sq = np.zeros((m, R))
+        for i in range(L):
+            for j in range(i + 1, L):  # the 2-d gathers of every language
+                pair_sq += s._q[i][P[:, i]] + s._q[j][P[:, j]] - 2.0 * gram[i, j][P[:, i], P[:, j]]
+        plain = np.sqrt(np.maximum(pair_sq, 0.0) / s.K).sum(axis=1) / float(R)
+        plain = np.ldexp(plain, s._wexp - s.exponent) if s._wexp - s.exponent else plain
+        np.testing.assert_array_equal(got, plain, err_msg="the same gathered numbers in the same arithmetic")
+        x = [np.ldexp(v, -s.exponent) for v in vecs]  # units of the spreads' scale (a power of two: exact)
+        loops = [sum(np.sqrt(sum(float(np.sum((x[i][P[b, i, r]] - x[j][P[b, j, r]]) ** 2))
+                                 for i in range(L) for j in range(i + 1, L)) / s.K) for r in range(R)) / R
+                 for b in range(m)]
+        # squared distances from centred norms and Gram entries: each within ~(d + 2) u of (|x_i - c| + |x_j - c|)^2
+        # beside ||x_i - x_j||^2 (no worse than 1e-11 relative here: the rows are within a factor 10 of the centre)
+        np.testing.assert_allclose(got, loops, rtol=1e-11, err_msg="the paper's tuple RMS distances, as plain loops")
