@@ -296,8 +296,6 @@ def test_resample_counts_drawn_ahead_on_a_free_cpu_are_the_loop_s_resamples(monk
         return real(*args)
 
     monkeypatch.setattr(chance, "_drawn_counts", recorded)
-    monkeypatch.setattr(chance, "RESAMPLE_MEMO_BYTES", 0)  # every pass drawn (none kept between calls: where they are
-    monkeypatch.setattr(chance, "_RESAMPLES", chance.Memo(1))  # drawn is what this test watches)
     eye = sp.identity(R, format="csr")
     space = AlignedWords(("en", "de"), (np.eye(R, 8), np.eye(R, 8)), (eye, eye), tuple(map(str, range(R))))
     for free in (1, 0):

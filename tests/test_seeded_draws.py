@@ -141,7 +141,9 @@ def _loop_counts(R: int, B: int, *, seed: int) -> np.ndarray:
 
 
 @pytest.fixture()
-def _fresh_resamples():
+def _fresh_resamples(monkeypatch):
+    """An empty memo of resample counts that keeps passes of any size (RESAMPLE_MEMO_MIN 0: small test passes)."""
+    monkeypatch.setattr(chance, "RESAMPLE_MEMO_MIN", 0)
     chance._RESAMPLES.clear()
     yield
     chance._RESAMPLES.clear()
@@ -179,6 +181,10 @@ def test_a_stopped_or_large_pass_or_a_count_beyond_a_byte_is_not_kept(_fresh_res
     monkeypatch.setattr(chance, "RESAMPLE_MEMO_BYTES", 4 * 30 * 20 - 1)
     list(resample_counts(30, 20, seed=2, batch=4))
     assert (2, 30) not in chance._RESAMPLES  # above a quarter of the bound
+    monkeypatch.setattr(chance, "RESAMPLE_MEMO_MIN", 30 * 20 + 1)
+    monkeypatch.setattr(chance, "RESAMPLE_MEMO_BYTES", 8 * 2**20)
+    list(resample_counts(30, 20, seed=2, batch=4))
+    assert (2, 30) not in chance._RESAMPLES  # fewer counts than the minimum: drawn every time, never kept
     monkeypatch.setattr(chance, "RESAMPLE_MEMO_BYTES", 8 * 2**20)
     real = chance._drawn_counts
 
@@ -190,6 +196,19 @@ def test_a_stopped_or_large_pass_or_a_count_beyond_a_byte_is_not_kept(_fresh_res
     monkeypatch.setattr(chance, "_drawn_counts", one_row_drawn_300_times)
     list(resample_counts(400, 3, seed=3, batch=2))
     assert (3, 400) not in chance._RESAMPLES  # a count a byte cannot hold: the pass is not kept (never wrapped)
+
+
+def test_the_default_bounds_keep_the_verdict_s_pass_and_not_a_small_one():
+    from semanscope_nb.metrics.chance import resample_counts
+
+    chance._RESAMPLES.clear()
+    try:
+        list(resample_counts(37, 23, seed=11, batch=5))  # 851 counts: drawn again every time
+        assert len(chance._RESAMPLES) == 0
+        list(resample_counts(349, 1000, seed=0, batch=208))  # the floor case of bench_fused_verdict: 349 kB kept
+        assert chance._RESAMPLES.get((0, 349)).nbytes == 349_000
+    finally:
+        chance._RESAMPLES.clear()
 
 
 def test_semantic_affinity_is_the_same_with_kept_and_fresh_draws(_fresh_resamples):

@@ -96,7 +96,7 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
     model scored on the same concepts with the same seed draws them again; :data:`RESAMPLE_MEMO_BYTES`, as small
     integers: a count fits a byte but for a resample that draws one row 256 times): a later pass of at most as many
     resamples hands out fresh float64 copies of them, cut at the same batch boundaries -- the same arrays, so the same
-    products to the bit.
+    products to the bit (a pass of fewer than :data:`RESAMPLE_MEMO_MIN` counts is always drawn).
 
     >>> sum(c.shape[0] for c in resample_counts(10, 25, seed=0, batch=7)), next(resample_counts(10, 3, seed=0)).sum(axis=1)
     (25, array([10., 10., 10.]))
@@ -110,7 +110,8 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
     if batch is None:
         batch = max(1, DEFAULT_MAX_BATCH_BYTES // (8 * n_rows))
     check_count("batch", batch, minimum=1)
-    key = None if seed is None else (int(seed), int(n_rows))
+    # (a pass of fewer than RESAMPLE_MEMO_MIN counts is drawn every time: drawing it costs about what copying would)
+    key = None if seed is None or n_boot * n_rows < RESAMPLE_MEMO_MIN else (int(seed), int(n_rows))
     kept = _RESAMPLES.get(key) if key is not None else None
     if kept is not None and kept.shape[0] >= n_boot:  # a complete earlier pass: its resamples, no draw
         for a in range(0, n_boot, batch):
@@ -145,6 +146,8 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
 #: bytes of resample counts kept between calls (:func:`resample_counts`, one byte per count); a pass is kept when it
 #: takes at most a quarter of it (1000 resamples of 349 concepts: 349 kB), so the bootstrap's own memory stays as it was
 RESAMPLE_MEMO_BYTES = 8 * 2**20
+#: ... and when it holds at least this many counts (below, a draw costs under 0.1 ms: nothing to save)
+RESAMPLE_MEMO_MIN = 2**16
 _RESAMPLES = Memo(RESAMPLE_MEMO_BYTES, sizeof=lambda drawn: drawn.nbytes)  # (seed, n_rows) -> (n_boot x n_rows) uint8
 
 
