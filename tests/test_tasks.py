@@ -158,6 +158,141 @@ def test_unknown_token_answers_are_kept_in_the_cache_and_read_back(tmp_path):
     assert set().union(*map(set, asked)) == set(bigger.words("fr")) - seen, "only words not answered before are asked"
 
 
+def _unknown_fake():
+    """A plumbing fake whose "unknown" words have a length divisible by 3, and the word lists it was asked."""
+    from semanscope_nb.models.encoders import RandomEncoder
+
+    asked: list[list[str]] = []
+
+    class Unk(RandomEncoder):
+        model_id = "unk-fake"
+
+        def unknown_token_words(self, texts):
+            asked.append(list(texts))
+            return [len(t) % 3 == 0 for t in texts]
+
+    return Unk, asked
+
+
+def _unknown_rows(path, key: str) -> list[tuple]:
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    try:
+        return con.execute("SELECT entry, meta, blob FROM token_vectors WHERE model_key=?", (key,)).fetchall()
+    finally:
+        con.close()
+
+
+def test_the_answer_for_the_whole_word_set_is_read_in_one_entry_and_an_older_cache_gets_it(tmp_path):
+    """Issue 21: a warm cache answers the unknown-token check of a data set from one entry (its word set's answer), the
+    same answer the per-word entries give; an older cache (per-word entries only) answers from those, without the
+    tokenizer, and gets the set's entry; another word set is another entry."""
+    import sqlite3
+
+    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.runs.task_library import UNKNOWN_SET_KEY, UNKNOWN_TOKEN_KEY, aligned_words, unknown_words
+
+    Unk, asked = _unknown_fake()
+    ds = snb.load_dataset("edge-cases").select(["en", "zh", "de"])
+    aw = aligned_words(snb.embed(ds, Unk(dim=8), cache=False, progress=False))
+    want = {lang: tuple(w for w in words if len(w) % 3 == 0) for lang, words in zip(aw.languages, aw.words)}
+    want = {lang: hit for lang, hit in want.items() if hit}
+    first = unknown_words(snb.embed(ds, Unk(dim=8), cache=EmbeddingCache(tmp_path / "c"), progress=False))
+    assert first == want and want and asked
+    path = tmp_path / "c" / "embeddings.sqlite"
+    set_key, word_key = Unk(dim=8).cache_key + UNKNOWN_SET_KEY, Unk(dim=8).cache_key + UNKNOWN_TOKEN_KEY
+    (entry, meta, blob), = _unknown_rows(path, set_key)
+    assert meta == "set" and json.loads(blob) == sorted({w for hit in want.values() for w in hit})
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM token_vectors WHERE model_key=?", (word_key,))  # only the set's entry can answer now
+    con.commit()
+    asked.clear()
+    assert unknown_words(snb.embed(ds, Unk(dim=8), cache=EmbeddingCache(tmp_path / "c"), progress=False)) == want
+    assert asked == [], "the set's entry answered: neither the tokenizer nor the per-word entries"
+    assert _unknown_rows(path, word_key) == []
+    # an older cache: the per-word entries, no set entry
+    unknown_words(snb.embed(ds, Unk(dim=8), cache=EmbeddingCache(tmp_path / "old"), progress=False))
+    old = tmp_path / "old" / "embeddings.sqlite"
+    con = sqlite3.connect(old)
+    con.execute("DELETE FROM token_vectors WHERE model_key=?", (set_key,))
+    con.commit()
+    asked.clear()
+    assert unknown_words(snb.embed(ds, Unk(dim=8), cache=EmbeddingCache(tmp_path / "old"), progress=False)) == want
+    assert asked == [] and [r[0] for r in _unknown_rows(old, set_key)] == [entry], "read per word, the set's entry written"
+    bigger = snb.load_dataset("edge-cases").select(["en", "zh", "de", "fr"])
+    unknown_words(snb.embed(bigger, Unk(dim=8), cache=EmbeddingCache(tmp_path / "old"), progress=False))
+    assert len(_unknown_rows(old, set_key)) == 2, "another word set: its own entry"
+    con.close()
+
+
+@pytest.mark.parametrize("damage", ["digest", "not json", "a word outside the set", "meta"])
+def test_a_damaged_word_set_entry_is_named_answered_per_word_and_written_again(tmp_path, damage):
+    """A set entry whose digest fails (dropped by the cache) or whose sound row does not hold a JSON list of words of
+    the set is named in a CacheWarning; the answer comes from the per-word entries (the same) and the entry is
+    written again."""
+    import sqlite3
+
+    from semanscope_nb.errors import CacheWarning
+    from semanscope_nb.models.cache import EmbeddingCache, _digest
+    from semanscope_nb.runs.task_library import UNKNOWN_SET_KEY, unknown_words
+
+    Unk, asked = _unknown_fake()
+    ds = snb.load_dataset("edge-cases").select(["en", "zh", "de"])
+    good = unknown_words(snb.embed(ds, Unk(dim=8), cache=EmbeddingCache(tmp_path), progress=False))
+    path, set_key = tmp_path / "embeddings.sqlite", Unk(dim=8).cache_key + UNKNOWN_SET_KEY
+    (entry, meta, blob), = _unknown_rows(path, set_key)
+    meta, blob = {"digest": (meta, blob[:-1] + b"]]"), "not json": (meta, b"[\"a\""),
+                  "a word outside the set": (meta, json.dumps(["no such word"]).encode()), "meta": ("1", blob)}[damage]
+    digest = b"\x00" * 16 if damage == "digest" else _digest(meta.encode() + blob)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE token_vectors SET meta=?, blob=?, digest=? WHERE model_key=? AND entry=?",
+                (meta, blob, digest, set_key, entry))
+    con.commit()
+    asked.clear()
+    with pytest.warns(CacheWarning, match="damaged") as caught:
+        again = unknown_words(snb.embed(ds, Unk(dim=8), cache=EmbeddingCache(tmp_path), progress=False))
+    assert again == good and asked == []
+    assert any(str(path) in str(w.message) for w in caught), "the warning names the cache"
+    (_, meta2, blob2), = _unknown_rows(path, set_key)
+    assert meta2 == "set" and json.loads(blob2) == sorted({w for hit in good.values() for w in hit}), "written again"
+    con.close()
+
+
+def test_a_read_only_or_locked_cache_still_answers_the_word_set_without_waiting(tmp_path):
+    """A read-only cache and one another process is writing to answer the unknown-token check all the same (from the
+    per-word entries when the set's entry is missing): its entry is not stored then, with no error and no wait."""
+    import sqlite3
+    import time
+    import warnings
+
+    from semanscope_nb.errors import CacheWarning
+    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.runs.task_library import UNKNOWN_SET_KEY, unknown_words
+
+    Unk, asked = _unknown_fake()
+    ds = snb.load_dataset("edge-cases").select(["en", "zh", "de"])
+    good = unknown_words(snb.embed(ds, Unk(dim=8), cache=EmbeddingCache(tmp_path), progress=False))
+    path, set_key = tmp_path / "embeddings.sqlite", Unk(dim=8).cache_key + UNKNOWN_SET_KEY
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("DELETE FROM token_vectors WHERE model_key=?", (set_key,))  # an older cache
+    asked.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        ro = EmbeddingCache(tmp_path, read_only=True)
+        assert unknown_words(snb.embed(ds, Unk(dim=8), cache=ro, progress=False)) == good
+        ro.close()
+        e = snb.embed(ds, Unk(dim=8), cache=EmbeddingCache(tmp_path, timeout=30.0), progress=False)
+        con.execute("BEGIN IMMEDIATE")  # another process writing
+        t0 = time.perf_counter()
+        assert unknown_words(e) == good
+        assert time.perf_counter() - t0 < 10.0, "no wait for the writer's lock (the cache's timeout is 30 s)"
+        con.execute("ROLLBACK")
+    assert asked == [] and _unknown_rows(path, set_key) == [], "answered per word; nothing stored"
+    assert unknown_words(e) == good and len(_unknown_rows(path, set_key)) == 1, "stored once the lock is free"
+    con.close()
+
+
 def _fresh_surface_memo(monkeypatch) -> None:
     """An empty kept-baseline memo (runs.task_library._SURFACES) for this test, and no baseline statistics known yet
     (chance._SURFACE_DONE empty, chance._SURFACE_STORE in an empty folder): a fresh process with an empty store."""
@@ -269,6 +404,50 @@ def test_the_baseline_identity_changes_with_what_determines_its_vectors(monkeypa
     monkeypatch.setattr(TfidfEncoder, "version", property(lambda self: "scikit-learn==0.0-other"))
     others["another baseline version"] = ident(ds)
     assert len(set(others.values()) | {base}) == len(others) + 1, others
+
+
+def test_the_baseline_identity_is_the_digest_the_store_s_keys_were_made_with_and_the_shell_is_the_data_set_s(monkeypatch):
+    """Issue 21: the identity hashed in one update (faster) is the digest of one update per word, as before (the keys
+    the on-disk store already holds stay valid); the baseline's words take the model's shell (the same data set's
+    incidence, labels, groups and words) instead of building it again."""
+    import hashlib
+
+    import scipy.sparse as sp
+
+    from semanscope_nb.runs import task_library
+
+    def by_word(dataset, baseline, *, cached):  # the identity as first written: one update per part and per word
+        h = hashlib.blake2b(digest_size=20)
+        for part in (baseline.cache_key, dataset.sha256, "cache:float32" if cached else "no-cache",
+                     repr(tuple(dataset.languages)), repr(dataset.groups)):
+            h.update(str(part).encode())
+            h.update(b"\x00")
+        for row in dataset.rows:
+            for cell in row:
+                h.update(f"{len(cell)}:".encode())
+                for w in cell:
+                    b = w.encode()
+                    h.update(f"{len(b)}:".encode() + b)
+            h.update(b"\x1d")
+        return h.digest()
+
+    for name, langs in (("edge-cases", ["en", "zh", "de", "fr"]), ("conceptual-space", None)):
+        ds = snb.load_dataset(name)
+        ds = ds.select(langs) if langs else ds
+        baseline = task_library._baseline_encoder(ds)
+        for cached in (True, False):
+            assert task_library._baseline_identity(ds, baseline, cached=cached) == by_word(ds, baseline, cached=cached)
+    ds = snb.load_dataset("edge-cases").select(["en", "zh", "de", "fr"])
+    e = snb.embed(ds, "random-null", cache=False, progress=False)
+    aw = task_library.aligned_words(e)
+    monkeypatch.setattr(task_library, "_SURFACES", Memo(task_library.SURFACE_KEPT_BYTES, sizeof=lambda kept: kept[2]))
+    monkeypatch.setattr(task_library, "_word_shell", lambda dataset: pytest.fail("the shell is built again"))
+    surface = task_library._surface_words(e, own=aw)
+    monkeypatch.undo()
+    built = task_library._word_shell(ds)
+    assert surface.languages == built.languages and surface.labels == built.labels and surface.words == built.words
+    assert surface.groups == built.groups
+    assert all((sp.csr_matrix(a) != sp.csr_matrix(b)).nnz == 0 for a, b in zip(surface.incidence, built.incidence))
 
 
 def test_the_surface_baselines_own_job_does_not_read_the_baseline_twice(tmp_path, monkeypatch):

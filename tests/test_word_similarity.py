@@ -52,6 +52,17 @@ def plain_spearman(x, y):
     return cov / math.sqrt(vx * vy) if vx > 0 and vy > 0 else float("nan")
 
 
+def plain_tie_groups(values, tol):
+    """The near-tie rule's groups by a loop: sorted values, a new group wherever the gap to the previous exceeds tol."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out, group = [0.0] * len(values), 0
+    for pos, i in enumerate(order):
+        if pos and values[i] - values[order[pos - 1]] > tol:
+            group += 1
+        out[i] = float(group)
+    return out
+
+
 def plain_cosine(a, b):
     dot = sum(p * q for p, q in zip(a, b))
     return dot / math.sqrt(sum(p * p for p in a)) / math.sqrt(sum(q * q for q in b))
@@ -363,8 +374,10 @@ def test_real_files_read_and_score_with_e5_small():
     r = evaluate_word_similarity(small, "multilingual-e5-small", n_boot=200, seed=0)
     V1, V2 = encode_targets(small, "multilingual-e5-small")  # from the cache now
     cos = [plain_cosine(V1[i], V2[i]) for i in range(len(small))]
-    np.testing.assert_allclose(r.rho, plain_spearman(cos, small.scores.tolist()), rtol=1e-9,
-                               err_msg="rho of the real vectors, by loops")
+    d, u = V1.shape[1], 2.0 ** -24  # float32 vectors: cosines within 2 (d + 2) u / (1 - d u) tie (metrics.ties)
+    groups = plain_tie_groups(cos, 2 * (d + 2) * u / (1 - d * u))
+    np.testing.assert_allclose(r.rho, plain_spearman(groups, small.scores.tolist()), rtol=1e-9,
+                               err_msg="rho of the real vectors' tie-grouped cosines, by loops")
     assert r.n_pairs == 150 and r.ci.low > 0  # e5-small's cosines rank BCWS pairs as humans do, beyond noise
     assert r.provenance["dataset"] == "bcws-t2s" and r.provenance["encoders"]["zh"]["model"] == "multilingual-e5-small"
     s = evaluate_word_similarity(scws.sample(100, seed=0), "multilingual-e5-small", n_boot=200, seed=0)

@@ -6,8 +6,11 @@ says which candidates carry the query's sense.  The pool is built so that word i
 the task (the same target word in another sense, the query word's other translation): the baseline,
 which replaces every token by its word's average vector, then ties gold with those distractors.
 
-**Ties (the one near-tie rule).** Scores within ``tol`` (1e-9) of the best gold's score are tied with it,
-and tied candidates are taken in random order: a query's hit@K is its *expected* value over those orders,
+**Ties (the one near-tie rule).** Scores within ``tol`` of the best gold's score are tied with it -- in
+:func:`sense_retrieval_scores` the cosine's tolerance of :mod:`semanscope_nb.metrics.ties`
+(:func:`~semanscope_nb.metrics.ties.dot_tolerance` of the vectors' dimension and precision: float32 token
+vectors move by that much with their batch, so a closer tie is no decision) -- and tied candidates are taken
+in random order: a query's hit@K is its *expected* value over those orders,
 ``1 - C(b, m) / C(b + g, m)`` with ``a`` candidates strictly above, ``b`` tied non-gold, ``g`` tied gold and
 ``m = K - a`` (0 when ``m <= 0``).  No index order decides a tie, so the baseline is neither helped nor
 hurt by where the gold happens to sit in the pool.
@@ -30,12 +33,14 @@ from typing import Any
 import numpy as np
 
 from semanscope_nb.errors import ArgumentError, EmbeddingError
+from semanscope_nb.metrics.ties import dot_tolerance, working_dtype
 from semanscope_nb.results import Interval, Result
 from semanscope_nb.settings import resolve
 
 __all__ = ["TIE_TOLERANCE", "SenseRetrievalScore", "expected_hits", "sense_retrieval_scores"]
 
-#: cosines closer than this to the best gold's cosine are ties (identical type vectors give exact ties)
+#: :func:`expected_hits`'s default: cosines closer than this to the best gold's cosine are ties (float64 arithmetic);
+#: :func:`sense_retrieval_scores` uses the tolerance of its vectors' precision instead (module docstring)
 TIE_TOLERANCE = 1e-9
 
 
@@ -105,7 +110,8 @@ class SenseRetrievalScore(Result):
 
     @property
     def p_at_1(self) -> float:
-        return self.accuracy[min(self.accuracy)]
+        """P@1 (NaN when K = 1 was not asked for: a P@5 is never shown under the name P@1)."""
+        return float(self.accuracy.get(1, math.nan))
 
     def beats_baseline(self, k: int = 1) -> bool:
         """Whether the whole interval of (contextual - baseline) P@k lies above 0."""
@@ -124,10 +130,13 @@ class SenseRetrievalScore(Result):
 def sense_retrieval_scores(
     queries: Any, candidates: Any, gold: Any, *, baseline_queries: Any, baseline_candidates: Any,
     ks: Sequence[int] = (1, 5), n_boot: int | None = None, seed: int = 0, confidence: float = 0.95,
-    provenance: Mapping[str, Any] | None = None,
+    provenance: Mapping[str, Any] | None = None, vector_dtype: Any = None,
 ) -> SenseRetrievalScore:
     """P@K by cosine for contextual (``queries``, ``candidates``) and no-context (``baseline_*``) vectors of the
-    same tokens, with ``gold`` (queries x candidates, bool) defining sense; ties per :func:`expected_hits`.
+    same tokens, with ``gold`` (queries x candidates, bool) defining sense; ties per :func:`expected_hits`
+    within :func:`~semanscope_nb.metrics.ties.dot_tolerance` of the dimension and the vectors' precision
+    (``vector_dtype``; None: the coarser of the arrays' own dtypes -- pass ``np.float32`` for encoder
+    vectors that were widened to float64 on the way).
 
     >>> import numpy as np
     >>> Q = np.array([[1.0, 0.1], [0.1, 1.0]]); C = np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -155,8 +164,12 @@ def sense_retrieval_scores(
     ks = tuple(sorted({int(k) for k in ks}))
     if max(ks) > len(C):
         raise ArgumentError(f"ks={ks}: the largest K exceeds the candidate pool ({len(C)})")
-    hits = expected_hits(_cosines(Q, C), G, ks=ks)
-    base = expected_hits(_cosines(BQ, BC), G, ks=ks)
+    if vector_dtype is None:
+        vector_dtype = working_dtype(*(np.asarray(x).dtype for x in (queries, candidates, baseline_queries,
+                                                                      baseline_candidates)))
+    tol = dot_tolerance(Q.shape[1], working_dtype(vector_dtype))
+    hits = expected_hits(_cosines(Q, C), G, ks=ks, tol=tol)
+    base = expected_hits(_cosines(BQ, BC), G, ks=ks, tol=tol)
     acc = {k: float(hits[:, j].mean()) for j, k in enumerate(ks)}
     bacc = {k: float(base[:, j].mean()) for j, k in enumerate(ks)}
     diff = {k: acc[k] - bacc[k] for k in ks}
@@ -174,6 +187,7 @@ def sense_retrieval_scores(
             bci[k] = Interval(*map(float, np.percentile(bm[:, j], q)))
             dci[k] = Interval(*map(float, np.percentile(m[:, j] - bm[:, j], q)))
     prov = {"ks": list(ks), "n_boot": int(n_boot), "seed": int(seed), "confidence": confidence,
-            "ties": f"expected hit@K over random orders of candidates within {TIE_TOLERANCE} of the best gold",
+            "ties": f"expected hit@K over random orders of candidates within {tol:.3g} of the best gold",
+            "tie_tolerance": tol,
             **dict(provenance or {})}
     return SenseRetrievalScore(acc, ci, bacc, bci, diff, dci, len(Q), len(C), prov)

@@ -117,8 +117,8 @@ class RetrievalScore(Result):
 
     @property
     def p_at_1(self) -> float:
-        """P@1 (or P at the smallest K asked for)."""
-        return self.accuracy[min(self.accuracy)]
+        """P@1 (NaN when K = 1 was not asked for: a P@5 is never shown under the name P@1)."""
+        return float(self.accuracy.get(1, math.nan))
 
     accuracy: dict[int, float]
     interval: dict[int, Interval]
@@ -441,7 +441,7 @@ def avg_type_anchors(pairs: Any, source_corpus: EncodedCorpus, target_corpus: En
 # --------------------------------------------------------------------------- word aligner and token pairs
 
 
-def align_words(source: Any, target: Any, *, itermax: int = 1) -> list[tuple[int, int]]:
+def align_words(source: Any, target: Any, *, itermax: int = 1, vector_dtype: Any = None) -> list[tuple[int, int]]:
     """SimAlign-style word alignment: pairs (i, j) that are each other's argmax cosine (mutual argmax).
 
     ``itermax > 1`` repeats the mutual argmax on the words still unaligned (SimAlign's IterMax, without
@@ -449,7 +449,8 @@ def align_words(source: Any, target: Any, *, itermax: int = 1) -> list[tuple[int
     Each argmax follows :mod:`semanscope_nb.metrics.ties`: cosines within
     :func:`~semanscope_nb.metrics.ties.dot_tolerance` of the best (``u`` of the coarser of the
     inputs' precision and float64) tie, and the lower index wins (as ``np.argmax`` does for
-    exact ties).
+    exact ties).  ``vector_dtype``: the precision the vectors were made in when it is coarser than
+    the arrays' own (float32 encoder vectors widened to float64 by a map); None: the arrays' dtypes.
 
     >>> align_words([[1.0, 0.0], [0.0, 1.0]], [[0.1, 1.0], [1.0, 0.0]])
     [(0, 1), (1, 0)]
@@ -458,7 +459,8 @@ def align_words(source: Any, target: Any, *, itermax: int = 1) -> list[tuple[int
     S, T = _unit(src), _unit(tgt)
     if S.shape[1] != T.shape[1]:
         raise EmbeddingError(f"source has {S.shape[1]} dimensions but target has {T.shape[1]}")
-    tol = dot_tolerance(S.shape[1], working_dtype(np.asarray(src).dtype, np.asarray(tgt).dtype))
+    dtypes = (np.asarray(src).dtype, np.asarray(tgt).dtype) + (() if vector_dtype is None else (vector_dtype,))
+    tol = dot_tolerance(S.shape[1], working_dtype(*dtypes))
     if isinstance(itermax, bool) or int(itermax) != itermax or itermax < 1:
         raise ValueError(f"itermax must be a positive integer, got {itermax!r}")
     sim = S @ T.T
@@ -515,9 +517,10 @@ def token_pairs(source_corpus: EncodedCorpus, target_corpus: EncodedCorpus, *, i
         if not ia or not ib:
             continue
         A, B = a.vectors[ia], b.vectors[ib]
+        precision = working_dtype(A.dtype, B.dtype)  # the encoder's: a map widens to float64, the ties stay its
         if alignment is not None:
             A, B = alignment.map_source(A), alignment.map_target(B)
-        for i, j in align_words(A, B, itermax=itermax):
+        for i, j in align_words(A, B, itermax=itermax, vector_dtype=precision):
             sent.append(k)
             ws.append(a.tokens[ia[i]].casefold())
             wt.append(b.tokens[ib[j]].casefold())

@@ -79,6 +79,19 @@ def distance_moments(provider: DistanceProvider, *, block: int | None = None, ma
     return mean, math.sqrt(m2 / count)
 
 
+def _deviation_bound(provider: DistanceProvider, mu: float, sd: float, *, standardise: bool) -> float | None:
+    """A bound on ``|D - mu|`` over all of ``provider``'s distances, or None when unknown.
+
+    Standardised (``mu``, ``sd`` the distances' own mean and population std over N entries): Samuelson's
+    inequality, ``|D - mu| <= sd sqrt(N - 1)``.  Raw (``mu = 0``): cosine distances lie in [0, 2]; Euclidean
+    ones are at most ``max |q| + max |c|`` (the provider's ``distance_bound``).
+    """
+    if standardise:
+        return sd * math.sqrt(max(provider.n_queries * provider.n_corpus - 1, 0))
+    bound = getattr(provider, "distance_bound", None)
+    return None if bound is None else abs(mu) + float(bound)
+
+
 class FusedDistances(DistanceProvider):
     """DistFuse: ``sum_m w_m (D_m - mu_m) / sd_m`` over several distance providers of one shape."""
 
@@ -113,9 +126,12 @@ class FusedDistances(DistanceProvider):
         for name, (mu, sd) in zip(self.names, self.moments):
             if not (math.isfinite(mu) and math.isfinite(sd)) or sd <= 0:
                 raise EmbeddingError(f"DistFuse: {name}'s distances are constant (std {sd}); they cannot be standardised")
-        # near ties (metrics.ties): each member's tolerance carried through its weight and z-score
+        # near ties (metrics.ties): each member's tolerance carried through its weight and z-score, plus the
+        # fusion's float64 roundings of terms bounded by _deviation_bound
         self.tie_tolerance = fused_tolerance([float(getattr(p, "tie_tolerance", 0.0)) for p in providers], self.weights,
-                                             [sd for _, sd in self.moments])
+                                             [sd for _, sd in self.moments],
+                                             deviation_bounds=[_deviation_bound(p, mu, sd, standardise=standardise)
+                                                               for p, (mu, sd) in zip(providers, self.moments)])
 
     @classmethod
     def from_embeddings(
@@ -133,7 +149,9 @@ class FusedDistances(DistanceProvider):
     def block(self, rows: slice) -> np.ndarray:
         out = None
         for p, w, (mu, sd) in zip(self.providers, self.weights, self.moments):
-            part = w * (p.block(rows) - mu) / sd
+            # float64 whatever the member's dtype (a float32 block minus a Python float stays float32 under NumPy 2's
+            # promotion rules): the tolerance counts float64 roundings of the fusion, on every path
+            part = w * (np.asarray(p.block(rows), dtype=np.float64) - mu) / sd
             out = part if out is None else out + part
         return out
 

@@ -510,8 +510,11 @@ class RetrievalSet(Result):
 
     @property
     def p_at_1(self) -> float:
-        """Mean accuracy@(first k) over the pairs, forward direction."""
-        return float(np.mean([r.accuracy[r.ks[0]] for r in self.pairs.values()])) if self.pairs else math.nan
+        """Mean accuracy@1 over the pairs, forward direction (NaN when a pair was not scored at k = 1: a P@5 is
+        never shown under the name P@1; the retrieval task always scores k = 1)."""
+        if not self.pairs or any(1 not in r.accuracy for r in self.pairs.values()):
+            return math.nan
+        return float(np.mean([r.accuracy[1] for r in self.pairs.values()]))
 
     def summary(self) -> dict[str, Any]:
         """Means over the pairs: P@k per k, MRR and the reverse P@1 (the grid's leaderboard row)."""
@@ -522,7 +525,7 @@ class RetrievalSet(Result):
         for k in rs[0].ks:
             out[f"p_at_{k}"] = float(np.mean([r.accuracy[k] for r in rs]))
         out["mrr"] = float(np.mean([r.mrr for r in rs]))
-        rev = [r.reverse.accuracy[r.reverse.ks[0]] for r in rs if r.reverse is not None]
+        rev = [r.reverse.accuracy[1] for r in rs if r.reverse is not None and 1 in r.reverse.accuracy]
         if rev:
             out["p_at_1_reverse"] = float(np.mean(rev))
         out["main_score"] = self.main_score

@@ -74,6 +74,7 @@ class DistanceProvider:
     n_queries: int
     n_corpus: int
     tie_tolerance: float = 0.0
+    distance_bound: float | None = None  # an upper bound on |distance| over all pairs, when the subclass knows one
 
     def block(self, rows: slice) -> np.ndarray:  # pragma: no cover - abstract
         """Distances of queries ``rows`` to every corpus item: (rows x n_corpus) floats (a fresh array)."""
@@ -210,6 +211,19 @@ class EmbeddingDistances(DistanceProvider):
             scale_sq = float(self._qsq.max() + self._csq.max())
             tol = euclidean_tolerance(self.dims, self.dtype, scale_sq, input_dtype=tie_dtype, norm_sum=norm_sum)
             self.tie_tolerance = float(np.ldexp(tol, self._exponent))
+
+    @property
+    def distance_bound(self) -> float:  # type: ignore[override]
+        """An upper bound on every distance: 2 for cosine; ``max |q| + max |c|`` (triangle inequality, on the centred
+        rows, in the vectors' units) for Euclidean.
+
+        >>> EmbeddingDistances(np.eye(2), np.eye(2)).distance_bound
+        2.0
+        """
+        if self.metric == "cosine":
+            return 2.0
+        reach = float(np.sqrt(self._qsq.max())) + float(np.sqrt(self._csq.max()))
+        return float(np.ldexp(reach, self._exponent))
 
     @property
     def working_queries(self) -> np.ndarray:

@@ -203,16 +203,32 @@ def margin_tolerance(cos_tolerance: float, min_denominator: float, dtype: Any = 
     return float(cos_tolerance) * (1.0 + 1.0 / den) / den + 4.0 * unit_roundoff(dtype) / den
 
 
-def fused_tolerance(tolerances: Sequence[float], weights: Sequence[float], sds: Sequence[float]) -> float:
+def fused_tolerance(tolerances: Sequence[float], weights: Sequence[float], sds: Sequence[float], *,
+                    deviation_bounds: Sequence[float | None] | None = None) -> float:
     """Tie tolerance of DistFuse ``sum_m w_m (D_m - mu_m) / sd_m``: each member's tolerance carried through.
 
-    The factor 2 covers the fusion's own float64 roundings (a few ``u`` of each value, far
-    below a member's ``d u``).
+    A member tie ``|D_m(a) - D_m(b)| <= t_m`` is a fused difference of at most ``w_m t_m / sd_m``;
+    that sum is the tolerance, so a one-member ensemble (or copies of one member) ties exactly the
+    candidates its member ties.  On top of it come the fusion's own float64 roundings: each fused
+    value is computed in ``M + 2`` roundings (subtract, scale, divide, ``M - 1`` additions) of terms
+    ``w_m |D_m - mu_m| / sd_m``, so two values differ by at most ``2 (M + 3) u sum_m w_m B_m / sd_m``
+    beyond their exact difference, with ``B_m`` a bound on ``|D_m - mu_m|`` (``deviation_bounds``;
+    for a z-score over N entries Samuelson's inequality gives ``B_m <= sd_m sqrt(N - 1)``).  A member
+    whose bound is unknown (None, or ``deviation_bounds`` not given) gets ``w_m t_m / sd_m`` once more
+    instead (the older, looser allowance).
 
     >>> fused_tolerance([1e-13, 2e-13], [1.0, 3.0], [0.1, 0.2])
     8e-12
+    >>> f"{fused_tolerance([1e-13, 2e-13], [1.0, 3.0], [0.1, 0.2], deviation_bounds=[0.1 * 99, 0.2 * 99]):.3e}"  # 4e-12 carried
+    '4.440e-12'
     """
-    return 2.0 * float(sum(w * t / s for t, w, s in zip(tolerances, weights, sds)))
+    carried = [w * t / s for t, w, s in zip(tolerances, weights, sds)]
+    bounds = list(deviation_bounds) if deviation_bounds is not None else [None] * len(carried)
+    u = unit_roundoff(np.float64)
+    n = len(carried)
+    rounding = [c if b is None else 2.0 * (n + 3) * u * w * float(b) / s
+                for c, b, w, s in zip(carried, bounds, weights, sds)]
+    return float(sum(carried) + sum(rounding))
 
 
 # --------------------------------------------------------------------------- decisions

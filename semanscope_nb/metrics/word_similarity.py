@@ -6,7 +6,12 @@ the human upper bound, a leave-one-out inter-annotator rho.
   (``scipy.stats.rankdata``, vectorised along rows).
 * :func:`contextual_word_similarity` -- rho for two matrices of target vectors (pair ``i`` = row ``i`` of
   each) and the scores, optionally after an :class:`~semanscope_nb.models.aligned.Alignment` (each side
-  mapped as its language); the bootstrap resamples *pairs* (all resamples ranked in one call).
+  mapped as its language); the bootstrap resamples *pairs* (all resamples ranked in one call).  Cosines
+  are ranked under the near-tie rule of :mod:`semanscope_nb.metrics.ties`: cosines within
+  :func:`~semanscope_nb.metrics.ties.dot_tolerance` of the vectors' precision tie (groups of
+  :func:`~semanscope_nb.metrics.ties.tie_groups`, at their average rank), so the many pairs whose cosine
+  is 1 in exact arithmetic (one word on both sides, no context) tie on every path instead of being ranked
+  by their last-bit rounding.
 * :func:`annotator_agreement` -- each annotator's rho against the mean of the others, averaged (the upper
   bound a model can be expected to reach), with the same bootstrap over pairs.
 
@@ -30,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from semanscope_nb.errors import ArgumentError, EmbeddingError
+from semanscope_nb.metrics.ties import dot_tolerance, tie_groups, working_dtype
 from semanscope_nb.results import Interval, Result
 from semanscope_nb.settings import resolve
 
@@ -148,6 +154,7 @@ def contextual_word_similarity(
     """
     n_boot = resolve(n_boot, "n_boot")
     n_boot, seed, confidence = _check_boot(n_boot, seed, confidence)
+    in_dtype = working_dtype(np.asarray(vectors1).dtype, np.asarray(vectors2).dtype)  # float32 vectors: float32 ties
     A, B = np.asarray(vectors1, dtype=np.float64), np.asarray(vectors2, dtype=np.float64)
     s = np.asarray(scores, dtype=np.float64).ravel()
     if A.ndim != 2 or len(A) != len(s) or len(B) != len(s):
@@ -165,9 +172,12 @@ def contextual_word_similarity(
                   "mim": bool(alignment.mim), "center": bool(alignment.center), "n_pairs": int(alignment.n_pairs),
                   "sha256": alignment.sha256[:16]}
     cos = paired_cosines(A, B)
-    rho = spearman_rho(cos, s)
-    ci, sem = _boot_rho(cos, s, n_boot, seed, confidence)
-    prov = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "alignment": mapped,
+    # the near-tie rule (module docstring): cosines are ranked by their tie group, so tied cosines share a rank
+    tol = dot_tolerance(A.shape[1], in_dtype)
+    ranked = tie_groups(cos, tol).astype(np.float64)
+    rho = spearman_rho(ranked, s)
+    ci, sem = _boot_rho(ranked, s, n_boot, seed, confidence)
+    prov = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "alignment": mapped, "tie_tolerance": tol,
             "languages": list(languages) if languages else None, **dict(provenance or {})}
     return WordSimilarityScore(float(rho), ci, sem, len(s), cos, prov)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
@@ -72,14 +72,27 @@ class Alignment:
         return X
 
     def map_source(self, X: Any) -> np.ndarray:
-        """Source-language vectors in the shared space."""
+        """Source-language vectors in the shared space (an all-zero vector stays zero, see :meth:`_keep_zero`)."""
         out = self._prep(X, self.source_mean, "source vectors") @ self.W
-        return out @ self.mim_source if self.mim_source is not None else out
+        return self._keep_zero(X, out @ self.mim_source if self.mim_source is not None else out)
 
     def map_target(self, Y: Any) -> np.ndarray:
-        """Target-language vectors in the shared space (preprocessed the same way, not rotated)."""
+        """Target-language vectors in the shared space (preprocessed the same way, not rotated; zero stays zero)."""
         out = self._prep(Y, self.target_mean, "target vectors")
-        return out @ self.mim_target if self.mim_target is not None else out
+        return self._keep_zero(Y, out @ self.mim_target if self.mim_target is not None else out)
+
+    @staticmethod
+    def _keep_zero(X: Any, out: np.ndarray) -> np.ndarray:
+        """``out`` with the rows whose input is all zeros set back to zero.
+
+        A zero vector is the base model saying "no vector" (an out-of-vocabulary word); every statistic drops or
+        refuses it.  Centring would turn it into minus the mean -- one spurious vector shared by every such word --
+        so the aligned model keeps it zero and its unknown words are dropped exactly as the base model's are.
+        """
+        zero = ~np.any(np.asarray(X) != 0, axis=1)
+        if zero.any():
+            out[zero] = 0.0
+        return out
 
     def transform(self, X: Any, language: str) -> np.ndarray:
         """Map vectors of ``language`` (the source or target language)."""
@@ -144,6 +157,11 @@ class AlignedEncoder(Encoder):
     def _load(self) -> Any:
         self.base.load()
         return True
+
+    def unknown_token_words(self, texts: Sequence[str]) -> list[bool] | None:
+        """The base model's answer: the aligned model reads texts with the base model's tokenizer, so a word that is
+        unknown tokens only there is the same nothing after the map (the verdict excludes its concept alike)."""
+        return self.base.unknown_token_words(texts)
 
     def _encode_language(self, texts: list[str], language: str | None) -> np.ndarray:
         if language not in (self.alignment.source_language, self.alignment.target_language):

@@ -833,11 +833,37 @@ class EmbeddingCache:
                                                     [(model_key, e) for e in damaged]), what="drop damaged token entries")
         return found
 
-    def put_token_entries(self, model_key: str, rows: Sequence[tuple[str, str, bytes]]) -> bool:
-        """Store ``(entry, meta, blob)`` rows in one transaction; False if not stored (read-only, disk full)."""
+    def put_token_entries(self, model_key: str, rows: Sequence[tuple[str, str, bytes]], *,
+                          best_effort: bool = False) -> bool:
+        """Store ``(entry, meta, blob)`` rows in one transaction; False if not stored (read-only, disk full).
+
+        ``best_effort``: rows that only save work later (they can be derived again) -- never an error and never a
+        wait: a lock held by another connection, a read-only file or a full disk leaves them unstored (False), as
+        :meth:`_store_checks` does.
+        """
         values = [(model_key, entry, meta, blob, _digest(meta.encode("utf-8") + blob)) for entry, meta, blob in rows]
-        return self._write(lambda con: con.executemany("INSERT OR REPLACE INTO token_vectors VALUES (?,?,?,?,?)", values),
-                           what=f"store {len(values)} token entries")
+
+        def store(con: sqlite3.Connection) -> None:
+            con.executemany("INSERT OR REPLACE INTO token_vectors VALUES (?,?,?,?,?)", values)
+
+        if not best_effort:
+            return self._write(store, what=f"store {len(values)} token entries")
+
+        def store_now(con: sqlite3.Connection) -> None:
+            con.execute("PRAGMA busy_timeout=0")  # someone else is writing: do not queue behind them
+            try:
+                _transaction(con, store)
+            finally:
+                con.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
+
+        with self._lock:
+            if self.read_only:
+                return False
+            try:
+                self._run(store_now)
+                return True
+            except sqlite3.DatabaseError:
+                return False
 
     @staticmethod
     def _keys_source(con: sqlite3.Connection) -> str:

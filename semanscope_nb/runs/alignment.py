@@ -103,7 +103,9 @@ def alignment_report(
     ds = d.as_dataset(name=d.name)
     rows, ret, aff = [], {}, {}
     for stage, model in models.items():
-        r = lexicon_induction(list(d.pairs), model, source=d.source_language, target=d.target_language, ks=ks,
+        # the dataset the SA below reads and the retrieval task would read: the same queries and candidates in the
+        # same order, so near-tied candidates are decided alike (the tie rule's lower index) on every path
+        r = lexicon_induction(ds, model, source=d.source_language, target=d.target_language, ks=ks,
                               n_boot=n_boot, seed=seed, cache=cache)
         sa = dataset_affinity(ds, model, cache=cache, n_boot=n_boot, seed=seed)
         ret[stage], aff[stage] = r, sa

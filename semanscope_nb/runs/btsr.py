@@ -224,8 +224,11 @@ def sense_retrieval_table(token_pairs: Any, items: SenseItems, maps: Mapping[str
     for name, al in maps.items():
         q, c, bq, bc = (Qc, Cc, Qb, Cb) if al is None else (al.map_source(Qc), al.map_target(Cc), al.map_source(Qb),
                                                             al.map_target(Cb))
+        # token vectors are float32 by contract (TokenEmbeddings), widened to float64 by token_pairs and the maps:
+        # their ties are float32's (metrics.ties), on every map
         r = sense_retrieval_scores(q, c, items.gold, baseline_queries=bq, baseline_candidates=bc, ks=ks,
-                                   n_boot=n_boot, seed=seed, provenance={"map": name, **items.counts})
+                                   n_boot=n_boot, seed=seed, provenance={"map": name, **items.counts},
+                                   vector_dtype=np.float32)
         results[name] = r
         row: dict[str, Any] = {"map": name, "queries": r.n_queries, "pool": r.pool_size}
         for k in r.accuracy:

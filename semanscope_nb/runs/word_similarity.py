@@ -190,7 +190,7 @@ def encode_targets(pairs: ContextPairs, encoders: Any = "multilingual-e5-small",
                                        progress=progress)
         for t, sp, r in zip(texts, spans, res):
             for k, s in enumerate(sp):
-                vec[(lang, t, s)] = np.asarray(r.vectors[k], dtype=np.float64)
+                vec[(lang, t, s)] = np.asarray(r.vectors[k])  # the encoder's precision: it sets the cosines' ties
     V1 = np.stack([vec[(pairs.language1, s, tuple(p))] for s, p in zip(pairs.sentences1, pairs.spans1)])
     V2 = np.stack([vec[(pairs.language2, s, tuple(p))] for s, p in zip(pairs.sentences2, pairs.spans2)])
     return V1, V2
@@ -205,7 +205,7 @@ def isolated_targets(pairs: ContextPairs, encoders: Any = "multilingual-e5-small
         uniq = list(dict.fromkeys(words))
         res = encs[lang].encode_tokens(uniq, lang, layers=layers, pooling="word", spans=[[(0, len(w))] for w in uniq],
                                        cache=cache)
-        got = {w: np.asarray(r.vectors[0], dtype=np.float64) for w, r in zip(uniq, res)}
+        got = {w: np.asarray(r.vectors[0]) for w, r in zip(uniq, res)}  # the encoder's precision (ties)
         out.append(np.stack([got[w] for w in words]))
     return out[0], out[1]
 
