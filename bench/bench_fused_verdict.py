@@ -229,8 +229,24 @@ def floor_rows(repeat: int) -> list[dict]:
                        best["sa"], best["floor"], baseline_name=f"one float64 ({B} x {R}) @ ({R} x {d}) product",
                        threads=f"default ({threads})", repeats=max(repeat, 5), clock=clock, target="<= 10 (aim 5)",
                        note=note))
-    from semanscope_nb.metrics import spreads as spreads_module
+    from semanscope_nb.metrics import chance as chance_module, spreads as spreads_module
 
+    # a tree that keeps seeded draws between calls (issue 21: chance.seeded_repairings, resample_counts) hands the rows
+    # above the warm-up's draws; here every call draws afresh, as a first call for these concepts and seed does
+    memos = [m for m in (getattr(chance_module, n, None) for n in ("_REPAIRINGS", "_RESAMPLES")) if m is not None]
+
+    def drawn_afresh():
+        for m in memos:
+            m.clear()
+        return snb.semantic_affinity(E, n_boot=B, seed=0)
+
+    for clock in ("cpu", "wall"):
+        best = interleaved_min({"sa": drawn_afresh, "floor": fns["floor"]}, repeat=max(repeat, 5), clock=clock,
+                               settle={"sa": SETTLE_S})
+        out.append(row(f"SA + {B} bootstrap as above, every seeded draw made afresh (none kept from an earlier call), "
+                       f"{clock} time", best["sa"], best["floor"], baseline_name=f"one float64 ({B} x {R}) @ ({R} x {d}) "
+                       "product", threads=f"default ({threads})", repeats=max(repeat, 5), clock=clock,
+                       note="the rows above: the draws of the warm-up call kept" if memos else "this tree keeps none"))
     probe = getattr(spreads_module, "_free_cpus", None)
     if probe is not None and threads > 1:  # the tree runs a pinned verdict's blocks on a free CPU: that CPU on and off
         def forced(n: int):

@@ -92,6 +92,12 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
     null, the verdict's subsets, the pair matrix) are computed on the very same resampled
     concepts.  Every bootstrap over rows in the package draws through this function.
 
+    The resamples depend on nothing but ``(seed, n_rows)``, so those of a complete pass are kept between calls (every
+    model scored on the same concepts with the same seed draws them again; :data:`RESAMPLE_MEMO_BYTES`, as small
+    integers: a count fits a byte but for a resample that draws one row 256 times): a later pass of at most as many
+    resamples hands out fresh float64 copies of them, cut at the same batch boundaries -- the same arrays, so the same
+    products to the bit (a pass of fewer than :data:`RESAMPLE_MEMO_MIN` counts is always drawn).
+
     >>> sum(c.shape[0] for c in resample_counts(10, 25, seed=0, batch=7)), next(resample_counts(10, 3, seed=0)).sum(axis=1)
     (25, array([10., 10., 10.]))
     >>> idx = np.random.default_rng(0).integers(0, 10, size=10)   # resample 0, drawn by hand
@@ -104,6 +110,15 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
     if batch is None:
         batch = max(1, DEFAULT_MAX_BATCH_BYTES // (8 * n_rows))
     check_count("batch", batch, minimum=1)
+    # (a pass of fewer than RESAMPLE_MEMO_MIN counts is drawn every time: drawing it costs about what copying would)
+    key = None if seed is None or n_boot * n_rows < RESAMPLE_MEMO_MIN else (int(seed), int(n_rows))
+    kept = _RESAMPLES.get(key) if key is not None else None
+    if kept is not None and kept.shape[0] >= n_boot:  # a complete earlier pass: its resamples, no draw
+        for a in range(0, n_boot, batch):
+            yield kept[a : min(a + batch, n_boot)].astype(np.float64)
+        return
+    # this pass's resamples as small integers, to keep when it completes (None: too large, or a count beyond a byte)
+    small: list[np.ndarray] | None = [] if key is not None and n_boot * n_rows <= RESAMPLE_MEMO_BYTES // 4 else None
     rng = np.random.default_rng(seed)
     # the next batch is drawn on a free CPU while the caller works on this one (spreads.beside; the same generator,
     # still one batch after the other, so the same draws), when its arrays are small beside the caller's own work
@@ -115,9 +130,25 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
             pending = None
             if ahead and a + batch < n_boot:  # None when there is no free CPU: drawn here at the next step
                 pending = beside(_drawn_counts, rng, min(batch, n_boot - a - batch), n_rows, only_if_free=True)
+            if small is not None and counts.max() <= 255:
+                small.append(counts.astype(np.uint8))  # a copy taken before the caller has the counts
+            elif small is not None:
+                small = None
             yield counts
     finally:  # a caller that stops early: a draw under way ends before the generator is let go
         drop_side_job(pending)
+    if small is not None:  # the pass completed: its resamples kept for the next one
+        drawn = np.concatenate(small)
+        drawn.flags.writeable = False
+        _RESAMPLES.put(key, drawn)
+
+
+#: bytes of resample counts kept between calls (:func:`resample_counts`, one byte per count); a pass is kept when it
+#: takes at most a quarter of it (1000 resamples of 349 concepts: 349 kB), so the bootstrap's own memory stays as it was
+RESAMPLE_MEMO_BYTES = 8 * 2**20
+#: ... and when it holds at least this many counts (below, a draw costs under 0.1 ms: nothing to save)
+RESAMPLE_MEMO_MIN = 2**16
+_RESAMPLES = Memo(RESAMPLE_MEMO_BYTES, sizeof=lambda drawn: drawn.nbytes)  # (seed, n_rows) -> (n_boot x n_rows) uint8
 
 
 #: largest draw (bytes of its three B x R arrays) that :func:`resample_counts` makes ahead on a free CPU: within the
@@ -408,7 +439,6 @@ def _euclidean_chance_draws(aw: AlignedWords, *, n_perm: int, seed: int | None, 
     check_seed(seed)
     if precision is not None and not precision > 0:
         raise ValueError(f"precision must be > 0 or None, got {precision!r}")
-    rng = np.random.default_rng(seed)
     R = aw.n_rows
     L = len(aw.languages)
     spreads = spreads if spreads is not None else Spreads(aw)  # built once: a re-pairing changes only the inter tuples
@@ -422,7 +452,7 @@ def _euclidean_chance_draws(aw: AlignedWords, *, n_perm: int, seed: int | None, 
     sas, inters = [], []
     drawn = 0
     # (m, L, R): the first language in place, the others each rng.permutation(R) in turn, draw by draw (as permutation_test)
-    for others in _drawn_repairings(rng, n_perm=n_perm, n_lanes=L - 1, R=R, chunk=chunk):
+    for others in seeded_repairings(seed, n_perm=n_perm, n_lanes=L - 1, R=R, chunk=chunk):  # (the gate's first ones)
         m = others.shape[0]
         pairings = np.empty((m, L, R), dtype=np.intp)
         pairings[:, 0] = np.arange(R)
@@ -574,6 +604,63 @@ def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray],
     return np.sum(tuples * (1.0 - pair_dots / K), axis=-1) / np.sum(tuples, axis=-1)
 
 
+#: bytes of seeded re-pairings kept in memory between calls (:func:`seeded_repairings`); one entry at most a quarter
+#: of it (1000 re-pairings of 349 concepts in two languages: 2.8 MB), so the drawn indices of a few data sets stay
+REPAIRING_MEMO_BYTES = 32 * 2**20
+_REPAIRINGS = Memo(REPAIRING_MEMO_BYTES, sizeof=lambda kept: kept[0].nbytes)  # (seed, lanes, R) -> (drawn, state after)
+
+
+def seeded_repairings(seed: int | None, *, n_perm: int, n_lanes: int, R: int, chunk: int) -> Iterator[np.ndarray]:
+    """The first ``n_perm`` re-pairings of ``default_rng(seed)`` by :func:`_drawn_repairings`' rule, ``chunk`` at a time
+    (read-only (m, n_lanes, R) index arrays), the drawn ones kept between calls.
+
+    The re-pairings depend on nothing but ``(seed, n_lanes, R)``: the Euclidean chance level's (its first up to
+    :data:`EUCLIDEAN_CHANCE_PERMUTATIONS`) are the first of the permutation gate's, and every model scored on the same
+    concepts with the same seed draws the same ones.  Those drawn by an earlier call are handed out again; beyond them
+    the generator goes on from the state it had after them (its ``bit_generator.state``, the buffered half of a 32-bit
+    draw included), so the stream is the one of a single generator whatever was kept: the same draws, the same
+    p-values.  Kept in :data:`REPAIRING_MEMO_BYTES` (not kept: ``seed`` None, or a draw above a quarter of it).
+    NumPy's Fisher-Yates (``Generator.permuted``, ``shuffle``) costs ~13 ns per index, five times ``integers``, and
+    no other array type draws faster (an int32 or int16 lane takes numpy's generic swap, measured slower).
+
+    >>> a = np.concatenate(list(seeded_repairings(3, n_perm=10, n_lanes=2, R=6, chunk=4)))
+    >>> b = np.concatenate(list(seeded_repairings(3, n_perm=25, n_lanes=2, R=6, chunk=7)))   # 10 kept, 15 drawn on
+    >>> rng = np.random.default_rng(3)
+    >>> loop = np.array([[rng.permutation(6) for _ in range(2)] for _ in range(25)])
+    >>> bool((a == loop[:10]).all() and (b == loop).all()), a.shape
+    (True, (10, 2, 6))
+    >>> next(seeded_repairings(3, n_perm=5, n_lanes=2, R=6, chunk=5)).flags.writeable   # the kept draws: read-only
+    False
+    """
+    key = None if seed is None else (int(seed), int(n_lanes), int(R))
+    kept = _REPAIRINGS.get(key) if key is not None else None
+    held = kept[0] if kept is not None else np.empty((0, n_lanes, R), dtype=np.intp)
+    for a in range(0, min(n_perm, held.shape[0]), chunk):  # views of the kept draws
+        yield held[a : min(a + chunk, n_perm)]
+    if n_perm <= held.shape[0]:
+        return
+    rng = np.random.default_rng(seed)
+    if kept is not None:
+        rng.bit_generator.state = kept[1]  # where the kept draws left the generator
+    keep = key is not None and 8 * n_lanes * R * n_perm <= REPAIRING_MEMO_BYTES // 4
+    fresh: list[np.ndarray] = []
+    try:
+        for block in _drawn_repairings(rng, n_perm=n_perm - held.shape[0], n_lanes=n_lanes, R=R, chunk=chunk):
+            block.flags.writeable = False  # handed out and kept: nobody writes into the kept draws
+            if keep:
+                fresh.append(block)
+            yield block
+    finally:  # also when the caller stops early (the Euclidean chance level's rule): the blocks drawn so far are kept
+        if fresh:
+            # the draws already yielded, the generator's state right after them (_drawn_repairings draws a block, then
+            # yields it); the longer of two concurrent callers' draws stays (either is the same stream's start)
+            now = _REPAIRINGS.get(key)
+            drawn = np.concatenate([held, *fresh])
+            if now is None or now[0].shape[0] < drawn.shape[0]:
+                drawn.flags.writeable = False
+                _REPAIRINGS.put(key, (drawn, rng.bit_generator.state))
+
+
 def _drawn_repairings(rng: np.random.Generator, *, n_perm: int, n_lanes: int, R: int, chunk: int) -> Iterator[np.ndarray]:
     """:func:`permutation_test`'s re-pairings, ``chunk`` at a time: (m, n_lanes, R) index arrays, lane by lane
     ``rng.permutation(R)`` in turn (one ``Generator.permuted`` call per chunk: the same draws as one call for all)."""
@@ -708,13 +795,13 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
         others = np.array([[p for p in c] for c in combos], dtype=np.intp).reshape(-1, L - 1, R)
         chunks = iter([others])
     else:  # the generator's draws in a fixed order (draw by draw, language by language): the same seed, the same p
-        rng = np.random.default_rng(seed)
         # the Gram matrices meanwhile, on a free core (or the spreads' centred ones, made for the Euclidean chance level)
         gram_job = None if not use_grams or derived is not None else beside(row_mean_grams, means)
         # drawn PERMUTATION_CHUNK re-pairings at a time (the generator's stream does not depend on how its draws are
         # cut; each re-pairing's inter distance is its own row): the index, offset and gathered arrays stay a few
         # hundred KB, in cache, instead of three (n_perm x R) arrays made and returned to the system on every call
-        chunks = _drawn_repairings(rng, n_perm=n_perm, n_lanes=L - 1, R=R, chunk=PERMUTATION_CHUNK if use_grams else n_perm)
+        # (seeded_repairings: those an earlier call drew -- the Euclidean chance level's, another model's -- not drawn again)
+        chunks = seeded_repairings(seed, n_perm=n_perm, n_lanes=L - 1, R=R, chunk=PERMUTATION_CHUNK if use_grams else n_perm)
     if use_grams:  # one Gram matrix per language pair, then gathers
         first = next(chunks)  # (drawn while a Gram job runs beside)
         grams = (derived[0] if derived is not None else gram_job.result() if gram_job is not None

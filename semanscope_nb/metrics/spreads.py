@@ -1088,12 +1088,24 @@ class Spreads:
             finally:
                 self._centred_held = None
         P = np.asarray(pairings)  # (re-pairings, L, R): row r of language l comes from row P[:, l, r]
-        first_word = [inc.indices[inc.indptr[:-1]] for inc in self.aw.incidence]
-        w = [first_word[lang][P[:, lang]] for lang in range(self.L)]
+        R = self.R
+        in_order = np.arange(R)
+        w: list[np.ndarray | None] = []  # each language's word per re-paired row; None: row r's own word r throughout
+        for lang, inc in enumerate(self.aw.incidence):
+            first_word = inc.indices[inc.indptr[:-1]]
+            kept = inc.shape[1] == R and np.array_equal(first_word, in_order) and bool((P[:, lang] == in_order).all())
+            w.append(None if kept else first_word[P[:, lang]])  # (the chance level keeps the first language in place)
         pair_sq = np.zeros(P[:, 0].shape)
         for i in range(self.L):
             for j in range(i + 1, self.L):
-                pair_sq += self._q[i][w[i]] + self._q[j][w[j]] - 2.0 * gram[i, j][w[i], w[j]]
+                # the same numbers as q_i[w_i] + q_j[w_j] - 2 G[w_i, w_j]: a language in place reads its q and G's rows
+                # as they are (broadcast), and G's entries come by one flat gather (G[a, b] = G.ravel()[a n_j + b])
+                # instead of a 2-d fancy index
+                n_j = gram[i, j].shape[1]
+                flat = (in_order if w[i] is None else w[i]) * n_j + (in_order if w[j] is None else w[j])
+                q_i = self._q[i] if w[i] is None else self._q[i][w[i]]
+                q_j = self._q[j] if w[j] is None else self._q[j][w[j]]
+                pair_sq += q_i + q_j - 2.0 * gram[i, j].ravel().take(flat)
         row = np.sqrt(np.maximum(pair_sq, 0.0) / self.K)
         shift = self._wexp - self.exponent
         row = np.ldexp(row, shift) if shift else row
