@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 
 from semanscope_nb.metrics.csc.bootstrap import full_sample_curves
 from semanscope_nb.metrics.csc.kde import CSCCurves, KDEMethod, checked_sims, kde_curves, resolve_bandwidth, validate_grid
