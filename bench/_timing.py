@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 import time
+from pathlib import Path
 from typing import Callable
+
+
+def scratch_dir(prefix: str) -> Path:
+    """A new folder under the system's temporary directory, removed when the bench script exits.
+
+    Benchmarks build caches of hundreds of MB there; left behind run after run they filled the
+    disk of the machine CI runs on (issue 21, 2026-11-27), so every script's scratch goes through here.
+    """
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def best_of(fn: Callable[[], object], repeat: int = 3) -> float:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 import time
-from pathlib import Path
+
+from _timing import scratch_dir  # bench/ is the script's folder: on sys.path
 
 import semanscope_nb as snb
 
@@ -25,7 +25,7 @@ def main() -> None:
     ap.add_argument("--max-concepts", type=int, default=None)
     ap.add_argument("--n-boot", type=int, default=1000)
     args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="bench-cache-"))
+    tmp = scratch_dir("bench-cache-")
     cache = snb.EmbeddingCache(tmp / "cache")
     kw = dict(n_boot=args.n_boot, cache=cache, out_dir=tmp / "results", max_concepts=args.max_concepts)
     t = time.perf_counter()

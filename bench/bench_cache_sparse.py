@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -27,6 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import row, write_results  # noqa: E402
+from _timing import scratch_dir  # noqa: E402
 
 import semanscope_nb as snb  # noqa: E402
 from semanscope_nb.models.cache import EmbeddingCache  # noqa: E402
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args(argv)
-    tmp = Path(tempfile.mkdtemp(prefix="bench-cache-sparse-"))
+    tmp = scratch_dir("bench-cache-sparse-")
     sparse_dir, dense_dir = tmp / "sparse", tmp / "dense"
     reads = fill(sparse_dir, dense=False)
     assert fill(dense_dir, dense=True) == reads

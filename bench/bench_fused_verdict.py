@@ -68,7 +68,7 @@ import scipy.sparse as sp  # noqa: E402
 from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
 from _results import interleaved_min, row, write_results  # noqa: E402
-from _timing import sa_floor_case  # noqa: E402
+from _timing import sa_floor_case, scratch_dir  # noqa: E402
 
 import semanscope_nb as snb  # noqa: E402
 from semanscope_nb.metrics.affinity import affinity_of_words  # noqa: E402
@@ -109,9 +109,8 @@ def verdict_rows(n_boot: int, repeat: int) -> list[dict]:
             return f()
         return run
 
-    import tempfile
 
-    empty = tempfile.mkdtemp(prefix="bench-surface-store-")
+    empty = str(scratch_dir("bench-surface-store-"))
 
     def cold(f):
         """``f`` with the baseline's statistics neither in memory nor on disk (a store in an emptied folder)."""

@@ -26,12 +26,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import row, write_results
+from _timing import scratch_dir
 
 MODELS = ["use-multilingual", "multilingual-e5-small", "tfidf-char", "random-null"]
 LANGUAGES = ["en", "zh", "ja"]
@@ -147,7 +147,7 @@ def main() -> None:
         return _report(args)
     if args.phase == "one-at-a-time":
         return _one_at_a_time(args)
-    root = Path(tempfile.mkdtemp(prefix="bench-model-report-"))
+    root = scratch_dir("bench-model-report-")
     results = {}
     sides = [("report", "report"), ("one at a time", "one-at-a-time")]
     for name, phase in [x for x in sides if args.only in (None, x[1])]:

@@ -211,8 +211,9 @@ def part_browser(a) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     import explore_visit  # tests/explore_visit.py: the visit tests/test_browser.py asserts on
     from _results import row, write_results
+    from _timing import scratch_dir
 
-    cache = snb.EmbeddingCache(Path(tempfile.mkdtemp(prefix="bench-ux-")) / "cache")
+    cache = snb.EmbeddingCache(scratch_dir("bench-ux-") / "cache")
 
     def expected_sa(model: str, dataset: str, languages: list[str]) -> str:
         ds = snb.load_dataset(dataset, languages=languages).subset(range(explore_visit.N_CONCEPTS))

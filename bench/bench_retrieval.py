@@ -31,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import row, write_results  # noqa: E402
+from _timing import scratch_dir  # noqa: E402
 
 CHILD = r"""
 import json, resource, sys, time, tracemalloc
@@ -91,11 +92,10 @@ def main() -> None:
     args = ap.parse_args()
     sizes = [2000, 5000] if args.quick else sorted(args.sizes)
     methods = list(args.methods) + (["bitext"] if args.bitext else [])
-    import tempfile
 
     import numpy as np
 
-    tmp = tempfile.mkdtemp()
+    tmp = str(scratch_dir("bench-retrieval-"))
     print(f"exact top-{args.k} search, N queries x N corpus, {args.dims} dims, float32, cosine")
     print(f"{'N':>7} {'method':<8} {'seconds':>9} {'traced peak MB':>15} {'inputs MB':>10} {'max RSS MB':>11}", flush=True)
     rows = {}
