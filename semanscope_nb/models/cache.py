@@ -317,17 +317,20 @@ def _bundles_guarded(con: sqlite3.Connection) -> bool:
                for table, event in _BUNDLE_TRIGGERS if table == "vectors" or sparse)
 
 
-def _bundle_entry(texts: Sequence[str]) -> str:
-    """The entry of a bundle of the sorted ``texts``: ``"blake2b:" +`` the hex digest of their JSON list.
+def _bundle_entry(names: bytes) -> str:
+    """The entry of a bundle of the sorted texts whose JSON list is ``names``: ``"blake2b:" +`` its hex digest.
 
-    >>> _bundle_entry(["a", "b"]) == _bundle_entry(["a", "b"]) != _bundle_entry(["ab"])
+    >>> _bundle_entry(_texts_json(["a", "b"])) != _bundle_entry(_texts_json(["ab"]))
     True
     """
-    return "blake2b:" + hashlib.blake2b(_texts_json(texts), digest_size=20).hexdigest()
+    return "blake2b:" + hashlib.blake2b(names, digest_size=20).hexdigest()
 
 
 def _texts_json(texts: Sequence[str]) -> bytes:
-    return json.dumps(list(texts), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    """The JSON list of ``texts`` (UTF-8) padded with spaces to a multiple of 16 bytes, as a bundle stores it (so that
+    its float32 block starts aligned; JSON allows trailing spaces)."""
+    names = json.dumps(list(texts), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return names + b" " * (-len(names) % 16)
 
 
 def _bundle_digest(meta: str, blob: bytes) -> bytes:
@@ -345,16 +348,17 @@ def _bundle_row(texts: Sequence[str], block: np.ndarray, *, written: float) -> t
     [0.0, 1.0]
     """
     names = _texts_json(texts)
-    names += b" " * (-len(names) % 16)  # the block starts 16-byte aligned in the blob (JSON allows trailing spaces)
     n, dim = block.shape
     meta = json.dumps({"format": _BUNDLE_FORMAT, "n": n, "dim": dim, "texts_bytes": len(names), "written": written})
     blob = names + np.ascontiguousarray(block, dtype="<f4").tobytes()
     return meta, blob, _bundle_digest(meta, blob)
 
 
-def _bundle_vectors(meta: Any, blob: Any, digest: Any, texts: Sequence[str]) -> dict[str, np.ndarray] | None:
+def _bundle_vectors(meta: Any, blob: Any, digest: Any, texts: Sequence[str], *,
+                    names: bytes | None = None) -> dict[str, np.ndarray] | None:
     """text -> its vector (read-only views of one block) from a bundle row of the sorted ``texts``; None when the row
-    is not sound: wrong types, digest, header, length, texts or a non-finite value (``_bundle_row`` writes none)."""
+    is not sound: wrong types, digest, header, length, texts or a non-finite value (``_bundle_row`` writes none).
+    ``names``: ``_texts_json(texts)`` when known (the stored texts are compared byte for byte with it)."""
     if not (isinstance(meta, str) and isinstance(blob, bytes) and isinstance(digest, bytes)):
         return None
     try:
@@ -364,9 +368,9 @@ def _bundle_vectors(meta: Any, blob: Any, digest: Any, texts: Sequence[str]) -> 
         n, dim, size = head["n"], head["dim"], head["texts_bytes"]
         if (head.get("format") != _BUNDLE_FORMAT or not all(type(x) is int and x >= 0 for x in (n, dim, size))
                 or n != len(texts) or len(blob) != size + 4 * n * dim
-                or json.loads(blob[:size].decode("utf-8", "surrogatepass")) != list(texts)):
+                or blob[:size] != (_texts_json(texts) if names is None else names)):
             return None
-    except (ValueError, TypeError, KeyError, UnicodeDecodeError):  # JSON, header of the wrong shape
+    except (ValueError, TypeError, KeyError):  # not JSON, a header of the wrong shape
         return None
     block = np.frombuffer(blob, dtype="<f4", count=n * dim, offset=size).reshape(n, dim)
     if not np.isfinite(block).all():
@@ -738,8 +742,10 @@ class EmbeddingCache:
         """
         texts = list(dict.fromkeys(texts))
         unchecked: list[tuple[str, bytes]] = []  # sound by their BLAKE2 digest, without a matching check
-        bundled = sorted(texts) if len(texts) >= BUNDLE_MIN_TEXTS else None  # the set's texts in a bundle's order
-        entry = _bundle_entry(bundled) if bundled is not None else ""
+        # the set's texts in a bundle's order (not sorted when even 128-wide rows would make too big a bundle)
+        bundled = sorted(texts) if BUNDLE_MIN_TEXTS <= len(texts) <= BUNDLE_MAX_BYTES // 512 else None
+        names = _texts_json(bundled) if bundled is not None else b""
+        entry = _bundle_entry(names) if bundled is not None else ""
         seen: dict[str, Any] = {}  # what the read saw: for writing a bundle of it afterwards (see _store_bundle)
 
         def read(con: sqlite3.Connection) -> tuple[dict[str, np.ndarray], list[str]]:
@@ -747,13 +753,12 @@ class EmbeddingCache:
             damaged: list[str] = []
             unchecked.clear()
             seen.clear()
-            # before the first row is read: another connection's commit from now on changes it
-            seen.update(con=con, version=con.execute("PRAGMA data_version").fetchone()[0])
             if bundled is not None and _bundles_guarded(con):
-                seen["guarded"] = True
+                # before the first row is read: another connection's commit from now on changes it
+                seen.update(con=con, version=con.execute("PRAGMA data_version").fetchone()[0], guarded=True)
                 row = con.execute("SELECT meta, blob, digest FROM token_vectors WHERE model_key=? AND entry=?",
                                   (model_key + BUNDLE_KEY_SUFFIX, entry)).fetchone()
-                vectors = _bundle_vectors(*row, bundled) if row is not None else None
+                vectors = _bundle_vectors(*row, bundled, names=names) if row is not None else None
                 if vectors is not None:
                     seen["served"] = True
                     return vectors, damaged
