@@ -40,6 +40,18 @@ before that table holds its TF-IDF rows dense in ``vectors`` and is read as it i
 a version that does not know the table re-encodes such texts into ``vectors`` (a
 text found in both is served from ``sparse_vectors``: the same vector).
 
+A data set's whole word set is read again and again (every call on it asks for the same texts): after a full,
+sound read of at least :data:`BUNDLE_MIN_TEXTS` dense vectors, the cache stores them once more as a *bundle* -- one
+row holding the sorted texts, one float32 block and an XXH3-128 digest of both -- and the next read of the same
+(model, text set) fetches that one row instead of one row per text (each 2 KB row spills to an overflow page).  The
+per-text rows stay the truth: a bundle is derived, written best effort (a lock held elsewhere, a read-only file or
+a full disk mean no bundle, never a wait or an error), and triggers in the file delete a model's bundles in the same
+transaction as any write or delete of one of its rows, whoever writes it (an older version too).  A bundle is
+served only while those triggers are in the file and its digest, length, texts and finiteness check out; a
+damaged one is skipped (the per-text rows answer, nothing is reported as damaged) and written over.  Bundles are
+token-vector entries (``token_vectors``, model key + :data:`BUNDLE_KEY_SUFFIX`): no new table, so an older version
+opens and checks the file as before.
+
 Example
 -------
 >>> import tempfile, semanscope_nb as snb
@@ -57,6 +69,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import json
 import os
 import sqlite3
 import threading
@@ -135,6 +148,25 @@ SPARSE_STORE_DENSITY = 0.25
 # keys only, a hundred to a page.  Made when a writable cache is opened (a cache that cannot take it -- full disk,
 # read-only, busy -- is only slower to list).
 VECTORS_KEYS_INDEX = "CREATE INDEX IF NOT EXISTS vectors_keys ON vectors (model_key, text)"
+# A derived bundle of one (model, text set): a row of ``token_vectors`` under the model key + BUNDLE_KEY_SUFFIX, entry
+# "blake2b:" + the hex digest of the sorted texts' JSON, ``meta`` a small JSON header (format, n, dim, texts_bytes,
+# written), ``blob`` the texts' JSON (padded with spaces to a multiple of 16 bytes) then the n x dim float32 block,
+# ``digest`` XXH3-128 of meta and blob (see _bundle_digest).  These triggers make every write or delete of a per-text
+# row (INSERT OR REPLACE fires the INSERT trigger) delete its model's bundles in the same transaction, whoever writes.
+BUNDLE_KEY_SUFFIX = "|vector-bundles"
+#: a text set is bundled from this many texts on (below it the per-text rows read quickly enough)
+BUNDLE_MIN_TEXTS = 256
+#: the largest bundle's float32 block, bytes (a bigger set is read per text)
+BUNDLE_MAX_BYTES = 64 << 20
+#: bundles kept per model key (the newest: a data set read again is read through it, the others are dropped)
+BUNDLES_PER_MODEL = 8
+_BUNDLE_FORMAT = 1
+_BUNDLE_TRIGGERS = {
+    (table, event): f"CREATE TRIGGER IF NOT EXISTS {table}_{event.lower()}_drops_bundles AFTER {event} ON {table} "
+    f"BEGIN {' '.join(f'DELETE FROM token_vectors WHERE model_key = {row}.model_key || {BUNDLE_KEY_SUFFIX!r};' for row in rows)} END"
+    for table in ("vectors", "sparse_vectors")
+    for event, rows in (("INSERT", ("NEW",)), ("UPDATE", ("OLD", "NEW")), ("DELETE", ("OLD",)))
+}
 CACHE_TABLES = ("vectors", "token_vectors", "vector_checks", "sparse_vectors")  # every table this cache writes (anything else is another program's file)
 _DB_NAME = "embeddings.sqlite"
 _SQL_VARS = 500  # parameters per IN (...) query
@@ -276,6 +308,76 @@ def _dense_of_sparse(dim: int, rows: Sequence[tuple[bytes, bytes]]) -> tuple[np.
     return block, ok
 
 
+def _bundles_guarded(con: sqlite3.Connection) -> bool:
+    """Whether every bundle trigger is in the file (those of ``sparse_vectors`` when it has that table): only then is
+    a bundle written or served -- without them a per-text write would leave a bundle stale."""
+    have = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type='trigger'")}
+    sparse = _has_table(con, "sparse_vectors")
+    return all(f"{table}_{event.lower()}_drops_bundles" in have
+               for table, event in _BUNDLE_TRIGGERS if table == "vectors" or sparse)
+
+
+def _bundle_entry(names: bytes) -> str:
+    """The entry of a bundle of the sorted texts whose JSON list is ``names``: ``"blake2b:" +`` its hex digest.
+
+    >>> _bundle_entry(_texts_json(["a", "b"])) != _bundle_entry(_texts_json(["ab"]))
+    True
+    """
+    return "blake2b:" + hashlib.blake2b(names, digest_size=20).hexdigest()
+
+
+def _texts_json(texts: Sequence[str]) -> bytes:
+    """The JSON list of ``texts`` (UTF-8) padded with spaces to a multiple of 16 bytes, as a bundle stores it (so that
+    its float32 block starts aligned; JSON allows trailing spaces)."""
+    names = json.dumps(list(texts), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return names + b" " * (-len(names) % 16)
+
+
+def _bundle_digest(meta: str, blob: bytes) -> bytes:
+    """The digest of a bundle row: XXH3-128 of its meta (UTF-8) then its blob."""
+    h = xxhash.xxh3_128(meta.encode("utf-8", "surrogatepass"))
+    h.update(blob)
+    return h.digest()
+
+
+def _bundle_row(texts: Sequence[str], block: np.ndarray, *, written: float) -> tuple[str, bytes, bytes]:
+    """(meta, blob, digest) of the bundle of the sorted ``texts`` and their float32 rows ``block``.
+
+    >>> meta, blob, digest = _bundle_row(["a", "b"], np.eye(2, dtype=np.float32), written=0.0)
+    >>> _bundle_vectors(meta, blob, digest, ["a", "b"])["b"].tolist()
+    [0.0, 1.0]
+    """
+    names = _texts_json(texts)
+    n, dim = block.shape
+    meta = json.dumps({"format": _BUNDLE_FORMAT, "n": n, "dim": dim, "texts_bytes": len(names), "written": written})
+    blob = names + np.ascontiguousarray(block, dtype="<f4").tobytes()
+    return meta, blob, _bundle_digest(meta, blob)
+
+
+def _bundle_vectors(meta: Any, blob: Any, digest: Any, texts: Sequence[str], *,
+                    names: bytes | None = None) -> dict[str, np.ndarray] | None:
+    """text -> its vector (read-only views of one block) from a bundle row of the sorted ``texts``; None when the row
+    is not sound: wrong types, digest, header, length, texts or a non-finite value (``_bundle_row`` writes none).
+    ``names``: ``_texts_json(texts)`` when known (the stored texts are compared byte for byte with it)."""
+    if not (isinstance(meta, str) and isinstance(blob, bytes) and isinstance(digest, bytes)):
+        return None
+    try:
+        if _bundle_digest(meta, blob) != digest:
+            return None
+        head = json.loads(meta)
+        n, dim, size = head["n"], head["dim"], head["texts_bytes"]
+        if (head.get("format") != _BUNDLE_FORMAT or not all(type(x) is int and x >= 0 for x in (n, dim, size))
+                or n != len(texts) or len(blob) != size + 4 * n * dim
+                or blob[:size] != (_texts_json(texts) if names is None else names)):
+            return None
+    except (ValueError, TypeError, KeyError):  # not JSON, a header of the wrong shape
+        return None
+    block = np.frombuffer(blob, dtype="<f4", count=n * dim, offset=size).reshape(n, dim)
+    if not np.isfinite(block).all():
+        return None
+    return dict(zip(texts, block))
+
+
 def _transaction(con: sqlite3.Connection, action: Callable[[sqlite3.Connection], Any]) -> None:
     """Run ``action`` in one write transaction; roll back on any failure (SQLite may already have)."""
     con.execute("BEGIN IMMEDIATE")
@@ -358,7 +460,8 @@ class EmbeddingCache:
             con.execute("PRAGMA synchronous=NORMAL")
             con.execute(VECTORS_SCHEMA)
             con.execute(TOKEN_VECTORS_SCHEMA)
-            for optional in (VECTORS_KEYS_INDEX, VECTOR_CHECKS_SCHEMA, SPARSE_VECTORS_SCHEMA):  # a cache that cannot take them now works without
+            for optional in (VECTORS_KEYS_INDEX, VECTOR_CHECKS_SCHEMA, SPARSE_VECTORS_SCHEMA,
+                             *_BUNDLE_TRIGGERS.values()):  # a cache that cannot take them now works without (no bundles)
                 try:
                     con.execute(optional)
                 except sqlite3.DatabaseError as exc:
@@ -639,13 +742,30 @@ class EmbeddingCache:
         """
         texts = list(dict.fromkeys(texts))
         unchecked: list[tuple[str, bytes]] = []  # sound by their BLAKE2 digest, without a matching check
+        # the set's texts in a bundle's order (not sorted when even 128-wide rows would make too big a bundle)
+        bundled = sorted(texts) if BUNDLE_MIN_TEXTS <= len(texts) <= BUNDLE_MAX_BYTES // 512 else None
+        names = _texts_json(bundled) if bundled is not None else b""
+        entry = _bundle_entry(names) if bundled is not None else ""
+        seen: dict[str, Any] = {}  # what the read saw: for writing a bundle of it afterwards (see _store_bundle)
 
         def read(con: sqlite3.Connection) -> tuple[dict[str, np.ndarray], list[str]]:
             found: dict[str, np.ndarray] = {}
             damaged: list[str] = []
             unchecked.clear()
+            seen.clear()
+            if bundled is not None and _bundles_guarded(con):
+                # before the first row is read: another connection's commit from now on changes it
+                seen.update(con=con, version=con.execute("PRAGMA data_version").fetchone()[0], guarded=True)
+                row = con.execute("SELECT meta, blob, digest FROM token_vectors WHERE model_key=? AND entry=?",
+                                  (model_key + BUNDLE_KEY_SUFFIX, entry)).fetchone()
+                vectors = _bundle_vectors(*row, bundled, names=names) if row is not None else None
+                if vectors is not None:
+                    seen["served"] = True
+                    return vectors, damaged
+                # no bundle, or a damaged one: the per-text rows answer (and a sound read writes it over)
             checks = _has_table(con, "vector_checks")
             sparse = _holds_sparse(con, model_key)
+            seen["sparse"] = sparse
             for a in range(0, len(texts), _SQL_VARS):
                 part = texts[a : a + _SQL_VARS]
                 marks = ",".join("?" * len(part))
@@ -695,7 +815,11 @@ class EmbeddingCache:
                             damaged.append(text)
             return found, damaged
 
-        found, damaged = self._read(read, what="read cached vectors")
+        with self._lock:  # the read and the bundle written of it: no write of this connection in between
+            found, damaged = self._read(read, what="read cached vectors")
+            if (bundled is not None and seen.get("guarded") and not seen.get("served") and not seen.get("sparse")
+                    and not damaged and len(found) == len(bundled)):
+                self._store_bundle(model_key, entry, bundled, found, seen)
         if damaged:
             warnings.warn(
                 f"embedding cache '{self.path}': {len(damaged)} damaged entr{'y' if len(damaged) == 1 else 'ies'} "
@@ -717,6 +841,62 @@ class EmbeddingCache:
             self._store_checks(model_key, [(t, blob) for t, blob in unchecked if t in found])
         return found, len(damaged)
 
+    def _store_bundle(self, model_key: str, entry: str, texts: Sequence[str], found: dict[str, np.ndarray],
+                      seen: dict[str, Any]) -> bool:
+        """Store the bundle of a full, sound read of the sorted ``texts`` (see the module docstring); True if stored.
+
+        Best effort, as :meth:`_store_checks`: never an error and never a wait.  Stored only if no other connection
+        committed since the read began (``PRAGMA data_version`` unchanged, on the same connection: the rows read are
+        the rows in the file) and the file has every bundle trigger; the newest :data:`BUNDLES_PER_MODEL` bundles of
+        the model key are kept.  A set of mixed widths or over :data:`BUNDLE_MAX_BYTES` is not bundled.
+        """
+        if len({found[t].shape for t in texts}) != 1 or 4 * found[texts[0]].size * len(texts) > BUNDLE_MAX_BYTES:
+            return False
+        meta, blob, digest = _bundle_row(texts, np.stack([found[t] for t in texts]), written=time.time())
+        key = model_key + BUNDLE_KEY_SUFFIX
+        stored: list[bool] = []
+
+        def store(con: sqlite3.Connection) -> None:
+            if con is not seen["con"] or con.execute("PRAGMA data_version").fetchone()[0] != seen["version"]:
+                return  # another connection wrote since the read (or the file was reopened): what was read may be stale
+            if not _bundles_guarded(con):
+                return
+            stored.append(True)
+            con.execute("INSERT OR REPLACE INTO token_vectors VALUES (?,?,?,?,?)", (key, entry, meta, blob, digest))
+            others = con.execute("SELECT entry, meta FROM token_vectors WHERE model_key=? AND entry<>?",
+                                 (key, entry)).fetchall()
+            if len(others) >= BUNDLES_PER_MODEL:
+                def written(head: Any) -> float:
+                    try:
+                        return float(json.loads(head)["written"])
+                    except (ValueError, TypeError, KeyError):
+                        return float("-inf")  # not a header _bundle_row writes: the first to go
+                others.sort(key=lambda r: written(r[1]), reverse=True)
+                con.executemany("DELETE FROM token_vectors WHERE model_key=? AND entry=?",
+                                [(key, e) for e, _ in others[BUNDLES_PER_MODEL - 1 :]])
+
+        return self._write_now(store) and bool(stored)
+
+    def _write_now(self, action: Callable[[sqlite3.Connection], Any]) -> bool:
+        """Run ``action`` in one transaction if that needs no waiting: False (nothing written, no error, no warning)
+        when the cache is read-only, another connection holds the write lock, or the disk is full."""
+
+        def now(con: sqlite3.Connection) -> None:
+            con.execute("PRAGMA busy_timeout=0")  # someone else is writing: do not queue behind them
+            try:
+                _transaction(con, action)
+            finally:
+                con.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
+
+        with self._lock:
+            if self.read_only:
+                return False
+            try:
+                self._run(now)
+                return True
+            except sqlite3.DatabaseError:
+                return False
+
     def _store_checks(self, model_key: str, rows: Sequence[tuple[str, bytes]]) -> None:
         """Store the XXH3 checks of sound rows read without one -- only if no other connection holds the lock.
 
@@ -728,19 +908,10 @@ class EmbeddingCache:
             return
 
         def store(con: sqlite3.Connection) -> None:
-            if not _has_table(con, "vector_checks"):  # made when the cache is next opened while no one else writes
-                return
-            con.execute("PRAGMA busy_timeout=0")  # someone else is writing: do not queue behind them
-            try:
-                _transaction(con, lambda c: c.executemany("INSERT OR REPLACE INTO vector_checks VALUES (?,?,?)", values))
-            finally:
-                con.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
+            if _has_table(con, "vector_checks"):  # else made when the cache is next opened while no one else writes
+                con.executemany("INSERT OR REPLACE INTO vector_checks VALUES (?,?,?)", values)
 
-        with self._lock:
-            if self.read_only:
-                return
-            with contextlib.suppress(sqlite3.DatabaseError):
-                self._run(store)
+        self._write_now(store)
 
     def present(self, model_key: str, texts: Iterable[str]) -> set[str]:
         """Which of ``texts`` have an entry for ``model_key`` (keys only: no vector is read or checked).
@@ -848,22 +1019,7 @@ class EmbeddingCache:
 
         if not best_effort:
             return self._write(store, what=f"store {len(values)} token entries")
-
-        def store_now(con: sqlite3.Connection) -> None:
-            con.execute("PRAGMA busy_timeout=0")  # someone else is writing: do not queue behind them
-            try:
-                _transaction(con, store)
-            finally:
-                con.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
-
-        with self._lock:
-            if self.read_only:
-                return False
-            try:
-                self._run(store_now)
-                return True
-            except sqlite3.DatabaseError:
-                return False
+        return self._write_now(store)
 
     @staticmethod
     def _keys_source(con: sqlite3.Connection) -> str:
