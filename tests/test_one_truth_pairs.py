@@ -176,3 +176,27 @@ def test_the_pair_sa_task_of_six_real_languages_is_the_sa_task_of_each_pair_use(
     emb = snb.embed(ds, "use-multilingual", progress=False)
     verdicts = _task_rows_against_dataset_affinity(emb, surface_null=surface_null)
     assert verdicts == ["great"] * 15  # USE beats chance and the spelling baseline on every pair
+
+
+def test_a_zero_vector_drops_its_concept_from_the_pairs_of_its_language_as_the_verdict_drops_it():
+    # the sa task drops a concept holding an all-zero vector (on_zero='drop') before anything else; the pair matrix
+    # scored the pair on all concepts and said 'undefined' (NaN: "the vectors are collapsed") beside the verdict's 'great'
+    aw, base = _branches(R=60)
+    three = subset_languages(aw, ("en", "de", "cp"))
+    de = np.array(three.vectors[1], copy=True)
+    de[5] = 0.0
+    three = AlignedWords(three.languages, (three.vectors[0], de, three.vectors[2]), three.incidence, three.labels,
+                         words=three.words)
+    surface = subset_languages(base, three.languages)
+    t = pair_affinity(three, n_boot=B, n_perm=2000, seed=0, on_zero="drop", surface=surface).table
+    for row in t.to_dict("records"):
+        a, b = row["language_a"], row["language_b"]
+        one = affinity_of_words(subset_languages(three, (a, b)), n_boot=B, seed=0, on_zero="drop",
+                                surface=subset_languages(surface, (a, b)))
+        assert row["verdict"] == one.tier and row["n_concepts"] == one.n_concepts, (a, b)
+        np.testing.assert_allclose([row["sa"], row["ci_low"], row["ci_high"], row["surface_difference"]],
+                                   [one.cosine.sa, *one.cosine.ci, one.surface.difference.value], rtol=RTOL)
+    verdicts = dict(zip(zip(t["language_a"], t["language_b"]), zip(t["verdict"], t["n_concepts"])))
+    assert verdicts["en", "de"] == ("great", 59) and verdicts["en", "cp"][1] == 60
+    with pytest.raises(Exception, match="all-zero vector"):
+        pair_affinity(three, n_boot=B, n_perm=200, seed=0)  # on_zero='error', as affinity_of_words

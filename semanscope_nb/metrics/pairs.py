@@ -26,7 +26,9 @@ order) for its two languages, so a pair and :func:`~semanscope_nb.metrics.affini
 two languages agree:
 
 1. "undefined" (NaN, with a ``note``) when the pair has collapsed vectors (no SA); a whole input with fewer than
-   3 concepts raises, as every statistic does (:mod:`semanscope_nb.metrics.degenerate`).
+   3 concepts raises, as every statistic does (:mod:`semanscope_nb.metrics.degenerate`).  A word with an all-zero
+   vector raises, or with ``on_zero="drop"`` (the ``pair-sa`` task's, as the ``sa`` task's) its concepts are
+   dropped from the pairs of its language before anything else, as the verdict of those two languages drops them.
 2. "insufficient" when artefacts were left out and fewer than
    :data:`~semanscope_nb.metrics.affinity.MIN_JUDGED_SHARE` of its concepts are left, or too few to score (fewer
    than 3, or a language with fewer than 2 distinct words), whatever the interval says: the verdict's rule,
@@ -371,6 +373,68 @@ def _pair_setup(aw: AlignedWords, spreads: Spreads, out: np.ndarray, i: int, j: 
     return row, (row, (i, j), row_stack, sub)
 
 
+def _exclusions(aw: AlignedWords, unknown_words: Mapping[str, Sequence[str]] | None) -> dict[tuple[int, int], np.ndarray]:
+    """(i, j) -> the pair's artefact concepts: identical strings in the two languages, degenerate vectors, unknown tokens."""
+    degenerate = degenerate_vector_groups(aw)  # once per language, not once per pair
+    deg_rows = {lang: rows_with_words(aw, lang, {w for g in groups for w in g}) for lang, groups in degenerate.items()}
+    no_rows = np.zeros(aw.n_rows, dtype=bool)
+    # the words the model's tokenizer maps to unknown tokens only: left out of a pair as the verdict leaves them out
+    unk_rows = {lang: rows_with_words(aw, lang, set(words)) for lang, words in (unknown_words or {}).items()
+                if lang in aw.languages}
+    excluded = {}
+    for (i, a), (j, b) in itertools.combinations(enumerate(aw.languages), 2):
+        excluded[i, j] = (identical_string_rows(subset_languages(aw, (a, b))) | deg_rows.get(a, no_rows)
+                          | deg_rows.get(b, no_rows) | unk_rows.get(a, no_rows) | unk_rows.get(b, no_rows))
+    return excluded
+
+
+def _zero_vector_rows(aw: AlignedWords, *, on_zero: str) -> dict[str, np.ndarray]:
+    """language -> the concepts holding a word with an all-zero vector there (only languages that have one).
+
+    ``on_zero="error"`` raises :class:`~semanscope_nb.errors.EmbeddingError` naming the language and the words, as
+    :func:`~semanscope_nb.metrics.affinity.affinity_of_words` does.
+    """
+    out = {}
+    for k, (lang, v, inc) in enumerate(zip(aw.languages, aw.vectors, aw.incidence)):
+        z = np.flatnonzero(~np.any(np.asarray(v) != 0, axis=1))
+        if not z.size:
+            continue
+        if on_zero == "error":
+            what = [aw.words[k][i] for i in z[:5]] if aw.words else z[:5].tolist()
+            raise EmbeddingError(f"language '{lang}': {z.size} all-zero vector(s) (cosine undefined; e.g. "
+                                 f"out-of-vocabulary words): {what}. Pass on_zero='drop' to drop the concepts that hold them.")
+        out[lang] = np.asarray(sp.csr_matrix(inc)[:, z].sum(axis=1)).ravel() > 0
+    return out
+
+
+def _pair_without(aw: AlignedWords, pair: tuple[int, int], dropped: np.ndarray, *,
+                  unknown_words: Mapping[str, Sequence[str]] | None,
+                  surfaces: Mapping[tuple[int, int], AlignedWords] | None, **kw: Any
+                  ) -> tuple[dict[str, Any], SurfaceComparison | None]:
+    """The row of a pair whose two languages hold all-zero vectors: scored without those concepts, on its own pass.
+
+    The verdict of the two languages (``on_zero="drop"``, the ``sa`` task's) drops them before anything else, so
+    its resamples are drawn over the concepts left: the pair is scored alone on them (its artefacts and its
+    surface baseline on the same concepts), not in the shared pass.
+    """
+    i, j = pair
+    a, b = aw.languages[i], aw.languages[j]
+    words = subset_rows(subset_languages(aw, (a, b)), ~dropped)
+    what = (f"{int(dropped.sum())} concept(s) holding an all-zero vector in {a} or {b} were dropped before scoring "
+            f"the pair, as the verdict of {a}, {b} drops them")
+    if words.n_rows < MIN_BOOT_CONCEPTS:
+        nan = math.nan
+        return ({"language_a": a, "language_b": b, "n_concepts": words.n_rows, "n_excluded": 0, "sa": nan,
+                 "ci_low": nan, "ci_high": nan, "sem": nan, "sa_judged": nan, "sa_null": nan, "delta": nan,
+                 "delta_low": nan, "delta_high": nan, "delta_sem": nan, "corrected": nan, "p_value": nan,
+                 "note": f"{what}; only {words.n_rows} left, at least {MIN_BOOT_CONCEPTS} are needed"}, None)
+    own = None if surfaces is None else {(0, 1): subset_rows(surfaces[i, j], ~dropped)}
+    rows, comparisons = _pair_rows(words, _exclusions(words, unknown_words), surfaces=own, **kw)
+    row = rows[0]
+    row["note"] = "; ".join(filter(None, [what, row["note"]]))
+    return row, comparisons[0]
+
+
 def _pair_surfaces(aw: AlignedWords, surface: AlignedWords | Mapping[tuple[str, str], AlignedWords] | None
                    ) -> dict[tuple[int, int], AlignedWords] | None:
     """(i, j) -> the surface baseline's words of the pair's two languages, checked against the model's concepts."""
@@ -414,6 +478,7 @@ def pair_affinity(
     distributions: dict[str, dict[str, np.ndarray]] | None = None,
     unknown_words: Mapping[str, Sequence[str]] | None = None,
     surface: AlignedWords | Mapping[tuple[str, str], AlignedWords] | None = None,
+    on_zero: str = "error",
 ) -> PairAffinity:
     """One row per language pair: raw SA and interval, the artefact-free gap to chance, FDR-controlled p, the verdict.
 
@@ -441,6 +506,11 @@ def pair_affinity(
     pair that does not beat it is 'not above surface form'; the columns ``surface_corrected`` (the baseline's
     chance-corrected score), ``surface_difference`` with ``surface_difference_low`` / ``surface_difference_high``
     (model minus baseline) and ``surface_concepts`` (the concepts compared) are NaN without it.
+
+    ``on_zero``: a word with an all-zero vector (cosine undefined) raises ('error', as
+    :func:`~semanscope_nb.metrics.affinity.affinity_of_words`), or ('drop', the ``sa`` and ``pair-sa`` tasks') the
+    concepts holding one are dropped from the pairs of that language, each such pair scored on the concepts left as
+    the verdict of its two languages scores them (``n_concepts`` counts them; a ``note`` says so).
     """
     from statsmodels.stats.multitest import multipletests
 
@@ -448,19 +518,19 @@ def pair_affinity(
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     require_concepts(aw.n_rows, minimum=MIN_BOOT_CONCEPTS, what="pair_affinity")
-    degenerate = degenerate_vector_groups(aw)  # once per language, not once per pair
-    deg_rows = {lang: rows_with_words(aw, lang, {w for g in groups for w in g}) for lang, groups in degenerate.items()}
-    no_rows = np.zeros(aw.n_rows, dtype=bool)
-    # the words the model's tokenizer maps to unknown tokens only: left out of a pair as the verdict leaves them out
-    unk_rows = {lang: rows_with_words(aw, lang, set(words)) for lang, words in (unknown_words or {}).items()
-                if lang in aw.languages}
-    excluded = {}
-    for (i, a), (j, b) in itertools.combinations(enumerate(aw.languages), 2):
-        excluded[i, j] = (identical_string_rows(subset_languages(aw, (a, b))) | deg_rows.get(a, no_rows)
-                          | deg_rows.get(b, no_rows) | unk_rows.get(a, no_rows) | unk_rows.get(b, no_rows))
+    if on_zero not in ("error", "drop"):
+        raise ValueError(f"on_zero must be 'error' or 'drop', got {on_zero!r}")
+    zero_rows = _zero_vector_rows(aw, on_zero=on_zero)
     surfaces = _pair_surfaces(aw, surface)
-    rows, comparisons = _pair_rows(aw, excluded, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence,
-                                   should_stop=should_stop, distributions=distributions, surfaces=surfaces)
+    kw = {"n_boot": n_boot, "n_perm": n_perm, "seed": seed, "confidence": confidence, "should_stop": should_stop,
+          "distributions": distributions}
+    rows, comparisons = _pair_rows(aw, _exclusions(aw, unknown_words), surfaces=surfaces, **kw)
+    no_rows = np.zeros(aw.n_rows, dtype=bool)
+    for k, ((i, a), (j, b)) in enumerate(itertools.combinations(enumerate(aw.languages), 2)):
+        dropped = zero_rows.get(a, no_rows) | zero_rows.get(b, no_rows)
+        if dropped.any():  # the verdict of these two drops the concepts first (sa task): so does their row
+            rows[k], comparisons[k] = _pair_without(aw, (i, j), dropped, unknown_words=unknown_words,
+                                                    surfaces=surfaces, **kw)
     table = pd.DataFrame(rows)
     nan = math.nan
     for name, read in (("surface_corrected", lambda c: c.surface_corrected.value),

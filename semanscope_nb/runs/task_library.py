@@ -306,7 +306,7 @@ PAIR_N_PERM = 2000
 
 def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: float = 0.95,
                  thresholds: TierThresholds = DEFAULT_TIERS, n_perm: int | None = None, alpha: float = 0.05,
-                 surface_null: bool = True, should_stop: Any = None) -> Any:
+                 surface_null: bool = True, on_zero: str = "drop", should_stop: Any = None) -> Any:
     """SA of every language pair, each with its own chance level, artefact exclusion and FDR-controlled verdict.
 
     ``n_perm=None``: with two languages (one pair) ``n_boot``, the verdict's own test (``sa``'s permutation gate
@@ -314,7 +314,8 @@ def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: floa
     ``max(n_boot, PAIR_N_PERM)``.  ``surface_null`` (as ``sa``'s): each pair is compared with the surface-form
     baseline of its two languages -- the one the ``sa`` task of those two languages embeds (its IDF fitted on their
     words), so a pair's row and the verdict of its two languages are one answer -- and a pair that does not beat
-    it is 'not above surface form'.
+    it is 'not above surface form'.  ``on_zero`` (as ``sa``'s): the concepts holding a word with an all-zero vector
+    are dropped from the pairs of that language ('drop'), or raise ('error').
     """
     from semanscope_nb.metrics.pairs import pair_affinity
 
@@ -331,7 +332,7 @@ def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: floa
             surface[a, b] = _surface_words(pair, should_stop, own=aligned_words(pair))
     return _stamp(pair_affinity(aw, n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, n_perm=n_perm,
                                 alpha=alpha, should_stop=should_stop, unknown_words=unknown_words(embedded, aw),
-                                surface=surface), embedded)
+                                surface=surface, on_zero=on_zero), embedded)
 
 
 def permutation_task(embedded: Embedded, *, n_perm: int = 1000, seed: int) -> Any:
