@@ -38,6 +38,7 @@ that run only (CPU time, minimum of interleaved repeats, BLAS threads stated).
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 import time
@@ -141,6 +142,9 @@ def verdict_rows(n_boot: int, repeat: int) -> list[dict]:
             "stats": lambda: affinity_of_words(aw, n_boot=n_boot, seed=0, unknown_words=uw),
             "stats_surface": fresh(lambda: affinity_of_words(aw, n_boot=n_boot, seed=0, unknown_words=uw, surface=surface)),
             "pairs": lambda: pair_affinity(aw, n_boot=n_boot, n_perm=n_boot, seed=0),
+            **({"pairs_surface": cold(lambda: pair_affinity(aw, n_boot=n_boot, n_perm=n_boot, seed=0, surface=surface)),
+                "pairs_surface_known": lambda: pair_affinity(aw, n_boot=n_boot, n_perm=n_boot, seed=0, surface=surface)}
+               if "surface" in inspect.signature(pair_affinity).parameters else {}),  # trees with the pairs' surface check
         }, repeat=repeat, clock="cpu")
     r = snb.dataset_affinity(ds, "use-multilingual", n_boot=n_boot, seed=0, progress=False)
     base = f"plain SA + {n_boot}-resample bootstrap (spreads of the resamples, percentile intervals)"
@@ -166,7 +170,15 @@ def verdict_rows(n_boot: int, repeat: int) -> list[dict]:
             f"concepts and a permutation test of {n_boot} re-pairings), {shape}", best["pairs"], best["stats"],
             baseline_name="one verdict pass (`affinity_of_words` with every verdict statistic but the surface null)",
             threads=1, repeats=repeat, clock="cpu"),
-    ]
+    ] + ([
+        row(f"pair matrix as above with each pair's surface-form check (`surface=` tfidf-char: the baseline's statistics "
+            f"on each pair's judged concepts neither in the process nor on disk), {shape}", best["pairs_surface"],
+            best["pairs"], baseline_name="the pair matrix without the surface check", threads=1, repeats=repeat,
+            clock="cpu"),
+        row(f"pair matrix with the surface check, the baseline's statistics of every pair already in the process (a "
+            f"benchmark's second model), {shape}", best["pairs_surface_known"], best["pairs"],
+            baseline_name="the pair matrix without the surface check", threads=1, repeats=repeat, clock="cpu"),
+    ] if "pairs_surface" in best else [])
 
 
 def reduced_rows(n_boot: int, repeat: int, n: int = 40) -> list[dict]:

@@ -560,9 +560,12 @@ def test_the_pair_sa_task_of_two_languages_runs_the_verdicts_own_permutation_tes
     ds = snb.load_dataset("edge-cases", languages=["en", "fr"]).subset(range(60))
     emb = snb.embed(ds, "tfidf-char", cache=False)
     sa = snb.run_task("sa", emb, n_boot=200, seed=0, surface_null=False)
-    pairs = snb.run_task("pair-sa", emb, n_boot=200, seed=0)
+    pairs = snb.run_task("pair-sa", emb, n_boot=200, seed=0, surface_null=False)  # the same question: no surface check
     assert pairs.n_perm == 200 and pairs.table["p_value"].iloc[0] == sa.permutation.p_value
-    assert pairs.table["verdict"].iloc[0] == sa.tier
+    assert pairs.table["verdict"].iloc[0] == sa.tier == "good"
+    # with the surface check on both paths (the defaults): the tfidf-char model is its own spelling baseline here
+    with_surface = snb.run_task("pair-sa", emb, n_boot=200, seed=0).table["verdict"].iloc[0]
+    assert with_surface == snb.run_task("sa", emb, n_boot=200, seed=0).tier == "not above surface form"
     three = snb.embed(snb.load_dataset("edge-cases", languages=["en", "fr", "de"]).subset(range(20)), "random-null",
                       cache=False)
     assert snb.run_task("pair-sa", three, n_boot=200, seed=0).n_perm == 2000  # three pairs: FDR needs more

@@ -1266,6 +1266,99 @@ def _same_words(a: AlignedWords, b: AlignedWords) -> bool:
     return True
 
 
+class SurfaceSide:
+    """The surface baseline's side of the verdict's paired comparison: the compared concepts, its point and resamples.
+
+    One rule for every path that compares a model with the surface-form baseline (:func:`verdict_bootstrap`, the
+    pair matrix of :mod:`semanscope_nb.metrics.pairs`): the concepts compared are ``keep`` without the rows where
+    the baseline has a zero vector (at least 3, else ``rows`` is None and ``note`` says why); the baseline's
+    chance-corrected score is computed on the same multinomial counts of those concepts (``counts[:, rows]`` of the
+    draws over all ``model.n_rows`` concepts), or read from the statistics an earlier call kept (in memory and in
+    :class:`~semanscope_nb.metrics.surface_store.SurfaceStore`, by what determines them); when the model *is* the
+    baseline, its own scores are the baseline's.  The caller computes the model's side on the same counts and
+    passes it to :meth:`comparison`, which keeps the baseline's statistics for later calls.
+
+    >>> import scipy.sparse as sp
+    >>> rng = np.random.default_rng(0); eye = sp.identity(40, format="csr"); labels = tuple(map(str, range(40)))
+    >>> e = rng.normal(size=(40, 8))
+    >>> model = AlignedWords(("en", "de"), (e, e + 0.3 * rng.normal(size=e.shape)), (eye, eye), labels)
+    >>> spelling = AlignedWords(("en", "de"), (e, rng.normal(size=e.shape)), (eye, eye), labels)
+    >>> side = SurfaceSide(model, spelling, None, seed=None, n_boot=0)
+    >>> int(side.rows.sum()), side.note
+    (40, '')
+    """
+
+    def __init__(self, model: AlignedWords, surface: AlignedWords, keep: np.ndarray | None, *, seed: int | None,
+                 n_boot: int) -> None:
+        R = model.n_rows
+        self.n_boot = int(n_boot)
+        self.rows: np.ndarray | None = None
+        self.note = ""
+        self._known: tuple | None = None  # (point, distribution) of an earlier call
+        self._own = False  # the model is the baseline
+        self._spreads: Spreads | None = None
+        self._parts: NullParts | None = None
+        self._dists: list[np.ndarray] = []
+        # a baseline that says what determines its vectors (BaselineVectors): its statistics -- and the compared
+        # concepts -- by that identity, read before (and then instead of) its vectors
+        self._id_key = _identity_key(model, surface, keep, seed=seed, n_boot=n_boot)
+        self._key: bytes | None = None
+        by_id = _known_surface(self._id_key, n_boot, n_rows=R) if self._id_key is not None else None
+        try:
+            rows = by_id[2] if by_id is not None else _surface_rows(model, surface, keep)
+        except ValueError as exc:
+            if "need at least" not in str(exc):
+                raise
+            self.note = str(exc)
+            return
+        from semanscope_nb.metrics.artefacts import subset_rows
+
+        self.rows = rows
+        if by_id is not None:  # an earlier call's statistics on these concepts (never the model's own words: dims)
+            self._known, self._id_key = by_id[:2], None
+        elif _same_words(model, surface):  # the model is the baseline: its own statistics on the rows, not a second pass
+            self._own, self._id_key = True, None
+        else:
+            # a BaselineVectors baseline is kept by its identity alone (its vectors' digest would cost a read of them)
+            key = _surface_key(surface, rows, seed=seed, n_boot=n_boot, R=R) if self._id_key is None else None
+            known = _known_surface(key, n_boot) if key is not None else None
+            if known is not None:  # the same baseline, concepts and resamples as an earlier call (another model)
+                self._known, self._id_key = known, None
+            else:
+                s_aw = subset_rows(surface, rows) if not rows.all() else surface
+                self._spreads = Spreads(s_aw)
+                self._parts = NullParts(s_aw, self._spreads)
+                self._key = key
+
+    def add(self, counts: np.ndarray, *, batch: int) -> None:
+        """The baseline's corrected score on one batch of the verdict's counts (B x all concepts), when not known."""
+        if self._spreads is None or self.rows is None:
+            return
+        s_batch = min(batch, self._spreads.bootstrap_batch(self.n_boot))  # the baseline's own memory budget
+        for a in range(0, counts.shape[0], s_batch):
+            self._dists.append(null_aware_statistics(self._spreads, self._parts, counts[a:a + s_batch, self.rows])["corrected"])
+
+    def comparison(self, model_point: float, model_distribution: np.ndarray | None, *, confidence: float,
+                   baseline: str = "tfidf-char") -> "SurfaceComparison":
+        """The model (its corrected score on the compared concepts: point, resamples) against the baseline."""
+        if self.rows is None:
+            raise ValueError(f"no surface-form comparison: {self.note}")
+        dm = model_distribution if self.n_boot else None
+        if self._spreads is not None:
+            theirs = null_aware_statistics(self._spreads, self._parts, np.ones((1, int(self.rows.sum()))))["corrected"][0]
+            ds = np.concatenate(self._dists) if self.n_boot else None
+            if self._key is not None:
+                _keep_surface(self._key, (theirs, ds))
+            if self._id_key is not None:  # with the compared concepts: a later hit reads no baseline vector
+                _keep_surface(self._id_key, (theirs, ds, self.rows))
+        elif self._own:
+            theirs, ds = model_point, dm
+        else:
+            theirs, ds = self._known
+        return _surface_comparison((model_point, theirs), dm, ds, n_concepts=int(self.rows.sum()), n_boot=self.n_boot,
+                                   confidence=confidence, baseline=baseline)
+
+
 def verdict_bootstrap(
     aw: AlignedWords,
     *,
@@ -1314,38 +1407,17 @@ def verdict_bootstrap(
     R = aw.n_rows
     keep = None if keep is None else np.asarray(keep, dtype=bool)
     subset = RowSubset(spreads, keep) if keep is not None and not keep.all() else None
-    side = None  # (rows, the model's RowSubset on them or None, the baseline's spreads and null parts)
+    side: SurfaceSide | None = None  # the baseline's side of the paired comparison (metrics.chance.SurfaceSide)
+    model_rows: RowSubset | None = None  # the model on the compared concepts (None: all of them)
     note = ""
     if surface is not None:
-        # a baseline that says what determines its vectors (BaselineVectors): its statistics -- and the compared
-        # concepts -- by that identity, read before (and then instead of) its vectors
-        id_key = _identity_key(aw, surface, keep, seed=seed, n_boot=n_boot)
-        by_id = _known_surface(id_key, n_boot, n_rows=R) if id_key is not None else None
-        try:
-            rows = by_id[2] if by_id is not None else _surface_rows(aw, surface, keep)
-        except ValueError as exc:
-            if "need at least" not in str(exc):
-                raise
-            note = str(exc)
+        side = SurfaceSide(aw, surface, keep, seed=seed, n_boot=n_boot)
+        note = side.note
+        if side.rows is None:
+            side = None
         else:
-            from semanscope_nb.metrics.artefacts import subset_rows
-
-            same = subset is not None and np.array_equal(rows, keep)
-            model_rows = subset if same else (RowSubset(spreads, rows) if not rows.all() else None)
-            if by_id is not None:  # an earlier call's statistics on these concepts (never the model's own words: dims)
-                side = (rows, model_rows, by_id[:2], None)
-            elif _same_words(aw, surface):  # the model is the baseline: its own statistics on the rows, not a second pass
-                side = (rows, model_rows, None, None)
-            else:
-                # a BaselineVectors baseline is kept by its identity alone (its vectors' digest would cost a read of them)
-                key = _surface_key(surface, rows, seed=seed, n_boot=n_boot, R=R) if id_key is None else None
-                known = _known_surface(key, n_boot) if key is not None else None
-                if known is not None:  # the same baseline, concepts and resamples as an earlier call (another model)
-                    side = (rows, model_rows, known, key)
-                else:
-                    s_aw = subset_rows(surface, rows) if not rows.all() else surface
-                    s_spreads = Spreads(s_aw)
-                    side = (rows, model_rows, s_spreads, NullParts(s_aw, s_spreads), key, id_key)
+            same = subset is not None and np.array_equal(side.rows, keep)
+            model_rows = subset if same else (RowSubset(spreads, side.rows) if not side.rows.all() else None)
 
     def model_on(rows_subset: RowSubset | None, full: dict, sub: dict | None, counts: np.ndarray) -> dict:
         if rows_subset is None:
@@ -1358,23 +1430,14 @@ def verdict_bootstrap(
     if subset is not None:
         point_sub, at_ones = _subset_statistics_and_spreads(subset, ones)
         subset_point = (float(at_ones["intra_cos"][0]), float(at_ones["inter_cos"][0]))
-    if side is not None:
-        rows, model_rows = side[:2]
-        mine = model_on(model_rows, point, point_sub, ones)["corrected"][0]
-        if len(side) == 6:  # the baseline's own spreads
-            theirs = null_aware_statistics(side[2], side[3], np.ones((1, int(rows.sum()))))["corrected"][0]
-        else:  # the model itself, or the statistics of an earlier call
-            theirs = mine if side[2] is None else side[2][0]
-        point_side = (mine, theirs)
+    mine = model_on(model_rows, point, point_sub, ones)["corrected"][0] if side is not None else math.nan
     dists: dict[str, list[np.ndarray]] | None = None
     dists_sub: dict[str, list[np.ndarray]] | None = None
-    dists_side: list[list[np.ndarray]] = [[], []]
+    dists_mine: list[np.ndarray] = []  # the model's corrected score on the compared concepts
     if n_boot:
         dists, dists_sub = {}, ({} if subset is not None else None)
         if batch is None:  # bound the peak beside the embeddings (resamples do not depend on the batch size)
             batch = spreads.bootstrap_batch(n_boot)
-        computes = side is not None and len(side) == 6
-        s_batch = min(batch, side[2].bootstrap_batch(n_boot)) if computes else batch  # the baseline's own budget
         for counts in resample_counts(R, n_boot, seed=seed, batch=batch):
             check_stop(should_stop, "bootstrap")
             full = null_aware_statistics(spreads, parts, counts)
@@ -1386,27 +1449,15 @@ def verdict_bootstrap(
                 for k, v in sub.items():
                     dists_sub.setdefault(k, []).append(v)
             if side is not None:
-                rows, model_rows = side[:2]
-                dists_side[0].append(model_on(model_rows, full, sub, counts)["corrected"])
-                if computes:
-                    for a in range(0, counts.shape[0], s_batch):
-                        dists_side[1].append(null_aware_statistics(side[2], side[3], counts[a:a + s_batch, rows])["corrected"])
+                dists_mine.append(model_on(model_rows, full, sub, counts)["corrected"])
+                side.add(counts, batch=batch)
     kw = {"n_boot": n_boot, "confidence": confidence, "thresholds": thresholds}
     full_scores = _scores(point, dists, distributions=distributions, **kw)
     sub_scores = _scores(point_sub, dists_sub, distributions=subset_distributions, **kw) if subset is not None else None
     surface_scores = None
     if side is not None:
-        dm = np.concatenate(dists_side[0]) if n_boot else None
-        if len(side) == 6:
-            ds = np.concatenate(dists_side[1]) if n_boot else None
-            if side[4] is not None:
-                _keep_surface(side[4], (point_side[1], ds))
-            if side[5] is not None:  # with the compared concepts: a later hit reads no baseline vector
-                _keep_surface(side[5], (point_side[1], ds, side[0]))
-        else:
-            ds = dm if side[2] is None else side[2][1]
-        surface_scores = _surface_comparison(point_side, dm, ds, n_concepts=int(side[0].sum()), n_boot=n_boot,
-                                             confidence=confidence, baseline=baseline)
+        surface_scores = side.comparison(mine, np.concatenate(dists_mine) if n_boot else None, confidence=confidence,
+                                         baseline=baseline)
     return VerdictPass(full=full_scores, subset=sub_scores, surface=surface_scores, surface_note=note,
                        subset_point=subset_point)
 

@@ -250,7 +250,7 @@ def sa_heatmap(table: pd.DataFrame, *, distance: str = "cosine", title: str | No
 PAIR_COLUMNS = ("language_a", "language_b", "sa", "ci_low", "ci_high", "sa_null", "delta", "delta_low", "delta_high", "verdict",
                 "p_fdr", "survives")
 _CHANCE_VERDICTS = ("chance", "below chance")
-_NO_CALL_VERDICTS = ("insufficient", "undetermined")  # shown as such in a pair's cell: no tier, whatever the FDR says
+_NO_CALL_VERDICTS = ("insufficient", "undetermined", "not above surface form")  # shown as such in a pair's cell: no tier, whatever the FDR says
 
 
 def pair_heatmap(

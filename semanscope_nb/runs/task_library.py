@@ -15,6 +15,8 @@ True
 
 from __future__ import annotations
 
+import itertools
+
 from typing import Any, Sequence
 
 import numpy as np
@@ -304,12 +306,16 @@ PAIR_N_PERM = 2000
 
 def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: float = 0.95,
                  thresholds: TierThresholds = DEFAULT_TIERS, n_perm: int | None = None, alpha: float = 0.05,
-                 should_stop: Any = None) -> Any:
+                 surface_null: bool = True, on_zero: str = "drop", should_stop: Any = None) -> Any:
     """SA of every language pair, each with its own chance level, artefact exclusion and FDR-controlled verdict.
 
     ``n_perm=None``: with two languages (one pair) ``n_boot``, the verdict's own test (``sa``'s permutation gate
     draws ``n_boot`` re-pairings), so the pair's p-value and verdict are the ``sa`` task's; with more,
-    ``max(n_boot, PAIR_N_PERM)``.
+    ``max(n_boot, PAIR_N_PERM)``.  ``surface_null`` (as ``sa``'s): each pair is compared with the surface-form
+    baseline of its two languages -- the one the ``sa`` task of those two languages embeds (its IDF fitted on their
+    words), so a pair's row and the verdict of its two languages are one answer -- and a pair that does not beat
+    it is 'not above surface form'.  ``on_zero`` (as ``sa``'s): the concepts holding a word with an all-zero vector
+    are dropped from the pairs of that language ('drop'), or raise ('error').
     """
     from semanscope_nb.metrics.pairs import pair_affinity
 
@@ -317,8 +323,16 @@ def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: floa
         n_perm = n_boot if len(embedded.languages) == 2 else max(n_boot, PAIR_N_PERM)
         n_perm = max(int(n_perm), 1)
     aw = aligned_words(embedded)  # the verdict's artefacts: unknown-token words too (as sa_task)
+    surface = None
+    if surface_null:  # each pair's baseline as sa_task of its two languages builds it (same words, same key)
+        languages = list(embedded.languages)
+        surface = {}
+        for a, b in itertools.combinations(languages, 2):
+            pair = embedded.select([a, b])
+            surface[a, b] = _surface_words(pair, should_stop, own=aligned_words(pair))
     return _stamp(pair_affinity(aw, n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, n_perm=n_perm,
-                                alpha=alpha, should_stop=should_stop, unknown_words=unknown_words(embedded, aw)), embedded)
+                                alpha=alpha, should_stop=should_stop, unknown_words=unknown_words(embedded, aw),
+                                surface=surface, on_zero=on_zero), embedded)
 
 
 def permutation_task(embedded: Embedded, *, n_perm: int = 1000, seed: int) -> Any:

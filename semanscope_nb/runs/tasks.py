@@ -280,7 +280,9 @@ def builtin_tasks() -> list[Task]:
              description="Semantic Affinity (cosine and Euclidean) with its bootstrap, chance level and verdict",
              check=lib.check_sa),
         Task("pair-sa", lib.pair_sa_task, PairAffinity, ("words",), ("languages>=2",),
-             {**boot, "confidence": 0.95, "thresholds": DEFAULT_TIERS, "n_perm": None, "alpha": 0.05}, version="3",
+             {**boot, "confidence": 0.95, "thresholds": DEFAULT_TIERS, "n_perm": None, "alpha": 0.05, "surface_null": True,
+              "on_zero": "drop"},
+             version="4",
              description="SA of every language pair, each with its own chance level, artefact exclusion and an FDR-controlled "
                          "verdict", check=lib.check_sa),
         Task("permutation", lib.permutation_task, PermutationTest, ("words",), ("languages>=2",), {"n_perm": 1000, "seed": None},

@@ -51,16 +51,19 @@ def language_pairs(
     cache: Cache = None,
     n_perm: int | None = None,
     alpha: float = 0.05,
+    surface_null: bool = True,
 ) -> PairAffinity:
     """SA of ``model`` for every language pair of ``dataset``, each with its own chance level (the ``pair-sa`` task).
 
     Each pair is judged on its own artefact-free concepts, with a permutation p-value
     (``n_perm``; None: the ``pair-sa`` task's default, ``n_boot`` for two languages as the verdict's own test,
     else ``max(n_boot, 2000)``) under Benjamini-Hochberg control of the false discovery rate
-    (``alpha``) across pairs: :func:`semanscope_nb.metrics.pairs.pair_affinity`.
+    (``alpha``) across pairs: :func:`semanscope_nb.metrics.pairs.pair_affinity`.  ``surface_null`` (default True,
+    as :func:`~semanscope_nb.runs.evaluate.dataset_affinity`): each pair is also compared with the surface-form
+    baseline of its two languages, and one that does not beat it is 'not above surface form'.
     """
     return run_task("pair-sa", dataset, model, languages=languages, cache=cache, progress=False, n_boot=n_boot, seed=seed,
-                    confidence=confidence, thresholds=thresholds, n_perm=n_perm, alpha=alpha)
+                    confidence=confidence, thresholds=thresholds, n_perm=n_perm, alpha=alpha, surface_null=surface_null)
 
 
 def dataset_permutation_test(
