@@ -105,7 +105,13 @@ import scipy.sparse as sp
 
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.errors import DatasetError, EmbeddingError
-from semanscope_nb.metrics.artefacts import find_artefacts, language_centred, language_centred_cosines, subset_rows
+from semanscope_nb.metrics.artefacts import (
+    find_artefacts,
+    language_centred,
+    language_centred_cosines,
+    subset_rows,
+    zero_vectors,
+)
 from semanscope_nb.models.cancel import check_stop
 from semanscope_nb.metrics.chance import (
     BELOW_CHANCE_TIER,
@@ -727,52 +733,15 @@ def _diagnose(
 
 
 def _drop_zero_rows(aw: AlignedWords, on_zero: str) -> tuple[AlignedWords, dict[str, int], list[str]]:
-    zero = {}
-    bad_rows = np.zeros(aw.n_rows, dtype=bool)
-    for k, (lang, v, inc) in enumerate(zip(aw.languages, aw.vectors, aw.incidence)):
-        z = np.flatnonzero(~np.any(np.asarray(v) != 0, axis=1))
-        zero[lang] = int(z.size)
-        if z.size:
-            if on_zero == "error":
-                what = [aw.words[k][i] for i in z[:5]] if aw.words else z[:5].tolist()
-                raise EmbeddingError(
-                    f"language '{lang}': {z.size} all-zero vector(s) (cosine undefined; e.g. out-of-vocabulary "
-                    f"words): {what}. Pass on_zero='drop' to drop the concepts that hold them."
-                )
-            bad_rows |= np.asarray(inc[:, z].sum(axis=1)).ravel() > 0
+    found = zero_vectors(aw, on_zero=on_zero)  # the one rule (metrics.artefacts): raises for on_zero='error'
+    zero, bad_rows = found.counts(aw.languages), found.rows
     if not bad_rows.any():
         return aw, zero, []
     keep = np.flatnonzero(~bad_rows)
     dropped = [aw.labels[r] for r in np.flatnonzero(bad_rows)]
     if keep.size < 2:
         raise EmbeddingError(f"only {keep.size} concept(s) left after dropping zero vectors; need at least 2")
-    vectors, incidence, words = [], [], []
-    for k, (v, inc) in enumerate(zip(aw.vectors, aw.incidence)):
-        sub = inc[keep]
-        used = np.flatnonzero(np.asarray(sub.sum(axis=0)).ravel() > 0)
-        vectors.append(np.asarray(v)[used])
-        incidence.append(sp.csr_matrix(sub[:, used]))
-        if aw.words:
-            words.append(tuple(aw.words[k][i] for i in used))
-    reduced = AlignedWords(
-        languages=aw.languages,
-        vectors=tuple(vectors),
-        incidence=tuple(incidence),
-        labels=tuple(aw.labels[r] for r in keep),
-        groups=None if aw.groups is None else tuple(aw.groups[r] for r in keep),
-        words=tuple(words) if aw.words else None,
-    )
-    return reduced, zero, dropped
-
-
-def _zero_vector_rows(aw: AlignedWords) -> np.ndarray:
-    """Rows holding a word whose vector is all zeros in some language (the rows ``on_zero='drop'`` drops)."""
-    bad = np.zeros(aw.n_rows, dtype=bool)
-    for v, inc in zip(aw.vectors, aw.incidence):
-        z = np.flatnonzero(~np.any(np.asarray(v) != 0, axis=1))
-        if z.size:
-            bad |= np.asarray(inc[:, z].sum(axis=1)).ravel() > 0
-    return bad
+    return subset_rows(aw, ~bad_rows), zero, dropped
 
 
 def _is_int(x: Any) -> bool:
@@ -1132,7 +1101,7 @@ def _scorable_words(aw: AlignedWords, surface: AlignedWords | None, *, on_zero: 
     """
     if surface is not None:
         surface = _matching_surface(surface, aw)
-        zero_rows = _zero_vector_rows(aw)
+        zero_rows = zero_vectors(aw).rows
     aw, zero, dropped = _drop_zero_rows(aw, on_zero)
     if surface is not None and zero_rows.any():  # the concepts dropped for a zero vector leave the baseline too
         surface = subset_rows(surface, ~zero_rows)

@@ -36,6 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from semanscope_nb.errors import EmbeddingError
 from semanscope_nb.memo import Memo
 from semanscope_nb.metrics.spreads import SPARSE_DENSITY, SPARSE_MIN_DIMS, AlignedWords, Spreads, csr_of_dense
 
@@ -815,6 +816,59 @@ def degenerate_vector_groups(aw: AlignedWords, *, tol: float = 1e-6,
         if groups:
             out[lang] = sorted(groups, key=len, reverse=True)
     return out
+
+
+@dataclass(frozen=True)
+class ZeroVectors:
+    """The words whose vector is all zeros (no direction: every cosine with them is undefined), per language.
+
+    ``words``: language -> their word indices, ``language_rows``: language -> the concepts holding one there (both
+    for the languages that have one); ``rows``: the concepts holding one in any language, the rows every
+    statistic's ``on_zero="drop"`` drops.
+    """
+
+    words: dict[str, np.ndarray]
+    language_rows: dict[str, np.ndarray]
+    rows: np.ndarray
+
+    def counts(self, languages: Sequence[str]) -> dict[str, int]:
+        """language -> how many of its words are all-zero vectors (0 for the others)."""
+        return {lang: int(self.words[lang].size) if lang in self.words else 0 for lang in languages}
+
+
+def zero_vectors(aw: AlignedWords, *, on_zero: str = "drop", model: str | None = None) -> ZeroVectors:
+    """The all-zero vectors of ``aw`` and the concepts that hold them: the one rule of the verdict
+    (:func:`~semanscope_nb.metrics.affinity.affinity_of_words`), the pair matrix and the model comparison.
+
+    ``on_zero="error"`` raises :class:`~semanscope_nb.errors.EmbeddingError` naming the language (and ``model``)
+    and up to five of the words; ``"drop"`` returns them (the tasks' choice: those concepts are dropped).
+
+    >>> import scipy.sparse as sp
+    >>> v = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]]); eye = sp.identity(3, format="csr")
+    >>> z = zero_vectors(AlignedWords(("en", "de"), (v, np.eye(3, 2) + 1), (eye, eye), ("a", "b", "c")))
+    >>> z.rows.tolist(), z.counts(("en", "de"))
+    ([False, True, False], {'en': 1, 'de': 0})
+    """
+    if on_zero not in ("error", "drop"):
+        raise ValueError(f"on_zero must be 'error' or 'drop', got {on_zero!r}")
+    words: dict[str, np.ndarray] = {}
+    language_rows: dict[str, np.ndarray] = {}
+    rows = np.zeros(aw.n_rows, dtype=bool)
+    for k, (lang, v, inc) in enumerate(zip(aw.languages, aw.vectors, aw.incidence)):
+        z = np.flatnonzero(~np.any(np.asarray(v) != 0, axis=1))
+        if not z.size:
+            continue
+        if on_zero == "error":
+            what = [aw.words[k][i] for i in z[:5]] if aw.words else z[:5].tolist()
+            whose = f"model '{model}', " if model else ""
+            raise EmbeddingError(
+                f"{whose}language '{lang}': {z.size} all-zero vector(s) (cosine undefined; e.g. out-of-vocabulary "
+                f"words): {what}. Pass on_zero='drop' to drop the concepts that hold them."
+            )
+        words[lang] = z
+        language_rows[lang] = np.asarray(sp.csr_matrix(inc)[:, z].sum(axis=1)).ravel() > 0
+        rows |= language_rows[lang]
+    return ZeroVectors(words, language_rows, rows)
 
 
 def rows_with_words(aw: AlignedWords, language: str, words: set[str]) -> np.ndarray:

@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.results import Estimate, Interval, Result
-from semanscope_nb.metrics.artefacts import find_artefacts, subset_rows
+from semanscope_nb.metrics.artefacts import find_artefacts, subset_rows, zero_vectors
 from semanscope_nb.metrics.chance import (
     check_count,
     check_seed,
@@ -185,6 +185,7 @@ def compare_models(
     batch: int | None = None,
     score: Literal["delta", "sa"] = "delta",
     unknown_words: Mapping[str, Mapping[str, Any]] | None = None,
+    on_zero: Literal["error", "drop"] = "error",
 ) -> ModelComparison:
     """Paired bootstrap and permutation comparison of two or more models on the same concepts.
 
@@ -197,12 +198,17 @@ def compare_models(
     (before or after exclusion) raise :class:`~semanscope_nb.errors.EmbeddingError`;
     a model whose vectors are collapsed gets a NaN score, no band and a note, and
     is left out of the pairs.  ``unknown_words``: model -> (language -> the words its tokenizer maps to unknown
-    tokens only); their concepts are artefacts of that model's data, as in its verdict.
+    tokens only); their concepts are artefacts of that model's data, as in its verdict.  ``on_zero``: a word
+    with an all-zero vector (cosine undefined) raises ('error', as
+    :func:`~semanscope_nb.metrics.affinity.affinity_of_words`), or ('drop', the tasks' choice) the concepts holding
+    one in any model's data are dropped for every model before the resamples are drawn, as each verdict drops its
+    own (:func:`~semanscope_nb.metrics.artefacts.zero_vectors`).
     """
     names = list(models)
     _check_comparison(models, names, n_boot=n_boot, n_perm=n_perm, seed=seed, alpha=alpha, confidence=confidence, score=score)
-    first = models[names[0]]
     notes: list[str] = []
+    models = _without_zero_vectors(models, on_zero=on_zero, notes=notes)
+    first = models[names[0]]
     full = {n: Spreads(models[n]) for n in names}
     raw_sa = {n: _sa_or_nan(full[n], first.n_rows) for n in names}
     collapsed = {n for n in names if math.isnan(raw_sa[n])}  # no SA at all: set aside before the exclusion
@@ -251,6 +257,21 @@ def compare_models(
     notes += _interval_and_test_disagreements(scores, pairs)
     return ModelComparison(scores, pairs, bands, int(n_boot), int(n_perm), seed, confidence, alpha, notes,
                            score=score, excluded_concepts=int((~keep).sum()))
+
+
+def _without_zero_vectors(models: Mapping[str, AlignedWords], *, on_zero: str, notes: list[str]
+                          ) -> Mapping[str, AlignedWords]:
+    """The models without the concepts that hold an all-zero vector in any model's data (a note says how many)."""
+    zero = np.zeros(next(iter(models.values())).n_rows, dtype=bool)
+    for name, aw in models.items():
+        zero |= zero_vectors(aw, on_zero=on_zero, model=name).rows
+    if not zero.any():
+        return models
+    require_concepts(int((~zero).sum()), minimum=MIN_BOOT_CONCEPTS,
+                     what=f"compare_models (after dropping {int(zero.sum())} concepts holding all-zero vectors)")
+    notes.append(f"{int(zero.sum())} of {zero.size} concepts dropped for every model before resampling: they hold an "
+                 "all-zero vector (cosine undefined) in some model's data")
+    return {name: subset_rows(aw, ~zero) for name, aw in models.items()}
 
 
 def _score_interval(score: str, value: float, boot: np.ndarray, confidence: float) -> dict[str, float]:

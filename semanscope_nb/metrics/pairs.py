@@ -85,7 +85,14 @@ from semanscope_nb.metrics.affinity import (
     TierThresholds,
     sa_percentile_estimate,
 )
-from semanscope_nb.metrics.artefacts import degenerate_vector_groups, identical_string_rows, rows_with_words, subset_languages, subset_rows
+from semanscope_nb.metrics.artefacts import (
+    degenerate_vector_groups,
+    identical_string_rows,
+    rows_with_words,
+    subset_languages,
+    subset_rows,
+    zero_vectors,
+)
 from semanscope_nb.metrics.chance import (
     BELOW_CHANCE_TIER,
     CHANCE_TIER,
@@ -388,25 +395,6 @@ def _exclusions(aw: AlignedWords, unknown_words: Mapping[str, Sequence[str]] | N
     return excluded
 
 
-def _zero_vector_rows(aw: AlignedWords, *, on_zero: str) -> dict[str, np.ndarray]:
-    """language -> the concepts holding a word with an all-zero vector there (only languages that have one).
-
-    ``on_zero="error"`` raises :class:`~semanscope_nb.errors.EmbeddingError` naming the language and the words, as
-    :func:`~semanscope_nb.metrics.affinity.affinity_of_words` does.
-    """
-    out = {}
-    for k, (lang, v, inc) in enumerate(zip(aw.languages, aw.vectors, aw.incidence)):
-        z = np.flatnonzero(~np.any(np.asarray(v) != 0, axis=1))
-        if not z.size:
-            continue
-        if on_zero == "error":
-            what = [aw.words[k][i] for i in z[:5]] if aw.words else z[:5].tolist()
-            raise EmbeddingError(f"language '{lang}': {z.size} all-zero vector(s) (cosine undefined; e.g. "
-                                 f"out-of-vocabulary words): {what}. Pass on_zero='drop' to drop the concepts that hold them.")
-        out[lang] = np.asarray(sp.csr_matrix(inc)[:, z].sum(axis=1)).ravel() > 0
-    return out
-
-
 def _pair_without(aw: AlignedWords, pair: tuple[int, int], dropped: np.ndarray, *,
                   unknown_words: Mapping[str, Sequence[str]] | None,
                   surfaces: Mapping[tuple[int, int], AlignedWords] | None, **kw: Any
@@ -518,9 +506,7 @@ def pair_affinity(
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     require_concepts(aw.n_rows, minimum=MIN_BOOT_CONCEPTS, what="pair_affinity")
-    if on_zero not in ("error", "drop"):
-        raise ValueError(f"on_zero must be 'error' or 'drop', got {on_zero!r}")
-    zero_rows = _zero_vector_rows(aw, on_zero=on_zero)
+    zero_rows = zero_vectors(aw, on_zero=on_zero).language_rows  # the verdict's rule (metrics.artefacts)
     surfaces = _pair_surfaces(aw, surface)
     kw = {"n_boot": n_boot, "n_perm": n_perm, "seed": seed, "confidence": confidence, "should_stop": should_stop,
           "distributions": distributions}

@@ -357,7 +357,7 @@ def comparison_task(embeddeds: Sequence[Embedded], *, n_boot: int, n_perm: int =
     aws = {e.model_id: aligned_words(e) for e in embeddeds}
     unknown = {e.model_id: unknown_words(e, aws[e.model_id]) for e in embeddeds}  # the verdict's artefacts (sa_task)
     result = compare_models(aws, n_boot=n_boot, n_perm=n_perm, seed=seed, confidence=confidence, alpha=alpha,
-                            unknown_words=unknown)
+                            unknown_words=unknown, on_zero="drop")  # as the sa task: zero-vector concepts dropped
     prov = {k: v for k, v in first.provenance.items() if not k.startswith("model")}
     return result.with_provenance(**prov, models={e.model_id: {"model_version": e.model_version, "model_options": dict(e.model_options)}
                                                   for e in embeddeds})

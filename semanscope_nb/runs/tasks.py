@@ -288,7 +288,7 @@ def builtin_tasks() -> list[Task]:
         Task("permutation", lib.permutation_task, PermutationTest, ("words",), ("languages>=2",), {"n_perm": 1000, "seed": None},
              version="2", higher_is_better=False, description="permutation test of the SA against shuffled translations", check=lib.check_sa),
         Task("comparison", lib.comparison_task, ModelComparison, ("words",), ("languages>=2", "models>=2"),
-             {**boot, "n_perm": 10000, "confidence": 0.95, "alpha": 0.05}, inputs="models", version="3",
+             {**boot, "n_perm": 10000, "confidence": 0.95, "alpha": 0.05}, inputs="models", version="4",
              description="paired model-vs-model comparison of SA − chance on the same artefact-free concepts (Holm, rank bands)",
              check=lib.check_sa),
         Task("retrieval", lib.retrieval_task, RetrievalSet, ("words", "parallel"), ("languages>=2",),
