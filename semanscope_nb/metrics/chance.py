@@ -590,10 +590,12 @@ def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray],
     R = row_means[0].shape[0]
     pair_dots = None
     flat = np.empty(shape, dtype=np.intp)
+    # G[i, j] is G.ravel()[i R + j]: one gather of precomputed offsets; each language's row offsets i R are formed once,
+    # not once per pair (the first language's, a single row of R, for every re-pairing alike)
+    offsets = [np.multiply(p, R, dtype=np.intp) for p in perms[:-1]]
     for k in range(L):
         for m in range(k + 1, L):
-            np.multiply(perms[k], R, out=flat)  # G[i, j] is G.ravel()[i R + j]: one gather of precomputed offsets
-            flat += perms[m]
+            np.add(offsets[k], perms[m], out=flat)
             dots = grams[k, m].ravel().take(flat)
             pair_dots = dots if pair_dots is None else np.add(pair_dots, dots, out=pair_dots)
     if all(bool((a == 1.0).all()) for a in n_alt):  # one word per row everywhere: every tuple weighs 1
