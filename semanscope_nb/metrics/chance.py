@@ -568,7 +568,8 @@ PERMUTATION_CHUNK = 64
 #: draws and inter distances, see :func:`repairing_chunk`).
 PERMUTATION_HOT_GRAM_BYTES = 2 * 2**20
 #: Bytes of one (re-pairings x R) index array of a chunk when the Gram matrices do not stay in cache: 2 MB, 837
-#: re-pairings of 313 concepts.  The gathers of USE's artefact-free conceptual-space concepts (313 x 6 languages, 15
+#: re-pairings of 313 concepts (a chunk's draws are L - 1 such arrays, its gathers four more: 18 MB at 6 languages,
+#: beside 11.7 MB of Gram matrices).  The gathers of USE's artefact-free conceptual-space concepts (313 x 6 languages, 15
 #: Gram matrices of 784 KB), 1000 re-pairings, one BLAS thread, load 8 on 2 cores: 271 ms in chunks of 64, 124 ms in
 #: chunks of 512, 110 ms in one chunk (2026-11-27)
 PERMUTATION_CHUNK_BYTES = 2 * 2**20
@@ -618,10 +619,10 @@ def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray],
     flat = np.empty(shape, dtype=np.intp)
     # G[i, j] is G.ravel()[i R + j]: one gather of precomputed offsets; each language's row offsets i R are formed once,
     # not once per pair (the first language's, a single row of R, for every re-pairing alike)
-    offsets = [np.multiply(p, R, dtype=np.intp) for p in perms[:-1]]
-    for k in range(L):
+    for k in range(L - 1):
+        offsets = np.multiply(perms[k], R, dtype=np.intp)
         for m in range(k + 1, L):
-            np.add(offsets[k], perms[m], out=flat)
+            np.add(offsets, perms[m], out=flat)
             dots = grams[k, m].ravel().take(flat)
             pair_dots = dots if pair_dots is None else np.add(pair_dots, dots, out=pair_dots)
     if all(bool((a == 1.0).all()) for a in n_alt):  # one word per row everywhere: every tuple weighs 1
