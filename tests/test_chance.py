@@ -592,6 +592,40 @@ def test_percentile_and_scipy_routes_draw_the_same_resamples():
                                    err_msg=f"{key}: one draw rule, so one bootstrap distribution")
 
 
+def test_the_chunk_of_re_pairings_grows_only_when_the_gram_matrices_leave_the_cache(monkeypatch):
+    """Gram matrices beyond PERMUTATION_HOT_GRAM_BYTES (USE's artefact-free conceptual-space: 15 of 784 KB) are read
+    back from memory by every chunk of re-pairings: the chunks then grow to PERMUTATION_CHUNK_BYTES of indices -- the
+    same draws, inter distances and p-value to the last bit as chunks of PERMUTATION_CHUNK (and as one chunk), with
+    alternatives (tuple weights) and without."""
+    from semanscope_nb.metrics import chance
+
+    assert chance.repairing_chunk(349, 2) == chance.PERMUTATION_CHUNK, "one 975 KB Gram matrix stays in cache"
+    assert chance.repairing_chunk(313, 6) == chance.PERMUTATION_CHUNK_BYTES // (8 * 313) > chance.PERMUTATION_CHUNK
+    assert chance.repairing_chunk(10**6, 2) == chance.PERMUTATION_CHUNK, "never fewer than PERMUTATION_CHUNK"
+    rng = np.random.default_rng(21)
+    R, n_perm = 40, 300
+    base = rng.normal(size=(R, 5))
+    arrays = {lang: base + s * rng.normal(size=(R, 5)) for lang, s in (("en", 0.0), ("de", 0.8), ("fr", 1.0), ("es", 1.2))}
+    two = sp.csr_matrix(np.c_[np.eye(R), np.eye(R)[:, ::-1]][:, : R + 3])  # the last 3 rows: a second word
+    with_alternatives = AlignedWords(("en", "de"), (rng.normal(size=(R + 3, 5)), rng.normal(size=(R, 5))),
+                                     (two, sp.identity(R, format="csr")), tuple(map(str, range(R))))
+    for aw in (_aw(arrays), with_alternatives):
+        L = len(aw.languages)
+        runs = {}
+        for name, hot, chunk_bytes in (("chunks of 64", 2**40, 1), ("grown", 0, 8 * R * 64 + 8 * R * 37),
+                                        ("one chunk", 0, 8 * R * n_perm)):
+            monkeypatch.setattr(chance, "PERMUTATION_HOT_GRAM_BYTES", hot)
+            monkeypatch.setattr(chance, "PERMUTATION_CHUNK_BYTES", chunk_bytes)
+            assert chance.repairing_chunk(R, L) == {"chunks of 64": 64, "grown": 101, "one chunk": n_perm}[name]
+            chance._REPAIRINGS.clear()  # drawn afresh in this chunk size
+            runs[name] = permutation_test(aw, n_perm=n_perm, seed=5)
+        ref = runs["chunks of 64"]
+        for name, got in runs.items():
+            assert (got.p_value, got.n_perm, got.exact) == (ref.p_value, ref.n_perm, ref.exact), name
+            np.testing.assert_allclose([got.null_mean, got.null_sd, got.z], [ref.null_mean, ref.null_sd, ref.z], rtol=1e-15,
+                                       err_msg=f"{name}: each re-pairing's inter distance is its own row's arithmetic")
+
+
 @pytest.mark.parametrize("chunk", [7, 25, 256])
 def test_permutation_test_drawn_in_chunks_equals_one_draw_and_a_plain_loop(monkeypatch, chunk):
     """Re-pairings drawn PERMUTATION_CHUNK at a time are the draws of rng.permutation(R), lane by lane, whatever the chunk:

@@ -562,6 +562,33 @@ def shuffled_inter_cosine(row_means: list[np.ndarray], n_alt: list[np.ndarray], 
 #: 1000 re-pairings, 64 gave semantic_affinity 930 page faults and 52.3 ms CPU, 256: 1,345 and 54.0 ms, all at once
 #: (1000): 2,690 and 56.2 ms (one BLAS thread, 2026-11-27)
 PERMUTATION_CHUNK = 64
+#: Bytes of all the language pairs' Gram matrices up to which :func:`permutation_test` keeps :data:`PERMUTATION_CHUNK`:
+#: they then stay in a core's cache from one chunk to the next.  Beyond it every chunk reads each matrix back from
+#: memory for a few gathers per cache line, so the chunks grow to :data:`PERMUTATION_CHUNK_BYTES` of indices (the same
+#: draws and inter distances, see :func:`repairing_chunk`).
+PERMUTATION_HOT_GRAM_BYTES = 2 * 2**20
+#: Bytes of one (re-pairings x R) index array of a chunk when the Gram matrices do not stay in cache: 2 MB, 837
+#: re-pairings of 313 concepts (a chunk's draws are L - 1 such arrays, its gathers four more: 18 MB at 6 languages,
+#: beside 11.7 MB of Gram matrices).  The gathers of USE's artefact-free conceptual-space concepts (313 x 6 languages, 15
+#: Gram matrices of 784 KB), 1000 re-pairings, one BLAS thread, load 8 on 2 cores: 271 ms in chunks of 64, 124 ms in
+#: chunks of 512, 110 ms in one chunk (2026-11-27)
+PERMUTATION_CHUNK_BYTES = 2 * 2**20
+
+
+def repairing_chunk(R: int, L: int) -> int:
+    """Re-pairings :func:`permutation_test` draws and gathers at a time for ``R`` concepts in ``L`` languages.
+
+    :data:`PERMUTATION_CHUNK` while the ``L (L - 1) / 2`` Gram matrices (R x R, float64) fit
+    :data:`PERMUTATION_HOT_GRAM_BYTES`, else as many as :data:`PERMUTATION_CHUNK_BYTES` of indices hold (at least
+    :data:`PERMUTATION_CHUNK`).  Only the speed depends on it: the stream of draws does not depend on how it is cut,
+    and each re-pairing's inter distance is its own row's arithmetic.
+
+    >>> repairing_chunk(349, 2), repairing_chunk(313, 6), repairing_chunk(100_000, 3)
+    (64, 837, 64)
+    """
+    if 8 * R * R * L * (L - 1) // 2 <= PERMUTATION_HOT_GRAM_BYTES:
+        return PERMUTATION_CHUNK
+    return max(PERMUTATION_CHUNK, PERMUTATION_CHUNK_BYTES // (8 * R))
 #: Largest total size (bytes) of the language-pair Gram matrices of row means that
 #: :func:`permutation_test` holds; beyond it, each re-pairing is computed from the vectors.
 PERMUTATION_GRAM_BYTES = 256 * 2**20
@@ -590,10 +617,12 @@ def shuffled_inter_cosines(row_means: list[np.ndarray], n_alt: list[np.ndarray],
     R = row_means[0].shape[0]
     pair_dots = None
     flat = np.empty(shape, dtype=np.intp)
-    for k in range(L):
+    # G[i, j] is G.ravel()[i R + j]: one gather of precomputed offsets; each language's row offsets i R are formed once,
+    # not once per pair (the first language's, a single row of R, for every re-pairing alike)
+    for k in range(L - 1):
+        offsets = np.multiply(perms[k], R, dtype=np.intp)
         for m in range(k + 1, L):
-            np.multiply(perms[k], R, out=flat)  # G[i, j] is G.ravel()[i R + j]: one gather of precomputed offsets
-            flat += perms[m]
+            np.add(offsets, perms[m], out=flat)
             dots = grams[k, m].ravel().take(flat)
             pair_dots = dots if pair_dots is None else np.add(pair_dots, dots, out=pair_dots)
     if all(bool((a == 1.0).all()) for a in n_alt):  # one word per row everywhere: every tuple weighs 1
@@ -797,11 +826,12 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
     else:  # the generator's draws in a fixed order (draw by draw, language by language): the same seed, the same p
         # the Gram matrices meanwhile, on a free core (or the spreads' centred ones, made for the Euclidean chance level)
         gram_job = None if not use_grams or derived is not None else beside(row_mean_grams, means)
-        # drawn PERMUTATION_CHUNK re-pairings at a time (the generator's stream does not depend on how its draws are
+        # drawn repairing_chunk(R, L) re-pairings at a time (the generator's stream does not depend on how its draws are
         # cut; each re-pairing's inter distance is its own row): the index, offset and gathered arrays stay a few
-        # hundred KB, in cache, instead of three (n_perm x R) arrays made and returned to the system on every call
+        # hundred KB (while the Gram matrices stay in cache), instead of three (n_perm x R) arrays made and returned to
+        # the system on every call
         # (seeded_repairings: those an earlier call drew -- the Euclidean chance level's, another model's -- not drawn again)
-        chunks = seeded_repairings(seed, n_perm=n_perm, n_lanes=L - 1, R=R, chunk=PERMUTATION_CHUNK if use_grams else n_perm)
+        chunks = seeded_repairings(seed, n_perm=n_perm, n_lanes=L - 1, R=R, chunk=repairing_chunk(R, L) if use_grams else n_perm)
     if use_grams:  # one Gram matrix per language pair, then gathers
         first = next(chunks)  # (drawn while a Gram job runs beside)
         grams = (derived[0] if derived is not None else gram_job.result() if gram_job is not None
