@@ -103,6 +103,7 @@ from semanscope_nb.models.registry import ModelInfo, get_model_info, list_models
 from semanscope_nb.provenance import (
     atomic_write_json,
     atomic_write_text,
+    csv_text,
     json_ready,
     package_info,
     path_inside,
@@ -762,6 +763,14 @@ def plan_jobs(
             model_key = json.dumps([keys[(m, ds.name)] for m in members])
             for p in variants[t.name]:
                 jobs.append(GridJob("+".join(members), ds, t.name, dict(p), job_key(model_key, ds, t, p), model_key, members))
+    first: dict[str, GridJob] = {}
+    for job in jobs:  # one key is one job file and one record: two names for it would share them and lose a row
+        other = first.setdefault(job.key, job)
+        if other is not job:
+            raise ArgumentError(
+                f"model {other.model!r} on dataset {other.dataset.name!r} and model {job.model!r} on dataset "
+                f"{job.dataset.name!r} are the same job ({job.task}): the same model and the same rows under two names; "
+                f"give each model and each dataset once")
     infos = {k: (v if k not in _STARTUP_MODELS else None) for k, v in infos.items()}  # ship only run-time registrations
     return jobs, failures, infos
 
@@ -964,7 +973,7 @@ def write_leaderboard(out: Path, table: pd.DataFrame, done: Sequence[dict], jobs
         row["provenance"] = rec["provenance"]
         row["run_file"] = f"runs/{file_of[rec['job']['key']]}"
     return [
-        str(atomic_write_text(path_inside(out, "leaderboard.csv"), table.to_csv(index=False))),
+        str(atomic_write_text(path_inside(out, "leaderboard.csv"), csv_text(table))),
         str(atomic_write_json(path_inside(out, "leaderboard.json"), json_ready({"meta": meta, "rows": rows}))),
     ]
 
