@@ -319,3 +319,57 @@ def test_the_option_checkers_raise_argument_errors_naming_the_argument():
         with pytest.raises(ArgumentError, match=rf"^{name} must"):
             call()
     assert options.check_n_boot(options.MAX_RESAMPLES) == options.MAX_RESAMPLES
+
+
+# --------------------------------------------------------------------------- reader options
+
+
+@pytest.mark.parametrize("languages", ["en,zh", ["en", "zh"], ("english", "Chinese")])
+def test_load_dataset_reads_languages_as_the_grid_does(languages):
+    """A comma-separated string is a list of languages (run_grid and the CLI read it so), not its characters."""
+    assert snb.load_dataset("edge-cases", languages=languages).languages == ("en", "zh")
+
+
+@pytest.mark.parametrize("kw, said", [
+    ({"languages": ["en", None]}, r"languages=\['en', None\]: None is not a language code"),
+    ({"languages": []}, "languages is empty"),
+    ({"languages": 5}, "languages must be a list of language codes"),
+    ({"on_empty": "explode"}, "on_empty must be 'error' or 'drop', got 'explode'"),
+])
+def test_load_dataset_refuses_bad_options_naming_them(kw, said):
+    with pytest.raises(ArgumentError, match=said):
+        snb.load_dataset("edge-cases", **kw)
+
+
+def test_an_empty_dataset_name_is_named_as_such():
+    with pytest.raises(ArgumentError, match="the dataset name is empty"):
+        snb.load_dataset("")
+
+
+@pytest.mark.parametrize("key", ["../x", "<script>", "en/zh", "", " ", "e n"])
+def test_word_list_and_sentence_languages_are_codes_never_paths_or_markup(tmp_path, key):
+    (tmp_path / "a.txt").write_text("water\nfire\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("水\n火\n", encoding="utf-8")
+    with pytest.raises(ArgumentError, match="word list key|language code"):
+        snb.data.read_word_lists({key: tmp_path / "a.txt", "zh": tmp_path / "b.txt"})
+    with pytest.raises(ArgumentError, match="language"):
+        snb.data.read_sentences(tmp_path / "a.txt", language=key)
+    # a code the package does not know is still a code
+    assert snb.data.read_sentences(tmp_path / "a.txt", language="tok").language == "tok"
+    assert snb.data.read_word_lists({"tok": tmp_path / "a.txt", "zh": tmp_path / "b.txt"}).languages == ("tok", "zh")
+
+
+@pytest.mark.parametrize("language", ["../../etc", "eng_Latn/../../x", "a b", 7])
+def test_sib200_language_never_names_a_path_outside_its_folder(tmp_path, language):
+    (tmp_path / "eng_Latn").mkdir()
+    with pytest.raises(ArgumentError, match="SIB-200 language"):
+        snb.data.read_sib200(language, folder=tmp_path)
+
+
+@pytest.mark.parametrize("limit", [True, 2.5, "3", 0, -1])
+def test_tatoeba_limit_is_a_positive_whole_number(tmp_path, limit):
+    (tmp_path / "tatoeba.deu-eng.deu").write_text("Hallo.\nDanke.\n", encoding="utf-8")
+    (tmp_path / "tatoeba.deu-eng.eng").write_text("Hello.\nThanks.\n", encoding="utf-8")
+    assert len(snb.data.read_tatoeba("deu", folder=tmp_path, limit=np.int64(1)).source_texts) == 1
+    with pytest.raises(ValueError, match="limit must be a positive integer"):
+        snb.data.read_tatoeba("deu", folder=tmp_path, limit=limit)
