@@ -373,3 +373,26 @@ def test_tatoeba_limit_is_a_positive_whole_number(tmp_path, limit):
     assert len(snb.data.read_tatoeba("deu", folder=tmp_path, limit=np.int64(1)).source_texts) == 1
     with pytest.raises(ValueError, match="limit must be a positive integer"):
         snb.data.read_tatoeba("deu", folder=tmp_path, limit=limit)
+
+
+@pytest.mark.parametrize("params", [{"n_boot": 10**12}, {"seed": "0"}, {"confidence": 95}, {"n_boot": float("nan")}])
+def test_a_grid_with_a_bad_option_is_refused_before_any_work(tmp_path, params):
+    from semanscope_nb.runs.grid import run_grid
+
+    name = next(iter(params))
+    with _at_most(20), pytest.raises(ArgumentError, match=rf"task 'sa': {name} must be"):
+        run_grid(["random-null"], ["edge-cases"], ["sa"], params={"sa": params}, languages=["en", "zh"], out_dir=tmp_path / "out",
+                 cache=tmp_path / "cache", progress=False)
+    assert not (tmp_path / "out" / "leaderboard.csv").exists()
+
+
+def test_a_grid_where_every_job_failed_still_writes_a_csv_with_its_header(tmp_path, monkeypatch, capsys):
+    from semanscope_nb.runs.cli import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    status = main(["benchmark", "--api-model", "nokey=text-embedding-3-small@http://127.0.0.1:9", "--models", "nokey",
+                   "--datasets", "edge-cases", "--languages", "en,zh", "--n-boot", "20", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 1 and "OPENAI_API_KEY" in err
+    table = pd.read_csv(tmp_path / "out" / "leaderboard.csv")  # an empty file raised EmptyDataError
+    assert table.empty and {"model", "dataset", "task", "main_score"} <= set(table.columns)

@@ -118,4 +118,28 @@ def check_ks(ks: Any, *, name: str = "ks", allow_empty: bool = False) -> tuple[i
     return tuple(sorted({int(k) for k in items}))
 
 
-__all__ = ["MAX_RESAMPLES", "check_confidence", "check_count", "check_ks", "check_n_boot", "check_seed", "is_whole"]
+def check_common(params: Any) -> None:
+    """Check the options of ``params`` (a task's keyword arguments) that every statistic reads alike, before any
+    work: ``n_boot`` (at least 1 here; a task may ask more), ``seed``, ``confidence``, ``n_perm`` and ``ks``.
+    None is a default (resolved later) and is not checked.
+
+    >>> check_common({"n_boot": 200, "seed": 0, "metric": "cosine"})
+    >>> check_common({"n_boot": 10**12})
+    Traceback (most recent call last):
+    ...
+    semanscope_nb.errors.ArgumentError: n_boot must be 0 (no bootstrap) or an integer from 1 to 10,000,000, got 1000000000000
+    """
+    value = params.get("n_boot")
+    if value is not None:
+        check_n_boot(value, minimum=1)
+    if params.get("seed") is not None:
+        check_seed(params["seed"])
+    if params.get("confidence") is not None:
+        check_confidence(params["confidence"])
+    if params.get("n_perm") is not None:
+        check_count("n_perm", params["n_perm"], minimum=1, maximum=MAX_RESAMPLES)
+    if params.get("ks") is not None:
+        check_ks(params["ks"], allow_empty=True)
+
+
+__all__ = ["MAX_RESAMPLES", "check_common", "check_confidence", "check_count", "check_ks", "check_n_boot", "check_seed", "is_whole"]

@@ -98,6 +98,7 @@ from semanscope_nb.data.datasets import as_dataset
 from semanscope_nb.data.words import BUNDLED_DATASETS, WordDataset, language_code, list_datasets
 from semanscope_nb.errors import ArgumentError, DatasetError, GridBackendError, JobFileWarning, UnknownNameError
 from semanscope_nb.machine import free_cpus
+from semanscope_nb.metrics.options import check_common
 from semanscope_nb.models.cache import EmbeddingCache, EmbedStats
 from semanscope_nb.models.registry import ModelInfo, get_model_info, list_models, load_model, preset_names, register_model
 from semanscope_nb.provenance import (
@@ -945,8 +946,8 @@ def grid_table(records: Sequence[dict], task_order: Sequence[str]) -> pd.DataFra
                      "params": json.dumps(j["params"], sort_keys=True, ensure_ascii=False),
                      **{k: v for k, v in rec["summary"].items() if k not in _FIXED_COLUMNS}})
     df = pd.DataFrame(rows)
-    if df.empty:
-        return df
+    if df.empty:  # the header still names the columns: leaderboard.csv stays a CSV a reader can open
+        return pd.DataFrame(columns=[*_FIXED_COLUMNS, "main_score"])
     parts = []
     for name in task_order:
         sub = df[df.task == name]
@@ -997,6 +998,12 @@ def grid_tasks(tasks: Sequence[str] | str, params: Mapping[str, Mapping[str, Any
         if extra:
             raise UnknownNameError(f"{source} names unknown task(s) {extra}; registered: {', '.join(registered)}")
     variants = {t.name: param_variants(t, (params or {}).get(t.name), (param_grid or {}).get(t.name)) for t in task_objs}
+    for name, sets in variants.items():  # a bad option is one line before any work, not one failed job per model
+        for p in sets:
+            try:
+                check_common(p)
+            except ArgumentError as exc:
+                raise ArgumentError(f"task {name!r}: {exc}") from None
     return task_objs, variants
 
 
