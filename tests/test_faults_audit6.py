@@ -396,3 +396,29 @@ def test_a_grid_where_every_job_failed_still_writes_a_csv_with_its_header(tmp_pa
     assert status == 1 and "OPENAI_API_KEY" in err
     table = pd.read_csv(tmp_path / "out" / "leaderboard.csv")  # an empty file raised EmptyDataError
     assert table.empty and {"model", "dataset", "task", "main_score"} <= set(table.columns)
+
+
+def test_a_job_file_that_cannot_be_read_now_is_not_damage_and_is_never_overwritten(tmp_path, monkeypatch):
+    from semanscope_nb.runs.grid import run_grid
+
+    kw = dict(params={"sa": {"n_boot": 20}}, languages=["en", "zh"], out_dir=tmp_path / "out", cache=tmp_path / "cache",
+              progress=False)
+    run_grid(["random-null"], ["edge-cases"], ["sa"], **kw)
+    (job,) = (tmp_path / "out" / "runs").glob("*.json")
+    before = job.read_bytes()
+    real = Path.read_text
+
+    def unreadable(self, *a, **k):
+        if self == job:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "read_text", unreadable)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", JobFileWarning)  # not called damaged
+        with pytest.raises(PermissionError, match="Permission denied"):
+            run_grid(["random-null"], ["edge-cases"], ["sa"], **kw)
+    monkeypatch.undo()
+    assert job.read_bytes() == before
+    resumed = run_grid(["random-null"], ["edge-cases"], ["sa"], **kw)  # readable again: resumed, not recomputed
+    assert len(resumed.resumed) == 1

@@ -822,6 +822,8 @@ def resume_jobs(jobs: Sequence[GridJob], runs: Path, *, force: bool) -> tuple[di
         if f.exists() and not force:
             try:
                 rec = read_job_file(f)
+            except OSError:
+                raise  # unreadable now (permissions, I/O, too many open files): a condition, not damage; never overwritten
             except Exception as exc:  # damaged or truncated: recompute, and say which file
                 notes.append(f"runs/{f.name}: damaged job file ({type(exc).__name__}: {exc}); recomputing")
                 warnings.warn(notes[-1], JobFileWarning, stacklevel=3)
