@@ -205,7 +205,9 @@ class Result:
 
         The file must be what :meth:`save` writes: strict JSON (no ``NaN`` / ``Infinity``
         tokens, no key twice), a ``format`` this version reads, no key the result does
-        not write, and every field of the type its class declares; anything else is a
+        not write, every field of the type its class declares, and every derived key
+        (a tier, a count) equal to what the fields give (a sentence, such as a verdict's
+        wording, is not compared); anything else is a
         :class:`~semanscope_nb.errors.DatasetError` naming the file and the key.
 
         >>> import tempfile, pathlib
@@ -276,7 +278,9 @@ class Result:
         if unknown:
             raise DatasetError(f"{name}: key(s) {', '.join(map(repr, unknown))} are not part of a {kind!r} result "
                                f"(written by another program or a newer version?); nothing was loaded")
-        for k in sorted(k for k in body if k not in names):  # derived keys (a tier, a verdict): what the fields give
+        for k in sorted(k for k in body if k not in names):  # derived keys (a tier, a count): what the fields give
+            if _is_prose(body[k]) or _is_prose(again[k]):
+                continue  # a sentence (a verdict's wording) may be reworded by a later version: not a decision to check
             if not _same_json(body[k], again[k]):
                 raise DatasetError(f"{name}: a damaged {kind!r} result (key {k!r} says {body[k]!r:.80} but the result's "
                                    f"own numbers give {again[k]!r:.80})")
@@ -330,6 +334,10 @@ def _json_problem(value: Any, hint: Any, where: str) -> str | None:
         if origin in (dict, Mapping) and len(args) == 2:
             return next((pr for pr in (_json_problem(x, args[1], f"{where}[{k!r}]") for k, x in value.items()) if pr), None)
     return None
+
+
+def _is_prose(x: Any) -> bool:
+    return isinstance(x, str) and any(c.isspace() for c in x.strip())
 
 
 def _same_json(a: Any, b: Any) -> bool:

@@ -422,3 +422,11 @@ def test_a_job_file_that_cannot_be_read_now_is_not_damage_and_is_never_overwritt
     assert job.read_bytes() == before
     resumed = run_grid(["random-null"], ["edge-cases"], ["sa"], **kw)  # readable again: resumed, not recomputed
     assert len(resumed.resumed) == 1
+
+
+def test_a_verdict_sentence_worded_otherwise_still_loads(saved, tmp_path):
+    """A later version may reword the verdict's prose; only decisions (tiers, numbers) are checked."""
+    _, d = saved
+    assert " " in d["verdict"]
+    r = Result.load(_write(tmp_path, {**d, "verdict": "worded by another version of the package"}))
+    assert r.verdict == d["verdict"] and r.tier == d["tier"]
