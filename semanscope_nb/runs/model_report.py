@@ -455,6 +455,10 @@ def package_size_mb(model: str) -> float:
 # --------------------------------------------------------------------------- job files
 
 
+#: what :meth:`_Jobs.read` gives for a job file that holds nothing to reuse
+_MISSING = object()
+
+
 class _Jobs:
     """Finished steps as JSON files under ``<work_dir>/jobs`` (atomic writes; a rerun reads them back)."""
 
@@ -475,27 +479,27 @@ class _Jobs:
         return {"step": step, "key": hashlib.sha256(blob.encode()).hexdigest()[:16]}
 
     def read(self, p: Path, stamp: Mapping[str, str], what: str) -> Any:
-        """The ``what`` part of job file ``p`` when it holds the job ``stamp``; None when it is missing, damaged or
-        another job's (copied over it: recomputed, with a :class:`JobFileWarning`).  An unreadable file is an
-        ``OSError`` (a temporary condition), never damage."""
+        """The ``what`` part of job file ``p`` when it holds the job ``stamp``; :data:`_MISSING` when it is missing,
+        damaged or another job's (copied over it: recomputed, with a :class:`JobFileWarning`).  An unreadable file
+        is an ``OSError`` (a temporary condition), never damage."""
         if self.force or not p.exists():
-            return None
+            return _MISSING
         try:
             rec = json.loads(p.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             warnings.warn(f"{p.name}: damaged job file ({type(exc).__name__}); computed again", JobFileWarning, stacklevel=3)
-            return None
+            return _MISSING
         if not isinstance(rec, dict) or "job" not in rec:
-            return None  # written before job files named their job: computed again
+            return _MISSING  # written before job files named their job: computed again
         if rec.get("job") != dict(stamp) or what not in rec:
             warnings.warn(f"{p.name}: holds another job ({rec.get('job')!r:.120}); computed again", JobFileWarning, stacklevel=3)
-            return None
+            return _MISSING
         return rec[what]
 
     def result(self, step: str, key_parts: Mapping[str, Any], compute) -> Result:
         p, stamp = self.path(step, key_parts), self.stamp(step, key_parts)
         body = self.read(p, stamp, "result")
-        if body is not None:
+        if body is not _MISSING:
             try:
                 r = Result.from_saved(body, source=p.name)
                 self.reused += 1
@@ -510,7 +514,7 @@ class _Jobs:
     def record(self, step: str, key_parts: Mapping[str, Any], compute) -> dict:
         p, stamp = self.path(step, key_parts), self.stamp(step, key_parts)
         rec = self.read(p, stamp, "record")
-        if isinstance(rec, dict):
+        if rec is not _MISSING:  # any JSON value a step records (a dict, a list of rows)
             self.reused += 1
             return rec
         rec = json_ready(compute())
