@@ -205,5 +205,43 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return path
 
 
+#: a text cell starting with one of these is a formula to a spreadsheet (OWASP "CSV injection")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """``value`` as a CSV cell no spreadsheet runs: a text cell that starts like a formula gains a leading ``'``.
+
+    Numbers stay numbers; only text (a model, dataset or word a user named) is touched,
+    so ``-0.5`` the number is kept and ``=HYPERLINK(...)`` the dataset name is shown as text.
+
+    >>> spreadsheet_safe("=1+1"), spreadsheet_safe("@SUM(A1)"), spreadsheet_safe(-0.5), spreadsheet_safe("en,zh")
+    ("'=1+1", "'@SUM(A1)", -0.5, 'en,zh')
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def csv_text(frame: Any) -> str:
+    """``frame`` (a DataFrame) as CSV text whose every text cell and column name is :func:`spreadsheet_safe`.
+
+    >>> import pandas as pd
+    >>> print(csv_text(pd.DataFrame({"dataset": ["=cmd|'/c calc'!A1", "words"], "sa": [-0.5, 0.25]})), end="")
+    dataset,sa
+    '=cmd|'/c calc'!A1,-0.5
+    words,0.25
+    """
+    import pandas as pd  # here: this module is imported by every layer, most never write a CSV
+
+    safe = frame.copy()
+    safe.columns = [spreadsheet_safe(str(c)) for c in safe.columns]
+    for col in range(safe.shape[1]):
+        column = safe.iloc[:, col]
+        if not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_datetime64_any_dtype(column)):
+            safe.isetitem(col, column.astype(object).map(spreadsheet_safe))
+    return safe.to_csv(index=False)
+
+
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
     return atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n")

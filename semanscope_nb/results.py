@@ -193,34 +193,228 @@ class Result:
 
     def save(self, path: str | os.PathLike) -> str:
         """Write this result as JSON, atomically; :meth:`Result.load` reads it back."""
-        body = {"kind": self.kind, "format": RESULT_FORMAT, **self.to_dict()}
-        return str(atomic_write_json(path, body))
+        return str(atomic_write_json(path, self.saved_dict()))
+
+    def saved_dict(self) -> dict[str, Any]:
+        """What :meth:`save` writes: ``kind``, ``format`` and :meth:`to_dict` (:meth:`from_saved` reads it back)."""
+        return {"kind": self.kind, "format": RESULT_FORMAT, **self.to_dict()}
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Result":
-        """A result written by :meth:`save` (on ``Result`` itself: whatever kind the file names)."""
+        """A result written by :meth:`save` (on ``Result`` itself: whatever kind the file names).
+
+        The file must be what :meth:`save` writes: strict JSON (no ``NaN`` / ``Infinity``
+        tokens, no key twice), a ``format`` this version reads, no key the result does
+        not write, every field of the type its class declares, and every derived key
+        (a tier, a count) equal to what the fields give (a sentence, such as a verdict's
+        wording, is not compared); anything else is a
+        :class:`~semanscope_nb.errors.DatasetError` naming the file and the key.
+
+        >>> import tempfile, pathlib
+        >>> bad = pathlib.Path(tempfile.mkdtemp()) / "r.json"
+        >>> _ = bad.write_text('{"kind": "sa", "format": 99}')
+        >>> Result.load(bad)
+        Traceback (most recent call last):
+        ...
+        semanscope_nb.errors.DatasetError: r.json: result format 99 is newer than this version of semanscope_nb reads (format 1); upgrade semanscope_nb to read it
+        """
         p = Path(path)
         try:
-            d = json.loads(p.read_text(encoding="utf-8"))
+            d = json.loads(p.read_text(encoding="utf-8"), parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+        except _NotStrictJSON as exc:
+            raise DatasetError(f"{p.name}: not a semanscope_nb result file (not strict JSON: {exc})") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise DatasetError(f"{p.name}: not a semanscope_nb result file ({type(exc).__name__}: {exc})") from None
+        except RecursionError:
+            raise DatasetError(f"{p.name}: not a semanscope_nb result file (nested too deeply)") from None
+        return cls.from_saved(d, source=p.name)
+
+    @classmethod
+    def from_saved(cls, d: Any, *, source: str = "<memory>") -> "Result":
+        """The result in ``d``, a dict as :meth:`saved_dict` gives (and :meth:`save` writes), checked as :meth:`load` checks a file.
+
+        ``source`` names where ``d`` came from in every error.
+
+        >>> Result.from_saved({"kind": "sa", "format": 1, "n_concepts": "many"}, source="job 7")
+        Traceback (most recent call last):
+        ...
+        semanscope_nb.errors.DatasetError: job 7: a damaged 'sa' result (field 'n_concepts': expected a whole number, got 'many')
+        """
+        name = source
         if not isinstance(d, dict):
-            raise DatasetError(f"{p.name}: not a semanscope_nb result file (no 'kind')")
+            raise DatasetError(f"{name}: not a semanscope_nb result file (no 'kind')")
+        if "format" in d:
+            version = d["format"]
+            if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+                raise DatasetError(f"{name}: 'format' must be a whole number >= 1, got {version!r}")
+            if version > RESULT_FORMAT:
+                raise DatasetError(f"{name}: result format {version} is newer than this version of semanscope_nb reads "
+                                   f"(format {RESULT_FORMAT}); upgrade semanscope_nb to read it")
         if "kind" not in d and cls.__dict__.get("kind"):
             d = {"kind": cls.kind, **d}  # written by a class's own save() before results named their kind
         if "kind" not in d:
-            raise DatasetError(f"{p.name}: not a semanscope_nb result file (no 'kind')")
+            raise DatasetError(f"{name}: not a semanscope_nb result file (no 'kind')")
         kind = d.get("kind")
         target = _KINDS.get(kind)
         if target is None:
-            raise DatasetError(f"{p.name}: unknown result kind {kind!r}; known: {', '.join(sorted(_KINDS))}")
+            raise DatasetError(f"{name}: unknown result kind {kind!r}; known: {', '.join(sorted(_KINDS))}")
         if cls is not Result and not issubclass(target, cls):
-            raise DatasetError(f"{p.name}: holds a {kind!r} result, not a {cls.kind!r} result")
+            raise DatasetError(f"{name}: holds a {kind!r} result, not a {cls.kind!r} result")
         body = {k: v for k, v in d.items() if k not in ("kind", "format")}
+        hints = typing.get_type_hints(target)
+        names = {f.name for f in fields(target)}
+        problem = next((pr for pr in (_json_problem(body[k], hints.get(k, Any), k) for k in body if k in names) if pr), None)
+        if problem:
+            raise DatasetError(f"{name}: a damaged {kind!r} result ({problem})")
         try:
-            return target.from_dict(body)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise DatasetError(f"{p.name}: a damaged {kind!r} result ({type(exc).__name__}: {exc})") from None
+            result = target.from_dict(body)
+            problem = _type_problem(result, target, "")
+            again = result.to_dict()
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise DatasetError(f"{name}: a damaged {kind!r} result ({type(exc).__name__}: {exc})") from None
+        if problem:
+            raise DatasetError(f"{name}: a damaged {kind!r} result ({problem})")
+        unknown = sorted(k for k in body if k not in names and k not in again)
+        if unknown:
+            raise DatasetError(f"{name}: key(s) {', '.join(map(repr, unknown))} are not part of a {kind!r} result "
+                               f"(written by another program or a newer version?); nothing was loaded")
+        for k in sorted(k for k in body if k not in names):  # derived keys (a tier, a count): what the fields give
+            if _is_prose(body[k]) or _is_prose(again[k]):
+                continue  # a sentence (a verdict's wording) may be reworded by a later version: not a decision to check
+            if not _same_json(body[k], again[k]):
+                raise DatasetError(f"{name}: a damaged {kind!r} result (key {k!r} says {body[k]!r:.80} but the result's "
+                                   f"own numbers give {again[k]!r:.80})")
+        return result
+
+
+class _NotStrictJSON(ValueError):
+    """A result file holding what strict JSON has not (``NaN``, ``Infinity``, a key twice)."""
+
+
+def _no_constant(token: str) -> Any:
+    raise _NotStrictJSON(f"{token} is not a JSON number (save() writes null for a missing number)")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _NotStrictJSON(f"key {k!r} appears twice in one object")
+        out[k] = v
+    return out
+
+
+def _json_problem(value: Any, hint: Any, where: str) -> str | None:
+    """What is wrong with the JSON ``value`` read for a field declared ``hint`` (its shape), or None.
+
+    Catches what a lenient ``from_dict`` would coerce silently (``tuple("en")``, ``list({...})``).
+    """
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        if value is None and type(None) in args:
+            return None
+        problems = [_json_problem(value, a, where) for a in args if a is not type(None)]
+        return None if any(pr is None for pr in problems) else problems[0]
+    if hint in (bool, int, float, str):
+        return _type_problem(value, hint, where)
+    if origin in (list, tuple) or hint in (list, tuple, np.ndarray, Interval):
+        if value is None and hint is Interval:
+            return None
+        if not isinstance(value, list):
+            return f"field {where!r}: expected a list, got {value!r:.60}"
+        if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
+            return next((pr for pr in (_json_problem(x, a, f"{where}[{i}]") for i, (x, a) in enumerate(zip(value, args))) if pr), None)
+        item = args[0] if args else Any
+        return next((pr for pr in (_json_problem(x, item, f"{where}[{i}]") for i, x in enumerate(value)) if pr), None)
+    if origin in (dict, Mapping) and args and typing.get_origin(args[0]) is tuple:
+        return None  # keyed by tuples: the class writes its own layout (a list of records)
+    if origin in (dict, Mapping) or hint in (dict, Estimate, pd.DataFrame) or (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
+        if not isinstance(value, dict):
+            return f"field {where!r}: expected a mapping, got {value!r:.60}"
+        if origin in (dict, Mapping) and len(args) == 2:
+            return next((pr for pr in (_json_problem(x, args[1], f"{where}[{k!r}]") for k, x in value.items()) if pr), None)
+    return None
+
+
+def _is_prose(x: Any) -> bool:
+    return isinstance(x, str) and any(c.isspace() for c in x.strip())
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values agree (numbers to 1e-9 relative, NaN written as null)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _type_problem(value: Any, hint: Any, where: str) -> str | None:
+    """What is wrong with ``value`` as a ``hint`` (a result read from a file), or None.
+
+    Checks the types a result's fields declare: numbers, whole numbers, strings,
+    flags, their tuples / lists / dicts, nested dataclasses; other hints are not checked.
+    """
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    name = where or "the result"
+    if origin is typing.Union or origin is types.UnionType:
+        if value is None and type(None) in args:
+            return None
+        problems = [_type_problem(value, a, where) for a in args if a is not type(None)]
+        return None if any(pr is None for pr in problems) else problems[0]
+    if hint is Any or hint is None:
+        return None
+    if hint is bool:
+        return None if isinstance(value, (bool, np.bool_)) else f"field {name!r}: expected true or false, got {value!r:.60}"
+    if hint is int:
+        if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            return None
+        return f"field {name!r}: expected a whole number, got {value!r:.60}"
+    if hint is float:
+        if value is None or (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))):
+            return None
+        return f"field {name!r}: expected a number, got {value!r:.60}"
+    if hint is str:
+        return None if isinstance(value, str) else f"field {name!r}: expected a string, got {value!r:.60}"
+    if hint is np.ndarray:
+        if isinstance(value, np.ndarray) and (value.dtype != object or all(
+                x is None or isinstance(x, (str, int, float, np.generic)) for x in value.ravel())):
+            return None
+        return f"field {name!r}: expected an array of numbers or labels, got {value!r:.60}"
+    if hint is Interval or hint is Estimate:
+        inner = list(value) if isinstance(value, Interval) else [value.value, value.sem, *value.ci] if isinstance(value, Estimate) else None
+        if inner is None:
+            return f"field {name!r}: expected an interval, got {value!r:.60}"
+        return next((pr for pr in (_type_problem(x, float, where) for x in inner) if pr), None)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        if not isinstance(value, hint):
+            return f"field {name!r}: expected a {hint.__name__}, got {value!r:.60}"
+        sub = typing.get_type_hints(hint)
+        for f in fields(hint):
+            pr = _type_problem(getattr(value, f.name), sub.get(f.name, Any), f"{where}.{f.name}" if where else f.name)
+            if pr:
+                return pr
+        return None
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            return f"field {name!r}: expected a list, got {value!r:.60}"
+        if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
+            if len(args) != len(value):
+                return f"field {name!r}: expected {len(args)} items, got {len(value)}"
+            items = list(zip(value, args))
+        else:
+            items = [(x, args[0] if args else Any) for x in value]
+        return next((pr for pr in (_type_problem(x, a, f"{where}[{i}]") for i, (x, a) in enumerate(items)) if pr), None)
+    if origin in (dict, Mapping) or hint is dict:
+        if not isinstance(value, Mapping):
+            return f"field {name!r}: expected a mapping, got {value!r:.60}"
+        vt = args[1] if len(args) == 2 else Any
+        return next((pr for pr in (_type_problem(x, vt, f"{where}[{k!r}]") for k, x in value.items()) if pr), None)
+    return None
 
 
 def result_kinds() -> dict[str, type[Result]]:

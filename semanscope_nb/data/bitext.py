@@ -25,7 +25,9 @@ Example
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 from dataclasses import dataclass, field, replace
@@ -35,7 +37,7 @@ import numpy as np
 
 from semanscope_nb.data.catalog import shared_data_dir
 from semanscope_nb.data.csv_reader import CsvRows, is_blank_record, physical_lines, read_text_file
-from semanscope_nb.errors import DatasetError
+from semanscope_nb.errors import ArgumentError, DatasetError
 
 #: Tatoeba three-letter codes <-> the ISO 639-1 codes the rest of the package uses
 TATOEBA_CODES = {
@@ -139,7 +141,11 @@ def read_tatoeba(language: str, *, folder: str | os.PathLike | None = None, limi
             raise DatasetError(f"{path}: line {empty[0]}: empty sentence ({len(empty)} empty line(s))")
     report = []
     if limit is not None:
-        if int(limit) != limit or limit < 1:
+        try:
+            whole = not isinstance(limit, bool) and operator.index(limit) >= 1  # True is not one pair, 2.5 not a count
+        except TypeError:
+            whole = False
+        if not whole:
             raise ValueError(f"limit must be a positive integer, got {limit!r}")
         if limit < len(src):
             report.append(f"{src_path} | {eng_path}: first {limit} of {len(src)} pairs kept (limit={limit})")
@@ -267,12 +273,16 @@ class LabelledSplits:
 
 
 def _sib_folder(language: str) -> str:
+    if not isinstance(language, str):
+        raise ArgumentError(f"SIB-200 language must be a code such as 'eng_Latn' or 'en', got {language!r}")
     lang = language.strip()
     if lang in SIB200_CODES:
         return lang
     back = {iso: code for code, iso in SIB200_CODES.items()}
     if lang in back:
         return back[lang]
+    if not re.fullmatch(r"[A-Za-z]{2,8}(?:_[A-Za-z0-9]{2,8})?", lang):  # a folder name, never a path ('../x', 'a/b')
+        raise ArgumentError(f"SIB-200 language {language!r} is not a FLORES code such as 'eng_Latn' or an ISO code such as 'en'")
     return lang  # any other FLORES code the user has on disk
 
 

@@ -131,3 +131,32 @@ def language_code(name: str) -> str | None:
     if not key:
         return None
     return _HEADER_TO_CODE.get(key) or _code_from_langcodes(key)
+
+
+#: what a language code the package does not know may look like: a BCP 47-style tag (letters, digits, '-', '_')
+_UNKNOWN_TAG = re.compile(r"[A-Za-z]{2,8}(?:[-_][A-Za-z0-9]{1,8})*")
+
+
+def checked_language_code(language: object, *, what: str = "language") -> str:
+    """The code of a language a user names (``en``, ``English``, ``zh-Hant``); a tag the package does not know
+    (``tok``) is kept as given, anything else (``../x``, ``<b>``, ``""``, ``None``) is an
+    :class:`~semanscope_nb.errors.ArgumentError` naming ``what``.
+
+    >>> checked_language_code("English"), checked_language_code("tok")
+    ('en', 'tok')
+    >>> checked_language_code("../x", what="word list key")
+    Traceback (most recent call last):
+    ...
+    semanscope_nb.errors.ArgumentError: word list key '../x' is not a language code or name (e.g. 'en', 'zh-Hant', 'English')
+    """
+    from semanscope_nb.errors import ArgumentError
+
+    if not isinstance(language, str) or not language.strip():
+        raise ArgumentError(f"{what} must be a language code such as 'en', got {language!r}")
+    code = language_code(language)
+    if code:
+        return code
+    tag = language.strip()
+    if not _UNKNOWN_TAG.fullmatch(tag):
+        raise ArgumentError(f"{what} {tag!r} is not a language code or name (e.g. 'en', 'zh-Hant', 'English')")
+    return tag

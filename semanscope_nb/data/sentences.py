@@ -26,7 +26,7 @@ import numpy as np
 
 from semanscope_nb.data.catalog import bundled_data_dir, shared_data_dir
 from semanscope_nb.data.csv_reader import CsvRows, is_blank_record, physical_lines, read_text_file
-from semanscope_nb.data.languages import language_code
+from semanscope_nb.data.languages import checked_language_code, language_code
 from semanscope_nb.errors import DatasetError
 
 #: The bundled CSC corpora (``data/<name>.txt``; the language is the name's suffix).
@@ -119,9 +119,7 @@ class SentenceCorpus:
 
 
 def _code(language: str) -> str:
-    if not isinstance(language, str) or not language.strip():
-        raise ValueError(f"language must be a language code such as 'en', got {language!r}")
-    return language_code(language) or language.strip()
+    return checked_language_code(language)
 
 
 def _clean(lines: Iterable[tuple[int, str]], source: str, unit: str, *, comment: str | None = None) -> tuple[list[tuple[int, str]], list[str]]:

@@ -47,10 +47,11 @@ from semanscope_nb.data.languages import (  # noqa: F401
     GROUP_COLUMNS,
     LANGUAGE_ALIASES,
     LANGUAGE_NAMES,
+    checked_language_code,
     language_code,
     language_name,
 )
-from semanscope_nb.errors import DatasetError
+from semanscope_nb.errors import ArgumentError, DatasetError
 
 
 #: separates the alternative words of a cell (``bank|shore``)
@@ -261,6 +262,8 @@ def read_semanscope_csv(
     >>> ds.report[1].endswith("1 comment line(s) skipped (lines 2)")
     True
     """
+    if on_empty not in ("error", "drop"):
+        raise ArgumentError(f"on_empty must be 'error' or 'drop', got {on_empty!r}")
     path = Path(path)
     text, sha = read_text_file(path)
     records = CsvRows(path, text, delimiter=",", comment="#")
@@ -334,8 +337,17 @@ def _wanted_languages(path: Path, languages: Sequence[str] | None, lang_cols: Ma
     codes = list(lang_cols.values())
     if languages is None:
         return codes
+    if isinstance(languages, str):  # "en,zh", as run_grid and the CLI read it
+        languages = [t.strip() for t in languages.split(",") if t.strip()]
+    if isinstance(languages, (bytes, Mapping)) or not isinstance(languages, Iterable):
+        raise ArgumentError(f"languages must be a list of language codes (or 'en,zh'), got {languages!r}")
+    languages = list(languages)
+    if not languages:
+        raise ArgumentError("languages is empty: name at least one language, or pass None for every language of the file")
     wanted: list[str] = []
     for lang in languages:
+        if not isinstance(lang, str) or not lang.strip():
+            raise ArgumentError(f"languages={languages!r}: {lang!r} is not a language code")
         code = language_code(lang) or lang
         if code not in codes:
             raise DatasetError(
@@ -397,7 +409,7 @@ def read_word_lists(files: Mapping[str, str | os.PathLike], *, name: str = "word
     """
     keys: dict[str, str] = {}
     for lang in files:
-        code = language_code(lang) or lang.strip()
+        code = checked_language_code(lang, what="word list key")
         if code in keys:
             other = keys[code]
             raise DatasetError(
@@ -510,6 +522,8 @@ def load_dataset(
     >>> len(snb.load_dataset("edge-cases")) >= 80
     True
     """
+    if not str(name_or_path).strip():
+        raise ArgumentError("load_dataset: the dataset name is empty (give a bundled name or a CSV path)")
     p = Path(name_or_path)
     if p.suffix.lower() != ".csv" and not p.exists():
         candidate = bundled_data_dir() / f"{name_or_path}.csv"

@@ -155,6 +155,7 @@ from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spread
     drop_side_job,
     on_small_space_blas,
 )
+from semanscope_nb.metrics.options import check_confidence, check_n_boot, check_seed
 from semanscope_nb.metrics.ties import reaches
 from semanscope_nb.provenance import json_ready
 
@@ -761,20 +762,7 @@ def _check_options(
     max_tuples_per_row: Any = MAX_TUPLES_PER_ROW,
 ) -> tuple[int, int, float, str]:
     """Validate the SA options before any work; returns (n_boot, seed, confidence, canonical method)."""
-    integral_float = isinstance(n_boot, (float, np.floating)) and math.isfinite(n_boot) and float(n_boot).is_integer()
-    if not (_is_int(n_boot) or integral_float) or n_boot < 0 or n_boot == 1:
-        raise ValueError(
-            f"n_boot must be 0 (no bootstrap) or an integer >= 2 (bootstrap resamples; the standard error "
-            f"needs two), got {n_boot!r}"
-        )
-    if not _is_int(seed) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer (it seeds numpy's default_rng), got {seed!r}")
-    if (
-        isinstance(confidence, (bool, np.bool_))
-        or not isinstance(confidence, (int, float, np.integer, np.floating))
-        or not 0 < confidence < 1
-    ):
-        raise ValueError(f"confidence must be a number in (0, 1), e.g. 0.95, got {confidence!r}")
+    n_boot, seed, confidence = check_n_boot(n_boot), check_seed(seed), check_confidence(confidence)
     if not isinstance(thresholds, TierThresholds):
         raise TypeError(f"thresholds must be a TierThresholds, got {type(thresholds).__name__}")
     if batch is not None and (not _is_int(batch) or batch < 1):

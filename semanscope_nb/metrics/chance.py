@@ -64,6 +64,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from semanscope_nb.memo import Memo
+from semanscope_nb.metrics import options
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, affinity_ratio, beside, drop_side_job, unit_rows
 from semanscope_nb.models.cancel import check_stop
@@ -168,13 +169,14 @@ def _drawn_counts(rng: np.random.Generator, b: int, n_rows: int) -> np.ndarray:
 
 
 def check_count(name: str, value: object, *, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    """:func:`~semanscope_nb.metrics.options.check_count`, with resample and permutation counts capped at
+    :data:`~semanscope_nb.metrics.options.MAX_RESAMPLES`."""
+    options.check_count(name, value, minimum=minimum, maximum=options.MAX_RESAMPLES if name in ("n_boot", "n_perm") else None)
 
 
 def check_seed(seed: object) -> None:
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    """:func:`~semanscope_nb.metrics.options.check_seed` (None allowed: fresh entropy)."""
+    options.check_seed(seed, allow_none=True)
 
 
 def percentile_interval(values: np.ndarray, confidence: float) -> Interval:

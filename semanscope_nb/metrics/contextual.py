@@ -39,6 +39,7 @@ import numpy as np
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.errors import DatasetError, EmbeddingError
 from semanscope_nb.metrics.alignment import fit_alignment
+from semanscope_nb.metrics.options import check_confidence, check_ks, check_n_boot, check_seed
 from semanscope_nb.metrics.ties import csls_tolerance, dot_tolerance, first_best, working_dtype
 from semanscope_nb.models.aligned import Alignment
 from semanscope_nb.settings import resolve
@@ -91,15 +92,11 @@ def _key(word: str) -> str:
 
 
 def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
-    return int(seed)
+    return check_seed(seed)
 
 
 def _check_ks(ks: Sequence[int], pool: int) -> tuple[int, ...]:
-    ks = tuple(int(k) for k in ks)
-    if not ks or any(k < 1 for k in ks):
-        raise ValueError(f"ks must be positive integers, got {ks!r}")
+    ks = check_ks(ks)
     if max(ks) > pool:
         raise ValueError(f"ks={ks}: the largest K exceeds the candidate pool ({pool})")
     return ks
@@ -153,12 +150,10 @@ def precision_at_k(ranks: Any, *, ks: Sequence[int] = (1, 5), n_boot: int | None
     r = np.asarray(ranks, dtype=np.int64).ravel()
     if r.size == 0:
         raise ValueError("ranks is empty: no queries to score")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 0:
-        raise ValueError(f"n_boot must be a non-negative integer, got {n_boot!r}")
+    confidence = check_confidence(confidence)
+    n_boot = check_n_boot(n_boot, minimum=1)
     seed = _check_seed(seed)
-    ks = tuple(int(k) for k in ks)
+    ks = check_ks(ks)
     hits = np.stack([(r >= 0) & (r < k) for k in ks], axis=1).astype(np.float64)  # (n, K)
     acc = {k: float(hits[:, j].mean()) for j, k in enumerate(ks)}
     interval = {k: (float("nan"), float("nan")) for k in ks}

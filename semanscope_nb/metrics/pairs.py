@@ -119,6 +119,7 @@ from semanscope_nb.metrics.degenerate import (
     require_concepts,
     too_few_to_test,
 )
+from semanscope_nb.metrics.options import check_confidence, check_n_boot, check_seed
 from semanscope_nb.metrics.spreads import RowSubset, Spreads, on_small_space_blas
 from semanscope_nb.errors import EmbeddingError
 from semanscope_nb.models.cancel import check_stop
@@ -502,6 +503,9 @@ def pair_affinity(
     """
     from statsmodels.stats.multitest import multipletests
 
+    n_boot = check_n_boot(n_boot, allow_zero=False, minimum=1)
+    seed = check_seed(seed, allow_none=True)
+    confidence = check_confidence(confidence)
     check_count("n_perm", n_perm, minimum=1)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")

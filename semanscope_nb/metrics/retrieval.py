@@ -82,6 +82,7 @@ from semanscope_nb.metrics.search import (
     check_k,
     distance_provider,
 )
+from semanscope_nb.metrics.options import check_confidence, check_ks, check_n_boot, check_seed
 from semanscope_nb.metrics.spreads import rows_to_counts
 from semanscope_nb.metrics.ties import ColumnBest, ceil_to, count_true, first_best, floor_to, margin_tolerance, tie_groups
 from semanscope_nb.models.embedding import embed_texts, load_encoder
@@ -544,12 +545,7 @@ class RetrievalSet(Result):
 
 
 def _check_ks(ks: Sequence[int], n_corpus: int) -> tuple[int, ...]:
-    if isinstance(ks, int):
-        ks = (ks,)
-    ks = tuple(ks)
-    if not ks:
-        raise ValueError("ks must hold at least one k, e.g. ks=(1, 5, 10)")
-    return tuple(sorted({check_k(k, n_corpus, name="k") for k in ks}))
+    return tuple(check_k(k, n_corpus, name="k") for k in check_ks(ks))
 
 
 def _direction(
@@ -579,11 +575,10 @@ def _direction(
     )
 
 
-def _check_boot(n_boot: int, confidence: float) -> None:
-    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 0 or n_boot == 1:
-        raise ValueError(f"n_boot must be 0 (no bootstrap) or an integer >= 2, got {n_boot!r}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+def _check_boot(n_boot: int, confidence: float, seed: Any = 0) -> None:
+    check_n_boot(n_boot)
+    check_confidence(confidence)
+    check_seed(seed)
 
 
 def bitext_retrieval(
@@ -619,7 +614,7 @@ def bitext_retrieval(
     (1.0, 1.0, 1.0)
     """
     n_boot = resolve(n_boot, "n_boot")
-    _check_boot(n_boot, confidence)
+    _check_boot(n_boot, confidence, seed)
     provider = distance_provider(source, target, metric=metric, names=names, dtype=dtype)
     if provider.n_queries != provider.n_corpus:
         raise EmbeddingError(
@@ -802,7 +797,7 @@ def lexicon_induction(
     (2, 3, 3)
     """
     n_boot = resolve(n_boot, "n_boot")
-    _check_boot(n_boot, confidence)
+    _check_boot(n_boot, confidence, seed)
     pairs, name, src_lang, tgt_lang, sha = _word_pairs(data, source, target)
     src_words, tgt_words, gold_f, gold_r = _gold_from_pairs(pairs)
     provider, model_info = text_distances(

@@ -98,11 +98,13 @@ from semanscope_nb.data.datasets import as_dataset
 from semanscope_nb.data.words import BUNDLED_DATASETS, WordDataset, language_code, list_datasets
 from semanscope_nb.errors import ArgumentError, DatasetError, GridBackendError, JobFileWarning, UnknownNameError
 from semanscope_nb.machine import free_cpus
+from semanscope_nb.metrics.options import check_common
 from semanscope_nb.models.cache import EmbeddingCache, EmbedStats
 from semanscope_nb.models.registry import ModelInfo, get_model_info, list_models, load_model, preset_names, register_model
 from semanscope_nb.provenance import (
     atomic_write_json,
     atomic_write_text,
+    csv_text,
     json_ready,
     package_info,
     path_inside,
@@ -762,6 +764,14 @@ def plan_jobs(
             model_key = json.dumps([keys[(m, ds.name)] for m in members])
             for p in variants[t.name]:
                 jobs.append(GridJob("+".join(members), ds, t.name, dict(p), job_key(model_key, ds, t, p), model_key, members))
+    first: dict[str, GridJob] = {}
+    for job in jobs:  # one key is one job file and one record: two names for it would share them and lose a row
+        other = first.setdefault(job.key, job)
+        if other is not job:
+            raise ArgumentError(
+                f"model {other.model!r} on dataset {other.dataset.name!r} and model {job.model!r} on dataset "
+                f"{job.dataset.name!r} are the same job ({job.task}): the same model and the same rows under two names; "
+                f"give each model and each dataset once")
     infos = {k: (v if k not in _STARTUP_MODELS else None) for k, v in infos.items()}  # ship only run-time registrations
     return jobs, failures, infos
 
@@ -812,6 +822,8 @@ def resume_jobs(jobs: Sequence[GridJob], runs: Path, *, force: bool) -> tuple[di
         if f.exists() and not force:
             try:
                 rec = read_job_file(f)
+            except OSError:
+                raise  # unreadable now (permissions, I/O, too many open files): a condition, not damage; never overwritten
             except Exception as exc:  # damaged or truncated: recompute, and say which file
                 notes.append(f"runs/{f.name}: damaged job file ({type(exc).__name__}: {exc}); recomputing")
                 warnings.warn(notes[-1], JobFileWarning, stacklevel=3)
@@ -936,8 +948,8 @@ def grid_table(records: Sequence[dict], task_order: Sequence[str]) -> pd.DataFra
                      "params": json.dumps(j["params"], sort_keys=True, ensure_ascii=False),
                      **{k: v for k, v in rec["summary"].items() if k not in _FIXED_COLUMNS}})
     df = pd.DataFrame(rows)
-    if df.empty:
-        return df
+    if df.empty:  # the header still names the columns: leaderboard.csv stays a CSV a reader can open
+        return pd.DataFrame(columns=[*_FIXED_COLUMNS, "main_score"])
     parts = []
     for name in task_order:
         sub = df[df.task == name]
@@ -964,7 +976,7 @@ def write_leaderboard(out: Path, table: pd.DataFrame, done: Sequence[dict], jobs
         row["provenance"] = rec["provenance"]
         row["run_file"] = f"runs/{file_of[rec['job']['key']]}"
     return [
-        str(atomic_write_text(path_inside(out, "leaderboard.csv"), table.to_csv(index=False))),
+        str(atomic_write_text(path_inside(out, "leaderboard.csv"), csv_text(table))),
         str(atomic_write_json(path_inside(out, "leaderboard.json"), json_ready({"meta": meta, "rows": rows}))),
     ]
 
@@ -988,6 +1000,12 @@ def grid_tasks(tasks: Sequence[str] | str, params: Mapping[str, Mapping[str, Any
         if extra:
             raise UnknownNameError(f"{source} names unknown task(s) {extra}; registered: {', '.join(registered)}")
     variants = {t.name: param_variants(t, (params or {}).get(t.name), (param_grid or {}).get(t.name)) for t in task_objs}
+    for name, sets in variants.items():  # a bad option is one line before any work, not one failed job per model
+        for p in sets:
+            try:
+                check_common(p)
+            except ArgumentError as exc:
+                raise ArgumentError(f"task {name!r}: {exc}") from None
     return task_objs, variants
 
 

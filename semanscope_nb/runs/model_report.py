@@ -88,6 +88,7 @@ import math
 import os
 import re
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,7 +98,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.metrics.affinity import TIER_LABELS
-from semanscope_nb.errors import ArgumentError, DatasetError, SemanscopeError
+from semanscope_nb.errors import ArgumentError, DatasetError, JobFileWarning, SemanscopeError
 from semanscope_nb.provenance import atomic_write_json, json_ready, package_info, path_inside, safe_name, utc_now
 from semanscope_nb.results import Result
 from semanscope_nb.runs.report_html import number_id, report_numbers, save_report  # noqa: F401  (re-exported)
@@ -454,6 +455,10 @@ def package_size_mb(model: str) -> float:
 # --------------------------------------------------------------------------- job files
 
 
+#: what :meth:`_Jobs.read` gives for a job file that holds nothing to reuse
+_MISSING = object()
+
+
 class _Jobs:
     """Finished steps as JSON files under ``<work_dir>/jobs`` (atomic writes; a rerun reads them back)."""
 
@@ -465,35 +470,55 @@ class _Jobs:
         self.computed = 0
 
     def path(self, step: str, key_parts: Mapping[str, Any]) -> Path:
+        return path_inside(self.folder, f"{safe_name(step)}__{self.stamp(step, key_parts)['key']}.json")
+
+    @staticmethod
+    def stamp(step: str, key_parts: Mapping[str, Any]) -> dict[str, str]:
+        """What a job file says it holds: its step and the hash of its inputs (checked when read back)."""
         blob = json.dumps(json_ready({**key_parts, "step": step, "version": REPORT_VERSION}), sort_keys=True, ensure_ascii=False)
-        key = hashlib.sha256(blob.encode()).hexdigest()[:16]
-        return path_inside(self.folder, f"{safe_name(step)}__{key}.json")
+        return {"step": step, "key": hashlib.sha256(blob.encode()).hexdigest()[:16]}
+
+    def read(self, p: Path, stamp: Mapping[str, str], what: str) -> Any:
+        """The ``what`` part of job file ``p`` when it holds the job ``stamp``; :data:`_MISSING` when it is missing,
+        damaged or another job's (copied over it: recomputed, with a :class:`JobFileWarning`).  An unreadable file
+        is an ``OSError`` (a temporary condition), never damage."""
+        if self.force or not p.exists():
+            return _MISSING
+        try:
+            rec = json.loads(p.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            warnings.warn(f"{p.name}: damaged job file ({type(exc).__name__}); computed again", JobFileWarning, stacklevel=3)
+            return _MISSING
+        if not isinstance(rec, dict) or "job" not in rec:
+            return _MISSING  # written before job files named their job: computed again
+        if rec.get("job") != dict(stamp) or what not in rec:
+            warnings.warn(f"{p.name}: holds another job ({rec.get('job')!r:.120}); computed again", JobFileWarning, stacklevel=3)
+            return _MISSING
+        return rec[what]
 
     def result(self, step: str, key_parts: Mapping[str, Any], compute) -> Result:
-        p = self.path(step, key_parts)
-        if p.exists() and not self.force:
+        p, stamp = self.path(step, key_parts), self.stamp(step, key_parts)
+        body = self.read(p, stamp, "result")
+        if body is not _MISSING:
             try:
-                r = Result.load(p)
+                r = Result.from_saved(body, source=p.name)
                 self.reused += 1
                 return r
-            except DatasetError:
-                pass  # a damaged job file is recomputed
+            except DatasetError as exc:
+                warnings.warn(f"{exc}; computed again", JobFileWarning, stacklevel=2)
         r = compute()
-        r.save(p)
+        atomic_write_json(p, {"job": stamp, "result": r.saved_dict()})
         self.computed += 1
         return r
 
     def record(self, step: str, key_parts: Mapping[str, Any], compute) -> dict:
-        p = self.path(step, key_parts)
-        if p.exists() and not self.force:
-            try:
-                rec = json.loads(p.read_text(encoding="utf-8"))
-                self.reused += 1
-                return rec
-            except (OSError, ValueError):
-                pass
+        p, stamp = self.path(step, key_parts), self.stamp(step, key_parts)
+        rec = self.read(p, stamp, "record")
+        if rec is not _MISSING:  # any JSON value a step records (a dict, a list of rows)
+            self.reused += 1
+            return rec
         rec = json_ready(compute())
-        atomic_write_json(p, rec)
+        atomic_write_json(p, {"job": stamp, "record": rec})
         self.computed += 1
         return rec
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from semanscope_nb.provenance import atomic_write_text, json_ready, path_inside
+from semanscope_nb.provenance import atomic_write_text, csv_text, json_ready, path_inside
 
 # --------------------------------------------------------------------------- every number, with provenance
 
@@ -398,7 +398,7 @@ def save_report(report: Any, path: str | os.PathLike, *, title: str | None = Non
     json_path = path_inside(folder, f"{stem}-numbers.json")
     rep_path = path_inside(folder, f"{stem}.report.json")
     nums = report_numbers(report)
-    atomic_write_text(csv_path, nums.to_csv(index=False))
+    atomic_write_text(csv_path, csv_text(nums))
     atomic_write_text(json_path, json.dumps(json_ready({"provenance": report.provenance, "numbers": nums.to_dict("records")}),
                                             ensure_ascii=False, indent=1))
     atomic_write_text(html_path, report_html(report, title=title, numbers_file=csv_path.name))

@@ -26,6 +26,7 @@ from semanscope_nb.data.words import WordDataset
 from semanscope_nb.errors import ArgumentError
 from semanscope_nb.memo import Memo
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, SAResult, TierThresholds, affinity_of_words, check_row_tuples
+from semanscope_nb.metrics.options import check_ks, check_n_boot
 from semanscope_nb.metrics.spreads import AlignedWords, csr_of_dense
 from semanscope_nb.models.embedded import Embedded
 
@@ -319,6 +320,7 @@ def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: floa
     """
     from semanscope_nb.metrics.pairs import pair_affinity
 
+    n_boot = check_n_boot(n_boot, allow_zero=False, minimum=1)  # before n_perm is derived from it
     if n_perm is None:
         n_perm = n_boot if len(embedded.languages) == 2 else max(n_boot, PAIR_N_PERM)
         n_perm = max(int(n_perm), 1)
@@ -386,7 +388,7 @@ def retrieval_task(embedded: Embedded, *, source: str | None = None, targets: Se
     from semanscope_nb.metrics.retrieval import RetrievalSet, bitext_retrieval, lexicon_induction
 
     ds = embedded.dataset
-    ks = sorted({1, *ks})  # the task's main score is P@1: always scored, whatever other ks are asked for
+    ks = sorted({1, *check_ks(ks, allow_empty=True)})  # the task's main score is P@1: always scored, whatever other ks are asked for
     per_pair = {}
     if isinstance(ds, ParallelCorpus):
         src = embedded.matrix(ds.source_language, list(ds.source_texts))
@@ -411,7 +413,7 @@ def bdi_task(embedded: Embedded, *, source: str | None = None, target: str | Non
     pair = ds.select([src, tgt])
     gold = sorted({(s, t) for row in pair.rows for s in row[0] for t in row[1]})
     sw, tw = pair.words(src), pair.words(tgt)
-    ks = sorted({1, *ks})  # the task's main score is P@1: always scored, whatever other ks are asked for
+    ks = sorted({1, *check_ks(ks, allow_empty=True)})  # the task's main score is P@1: always scored, whatever other ks are asked for
     result = lexicon_induction_vectors(embedded.matrix(src, sw), sw, embedded.matrix(tgt, tw), tw, gold, method=method, ks=ks,
                                        knn=knn, n_boot=n_boot, seed=seed, provenance={"source": src, "target": tgt})
     return _stamp(result, embedded)

@@ -1051,7 +1051,7 @@ class ExplorePanel(W.VBox):
         prov = result.provenance
         self.sa_label.value = (
             f"<div style='font-size:120%'><b>{html.escape(str(prov.get('model')))}</b> on "
-            f"<b>{html.escape(str(prov.get('dataset')))}</b> ({', '.join(result.languages)}, {result.n_concepts} concepts): "
+            f"<b>{html.escape(str(prov.get('dataset')))}</b> ({html.escape(', '.join(result.languages))}, {result.n_concepts} concepts): "
             f"<span class='snb-sa-value'>SA cosine {c.sa:.3f} ± {c.sem:.3f}</span> · SA Euclidean {e.sa:.3f} · "
             f"tier <span class='snb-tier' style='background:{colour};color:white;padding:0 6px;border-radius:3px'>"
             f"{result.tier}</span> <span style='font-size:80%;color:#666'>(paper: {result.paper_tier})</span></div>"
