@@ -70,8 +70,10 @@ def test_collapsed_vectors_give_nan_with_a_note_in_every_statistic():
     pairs = pair_affinity(_aw(four), n_boot=200, n_perm=200, seed=0).table.set_index(["language_a", "language_b"])
     assert pairs.loc[("en", "de"), "verdict"] == "undefined" and math.isnan(pairs.loc[("en", "de"), "p_value"])
     assert "collapsed" in pairs.loc[("en", "de"), "note"]
-    # a pair with one collapsed language: its 40 words share one vector, so no concept is left to judge
-    assert pairs.loc[("en", "zh"), "verdict"] == "undefined" and "only 0 of 40" in pairs.loc[("en", "zh"), "note"]
+    # a pair with one collapsed language: its 40 words share one vector, so no concept is left to judge -- the SA is
+    # defined (zh is not collapsed), so the pair says 'insufficient', as the verdict of en, zh alone does
+    assert pairs.loc[("en", "zh"), "verdict"] == "insufficient" and "only 0 of 40" in pairs.loc[("en", "zh"), "note"]
+    assert snb.semantic_affinity({"en": four["en"], "zh": four["zh"]}, n_boot=200, seed=0).tier == "insufficient"
     assert pairs.loc[("zh", "fr"), "verdict"] == "chance"  # the other pairs are still judged
 
 
