@@ -503,7 +503,7 @@ def pair_affinity(
     """
     from statsmodels.stats.multitest import multipletests
 
-    n_boot = check_n_boot(n_boot, allow_zero=False, minimum=1)
+    n_boot = check_n_boot(n_boot)  # as semantic_affinity: 0 (no bootstrap: no verdict) or 2 .. MAX_RESAMPLES
     seed = check_seed(seed, allow_none=True)
     confidence = check_confidence(confidence)
     check_count("n_perm", n_perm, minimum=1)
