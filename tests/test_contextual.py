@@ -164,6 +164,8 @@ def test_align_words_matches_loops_random():
         assert len({i for i, _ in more}) == len(more) == len({j for _, j in more})  # one-to-one
 
 
+@pytest.mark.slow  # encodes with the real token encoder (the `corpora` fixture): on a cold token cache (a clean
+# machine) it loads the model's weights, which the fast tier forbids; a warm cache hid this
 def test_aligner_on_hand_aligned_pairs(corpora):
     found = []
     for k, gold in enumerate(GOLD_DE):
@@ -313,6 +315,8 @@ def test_sense_retrieval_pool_guard_and_loops():
         cx.check_pool_disjoint([1, 2, 3], [3, 4])
 
 
+@pytest.mark.slow  # encodes with the real token encoder (the `corpora` fixture): on a cold token cache (a clean
+# machine) it loads the model's weights, which the fast tier forbids; a warm cache hid this
 def test_sense_retrieval_real(corpora):
     p = cx.token_pairs(corpora["en"], corpora["de"])
     more = cx.TokenPairs("en", "de", np.concatenate([p.sentence, p.sentence + 4]), p.source_words * 2, p.target_words * 2,
