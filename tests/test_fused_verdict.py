@@ -30,6 +30,7 @@ from semanscope_nb.metrics.chance import (
     verdict_bootstrap,
 )
 from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, affinity_ratio
+from statistics_check import assert_statistics_close
 
 RTOL = 1e-12
 KEYS = ("sa", "sa_null", "delta", "corrected", "sa_euclidean", "sa_null_euclidean")
@@ -234,8 +235,7 @@ def test_subset_statistics_on_sparse_products_equal_a_separate_bootstrap(share_k
         null_aware_statistics(spreads, parts, counts)
         got = subset_statistics(subset, counts)
         want = null_aware_statistics(alone, alone_parts, counts[:, keep])
-        for key in KEYS:
-            np.testing.assert_allclose(got[key], want[key], rtol=RTOL, err_msg=f"{key}: sparse subset products")
+        assert_statistics_close(got, want, "sparse subset products", rtol=RTOL, keys=KEYS)
 
 
 def test_the_baseline_is_bootstrapped_once_and_a_model_that_is_the_baseline_reads_its_own_statistics(monkeypatch):

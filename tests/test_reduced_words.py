@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from semanscope_nb.metrics import spreads as spreads_module
 from semanscope_nb.metrics.chance import NullParts, resample_counts, verdict_bootstrap
 from semanscope_nb.metrics.spreads import AlignedWords, Spreads, reduced_words
+from statistics_check import assert_statistics_close
 
 RTOL = 1e-10  # from the QR's backward error (module docstring)
 
@@ -101,8 +102,7 @@ def test_reduced_statistics_equal_the_full_dimensional_ones_on_random_sparse_wor
     full, want = _statistics(aw, counts, reduce=False)
     assert reduced.d == N and full.d == 2048, "the reduced form runs in the words' span, the other in all 2048 dims"
     assert all(S is not None for S in full.sparse), "the full-dim side takes the sparse products"
-    for key in want:
-        np.testing.assert_allclose(got[key], want[key], rtol=RTOL, err_msg=f"{key}: beyond the QR's rounding")
+    assert_statistics_close(got, want, "beyond the QR's rounding", rtol=RTOL)
     # and both against the plain pairwise SA on the original vectors
     sa = got["intra_cos"] / (got["intra_cos"] + got["inter_cos"])
     np.testing.assert_allclose(sa[:3], _plain_sa(aw, counts[:3]), rtol=RTOL, err_msg="SA against the plain loop")

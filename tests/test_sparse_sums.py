@@ -28,24 +28,14 @@ import scipy.sparse as sp
 
 from semanscope_nb.metrics.chance import NullParts, null_aware_statistics, resample_counts, subset_statistics
 from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, SparseSums
+from statistics_check import assert_statistics_close as check
 
 RTOL = 1e-10
 KEYS = ("sa", "sa_null", "delta", "corrected", "sa_euclidean", "sa_null_euclidean")
 
 
 def assert_statistics_close(got: dict, want: dict, what: str) -> None:
-    """Every statistic of the two routes within ``RTOL`` of itself or, for the gaps (differences), of their terms."""
-    terms = np.abs(want["sa"]) + np.abs(want["sa_null"])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        allowance = {"delta": RTOL * terms, "corrected": RTOL * terms / np.abs(1.0 - want["sa_null"])}
-    for key in KEYS:
-        if key not in allowance:
-            np.testing.assert_allclose(got[key], want[key], rtol=RTOL, atol=0, err_msg=f"{key}: {what}")
-            continue
-        g, w = np.asarray(got[key]), np.asarray(want[key])
-        np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=f"{key}: {what}: undefined in the same replicates")
-        ok = np.isnan(w) | (np.abs(g - w) <= RTOL * np.abs(w) + allowance[key])
-        assert ok.all(), f"{key}: {what}: {g[~ok]} vs {w[~ok]}, beyond RTOL of the difference's terms"
+    check(got, want, what, rtol=RTOL, keys=KEYS)
 
 
 def _script_words(R: int, L: int, d: int = 2048, *, seed: int, dense_last: bool = False) -> AlignedWords:
