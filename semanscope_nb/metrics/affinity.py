@@ -109,6 +109,7 @@ from semanscope_nb.metrics.artefacts import (
     find_artefacts,
     language_centred,
     language_centred_cosines,
+    ZeroVectors,
     subset_rows,
     zero_vectors,
 )
@@ -155,7 +156,7 @@ from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spread
     drop_side_job,
     on_small_space_blas,
 )
-from semanscope_nb.metrics.options import check_confidence, check_n_boot, check_seed
+from semanscope_nb.metrics.options import check_confidence, check_n_boot, check_seed, is_whole
 from semanscope_nb.metrics.ties import reaches
 from semanscope_nb.provenance import json_ready
 
@@ -733,8 +734,8 @@ def _diagnose(
     )
 
 
-def _drop_zero_rows(aw: AlignedWords, on_zero: str) -> tuple[AlignedWords, dict[str, int], list[str]]:
-    found = zero_vectors(aw, on_zero=on_zero)  # the one rule (metrics.artefacts): raises for on_zero='error'
+def _drop_zero_rows(aw: AlignedWords, found: ZeroVectors) -> tuple[AlignedWords, dict[str, int], list[str]]:
+    """(``aw`` without the concepts holding an all-zero vector, zero vectors per language, the dropped labels)."""
     zero, bad_rows = found.counts(aw.languages), found.rows
     if not bad_rows.any():
         return aw, zero, []
@@ -743,10 +744,6 @@ def _drop_zero_rows(aw: AlignedWords, on_zero: str) -> tuple[AlignedWords, dict[
     if keep.size < 2:
         raise EmbeddingError(f"only {keep.size} concept(s) left after dropping zero vectors; need at least 2")
     return subset_rows(aw, ~bad_rows), zero, dropped
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
 def _check_options(
@@ -765,15 +762,15 @@ def _check_options(
     n_boot, seed, confidence = check_n_boot(n_boot), check_seed(seed), check_confidence(confidence)
     if not isinstance(thresholds, TierThresholds):
         raise TypeError(f"thresholds must be a TierThresholds, got {type(thresholds).__name__}")
-    if batch is not None and (not _is_int(batch) or batch < 1):
+    if batch is not None and (not is_whole(batch) or batch < 1):
         raise ValueError(f"batch must be None or a positive integer (resamples per vectorised call), got {batch!r}")
     if not isinstance(method, str) or method.lower() not in BOOT_METHODS:
         raise ValueError(f"method must be 'percentile', 'basic' or 'BCa', got {method!r}")
     if on_zero not in ("error", "drop"):
         raise ValueError(f"on_zero must be 'error' or 'drop', got {on_zero!r}")
-    if not _is_int(block) or block < 1:
+    if not is_whole(block) or block < 1:
         raise ValueError(f"block must be a positive integer (rows read at a time), got {block!r}")
-    if max_tuples_per_row is not None and (not _is_int(max_tuples_per_row) or max_tuples_per_row < 1):
+    if max_tuples_per_row is not None and (not is_whole(max_tuples_per_row) or max_tuples_per_row < 1):
         raise ValueError(f"max_tuples_per_row must be None or a positive integer, got {max_tuples_per_row!r}")
     return int(n_boot), int(seed), float(confidence), BOOT_METHODS[method.lower()]
 
@@ -1089,10 +1086,10 @@ def _scorable_words(aw: AlignedWords, surface: AlignedWords | None, *, on_zero: 
     """
     if surface is not None:
         surface = _matching_surface(surface, aw)
-        zero_rows = zero_vectors(aw).rows
-    aw, zero, dropped = _drop_zero_rows(aw, on_zero)
-    if surface is not None and zero_rows.any():  # the concepts dropped for a zero vector leave the baseline too
-        surface = subset_rows(surface, ~zero_rows)
+    found = zero_vectors(aw, on_zero=on_zero)  # the one rule (metrics.artefacts): raises for on_zero='error'
+    aw, zero, dropped = _drop_zero_rows(aw, found)
+    if surface is not None and found.rows.any():  # the concepts dropped for a zero vector leave the baseline too
+        surface = subset_rows(surface, ~found.rows)
     R = aw.n_rows
     require_concepts(R, minimum=MIN_CONCEPTS, what="semantic_affinity")  # one rule for every statistic (metrics.degenerate)
     for k, (lang, v) in enumerate(zip(aw.languages, aw.vectors)):
