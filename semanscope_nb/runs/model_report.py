@@ -47,7 +47,10 @@ number is the one the task computes, with its provenance):
   sign-flip test on jackknife pseudo-values, Holm, rank bands); for retrieval
   (per-query reciprocal rank) and kNN (per-item correctness) the same paired
   sign-flip test with Holm and the same greedy rank bands
-  (:func:`~semanscope_nb.metrics.compare.rank_bands`).
+  (:func:`~semanscope_nb.metrics.compare.rank_bands`).  A band row's ``score`` is
+  the quantity its bands rank, with that quantity's interval: for SA the
+  verdict's gap (SA − chance on the artefact-free concepts, the comparison's
+  score), never the raw SA beside another number's interval.
 * **recommendation** -- one sentence per language set, by this rule
   (:data:`RECOMMENDATION_RULE`): candidates are the models other than
   ``random-null`` whose null-aware tier on the first dataset is above chance;
@@ -992,8 +995,10 @@ def _sa_comparison(run: _Run, s: tuple[str, ...], sub: Any, keys: Mapping[str, s
         run.rows["comparisons"].append({"language_set": label, "measurement": meas, "model_a": r["model_a"], "model_b": r["model_b"],
                                         "diff": r["diff"], "diff_low": r["ci_low"], "diff_high": r["ci_high"], "p_value": r["p_value"],
                                         "p_holm": r["p_holm"], "significant": bool(r["significant"])})
+    # a band's score is the quantity the bands rank (the comparison's score: the verdict's SA − chance on the
+    # artefact-free concepts) with its own interval; the raw SA stays in the verdict table
     for r in cmp.scores.to_dict("records"):
-        run.rows["bands"].append({"language_set": label, "measurement": meas, "model": r["model"], "score": r["sa"],
+        run.rows["bands"].append({"language_set": label, "measurement": meas, "model": r["model"], "score": r["score"],
                                   "score_low": r["ci_low"], "score_high": r["ci_high"], "band": int(r["band"])})
     return cmp
 
@@ -1020,8 +1025,9 @@ def _word_dataset_step(run: _Run, s: tuple[str, ...], ds: Any) -> tuple[dict[str
     if len(run.model_ids) > 1:
         return rows, _sa_comparison(run, s, sub, keys, emb_of)
     meas = f"SA ({sub.name})"
-    run.rows["bands"].extend({"language_set": label, "measurement": meas, "model": m, "score": rows[m]["sa"], "score_low": math.nan,
-                              "score_high": math.nan, "band": 1} for m in run.model_ids)
+    run.rows["bands"].extend({"language_set": label, "measurement": meas, "model": m, "score": rows[m]["gap"],
+                              "score_low": rows[m]["gap_low"], "score_high": rows[m]["gap_high"], "band": 1}
+                             for m in run.model_ids)
     return rows, None
 
 

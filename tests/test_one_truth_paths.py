@@ -1,0 +1,63 @@
+"""One truth across paths the other one-truth files do not cross: the model-selection report's rank bands against
+its own verdicts and the comparison they come from.  Each test names the paths it crosses; decisions are compared
+exactly, floats within a tolerance derived from the arithmetic."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from semanscope_nb.data import load_dataset
+from semanscope_nb.runs.model_report import model_report
+
+MODELS = ["random-null", "tfidf-char"]
+U64 = 2.0 ** -53
+#: the band table holds the comparison's score, the verdict table the sa task's gap: one quantity, SA - chance on the
+#: same judged concepts and resamples, whose spread means the two functions sum in other groupings.  Each mean is within
+#: gamma_{n+d} of exact (n = 80 words, d = 4096 TF-IDF dims), each SA = I / (I + X) moves by at most about twice
+#: that (I + X > 0.5 here), and the gap is the difference of two SAs: 8 (n + d) u < 4e-12 bounds the two paths' gap
+GAP_ATOL = 8 * (80 + 4096) * U64
+
+
+@pytest.fixture(scope="module")
+def small_words():
+    # 40 real concepts of edge-cases (identical strings among them, so the verdict leaves some out): the bands and
+    # the verdict must agree on the artefact-free gap, not on the raw SA
+    return load_dataset("edge-cases", languages=["en", "de"]).subset(range(40))
+
+
+def _report(models, ds, tmp_path):
+    return model_report(models, languages=["en", "de"], datasets=[ds], n_boot=100, seed=0, n_perm=200, tatoeba=False,
+                        sib200=False, csc=False, contextual=False, work_dir=tmp_path / "work", progress=False)
+
+
+@pytest.mark.parametrize("models", [
+    pytest.param(MODELS, id="two-models", marks=pytest.mark.slow),  # two models' SA, pair matrix and comparison: ~2 s
+    pytest.param(MODELS[1:], id="one-model"),  # ~0.4 s
+])
+def test_a_reports_sa_rank_band_scores_the_verdicts_gap_with_its_interval(models, small_words, tmp_path):
+    # path A: the report's band table (and its numbers CSV, rendered from it); path B: the report's verdict table,
+    # i.e. the sa task's verdict_scores (and the comparison task, which ranks by the same gap).  Before the fix a
+    # band row held the raw all-concept SA as its score beside the gap's interval: 0.53 "in" [0.013, 0.026], a point
+    # outside its own interval, and with one model the raw SA where two models give the gap
+    r = _report(models, small_words, tmp_path)
+    meas = f"SA ({small_words.name})"
+    bands = r.bands[r.bands.measurement == meas].set_index("model")
+    verdicts = r.verdicts.set_index("model")
+    assert sorted(bands.index) == sorted(models)
+    for m in models:
+        b, v = bands.loc[m], verdicts.loc[m]
+        np.testing.assert_allclose([b["score"], b["score_low"], b["score_high"]], [v["gap"], v["gap_low"], v["gap_high"]],
+                                   rtol=0, atol=GAP_ATOL, err_msg=f"{m}: the band's score is the verdict's gap")
+        assert b["score_low"] <= b["score"] <= b["score_high"], m
+        assert not math.isclose(b["score"], v["sa"]), "the raw SA is the verdict table's, not the band's"
+    # the bands are ranked by that score: a better band never holds a lower score than a worse one's best
+    by_band = bands.groupby("band")["score"]
+    assert (by_band.min().shift(1).dropna().to_numpy() >= by_band.max().iloc[1:].to_numpy()).all() if len(by_band) > 1 else True
+    numbers = r.numbers().set_index("id")
+    for m in models:
+        row = numbers.loc[f"bands|en-de|{meas}|{m}|score"]
+        np.testing.assert_array_equal([row["value"], row["ci_low"], row["ci_high"]], bands.loc[m, ["score", "score_low", "score_high"]].to_numpy(float),
+                                      err_msg="the numbers CSV is rendered from the band table")
