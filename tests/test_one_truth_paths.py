@@ -61,3 +61,43 @@ def test_a_reports_sa_rank_band_scores_the_verdicts_gap_with_its_interval(models
         row = numbers.loc[f"bands|en-de|{meas}|{m}|score"]
         np.testing.assert_array_equal([row["value"], row["ci_low"], row["ci_high"]], bands.loc[m, ["score", "score_low", "score_high"]].to_numpy(float),
                                       err_msg="the numbers CSV is rendered from the band table")
+
+
+# --------------------------------------------------------------------------- the leaderboard's shading vs the verdict
+
+
+def _shaded_rows(html: str, column: int) -> dict[int, str]:
+    """Row number -> the background colour the Styler's CSS gives the cell (row, ``column``)."""
+    import re
+
+    out = {}
+    for selectors, props in re.findall(r"([^{}]+)\{([^{}]*)\}", html.split("</style>")[0]):
+        colour = re.search(r"background-color:\s*(#[0-9a-fA-F]{6})", props)
+        for m in re.finditer(r"_row(\d+)_col(\d+)", selectors):
+            if colour and int(m.group(2)) == column:
+                out[int(m.group(1))] = colour.group(1).lower()
+    return out
+
+
+def test_the_leaderboards_avg_sa_is_shaded_by_the_verdicts_tier(small_words):
+    # path A: leaderboard_table's shading of Avg SA (the paper's Tables D.1 layout); path B: the verdict of the same
+    # result (and model_means, whose tier the tier bar chart colours).  Before the fix the shading was the paper's
+    # tier of the raw mean SA: random vectors (SA 0.503, verdict "chance") were shaded "good" and TF-IDF
+    # ("not above surface form") "good" too
+    import semanscope_nb as snb
+    from semanscope_nb.plots.leaderboard import leaderboard_table, leaderboard_wide
+    from semanscope_nb.plots.palette import TIER_COLOURS
+    from semanscope_nb.plots.sa_figures import model_means
+    from semanscope_nb.runs.evaluate import leaderboard
+
+    results = {(m, small_words.name): snb.run_task("sa", snb.embed(small_words, m, cache=False), n_boot=200, seed=0)
+               for m in MODELS}
+    table = leaderboard(results)
+    wide = leaderboard_wide(table)
+    shaded = _shaded_rows(leaderboard_table(table).to_html(), list(wide.columns).index("Avg SA"))
+    means = model_means(table).set_index("name")
+    verdict_of = {str(table.loc[table.model == m, "display_name"].iloc[0]): results[(m, small_words.name)].tier for m in MODELS}
+    assert verdict_of == {"Random vectors (null)": "chance", "TF-IDF char n-grams": "not above surface form"}
+    for i, name in enumerate(wide.index):
+        assert means.loc[name, "tier"] == verdict_of[name]  # one dataset: model_means' tier is the verdict's
+        assert shaded[i] == TIER_COLOURS[verdict_of[name]].lower(), (name, shaded[i])

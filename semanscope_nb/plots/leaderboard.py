@@ -2,7 +2,8 @@
 
 :func:`leaderboard_wide` lays a benchmark table (``BenchmarkResult.table``) out
 as one row per model and one ``SA ± SEM`` column per dataset, plus ``Avg SA``;
-:func:`leaderboard_table` styles it (a pandas ``Styler``, ``Avg SA`` shaded by tier).
+:func:`leaderboard_table` styles it (a pandas ``Styler``, ``Avg SA`` shaded by the verdict's tier,
+:func:`leaderboard_tiers`).
 
 Layer: plots.  Imports :mod:`semanscope_nb.plots.chart_kit`, the palette and the metrics layer's tiers.
 
@@ -29,6 +30,7 @@ import pandas as pd
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, TierThresholds
 from semanscope_nb.plots.chart_kit import require_columns
 from semanscope_nb.plots.palette import TIER_COLOURS
+from semanscope_nb.plots.sa_figures import model_means
 
 
 def leaderboard_wide(table: pd.DataFrame, *, distance: str = "cosine", datasets: Sequence[str] | None = None) -> pd.DataFrame:
@@ -73,6 +75,30 @@ def leaderboard_wide(table: pd.DataFrame, *, distance: str = "cosine", datasets:
     return wide
 
 
+def leaderboard_tiers(
+    table: pd.DataFrame, *, distance: str = "cosine", thresholds: TierThresholds = DEFAULT_TIERS,
+    datasets: Sequence[str] | None = None,
+) -> dict[str, str]:
+    """The tier that shades each model's ``Avg SA`` (keyed by the leaderboard's row name), over the datasets shown.
+
+    Cosine: :func:`~semanscope_nb.plots.sa_figures.model_means`'s ``tier`` (the verdict's tier with one dataset,
+    the verdict's rule on the pooled numbers with several: the tier :func:`~semanscope_nb.plots.sa_figures.tier_bar_chart`
+    colours), so random vectors are never shaded "good" beside a verdict of "chance".  A table without the verdict's
+    columns (``tier``, ``delta`` ...) and the Euclidean table (no verdict is taken on it) get the paper's tier of
+    ``Avg SA`` under ``thresholds``.
+
+    >>> t = pd.DataFrame({"model": ["m"], "dataset": ["d"], "sa_cosine": [0.55], "tier": ["chance"]})
+    >>> leaderboard_tiers(t), leaderboard_tiers(t.drop(columns="tier"))
+    ({'m': 'chance'}, {'m': 'good'})
+    """
+    shown = table if datasets is None else table[table["dataset"].isin(list(datasets))]
+    if distance != "cosine":
+        wide = leaderboard_wide(shown, distance=distance)
+        return {str(name): thresholds.classify(float(v)) for name, v in wide["Avg SA"].items() if pd.notna(v)}
+    means = model_means(shown, thresholds=thresholds, distance=distance)
+    return dict(zip(means["name"].astype(str), means["tier"].astype(str)))
+
+
 def leaderboard_table(
     table: pd.DataFrame, *, distance: str = "cosine", thresholds: TierThresholds = DEFAULT_TIERS,
     datasets: Sequence[str] | None = None, caption: str | None = None,
@@ -81,7 +107,8 @@ def leaderboard_table(
 
     A Styler (not an Altair text table) because it renders as an HTML table in
     notebooks, copies into papers (``.to_latex()``, ``.to_html()``) and keeps the
-    "0.807 ± 0.005" cells as text.  ``Avg SA`` is shaded by tier.  Model and
+    "0.807 ± 0.005" cells as text.  ``Avg SA`` is shaded by the model's tier over the datasets shown
+    (:func:`leaderboard_tiers`: the verdict's, as the tier bar chart colours it, not the paper's tier of the raw mean).  Model and
     dataset names, cells and the caption are HTML-escaped (a Styler does not
     escape by default), so the HTML holds no markup a name brought in.
 
@@ -90,18 +117,18 @@ def leaderboard_table(
     False
     """
     wide = leaderboard_wide(table, distance=distance, datasets=datasets)
+    tier_of = leaderboard_tiers(table, distance=distance, thresholds=thresholds, datasets=datasets)
     default = ("Semantic Affinity Scores (Cosine Distance - PRIMARY)" if distance == "cosine"
                else "Semantic Affinity Scores (Euclidean Distance - SUPPLEMENTARY)")
 
-    def shade(v: float) -> str:
-        if not isinstance(v, (int, float)) or not math.isfinite(v):
-            return ""
-        return f"background-color: {TIER_COLOURS[thresholds.classify(float(v))]}33"
+    def shade(column: pd.Series) -> list[str]:
+        return ["" if not isinstance(v, (int, float)) or not math.isfinite(v) or tier_of.get(name) not in TIER_COLOURS
+                else f"background-color: {TIER_COLOURS[tier_of[name]]}33" for name, v in column.items()]
 
     styler = (
         wide.style.format(escape="html").format({"Avg SA": "{:.3f}", "Avg SA − chance (artefact-free)": "{:+.3f}"})
         .format_index(escape="html", axis=0).format_index(escape="html", axis=1)
-        .map(shade, subset=["Avg SA"])
+        .apply(shade, subset=["Avg SA"], axis=0)
         .set_caption(html.escape(caption or default))
         .set_table_styles([
             {"selector": "caption", "props": "caption-side: bottom; font-style: italic; padding-top: 6px;"},
