@@ -101,3 +101,32 @@ def test_the_leaderboards_avg_sa_is_shaded_by_the_verdicts_tier(small_words):
     for i, name in enumerate(wide.index):
         assert means.loc[name, "tier"] == verdict_of[name]  # one dataset: model_means' tier is the verdict's
         assert shaded[i] == TIER_COLOURS[verdict_of[name]].lower(), (name, shaded[i])
+
+
+# --------------------------------------------------------------------------- the effect-size floor: one near-tie rule
+
+
+def test_the_effect_size_floor_ties_as_the_tier_thresholds_tie():
+    # the verdict, the pair matrix (metrics.pairs) and the pooled model means (plots.sa_figures) compute the
+    # chance-corrected score by other groupings of the same float64 sums and all decide the floor through
+    # null_aware_tier; the SA tiers already tie a value within THRESHOLD_TOLERANCE below a threshold with it
+    # (reaches).  Before the fix the floor compared with a bare >=: a score 1e-16 under 0.02 (one path's rounding
+    # of an exact 0.02) was 'chance' on that path and the paper's tier on another, and the surface comparison the same
+    from semanscope_nb.metrics.affinity import TierThresholds
+    from semanscope_nb.metrics.chance import MIN_CORRECTED, SurfaceComparison, null_aware_tier
+    from semanscope_nb.metrics.ties import THRESHOLD_TOLERANCE
+    from semanscope_nb.results import Estimate, Interval
+
+    tied, below = MIN_CORRECTED - 1e-16, MIN_CORRECTED - 10 * THRESHOLD_TOLERANCE
+    assert tied != MIN_CORRECTED  # a float of its own, one rounding away
+    assert TierThresholds().classify(0.6 - 1e-16) == "great"  # the rule the floor now follows
+    gap = (0.01, 0.05)  # above 0: only the floor decides
+    assert [null_aware_tier("good", gap, corrected=c) for c in (MIN_CORRECTED, tied, below, math.nan)] == \
+        ["good", "good", "chance", "chance"]
+
+    def surface(difference: float) -> SurfaceComparison:
+        e = Estimate(0.1, 0.02, Interval(0.05, 0.15))
+        return SurfaceComparison(model_corrected=e, surface_corrected=e, difference=Estimate(difference, 0.01, Interval(0.001, 0.05)),
+                                 n_concepts=40, n_boot=200)
+
+    assert [surface(c).above for c in (MIN_CORRECTED, tied, below)] == [True, True, False]

@@ -1523,8 +1523,11 @@ def null_aware_tier(paper_tier: str, delta_ci: tuple[float, float], *, corrected
     """The verdict tier: 'chance' when the gap's interval contains 0, 'below chance' when it lies below 0.
 
     With ``corrected`` (the point chance-corrected score), an interval above 0 earns
-    ``paper_tier`` only when ``corrected >= min_corrected`` (:data:`MIN_CORRECTED`, the
-    effect-size floor); otherwise the tier is 'chance' (not meaningfully above chance).
+    ``paper_tier`` only when ``corrected`` reaches ``min_corrected`` (:data:`MIN_CORRECTED`, the
+    effect-size floor; :func:`~semanscope_nb.metrics.ties.reaches`, the rule of the tier thresholds: a value tied
+    with the floor within :data:`~semanscope_nb.metrics.ties.THRESHOLD_TOLERANCE` reaches it, so the verdict, the
+    pair matrix and the pooled model means, which compute the score by other groupings of the same sums, decide
+    alike); otherwise the tier is 'chance' (not meaningfully above chance).
 
     >>> null_aware_tier("great", (-0.01, 0.02)), null_aware_tier("good", (0.03, 0.08)), null_aware_tier("non-aligned", (-0.2, -0.1))
     ('chance', 'good', 'below chance')
@@ -1538,7 +1541,7 @@ def null_aware_tier(paper_tier: str, delta_ci: tuple[float, float], *, corrected
         return CHANCE_TIER
     if hi < 0.0:
         return BELOW_CHANCE_TIER
-    if corrected is not None and not corrected >= min_corrected:  # NaN fails too
+    if corrected is not None and not reaches(corrected, min_corrected):  # the tier thresholds' near-tie rule; NaN fails
         return CHANCE_TIER
     return paper_tier
 
@@ -1632,7 +1635,7 @@ class SurfaceComparison(Result):
         d = self.difference
         lo = d.ci[0]
         interval_ok = lo > 0.0 if math.isfinite(lo) else True
-        return bool(interval_ok and d.value >= MIN_CORRECTED)
+        return bool(interval_ok and reaches(d.value, MIN_CORRECTED))  # the near-tie rule of every fixed threshold
 
     def sentence(self) -> str:
         """One clause for a reader, e.g. 'above the surface-form baseline (...)'."""
