@@ -130,3 +130,40 @@ def test_the_effect_size_floor_ties_as_the_tier_thresholds_tie():
                                  n_concepts=40, n_boot=200)
 
     assert [surface(c).above for c in (MIN_CORRECTED, tied, below)] == [True, True, False]
+
+
+# --------------------------------------------------------------------------- model means over datasets: the surface gate
+
+
+def test_a_model_mean_over_datasets_is_not_above_surface_form_when_its_verdicts_are_not():
+    # path A: model_means over two datasets (Figure 1's tier bar chart, the leaderboard's shading); path B: the
+    # verdict of each dataset.  TF-IDF over character n-grams is the surface baseline itself (surface difference 0):
+    # every verdict says "not above surface form"; before the fix the pooled rule stopped at the chance gates and
+    # gave it the paper's tier "good"
+    import pandas as pd
+
+    import semanscope_nb as snb
+    from semanscope_nb.plots.leaderboard import leaderboard_tiers
+    from semanscope_nb.plots.sa_figures import model_means
+    from semanscope_nb.runs.evaluate import leaderboard
+
+    results = {}
+    for name in ("edge-cases", "conceptual-space"):
+        ds = load_dataset(name, languages=["en", "de"]).subset(range(60))
+        results[("tfidf-char", name)] = snb.run_task("sa", snb.embed(ds, "tfidf-char", cache=False), n_boot=200, seed=0)
+    assert {r.tier for r in results.values()} == {"not above surface form"}
+    assert {r.paper_tier for r in results.values()} == {"good"}  # the tier the pooled rule gave before the fix
+    table = leaderboard(results)
+    means = model_means(table)
+    assert means["tier"].tolist() == ["not above surface form"]
+    assert leaderboard_tiers(table) == {"TF-IDF char n-grams": "not above surface form"}
+
+    # the gate is the verdict's (metrics.chance.above_surface): a mean difference that reaches the floor keeps the tier
+    def row(dataset, surface_difference):
+        return {"model": "m", "dataset": dataset, "sa_cosine": 0.56, "sem_cosine": 0.01, "sa_null": 0.5, "delta": 0.06,
+                "delta_low": 0.04, "delta_high": 0.08, "corrected": 0.12, "sa_verdict_basis": 0.56, "tier": "good",
+                "surface_difference": surface_difference}
+
+    for diffs, tier in (((0.05, 0.03), "good"), ((0.03, 0.0), "not above surface form"), ((0.04, 0.0), "good"),
+                        ((0.05, math.nan), "good")):  # NaN: a run without the surface baseline, no gate (as the verdict)
+        assert model_means(pd.DataFrame([row("a", diffs[0]), row("b", diffs[1])]))["tier"].tolist() == [tier], diffs

@@ -1605,6 +1605,19 @@ def straddle_note(sa_ci: tuple[float, float], thresholds: dict[str, float], labe
 # --------------------------------------------------------------------------- the surface-form null
 
 
+def above_surface(difference: float, *, low: float = math.nan) -> bool:
+    """The surface-form gate: a difference of chance-corrected scores (model minus the surface baseline) whose
+    interval lies above 0 (``low > 0``; not read when ``low`` is NaN: no bootstrap, or a pooled mean without one)
+    and that reaches :data:`MIN_CORRECTED` (:func:`~semanscope_nb.metrics.ties.reaches`, the near-tie rule of every
+    fixed threshold).  :attr:`SurfaceComparison.above` and the pooled model means both decide by it.
+
+    >>> above_surface(0.05, low=0.01), above_surface(0.05, low=-0.01), above_surface(0.0), above_surface(0.03)
+    (True, False, False, True)
+    """
+    interval_ok = low > 0.0 if math.isfinite(low) else True
+    return bool(interval_ok and reaches(difference, MIN_CORRECTED))
+
+
 @dataclass(frozen=True)
 class SurfaceComparison(Result):
     """A model against the surface-form baseline on the same concepts: the paired difference of chance-corrected scores.
@@ -1632,10 +1645,7 @@ class SurfaceComparison(Result):
 
         Without a bootstrap (``n_boot=0``) only the point difference is read.
         """
-        d = self.difference
-        lo = d.ci[0]
-        interval_ok = lo > 0.0 if math.isfinite(lo) else True
-        return bool(interval_ok and reaches(d.value, MIN_CORRECTED))  # the near-tie rule of every fixed threshold
+        return above_surface(self.difference.value, low=self.difference.ci[0])
 
     def sentence(self) -> str:
         """One clause for a reader, e.g. 'above the surface-form baseline (...)'."""

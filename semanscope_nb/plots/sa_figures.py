@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, TIER_LABELS, SAResult, TierThresholds
-from semanscope_nb.metrics.chance import null_aware_tier
+from semanscope_nb.metrics.chance import SURFACE_TIER, above_surface, null_aware_tier
 from semanscope_nb.plots.chart_kit import import_altair, inline, is_finite, require_columns
 from semanscope_nb.plots.palette import CHANCE_COLOUR, TIER_COLOURS, TIER_ORDER, tier_colour
 
@@ -68,7 +68,9 @@ def model_means(table: pd.DataFrame, *, thresholds: TierThresholds = DEFAULT_TIE
     datasets were independent (``sqrt(sum of squares) / n``).  ``tier`` is the
     null-aware tier when the table has the gap's interval -- the verdict's rule on the
     pooled numbers: "chance" when the gap's interval holds 0 or the mean chance-corrected
-    score is under :data:`~semanscope_nb.metrics.chance.MIN_CORRECTED`, else the lower of
+    score is under :data:`~semanscope_nb.metrics.chance.MIN_CORRECTED`, "not above surface form" when the
+    table has the surface baseline's ``surface_difference`` and its mean fails
+    :func:`~semanscope_nb.metrics.chance.above_surface`, else the lower of
     the paper's tiers of the mean raw SA and the mean artefact-free SA -- else the paper's tier; with one dataset it is that
     row's verdict tier itself (a paper tier re-classified under ``thresholds`` by the
     verdict's rule, so another threshold gives :meth:`SAResult.with_thresholds`'s tier).  ``band`` is kept only when it is the same on
@@ -124,6 +126,11 @@ def model_means(table: pd.DataFrame, *, thresholds: TierThresholds = DEFAULT_TIE
                          if "corrected" in g and g["corrected"].notna().all() else None)
             rec["tier"] = (null_aware_tier(paper, (rec["delta_low"], rec["delta_high"]), corrected=corrected)
                            if "delta_low" in rec else paper)
+            # the verdict's next gate, the surface-form baseline, on the mean difference of chance-corrected scores
+            # (metrics.chance.above_surface; point only, as a verdict without a bootstrap reads it)
+            if (rec["tier"] in TIER_LABELS and "surface_difference" in g and g["surface_difference"].notna().all()
+                    and not above_surface(float(g["surface_difference"].astype(float).mean()))):
+                rec["tier"] = SURFACE_TIER
         out.append(rec)
     df = pd.DataFrame(out)
     key = "delta" if "delta" in df and df["delta"].notna().any() else "avg_sa"  # rank by the verdict's quantity
