@@ -167,3 +167,31 @@ def test_a_model_mean_over_datasets_is_not_above_surface_form_when_its_verdicts_
     for diffs, tier in (((0.05, 0.03), "good"), ((0.03, 0.0), "not above surface form"), ((0.04, 0.0), "good"),
                         ((0.05, math.nan), "good")):  # NaN: a run without the surface baseline, no gate (as the verdict)
         assert model_means(pd.DataFrame([row("a", diffs[0]), row("b", diffs[1])]))["tier"].tolist() == [tier], diffs
+
+
+# --------------------------------------------------------------------------- the permutation task vs the verdict's gate
+
+
+def test_the_permutation_task_is_the_verdicts_permutation_test():
+    # path A: the permutation task (snb.dataset_permutation_test, `semanscope run permutation`); path B: the
+    # verdict's gate (SAResult.permutation: n_perm = n_boot re-pairings of the judged concepts, the bootstrap's seed).
+    # Before the fix the task re-paired all concepts, identical strings included (one vector in any model): random
+    # vectors on edge-cases en-de got p = 0.0199, "above chance" at the verdict's one-sided level 0.025, where the
+    # verdict says chance; and for a real alignment two p-values for one question
+    import semanscope_nb as snb
+
+    emb = snb.embed(load_dataset("edge-cases", languages=["en", "fr"]).subset(range(60)), "tfidf-char", cache=False)
+    sa = snb.run_task("sa", emb, n_boot=200, seed=0, surface_null=False)
+    assert sa.excluded_concepts.get("identical-string", 0) > 0 and sa.permutation is not None
+    task = snb.run_task("permutation", emb, n_perm=200, seed=0)
+    function = snb.dataset_permutation_test(emb, n_perm=200, seed=0)
+    for t in (task, function):
+        assert t.p_value == sa.permutation.p_value  # the same seeded re-pairings of the same concepts: a count, exact
+        assert t.provenance["excluded_concepts"] == sa.excluded_concepts
+        np.testing.assert_allclose(t.sa, sa.permutation.sa, rtol=0, atol=0, err_msg="the same judged concepts' SA")
+
+    null = snb.embed(load_dataset("edge-cases", languages=["en", "de"]), "random-null", cache=False)
+    verdict = snb.run_task("sa", null, n_boot=200, seed=0)
+    p = snb.run_task("permutation", null, n_perm=200, seed=0).p_value
+    assert verdict.tier == "chance" and verdict.excluded_concepts == {"identical-string": 8}
+    assert p >= (1 - verdict.confidence) / 2, p  # no evidence of alignment on either path

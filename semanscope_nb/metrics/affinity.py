@@ -125,6 +125,7 @@ from semanscope_nb.metrics.chance import (
     PermutationTest,
     SurfaceComparison,
     above_chance_gate,
+    check_count,
     euclidean_chance_by_permutation,
     is_unit_norm,
     null_aware_tier,
@@ -1280,6 +1281,41 @@ def _permutation_gate(aw: AlignedWords, spreads: Spreads, v: _Verdict, *, n_boot
         return v.permutation_job.result()
     kept = v.kept if v.excluded else None  # (the bootstrap's point of the kept concepts: _gate_point's, not a second one)
     return _gate_test(aw, spreads, kept, n_boot=n_boot, seed=seed, point=v.kept_point if kept is not None else None)
+
+
+def judged_permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None = 0,
+                            unknown_words: Mapping[str, Any] | None = None, on_zero: str = "drop") -> PermutationTest:
+    """The verdict's permutation test on its own: the seeded re-pairings of the concepts the verdict judges.
+
+    As :func:`affinity_of_words` does: concepts with a zero vector are dropped (``on_zero``), then the artefacts
+    (identical strings, words of unknown tokens only, degenerate vectors) are left out, and
+    :func:`~semanscope_nb.metrics.chance.permutation_test` runs on the rest.  With ``n_perm = n_boot`` and the
+    bootstrap's seed this is :attr:`SAResult.permutation` (the gate's test, when the verdict asks it), so the
+    ``permutation`` task, :func:`~semanscope_nb.runs.dataset_permutation_test` and the verdict give one p-value.
+    On all concepts, identical strings (one vector for any model, random vectors included) would make random
+    vectors look aligned.  When the verdict has no judged concepts to score, the test is undefined (NaN, with a
+    ``note``).  The excluded counts are in ``provenance["excluded_concepts"]``.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> en, de = rng.normal(size=(30, 8)), rng.normal(size=(30, 8))
+    >>> eye = sp.identity(30, format="csr")
+    >>> aw = AlignedWords(("en", "de"), (en, de), (eye, eye), tuple(f"c{r}" for r in range(30)))
+    >>> t = judged_permutation_test(aw, n_perm=200, seed=0)
+    >>> bool(t.p_value > 0.05), t.provenance["excluded_concepts"]
+    (True, {})
+    """
+    check_count("n_perm", n_perm, minimum=1)  # before any work (permutation_test checks it again, as it must alone)
+    found = zero_vectors(aw, on_zero=on_zero)  # the verdict's rule for zero vectors (affinity_of_words)
+    aw, _, _ = _drop_zero_rows(aw, found)
+    spreads = Spreads(aw)
+    excluded, notes, kept, scorable = _artefact_exclusion(aw, unknown_words=unknown_words, norms=spreads.norms)
+    if excluded and not scorable:
+        return PermutationTest(sa=math.nan, null_mean=math.nan, null_sd=math.nan, p_value=math.nan, z=math.nan,
+                               n_perm=int(n_perm), seed=seed, note=notes[-1] if notes else "no judged concepts",
+                               provenance={"excluded_concepts": excluded})
+    test = _gate_test(aw, spreads, kept if excluded else None, n_boot=n_perm, seed=seed)
+    return test.with_provenance(excluded_concepts=excluded)
 
 
 def _gate_point(spreads: Spreads, kept: np.ndarray) -> tuple[float, float]:

@@ -338,10 +338,17 @@ def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: floa
 
 
 def permutation_task(embedded: Embedded, *, n_perm: int = 1000, seed: int) -> Any:
-    """Where the observed SA falls among ``n_perm`` shuffled translation pairings."""
-    from semanscope_nb.metrics.chance import permutation_test
+    """Where the observed SA of the judged concepts falls among ``n_perm`` shuffled translation pairings.
 
-    return _stamp(permutation_test(aligned_words(embedded), n_perm=n_perm, seed=seed), embedded)
+    The verdict's own test (:func:`~semanscope_nb.metrics.affinity.judged_permutation_test`): the concepts the
+    ``sa`` task judges (zero vectors dropped, identical strings, unknown-token words and degenerate vectors left
+    out), so with ``n_perm = n_boot`` and the same seed its p-value is the verdict's (``SAResult.permutation``).
+    """
+    from semanscope_nb.metrics.affinity import judged_permutation_test
+
+    aw = aligned_words(embedded)
+    return _stamp(judged_permutation_test(aw, n_perm=n_perm, seed=seed, unknown_words=unknown_words(embedded, aw)),
+                  embedded)
 
 
 def comparison_task(embeddeds: Sequence[Embedded], *, n_boot: int, n_perm: int = 10000, seed: int,

@@ -286,7 +286,9 @@ def builtin_tasks() -> list[Task]:
              description="SA of every language pair, each with its own chance level, artefact exclusion and an FDR-controlled "
                          "verdict", check=lib.check_sa),
         Task("permutation", lib.permutation_task, PermutationTest, ("words",), ("languages>=2",), {"n_perm": 1000, "seed": None},
-             version="2", higher_is_better=False, description="permutation test of the SA against shuffled translations", check=lib.check_sa),
+             version="3", higher_is_better=False,
+             description="the verdict's permutation test: SA of the artefact-free concepts against shuffled translations",
+             check=lib.check_sa),
         Task("comparison", lib.comparison_task, ModelComparison, ("words",), ("languages>=2", "models>=2"),
              {**boot, "n_perm": 10000, "confidence": 0.95, "alpha": 0.05}, inputs="models", version="4",
              description="paired model-vs-model comparison of SA − chance on the same artefact-free concepts (Holm, rank bands)",
