@@ -195,3 +195,34 @@ def test_the_permutation_task_is_the_verdicts_permutation_test():
     p = snb.run_task("permutation", null, n_perm=200, seed=0).p_value
     assert verdict.tier == "chance" and verdict.excluded_concepts == {"identical-string": 8}
     assert p >= (1 - verdict.confidence) / 2, p  # no evidence of alignment on either path
+
+
+# --------------------------------------------------------------------------- the benchmark CLI's thresholds
+
+
+def test_the_benchmark_clis_thresholds_reach_the_pair_matrix_as_they_reach_the_verdict(tmp_path, capsys):
+    # path A: `semanscope benchmark --tasks sa,pair-sa --great G --good g`, its sa job; path B: its pair-sa job, the
+    # same pair.  Before the fix --great/--good went to the sa task only: the one pair en-de had the paper's tier
+    # "great" (0.540 >= 0.53) in the verdict and "good" (default 0.60) in the pair matrix of the same run
+    import json
+
+    from semanscope_nb.results import Result
+    from semanscope_nb.runs.cli import main
+
+    out = tmp_path / "out"
+    status = main(["benchmark", "--models", "tfidf-char", "--datasets", "edge-cases", "--languages", "en,de",
+                   "--max-concepts", "40", "--tasks", "sa,pair-sa", "--great", "0.53", "--good", "0.5", "--n-boot", "200",
+                   "--seed", "0", "--out", str(out), "--cache-dir", str(tmp_path / "cache")])
+    capsys.readouterr()
+    assert status == 0
+    jobs, params = {}, {}
+    for f in (out / "runs").glob("*.json"):
+        d = json.loads(f.read_text(encoding="utf-8"))
+        jobs[d["kind"]] = Result.from_saved({"kind": d["kind"], **d["result"]})
+        params[d["kind"]] = d["job"]["params"]
+    sa, pairs = jobs["sa"], jobs["pair-sa"]
+    row = pairs.table.iloc[0]
+    assert sa.thresholds.great == 0.53 and sa.paper_tier == "great"
+    np.testing.assert_allclose(row["sa"], sa.cosine.sa, rtol=1e-12, err_msg="one pair: the same SA (test_one_truth's RTOL)")
+    assert (row["paper_tier"], row["verdict"]) == (sa.paper_tier, sa.tier)
+    assert params["pair-sa"]["thresholds"] == params["sa"]["thresholds"] == {"great": 0.53, "good": 0.5}

@@ -279,8 +279,9 @@ def _cmd_grid(args: argparse.Namespace) -> int:
             print(f"  [{time.strftime('%H:%M:%S')}] {model} x {dataset} [{task}]: {status}", file=sys.stderr, flush=True)
 
     params = {t: {"n_boot": args.n_boot, "seed": args.seed} for t in tasks if t in ("sa", "pair-sa", "retrieval", "csc", "bdi")}
-    if "sa" in params:
-        params["sa"]["thresholds"] = _thresholds(args)
+    for task in ("sa", "pair-sa"):  # both give tiers: one set of thresholds for the verdict and the pair matrix
+        if task in params:
+            params[task]["thresholds"] = _thresholds(args)
     g = run_grid(models, args.datasets, tasks, languages=languages, max_concepts=args.max_concepts,
                  params=params, backend=backend, n_jobs=n_jobs, scheduler=args.scheduler, cache=cache,
                  out_dir=args.out, force=args.force, progress=show_bar, on_job=report)
@@ -427,8 +428,8 @@ def _add_common_options(q: argparse.ArgumentParser) -> None:
     q.add_argument("--languages", type=_csv_list, help="comma-separated language codes, e.g. en,zh")
     q.add_argument("--n-boot", type=_int_at_least(0), help="bootstrap resamples (default: settings.n_boot, $SEMANSCOPE_N_BOOT)")
     q.add_argument("--seed", type=int, default=0)
-    q.add_argument("--great", type=float, default=0.60, help="tier threshold for 'great' (default 0.60)")
-    q.add_argument("--good", type=float, default=0.50, help="tier threshold for 'good' (default 0.50)")
+    q.add_argument("--great", type=float, default=0.60, help="tier threshold for 'great' (default 0.60), of the verdict and the pair matrix alike")
+    q.add_argument("--good", type=float, default=0.50, help="tier threshold for 'good' (default 0.50), of the verdict and the pair matrix alike")
     q.add_argument("--cache-dir", type=_non_empty, help="embedding cache folder (default: $SEMANSCOPE_CACHE or the user cache)")
     q.add_argument("--absolute-paths", action="store_true",
                    help="keep absolute data paths in results (they then reveal your folders; default: "
