@@ -226,3 +226,35 @@ def test_the_benchmark_clis_thresholds_reach_the_pair_matrix_as_they_reach_the_v
     np.testing.assert_allclose(row["sa"], sa.cosine.sa, rtol=1e-12, err_msg="one pair: the same SA (test_one_truth's RTOL)")
     assert (row["paper_tier"], row["verdict"]) == (sa.paper_tier, sa.tier)
     assert params["pair-sa"]["thresholds"] == params["sa"]["thresholds"] == {"great": 0.53, "good": 0.5}
+
+
+@pytest.mark.slow  # four SA runs with the surface baseline on 140 concepts, through the CLI and the function: seconds
+def test_the_run_clis_thresholds_param_gives_the_functions_tiers(tmp_path, capsys):
+    # path A: `semanscope run sa|pair-sa --param thresholds=...` (JSON: an object or a pair); path B: run_task with
+    # TierThresholds.  Before the fix the CLI passed the JSON object on: sa refused it ("thresholds must be a
+    # TierThresholds, got dict") and pair-sa failed with AttributeError: custom tiers were unreachable from `run`
+    import json
+
+    import semanscope_nb as snb
+    from semanscope_nb.metrics.affinity import TierThresholds
+    from semanscope_nb.runs.cli import main
+
+    T = TierThresholds(great=0.52, good=0.5)
+    common = ["--model", "tfidf-char", "--dataset", "edge-cases", "--languages", "en,de", "--n-boot", "200", "--seed", "0",
+              "--json", "--cache-dir", str(tmp_path / "cache")]
+    shown = {}
+    for task, value in (("sa", '{"great": 0.52, "good": 0.5}'), ("pair-sa", "[0.52, 0.5]")):
+        assert main(["run", task, "--param", f"thresholds={value}", *common]) == 0
+        shown[task] = json.loads(capsys.readouterr().out)
+    emb = snb.embed("edge-cases", "tfidf-char", languages=["en", "de"], cache=snb.EmbeddingCache(tmp_path / "cache"))
+    sa = snb.run_task("sa", emb, n_boot=200, seed=0, thresholds=T)
+    pair = snb.run_task("pair-sa", emb, n_boot=200, seed=0, thresholds=T).table.iloc[0]
+    assert sa.paper_tier == "great"  # 0.527 reaches 0.52: the custom threshold decides it (default: 'good')
+    assert (shown["sa"]["paper_tier"], shown["sa"]["tier"], shown["sa"]["thresholds"]) == \
+        (sa.paper_tier, sa.tier, {"great": 0.52, "good": 0.5})
+    columns = shown["pair-sa"]["table"]["columns"]
+    row = dict(zip(columns, shown["pair-sa"]["table"]["rows"][0]))
+    assert (row["paper_tier"], row["verdict"]) == (pair["paper_tier"], pair["verdict"]) == (sa.paper_tier, sa.tier)
+    # bad thresholds: a clear error naming the option, exit status 2 (bad input), nothing computed
+    assert main(["run", "sa", "--param", 'thresholds={"great": 0.4, "good": 0.5}', *common]) == 2
+    assert "--param thresholds: TierThresholds: great (0.4) must be >= good (0.5)" in capsys.readouterr().err

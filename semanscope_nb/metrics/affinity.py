@@ -228,6 +228,25 @@ class TierThresholds:
         """
         return min((self.classify(sa), self.classify(sa_judged)), key=_TIER_RANK.__getitem__)
 
+    @classmethod
+    def of(cls, value: Any) -> "TierThresholds":
+        """Thresholds from themselves, a ``{"great", "good"}`` mapping (a saved result's, a JSON ``--param``) or a
+        ``(great, good)`` pair; anything else is a ValueError naming the forms.
+
+        >>> TierThresholds.of({"great": 0.7, "good": 0.5}) == TierThresholds.of((0.7, 0.5)) == TierThresholds(0.7, 0.5)
+        True
+        """
+        if isinstance(value, TierThresholds):
+            return value
+        if isinstance(value, dict):
+            unknown = sorted(set(value) - {"great", "good"})
+            if unknown:
+                raise ValueError(f"thresholds: unknown key(s) {unknown}; use 'great' and 'good'")
+            return cls(**value)
+        if isinstance(value, (tuple, list)) and len(value) == 2:
+            return cls(great=value[0], good=value[1])
+        raise ValueError(f"thresholds must be a TierThresholds, a {{'great', 'good'}} dict or a (great, good) pair, got {value!r}")
+
 
 DEFAULT_TIERS = TierThresholds()
 

@@ -509,6 +509,8 @@ def pair_affinity(
     check_count("n_perm", n_perm, minimum=1)
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if not isinstance(thresholds, TierThresholds):  # as semantic_affinity: checked before any work
+        raise TypeError(f"thresholds must be a TierThresholds, got {type(thresholds).__name__}")
     require_concepts(aw.n_rows, minimum=MIN_BOOT_CONCEPTS, what="pair_affinity")
     zero_rows = zero_vectors(aw, on_zero=on_zero).language_rows  # the verdict's rule (metrics.artefacts)
     surfaces = _pair_surfaces(aw, surface)

@@ -394,6 +394,11 @@ def _task_params(task: Any, pairs: Sequence[str]) -> dict[str, Any]:
             out[name] = json.loads(raw)
         except json.JSONDecodeError:
             out[name] = raw
+        if name == "thresholds":  # JSON holds a {"great", "good"} object or a [great, good] pair, the task a TierThresholds
+            try:
+                out[name] = TierThresholds.of(out[name])
+            except (TypeError, ValueError) as exc:
+                raise ArgumentError(f"--param thresholds: {exc}") from None
     return out
 
 

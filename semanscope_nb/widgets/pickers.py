@@ -515,16 +515,7 @@ def as_thresholds(value: Any) -> TierThresholds:
     >>> as_thresholds((0.7, 0.5))
     TierThresholds(great=0.7, good=0.5)
     """
-    if isinstance(value, TierThresholds):
-        return value
-    if isinstance(value, dict):
-        unknown = sorted(set(value) - {"great", "good"})
-        if unknown:
-            raise ValueError(f"thresholds: unknown key(s) {unknown}; use 'great' and 'good'")
-        return TierThresholds(**value)
-    if isinstance(value, (tuple, list)) and len(value) == 2:
-        return TierThresholds(great=value[0], good=value[1])
-    raise ValueError(f"thresholds must be a TierThresholds, a {{'great', 'good'}} dict or a (great, good) pair, got {value!r}")
+    return TierThresholds.of(value)  # the one reading of thresholds (the CLI's --param thresholds=... reads it too)
 
 
 #: Also exported as widgets.TierThresholds; the dataclass of that name lives in semanscope_nb.metrics.affinity.
