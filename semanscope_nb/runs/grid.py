@@ -108,6 +108,7 @@ from semanscope_nb.provenance import (
     json_ready,
     package_info,
     path_inside,
+    regular_file,
     safe_name,
     shareable_report,
     shareable_source,
@@ -787,7 +788,7 @@ def _datasets_for(task: Task, data_of: Mapping[str, list[Any]]) -> list[Any]:
 
 def read_job_file(path: Path) -> dict:
     """A job file's record; raises if it is damaged, truncated or not a job record."""
-    rec = json.loads(path.read_text(encoding="utf-8"))
+    rec = json.loads(regular_file(path).read_text(encoding="utf-8"))
     if not isinstance(rec, dict) or not isinstance(rec.get("job"), dict):
         raise ValueError("not a job record")
     if rec.get("status") == "done":

@@ -99,7 +99,15 @@ import pandas as pd
 
 from semanscope_nb.metrics.affinity import TIER_LABELS
 from semanscope_nb.errors import ArgumentError, DatasetError, JobFileWarning, SemanscopeError
-from semanscope_nb.provenance import atomic_write_json, json_ready, package_info, path_inside, safe_name, utc_now
+from semanscope_nb.provenance import (
+    atomic_write_json,
+    json_ready,
+    package_info,
+    path_inside,
+    regular_file,
+    safe_name,
+    utc_now,
+)
 from semanscope_nb.results import Result
 from semanscope_nb.runs.report_html import number_id, report_numbers, save_report  # noqa: F401  (re-exported)
 from semanscope_nb.settings import settings
@@ -485,7 +493,7 @@ class _Jobs:
         if self.force or not p.exists():
             return _MISSING
         try:
-            rec = json.loads(p.read_text(encoding="utf-8"))
+            rec = json.loads(regular_file(p).read_text(encoding="utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             warnings.warn(f"{p.name}: damaged job file ({type(exc).__name__}); computed again", JobFileWarning, stacklevel=3)
             return _MISSING

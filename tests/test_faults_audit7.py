@@ -1,0 +1,229 @@
+"""Seventh fault audit: inputs a hostile reviewer would try, each guarding a fix (fails on the code before it).
+
+- the projection cache tells a file it cannot read *now* (permission denied, EIO, a lock, a folder,
+  FIFO or symlink out of its folder at the entry's name) from a damaged one: the first is projected
+  in memory and left exactly as it is, only bytes read and found malformed are overwritten;
+  a FIFO never hangs a reader (projection cache, surface store, job files);
+- a :class:`WordDataset` built by hand is checked as the readers check a file (labels, duplicates,
+  shape, emptiness), by one checker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from semanscope_nb.errors import ArgumentError, CacheWarning, DatasetError
+
+# --------------------------------------------------------------------------- projection cache: temporary != damage
+
+
+@contextlib.contextmanager
+def _no_hang(seconds: float = 10.0):
+    """Fail (not hang) when a reader blocks on a FIFO: an alarm interrupts the blocked open()."""
+    if not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def _expired(*_):
+        raise TimeoutError("a reader blocked on a FIFO")
+
+    old = signal.signal(signal.SIGALRM, _expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _points(seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((12, 5))
+
+
+def _project(x: np.ndarray, cache):
+    from semanscope_nb.plots.projection import project
+
+    return project(x, method="pca", words=[f"w{i}" for i in range(len(x))], cache=cache)
+
+
+def _cache(folder: Path):
+    from semanscope_nb.plots.projection import ProjectionCache
+
+    return ProjectionCache(folder=folder)
+
+
+def _project_recording(x: np.ndarray, cache):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        p = _project(x, cache)
+    return p, [str(w.message) for w in caught if issubclass(w.category, CacheWarning)]
+
+
+@pytest.mark.parametrize("code", [errno.EACCES, errno.EIO, errno.EAGAIN, errno.EMFILE])
+def test_projection_entry_that_cannot_be_read_now_is_projected_in_memory_and_never_overwritten(tmp_path, monkeypatch,
+                                                                                              code):
+    x = _points(0)
+    first = _project(x, _cache(tmp_path))
+    path = tmp_path / f"{first.key}.npz"
+    # the entry is made unusable *after* it was written (a stale foreign entry): only a read would show it,
+    # so a writer that overwrites without reading is caught by the bytes check below
+    path.write_bytes(b"held by another process: not ours to replace")
+    before = path.read_bytes()
+    real_load = np.load
+
+    def locked(file, *a, **k):
+        if Path(file) == path:
+            raise OSError(code, os.strerror(code), str(file))
+        return real_load(file, *a, **k)
+
+    monkeypatch.setattr(np, "load", locked)
+    cache = _cache(tmp_path)
+    p, said = _project_recording(x, cache)
+    assert not p.from_cache and cache.computed == 1
+    np.testing.assert_allclose(p.coords, first.coords, rtol=0, atol=1e-12, err_msg="projected in memory, the same")
+    assert path.read_bytes() == before, "a file that could not be read now is never overwritten"
+    assert len(said) == 1 and "cannot be read now" in said[0] and "left as it is" in said[0], said
+    assert "damage" not in said[0] and cache.unreadable == 1
+    # served from memory afterwards, still without touching the file
+    assert _project(x, cache).from_cache and path.read_bytes() == before
+    monkeypatch.undo()
+    # readable again (and malformed): now it is damage, recomputed and overwritten by a sound entry
+    again, said = _project_recording(x, _cache(tmp_path))
+    assert len(said) == 1 and "damaged" in said[0] and "recomputing" in said[0], said
+    assert _project(x, _cache(tmp_path)).from_cache
+
+
+def test_projection_entry_that_was_read_and_is_truncated_is_damage_and_rewritten(tmp_path):
+    x = _points(1)
+    first = _project(x, _cache(tmp_path))
+    path = tmp_path / f"{first.key}.npz"
+    path.write_bytes(path.read_bytes()[:50])
+    p, said = _project_recording(x, _cache(tmp_path))
+    assert not p.from_cache and len(said) == 1 and "damaged" in said[0], said
+    assert _project(x, _cache(tmp_path)).from_cache, "the damaged entry was replaced by a sound one"
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_projection_entry_that_is_a_folder_or_a_fifo_is_left_alone_and_never_blocks(tmp_path, kind):
+    if kind == "fifo" and not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    x = _points(2)
+    key = _project(x, False).key
+    path = tmp_path / f"{key}.npz"
+    if kind == "folder":
+        path.mkdir()
+        (path / "keep.txt").write_text("mine")
+    else:
+        os.mkfifo(path)  # opening it to read would block for ever (no writer)
+    cache = _cache(tmp_path)
+    with _no_hang():
+        p, said = _project_recording(x, cache)
+    assert not p.from_cache and np.isfinite(p.coords).all()
+    assert len(said) == 1 and "cannot be read now" in said[0], said
+    assert path.is_dir() if kind == "folder" else path.is_fifo(), "left as it is"
+    assert cache.disk_errors == 0, "nothing was even tried: no write error either"
+
+
+def test_projection_entry_that_is_a_symlink_out_of_the_folder_is_neither_followed_nor_fatal(tmp_path):
+    x = _points(3)
+    key = _project(x, False).key
+    folder, outside = tmp_path / "cache", tmp_path / "outside.npz"
+    folder.mkdir()
+    outside.write_bytes(b"someone else's file")
+    (folder / f"{key}.npz").symlink_to(outside)
+    cache = _cache(folder)
+    p, said = _project_recording(x, cache)  # raised ValueError before
+    assert not p.from_cache and len(said) == 1 and "would leave the folder" in said[0], said
+    assert outside.read_bytes() == b"someone else's file" and (folder / f"{key}.npz").is_symlink()
+
+
+def test_a_fifo_never_hangs_the_surface_store_or_a_job_file_reader(tmp_path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    from semanscope_nb.metrics.surface_store import SurfaceStore
+    from semanscope_nb.runs.grid import read_job_file
+
+    store = SurfaceStore(tmp_path / "surface")
+    store.folder.mkdir()
+    os.mkfifo(store.path(b"k" * 20))
+    with _no_hang():
+        assert store.get(b"k" * 20) is None and store.errors == 1 and store.damaged == 0
+    os.mkfifo(tmp_path / "job.json")
+    with _no_hang(), pytest.raises(OSError, match="not a regular file"):
+        read_job_file(tmp_path / "job.json")
+
+
+# --------------------------------------------------------------------------- WordDataset built by hand
+
+
+def _dataset(**kw):
+    from semanscope_nb.data import WordDataset
+
+    args = dict(name="toy", languages=("en", "zh"), rows=((("water",), ("水",)), (("fire",), ("火",))))
+    args.update(kw)
+    return WordDataset(**args)
+
+
+@pytest.mark.parametrize("label", ["../../etc/x", "<b>en</b>", "", " ", None, 3, "en\nzh"])
+def test_hand_built_dataset_refuses_a_language_that_is_a_path_or_markup(label):
+    with pytest.raises((ArgumentError, DatasetError), match="toy"):
+        _dataset(languages=("en", label))
+
+
+def test_hand_built_dataset_refuses_one_language_twice_and_takes_names_as_codes():
+    with pytest.raises(DatasetError, match=r"'en' and 'English' are the same language \(en\)"):
+        _dataset(languages=("en", "English"))
+    with pytest.raises(DatasetError, match="same language"):
+        _dataset(languages=("zh", "zh"))
+    assert _dataset(languages=("English", "Chinese")).languages == ("en", "zh"), "as the readers do"
+
+
+@pytest.mark.parametrize(("rows", "said"), [
+    ((), "has no concept rows"),
+    ([], "has no concept rows"),
+    (((("water",),),), r"row 0 has 1 cell\(s\) but the dataset has 2 languages"),
+    (((("water",), ("水",)), (("fire",), ("火",), ("x",))), r"row 1 has 3 cell\(s\)"),
+    (((("water",), ()),), "row 0, language zh: empty cell"),
+    (((("water",), ("",)),), "row 0, language zh: '' is not a word"),
+    (((("water",), (None,)),), "row 0, language zh: None is not a word"),
+    ((("water", ("水",)),), "row 0, language en: a cell must be a tuple of words"),
+    (("water",), "row 0 must be a sequence of one cell per language"),
+])
+def test_hand_built_dataset_refuses_a_bad_shape_naming_the_row_and_language(rows, said):
+    with pytest.raises(DatasetError, match=said):
+        _dataset(rows=rows)
+
+
+def test_hand_built_dataset_refuses_groups_or_line_numbers_not_one_per_row_and_an_empty_name():
+    with pytest.raises(DatasetError, match=r"1 group\(s\) for 2 row\(s\)"):
+        _dataset(groups=("nature",))
+    with pytest.raises(DatasetError, match=r"3 line number\(s\) for 2 row\(s\)"):
+        _dataset(line_numbers=(1, 2, 3))
+    with pytest.raises(DatasetError, match="name must be non-empty"):
+        _dataset(name="")
+
+
+def test_hand_built_dataset_from_lists_equals_the_tuple_one_and_hashes():
+    lists = _dataset(languages=["en", "zh"], rows=[[["water"], ["水"]], [["fire"], ["火"]]], groups=["a", "b"])
+    tuples = _dataset(groups=("a", "b"))
+    assert lists == tuples and hash(lists) == hash(tuples)
+
+
+def test_readers_and_the_constructor_use_one_checker(tmp_path):
+    """The word-list reader refuses a path-like key; the constructor refuses the same label the same way."""
+    from semanscope_nb.data import read_word_lists
+
+    (tmp_path / "en.txt").write_text("water\n", encoding="utf-8")
+    with pytest.raises(ArgumentError, match="'../x' is not a language code or name") as by_reader:
+        read_word_lists({"en": tmp_path / "en.txt", "../x": tmp_path / "en.txt"})
+    with pytest.raises(ArgumentError, match="'../x' is not a language code or name") as by_hand:
+        _dataset(languages=("en", "../x"))
+    assert type(by_reader.value) is type(by_hand.value)
