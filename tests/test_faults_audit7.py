@@ -227,3 +227,72 @@ def test_readers_and_the_constructor_use_one_checker(tmp_path):
     with pytest.raises(ArgumentError, match="'../x' is not a language code or name") as by_hand:
         _dataset(languages=("en", "../x"))
     assert type(by_reader.value) is type(by_hand.value)
+
+
+# --------------------------------------------------------------------------- the Vega bundle caches: temporary != damage
+
+
+@pytest.mark.parametrize("which", ["export", "widget"])
+def test_vega_bundle_file_that_cannot_be_read_now_is_rebuilt_in_memory_and_never_overwritten(tmp_path, monkeypatch,
+                                                                                              which):
+    vlc = pytest.importorskip("vl_convert")
+    from semanscope_nb.settings import settings
+
+    monkeypatch.setattr(vlc, "javascript_bundle", lambda vl_version: "/* vegaEmbed */ export default {};")
+    if which == "export":
+        from semanscope_nb.plots import export
+        from semanscope_nb.provenance import safe_name
+
+        monkeypatch.setattr(export, "_BUNDLES", {})
+        path = Path(settings.cache_dir) / "vega-bundles" / safe_name(f"vl-convert-{getattr(vlc, '__version__', '?')}-vl-5.x.js")
+        build = lambda: export._javascript_bundle("5.x")  # noqa: E731
+    else:
+        pytest.importorskip("anywidget")
+        from semanscope_nb.widgets import vega_view
+
+        monkeypatch.setattr(vega_view, "_BUNDLE", None)
+        path = vega_view.vega_bundle_path()
+        build = vega_view.vega_bundle
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("another process's bundle, locked right now", encoding="utf-8")
+    real = Path.read_text
+
+    def locked(self, *a, **k):
+        if self == path:
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "read_text", locked)
+    assert "vegaEmbed" in build(), "rebuilt, in memory"
+    assert path.read_bytes() == b"another process's bundle, locked right now", "never overwritten"
+
+
+# --------------------------------------------------------------------------- grid failures and leaderboard marks
+
+
+def test_two_failing_models_whose_file_names_are_alike_are_two_failures(tmp_path):
+    from semanscope_nb.runs.grid import run_grid
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = run_grid(["no-such?model", "no-such!model"], ["edge-cases"], ["sa"], params={"sa": {"n_boot": 20}},
+                     languages=["en", "zh"], out_dir=tmp_path / "out", cache=tmp_path / "cache", progress=False)
+    assert sorted(f["model"] for f in g.failures.values()) == ["no-such!model", "no-such?model"], "none lost"
+
+
+def test_leaderboard_marks_an_undefined_score_n_a_never_nan_and_keeps_the_model():
+    import pandas as pd
+
+    from semanscope_nb.plots.leaderboard import leaderboard_table, leaderboard_wide
+
+    table = pd.DataFrame({"model": ["m1", "m2", "m3", "m1"], "dataset": ["d1", "d1", "d1", "d2"],
+                          "sa_cosine": [0.8, np.nan, 0.5, 0.7], "sem_cosine": [0.01, np.nan, np.nan, 0.02],
+                          "delta": [0.1, np.nan, np.inf, 0.2]})
+    wide = leaderboard_wide(table)
+    # ranked by the gap: m2's is undefined and m3's infinite (no number), so both follow m1 in the table's order
+    assert list(wide.index) == ["m1", "m2", "m3"], "every model kept"
+    assert wide.loc["m2", "d1"] == "n/a" and wide.loc["m2", "d2"] == "", "undefined is marked, not run is blank"
+    html = leaderboard_table(table).to_html()
+    cells = [c.strip().lower() for c in html.replace(">", "<").split("<")]
+    assert not {"nan", "+nan", "inf", "+inf", "-inf"} & set(cells), "no nan/inf shown"
+    assert cells.count("n/a") == 4  # m2: d1, Avg SA, its gap; m3: an infinite gap is no number either

@@ -728,7 +728,8 @@ def plan_jobs(
     infos: dict[str, ModelInfo | None] = {}
 
     def fail(model: str, ds: Any, task: Task, p: dict, err: str) -> None:
-        k = f"{safe_name(model)}|{ds.name}|{task.name}|{json.dumps(params_json(p), sort_keys=True)}"
+        # the names as given (two models whose file names would be alike are two failures, none lost), unambiguously joined
+        k = json.dumps([model, ds.name, task.name, params_json(p)], sort_keys=True, ensure_ascii=False)
         failures[k] = {"model": model, "dataset": ds.name, "task": task.name, "params": params_json(p), "error": err}
 
     keys: dict[tuple[str, str], str | None] = {}
