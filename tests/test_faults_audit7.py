@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import signal
 import warnings
@@ -296,3 +297,55 @@ def test_leaderboard_marks_an_undefined_score_n_a_never_nan_and_keeps_the_model(
     cells = [c.strip().lower() for c in html.replace(">", "<").split("<")]
     assert not {"nan", "+nan", "inf", "+inf", "-inf"} & set(cells), "no nan/inf shown"
     assert cells.count("n/a") == 4  # m2: d1, Avg SA, its gap; m3: an infinite gap is no number either
+
+
+# --------------------------------------------------------------------------- MTEB export and the report's cost records
+
+
+def _locked_read_text(monkeypatch, path: Path) -> None:
+    real = Path.read_text
+
+    def locked(self, *a, **k):
+        if self == path:
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "read_text", locked)
+
+
+def test_mteb_export_never_writes_over_a_task_file_it_cannot_read_now(tmp_path, monkeypatch):
+    from semanscope_nb.runs.mteb import MtebResult, write_mteb
+
+    def result(score: float) -> MtebResult:
+        return MtebResult("Tatoeba", "r1", {"test": [{"main_score": score, "hf_subset": "deu-eng", "languages": []}]}, 1.0,
+                          model={"name": "org/model", "revision": "v1"})
+
+    root = Path(write_mteb([result(0.1)], folder=tmp_path))
+    task = root / "org__model" / "v1" / "Tatoeba.json"
+    before = task.read_bytes()
+    _locked_read_text(monkeypatch, task)
+    with pytest.raises(PermissionError):  # its owner cannot be checked now: nothing is written over it
+        write_mteb([result(0.9)], folder=tmp_path)
+    assert task.read_bytes() == before
+    monkeypatch.undo()
+    task.write_text("{ damaged", encoding="utf-8")  # read and not JSON: damage, written over
+    write_mteb([result(0.9)], folder=tmp_path)
+    assert json.loads(task.read_text(encoding="utf-8"))["scores"]["test"][0]["main_score"] == 0.9
+
+
+def test_model_report_cost_record_that_cannot_be_read_now_is_measured_again_and_left_alone(tmp_path, monkeypatch):
+    import importlib
+    from types import SimpleNamespace
+
+    mr = importlib.import_module("semanscope_nb.runs.model_report")  # the module (the package exports a function so named)
+
+    run = SimpleNamespace(jobs=SimpleNamespace(folder=tmp_path / "jobs", force=False))
+    monkeypatch.setattr(mr, "_encode_seconds", lambda model, probe, language: (0.25, 8))
+    first = mr._measured_cost(run, "random-null", ["water", "fire"], "en")
+    (path,) = (tmp_path / "costs").glob("*.json")
+    path.write_text('{"dims": 8, "encode_seconds": 9.0, "measured": "another process"}', encoding="utf-8")
+    before = path.read_bytes()
+    _locked_read_text(monkeypatch, path)
+    again = mr._measured_cost(run, "random-null", ["water", "fire"], "en")
+    assert again["encode_seconds"] == first["encode_seconds"] == 0.25, "measured again"
+    assert path.read_bytes() == before, "a record that could not be read now is never overwritten"

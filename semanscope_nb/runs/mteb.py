@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.errors import ArgumentError, DatasetError, UnknownModelError
-from semanscope_nb.provenance import atomic_write_json, ensure_inside, json_ready
+from semanscope_nb.provenance import atomic_write_json, ensure_inside, json_ready, regular_file
 from semanscope_nb.results import Result
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -458,9 +458,17 @@ RESERVED_TASK_NAMES = (Path(MODEL_META_FILE).stem, FULL_PRECISION_DIR)
 
 
 def _read_json_or_none(path: Path) -> Any:
+    """The JSON in ``path``; None when it is missing or damaged (then it is written over).
+
+    A file that cannot be read now (permission denied, a lock, an I/O error, a folder or FIFO under its
+    name) is not damage: the ``OSError`` is raised, so nothing is written over a file whose owner was not
+    checked.
+    """
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return json.loads(regular_file(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except ValueError:  # read and not JSON (UnicodeDecodeError included): damage
         return None
 
 
