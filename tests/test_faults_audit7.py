@@ -349,3 +349,53 @@ def test_model_report_cost_record_that_cannot_be_read_now_is_measured_again_and_
     again = mr._measured_cost(run, "random-null", ["water", "fire"], "en")
     assert again["encode_seconds"] == first["encode_seconds"] == 0.25, "measured again"
     assert path.read_bytes() == before, "a record that could not be read now is never overwritten"
+
+
+# --------------------------------------------------------------------------- the panel's SA store
+
+
+@pytest.fixture(scope="module")
+def sa_case():
+    import semanscope_nb as snb
+
+    ds = snb.load_dataset("edge-cases", languages=["en", "de"]).subset(range(12))
+    emb = snb.embed(ds, "random-null", cache=False)
+    return emb, snb.run_task("sa", emb, n_boot=20, seed=0, surface_null=False)
+
+
+def test_sa_store_file_that_cannot_be_read_now_is_a_miss_left_as_it_is(tmp_path, monkeypatch, sa_case):
+    from semanscope_nb.widgets.explore import SAStore
+
+    emb, result = sa_case
+    store = SAStore(tmp_path)
+    store.put(emb, result, n_boot=20, seed=0)
+    (path,) = tmp_path.glob("*.json")
+    path.write_text(json.dumps(json.loads(path.read_text(encoding="utf-8")), indent=1), encoding="utf-8")  # its own bytes
+    before = path.read_bytes()
+    _locked_read_text(monkeypatch, path)
+    assert store.get(emb, n_boot=20, seed=0) is None and store.errors == 1
+    store.put(emb, result, n_boot=20, seed=0)  # what the panel does after the miss
+    monkeypatch.undo()
+    assert path.read_bytes() == before, "never overwritten"
+    assert SAStore(tmp_path).get(emb, n_boot=20, seed=0).cosine.sa == result.cosine.sa
+
+
+def test_sa_store_refuses_a_changed_file_or_another_keys_file(tmp_path, sa_case):
+    import dataclasses
+
+    from semanscope_nb.widgets.explore import SAStore
+
+    emb, result = sa_case
+    store = SAStore(tmp_path)
+    store.put(emb, result, n_boot=20, seed=0)
+    (path,) = tmp_path.glob("*.json")
+    d = json.loads(path.read_text(encoding="utf-8"))
+    d["cosine"]["sa"] = 0.99  # a changed score, still valid JSON of the right type
+    path.write_text(json.dumps(d), encoding="utf-8")
+    assert store.get(emb, n_boot=20, seed=0) is None and store.errors == 1, "a changed score is never served"
+    store.put(emb, result, n_boot=20, seed=0)
+    assert store.get(emb, n_boot=20, seed=0).cosine.sa == result.cosine.sa, "recomputed and rewritten"
+    changed = {w: v + 1.0 for w, v in emb.vectors[emb.languages[0]].items()}
+    other = dataclasses.replace(emb, vectors={**emb.vectors, emb.languages[0]: changed})
+    (tmp_path / f"{store.key(other, n_boot=20, seed=0)}.json").write_bytes(path.read_bytes())  # copied over
+    assert store.get(other, n_boot=20, seed=0) is None, "another key's file is not this result"
