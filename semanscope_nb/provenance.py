@@ -218,8 +218,13 @@ def regular_file(path: str | os.PathLike) -> Path:
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` via a temporary file + rename: readers see old or new, never half."""
+    """Write ``text`` to ``path`` via a temporary file + rename: readers see old or new, never half.
+
+    A folder at ``path`` is an ``IsADirectoryError`` naming ``path`` (not the temporary file).
+    """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

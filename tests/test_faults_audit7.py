@@ -182,7 +182,7 @@ def test_hand_built_dataset_refuses_a_language_that_is_a_path_or_markup(label):
 def test_hand_built_dataset_refuses_one_language_twice_and_takes_names_as_codes():
     with pytest.raises(DatasetError, match=r"'en' and 'English' are the same language \(en\)"):
         _dataset(languages=("en", "English"))
-    with pytest.raises(DatasetError, match="same language"):
+    with pytest.raises(DatasetError, match="language 'zh' is given twice"):
         _dataset(languages=("zh", "zh"))
     assert _dataset(languages=("English", "Chinese")).languages == ("en", "zh"), "as the readers do"
 
@@ -399,3 +399,38 @@ def test_sa_store_refuses_a_changed_file_or_another_keys_file(tmp_path, sa_case)
     other = dataclasses.replace(emb, vectors={**emb.vectors, emb.languages[0]: changed})
     (tmp_path / f"{store.key(other, n_boot=20, seed=0)}.json").write_bytes(path.read_bytes())  # copied over
     assert store.get(other, n_boot=20, seed=0) is None, "another key's file is not this result"
+
+
+# --------------------------------------------------------------------------- CLI: a FIFO as data, a folder as --out
+
+
+def test_a_fifo_given_as_a_dataset_is_refused_never_read(tmp_path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    from semanscope_nb.data import read_semanscope_csv
+
+    os.mkfifo(tmp_path / "words.csv")
+    with _no_hang(), pytest.raises(DatasetError, match="words.csv: not a regular file"):
+        read_semanscope_csv(tmp_path / "words.csv")
+
+
+def test_a_folder_given_as_out_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    from semanscope_nb.runs import cli
+
+    monkeypatch.setattr(cli, "_cmd_sa", lambda args: pytest.fail("the work began"))
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["sa", "--model", "random-null", "--dataset", "edge-cases", "--out", str(tmp_path)])
+    assert stop.value.code == 2 and "is a folder; give a file name" in capsys.readouterr().err
+    from semanscope_nb.provenance import atomic_write_text
+
+    with pytest.raises(IsADirectoryError, match=str(tmp_path)):  # the writer names the path, not its temporary file
+        atomic_write_text(tmp_path, "x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_language_selected_twice_is_named_at_the_dataset():
+    import semanscope_nb as snb
+
+    ds = snb.load_dataset("edge-cases")
+    with pytest.raises(DatasetError, match="language 'en' is given twice"):
+        ds.select(["en", "en"])

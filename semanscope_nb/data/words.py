@@ -212,8 +212,10 @@ def check_dataset(
     for lang in languages:
         code = checked_language_code(lang, what=f"{where}: language")
         if code in codes:
-            raise DatasetError(f"{where}: languages '{languages[codes.index(code)]}' and '{lang}' are the same language "
-                               f"({code}); keep one")
+            first = languages[codes.index(code)]
+            if first == lang:
+                raise DatasetError(f"{where}: language '{lang}' is given twice; give each language once")
+            raise DatasetError(f"{where}: languages '{first}' and '{lang}' are the same language ({code}); keep one")
         codes.append(code)
     if len(codes) < 2:
         raise DatasetError(f"{where} needs at least two languages, got {list(languages)}")
