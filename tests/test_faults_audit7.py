@@ -434,3 +434,16 @@ def test_a_language_selected_twice_is_named_at_the_dataset():
     ds = snb.load_dataset("edge-cases")
     with pytest.raises(DatasetError, match="language 'en' is given twice"):
         ds.select(["en", "en"])
+
+
+def test_sa_legend_of_collapsed_vectors_marks_the_scores_n_a_never_nan():
+    import semanscope_nb as snb
+    from semanscope_nb.plots.legend import sa_legend_text
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = snb.semantic_affinity({"en": np.ones((10, 4)), "zh": np.ones((10, 4))}, n_boot=20, seed=0)
+    assert np.isnan(r.cosine.sa)
+    text = sa_legend_text(r)
+    assert "SA cosine n/a" in text and "SA Euclidean n/a" in text
+    assert "nan" not in text.lower().replace("non-", "")
