@@ -447,3 +447,21 @@ def test_sa_legend_of_collapsed_vectors_marks_the_scores_n_a_never_nan():
     text = sa_legend_text(r)
     assert "SA cosine n/a" in text and "SA Euclidean n/a" in text
     assert "nan" not in text.lower().replace("non-", "")
+
+
+@pytest.mark.parametrize("reader", ["result", "panel state"])
+def test_a_fifo_given_as_a_result_or_panel_state_is_refused_never_read(tmp_path, reader):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    path = tmp_path / "saved.json"
+    os.mkfifo(path)
+    if reader == "result":
+        from semanscope_nb.results import Result
+
+        with _no_hang(), pytest.raises(OSError, match="not a regular file"):
+            Result.load(path)
+    else:
+        from semanscope_nb.widgets.panel_state import StateError, read_state
+
+        with _no_hang(), pytest.raises(StateError, match="saved.json.*not a regular file"):
+            read_state(path)
