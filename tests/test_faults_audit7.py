@@ -465,3 +465,17 @@ def test_a_fifo_given_as_a_result_or_panel_state_is_refused_never_read(tmp_path,
 
         with _no_hang(), pytest.raises(StateError, match="saved.json.*not a regular file"):
             read_state(path)
+
+
+def test_a_fifo_named_csv_in_a_data_folder_is_listed_as_unusable_never_opened(tmp_path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    from semanscope_nb.data.catalog import list_datasets, list_folder_datasets
+
+    os.mkfifo(tmp_path / "pipe.csv")
+    (tmp_path / "good.csv").write_text("english,german\nwater,Wasser\n", encoding="utf-8")
+    with _no_hang():
+        listed = {i.name: i for i in list_datasets(tmp_path)}
+        found, notes = list_folder_datasets(tmp_path)
+    assert listed["good"].error is None and "not a regular file" in listed["pipe"].error
+    assert [i.name for i in found] == ["good"] and len(notes) == 1 and "not a regular file" in notes[0], notes
