@@ -479,3 +479,19 @@ def test_a_fifo_named_csv_in_a_data_folder_is_listed_as_unusable_never_opened(tm
         found, notes = list_folder_datasets(tmp_path)
     assert listed["good"].error is None and "not a regular file" in listed["pipe"].error
     assert [i.name for i in found] == ["good"] and len(notes) == 1 and "not a regular file" in notes[0], notes
+
+
+def test_text_leaderboard_marks_undefined_numbers_n_a_and_keeps_the_layout_of_defined_ones():
+    import pandas as pd
+
+    from semanscope_nb.runs.evaluate import format_leaderboard
+
+    row = dict(model="m", dataset="d", delta=0.1, delta_low=0.05, delta_high=0.15, sa_cosine=0.812, sem_cosine=0.005,
+               ci_low=0.8, ci_high=0.82, sa_null=0.7, sa_euclidean=0.75, tier="good", paper_tier="good")
+    undefined = {**row, "model": "collapsed", "delta": np.nan, "delta_low": np.nan, "delta_high": np.nan,
+                 "sa_cosine": np.nan, "sem_cosine": np.nan, "ci_low": np.nan, "ci_high": np.nan, "sa_null": np.nan,
+                 "sa_euclidean": np.nan, "tier": "undefined", "paper_tier": "undefined"}
+    lines = format_leaderboard(pd.DataFrame([row, undefined])).splitlines()
+    assert lines[2].split() == ["m", "d", "+0.100", "[+0.050,", "+0.150]", "0.812", "±", "0.005", "[0.800,", "0.820]",
+                                "0.700", "0.750", "good"]
+    assert "nan" not in lines[3].lower() and lines[3].split()[2:] == ["n/a"] * 5 + ["undefined"]
