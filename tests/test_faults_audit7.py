@@ -418,9 +418,15 @@ def test_a_folder_given_as_out_is_refused_before_any_work(tmp_path, capsys, monk
     from semanscope_nb.runs import cli
 
     monkeypatch.setattr(cli, "_cmd_sa", lambda args: pytest.fail("the work began"))
+    monkeypatch.setattr(cli, "_cmd_run", lambda args: pytest.fail("the work began"))
     with pytest.raises(SystemExit) as stop:
         cli.main(["sa", "--model", "random-null", "--dataset", "edge-cases", "--out", str(tmp_path)])
     assert stop.value.code == 2 and "is a folder; give a file name" in capsys.readouterr().err
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["run", "sa", "--model", "random-null", "--dataset", "edge-cases", "--out", str(tmp_path / "a-file" / "r.json")])
+    assert stop.value.code == 2 and "which is a file, not a folder" in capsys.readouterr().err
+    (tmp_path / "a-file").unlink()
     from semanscope_nb.provenance import atomic_write_text
 
     with pytest.raises(IsADirectoryError, match=str(tmp_path)):  # the writer names the path, not its temporary file

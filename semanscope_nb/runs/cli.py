@@ -78,8 +78,14 @@ def _non_empty(text: str) -> str:
 def _out_file(text: str) -> str:
     """An argparse type: a file to write (not blank, not an existing folder), refused before any work is done."""
     text = _non_empty(text)
-    if Path(text).expanduser().is_dir():
+    path = Path(text).expanduser()
+    if path.is_dir():
         raise argparse.ArgumentTypeError(f"'{text}' is a folder; give a file name inside it")
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:  # the nearest existing folder above it
+        parent = parent.parent
+    if parent.exists() and not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}' would be inside '{parent}', which is a file, not a folder")
     return text
 
 
