@@ -501,3 +501,11 @@ def test_text_leaderboard_marks_undefined_numbers_n_a_and_keeps_the_layout_of_de
     assert lines[2].split() == ["m", "d", "+0.100", "[+0.050,", "+0.150]", "0.812", "±", "0.005", "[0.800,", "0.820]",
                                 "0.700", "0.750", "good"]
     assert "nan" not in lines[3].lower() and lines[3].split()[2:] == ["n/a"] * 5 + ["undefined"]
+
+
+def test_report_numbers_mark_every_non_finite_value_n_a():
+    from semanscope_nb.runs.report_html import format_number
+
+    for v in (float("nan"), np.float32("nan"), np.float64("nan"), float("inf"), -np.inf, None):
+        assert format_number(v) == "n/a", v
+    assert format_number(np.float32(0.25)) == "0.2500" and format_number(7) == "7"
