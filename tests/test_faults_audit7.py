@@ -509,3 +509,24 @@ def test_report_numbers_mark_every_non_finite_value_n_a():
     for v in (float("nan"), np.float32("nan"), np.float64("nan"), float("inf"), -np.inf, None):
         assert format_number(v) == "n/a", v
     assert format_number(np.float32(0.25)) == "0.2500" and format_number(7) == "7"
+
+
+def test_read_mteb_names_a_damaged_metadata_file_and_never_blocks_on_a_fifo(tmp_path):
+    from semanscope_nb.runs.mteb import MtebResult, read_mteb, write_mteb
+
+    res = MtebResult("T", "r1", {"test": [{"main_score": 0.5, "hf_subset": "default", "languages": []}]}, 1.0,
+                     model={"name": "org/model", "revision": "v1"})
+    root = Path(write_mteb([res], folder=tmp_path))
+    (root / "org__model" / "v1" / "model_meta.json").write_text('{"name": ', encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"model_meta.json, line 1: not valid JSON"):
+        read_mteb(root)
+    (root / "org__model" / "v1" / "model_meta.json").write_bytes(b'{"name": "\xff"}')
+    with pytest.raises(DatasetError, match=r"model_meta.json: not UTF-8"):
+        read_mteb(root)
+    (root / "org__model" / "v1" / "model_meta.json").unlink()
+    (root / "org__model" / "v1" / "sub.json").mkdir()  # a folder named like a task file: not one
+    assert [r.task_name for r in read_mteb(root)] == ["T"]
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(root / "org__model" / "v1" / "U.json")
+        with _no_hang(), pytest.raises(DatasetError, match=r"U.json: not a regular file"):
+            read_mteb(root)
