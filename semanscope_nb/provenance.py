@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import functools
 import importlib.metadata
 import json
 import math
 import os
 import platform
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -185,9 +187,44 @@ def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` via a temporary file + rename: readers see old or new, never half."""
+def regular_file(path: str | os.PathLike) -> Path:
+    """``path``, after checking (without opening it) that it is a regular file a cache or job file may be read from.
+
+    The one rule every cache and job file of the package follows: ``FileNotFoundError``
+    means *missing*; any other ``OSError`` met while reading means *cannot be read now*
+    (permission denied, an I/O error, a lock, too many open files) -- a condition, never
+    damage, so the caller leaves the file as it is and never overwrites it.  Something that
+    is not a regular file (a folder, a FIFO, a socket, a device) raises an ``OSError`` here
+    (it is not a file this package wrote): it is never opened, so a FIFO cannot hang the
+    reader.  Only bytes that were read and do not parse count as damage (the caller's decision).
+
+    >>> import pathlib, tempfile
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "a.json").write_bytes(b"{}")
+    >>> regular_file(d / "a.json").read_bytes()
+    b'{}'
+    >>> regular_file(d)
+    Traceback (most recent call last):
+    ...
+    IsADirectoryError: [Errno 21] not a regular file (a folder): '...'
+    """
     path = Path(path)
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "not a regular file (a folder)", str(path))
+        raise OSError(errno.EINVAL, "not a regular file (a FIFO, socket or device)", str(path))
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` via a temporary file + rename: readers see old or new, never half.
+
+    A folder at ``path`` is an ``IsADirectoryError`` naming ``path`` (not the temporary file).
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.errors import DatasetError
-from semanscope_nb.provenance import atomic_write_json, json_ready
+from semanscope_nb.provenance import atomic_write_json, json_ready, regular_file
 
 #: bump when the JSON layout of results changes incompatibly
 RESULT_FORMAT = 1
@@ -220,7 +220,8 @@ class Result:
         """
         p = Path(path)
         try:
-            d = json.loads(p.read_text(encoding="utf-8"), parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+            d = json.loads(regular_file(p).read_text(encoding="utf-8"), parse_constant=_no_constant,  # a FIFO: refused, never read
+                           object_pairs_hook=_unique_keys)
         except _NotStrictJSON as exc:
             raise DatasetError(f"{p.name}: not a semanscope_nb result file (not strict JSON: {exc})") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -71,8 +71,9 @@ def _header_languages(path: Path) -> tuple[str, ...]:
     are not UTF-8, is not a CSV text file: :class:`~semanscope_nb.errors.DatasetError` naming it.
     """
     from semanscope_nb.errors import DatasetError
+    from semanscope_nb.provenance import regular_file
 
-    with open(path, "rb") as fh:
+    with open(regular_file(path), "rb") as fh:  # a FIFO is refused (an OSError), never opened: it would block
         head = fh.read(SNIFF_BYTES)
     nul = head.find(b"\0")
     if nul >= 0:
@@ -144,7 +145,7 @@ def list_folder_datasets(folder: str | os.PathLike) -> tuple[list[DatasetInfo], 
     infos: list[DatasetInfo] = []
     notes: list[str] = []
     for p in sorted(root.glob("*.csv")):
-        if not p.is_file():
+        if p.is_dir():
             notes.append(f"{p}: a folder, not a CSV file; skipped")
             continue
         info = _describe(p)

@@ -78,6 +78,8 @@ def read_text_file(path: Path) -> tuple[str, str]:
     ...
     semanscope_nb.errors.DatasetError: ...w.txt: file not found
     """
+    if path.exists() and not path.is_file() and not path.is_dir():  # a FIFO would block the read for ever
+        raise DatasetError(f"{path}: not a regular file (a FIFO, socket or device); give a data file")
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

@@ -25,6 +25,7 @@ True
 
 from __future__ import annotations
 
+import collections.abc
 import hashlib
 import io
 import os
@@ -77,12 +78,15 @@ class WordDataset:
     report: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
-        if not self.rows:
-            raise DatasetError(f"{self.source}: dataset '{self.name}' has no concept rows")
-        if len(self.languages) < 2:
-            raise DatasetError(
-                f"{self.source}: dataset '{self.name}' needs at least two languages, got {list(self.languages)}"
-            )
+        # the one checker of a dataset's labels and shape: the readers build through here, so a dataset made by
+        # hand gets the same errors as a file (lists are taken as tuples; language names become their codes)
+        languages, rows, groups, lines = check_dataset(
+            name=self.name, languages=self.languages, rows=self.rows, groups=self.groups,
+            line_numbers=self.line_numbers, source=self.source,
+        )
+        for attr, value in (("languages", languages), ("rows", rows), ("groups", groups), ("line_numbers", lines)):
+            if value is not getattr(self, attr):
+                object.__setattr__(self, attr, value)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -156,6 +160,109 @@ class WordDataset:
 
     def _index(self, language: str) -> int:
         return self.languages.index(self._resolve(language))
+
+
+def _is_sequence(x: object) -> bool:
+    """A tuple or list (the fast path), or another non-text, non-mapping sequence."""
+    return type(x) is tuple or type(x) is list or (
+        not isinstance(x, (str, bytes, Mapping)) and isinstance(x, collections.abc.Sequence))
+
+
+def _refuse_row(where: str, r: int, row: object, codes: Sequence[str]) -> None:
+    if not _is_sequence(row):
+        raise DatasetError(f"{where}: row {r} must be a sequence of one cell per language, got {row!r:.80}")
+    raise DatasetError(f"{where}: row {r} has {len(row)} cell(s) but the dataset has {len(codes)} languages "  # type: ignore[arg-type]
+                       f"({', '.join(codes)}); every row needs one cell per language")
+
+
+def check_dataset(
+    *,
+    name: object,
+    languages: object,
+    rows: object,
+    groups: object = None,
+    line_numbers: object = (),
+    source: object = "<memory>",
+) -> tuple[tuple[str, ...], tuple[tuple[tuple[str, ...], ...], ...], tuple[str | None, ...] | None, tuple[int, ...]]:
+    """(languages, rows, groups, line_numbers) of a :class:`WordDataset`, checked and as tuples.
+
+    What every dataset must be, however it was made (by a reader or by hand): a name and a source
+    that are text; at least two languages, each a language code or name (never a path, markup or an
+    empty string: :func:`~semanscope_nb.data.languages.checked_language_code`; a name becomes its
+    code), no language twice (``en`` and ``English`` included); at least one concept row; every row a
+    sequence of one cell per language, every cell a non-empty sequence of non-empty words (a plain
+    string is refused: ``"bank|shore"`` would be read as letters); ``groups`` and ``line_numbers``
+    (when given) one per row.  Errors name the source, the dataset and the row, language or argument.
+
+    >>> check_dataset(name="t", languages=["English", "zh"], rows=[[["water"], ["水"]]])[:2]
+    (('en', 'zh'), ((('water',), ('水',)),))
+    >>> check_dataset(name="t", languages=["en", "English"], rows=[[["a"], ["b"]]])
+    Traceback (most recent call last):
+    ...
+    semanscope_nb.errors.DatasetError: <memory>: dataset 't': languages 'en' and 'English' are the same language (en); keep one
+    """
+    if not isinstance(source, str):
+        raise ArgumentError(f"dataset source must be text (a file name or '<memory>'), got {type(source).__name__}")
+    if not isinstance(name, str) or not name.strip():
+        raise DatasetError(f"{source}: a dataset name must be non-empty text, got {name!r}")
+    where = f"{source}: dataset '{name}'"
+    if not _is_sequence(languages):
+        raise DatasetError(f"{where}: languages must be a sequence of language codes such as ('en', 'zh'), got {languages!r:.80}")
+    codes: list[str] = []
+    for lang in languages:
+        code = checked_language_code(lang, what=f"{where}: language")
+        if code in codes:
+            first = languages[codes.index(code)]
+            if first == lang:
+                raise DatasetError(f"{where}: language '{lang}' is given twice; give each language once")
+            raise DatasetError(f"{where}: languages '{first}' and '{lang}' are the same language ({code}); keep one")
+        codes.append(code)
+    if len(codes) < 2:
+        raise DatasetError(f"{where} needs at least two languages, got {list(languages)}")
+    if not _is_sequence(rows):
+        raise DatasetError(f"{where}: rows must be a sequence of concept rows, got {type(rows).__name__}")
+    if not rows:
+        raise DatasetError(f"{where} has no concept rows")
+    width = len(codes)
+    checked_rows, changed = [], type(rows) is not tuple
+    for r, row in enumerate(rows):
+        if not _is_sequence(row) or len(row) != width:
+            _refuse_row(where, r, row, codes)
+        row_changed = type(row) is not tuple
+        for k, cell in enumerate(row):
+            if type(cell) is not tuple:
+                if not _is_sequence(cell):
+                    raise DatasetError(f"{where}: row {r}, language {codes[k]}: a cell must be a tuple of words such as "
+                                       f"('bank', 'shore'), got {cell!r:.80}")
+                row_changed = True
+            if not cell:
+                raise DatasetError(f"{where}: row {r}, language {codes[k]}: empty cell (no word)")
+            for w in cell:
+                if not isinstance(w, str) or not w.strip():
+                    raise DatasetError(f"{where}: row {r}, language {codes[k]}: {w!r:.80} is not a word (non-empty text)")
+        if row_changed:
+            row, changed = tuple(tuple(cell) for cell in row), True
+        checked_rows.append(row)
+    out_rows = tuple(checked_rows) if changed else rows
+    out_groups = groups
+    if groups is not None:
+        if not _is_sequence(groups):
+            raise DatasetError(f"{where}: groups must be one group (or None) per row, got {type(groups).__name__}")
+        if len(groups) != len(rows):
+            raise DatasetError(f"{where}: {len(groups)} group(s) for {len(rows)} row(s); give one per row (or None)")
+        bad_group = next((g for g in groups if g is not None and not isinstance(g, str)), None)
+        if bad_group is not None:
+            raise DatasetError(f"{where}: group {bad_group!r} is not text")
+        out_groups = groups if type(groups) is tuple else tuple(groups)
+    if not _is_sequence(line_numbers):
+        raise DatasetError(f"{where}: line_numbers must be one line number per row, got {type(line_numbers).__name__}")
+    if line_numbers and len(line_numbers) != len(rows):
+        raise DatasetError(f"{where}: {len(line_numbers)} line number(s) for {len(rows)} row(s); give one per row (or none)")
+    out_lines = line_numbers if type(line_numbers) is tuple else tuple(line_numbers)
+    out_langs = tuple(codes)
+    if type(languages) is tuple and out_langs == languages:
+        out_langs = languages
+    return out_langs, out_rows, out_groups, out_lines
 
 
 def _split_cell(cell: str) -> tuple[tuple[str, ...], list[str]]:

@@ -436,7 +436,8 @@ class SAResult(Result):
     def verdict(self) -> str:
         """One sentence a careful reader can sign: tier, SA with interval, chance level, gap, and caveats."""
         if self.chance is None:
-            return f"{self.paper_tier} (SA {self.cosine.sa:.3f}; no chance level: the SA is undefined)"
+            sa = f"{self.cosine.sa:.3f}" if math.isfinite(self.cosine.sa) else "n/a"  # marked, never printed "nan"
+            return f"{self.paper_tier} (SA {sa}; no chance level: the SA is undefined)"
         tier, why = self._decision()
         left_out = " and ".join(f"{n} {reason}" for reason, n in self.excluded_concepts.items())
         n, judged = self.n_concepts, self.judged_concepts

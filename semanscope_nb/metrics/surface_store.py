@@ -57,6 +57,8 @@ from pathlib import Path
 
 import numpy as np
 
+from semanscope_nb.provenance import regular_file
+
 #: the layout of a file (bumped when the layout, or the arithmetic behind the stored numbers, changes);
 #: 2: an optional third part, the compared concepts (a boolean per concept), after the distribution
 STORE_FORMAT = 2
@@ -140,7 +142,7 @@ class SurfaceStore:
         """The stored (point, distribution) -- or (point, distribution, compared concepts) -- of ``key``, or None."""
         path = self.path(key)
         try:
-            raw = path.read_bytes()
+            raw = regular_file(path).read_bytes()
         except FileNotFoundError:
             self._count("misses")
             return None

@@ -121,7 +121,8 @@ def diagnostic_report(results: Mapping[str, SAResult]) -> DiagnosticReport:
     stage1, stage2, notes = [], [], []
     for name, r in results.items():
         tier = getattr(r, "tier", r.thresholds.classify(r.cosine.sa))
-        verdict = getattr(r, "verdict", None) or f"{tier} (SA {r.cosine.sa:.3f})"
+        sa_text = f"{r.cosine.sa:.3f}" if math.isfinite(r.cosine.sa) else "n/a"  # an undefined SA is marked, never "nan"
+        verdict = getattr(r, "verdict", None) or f"{tier} (SA {sa_text})"
         stage1.append({"dataset": name, "sa": r.cosine.sa, "ci_low": r.cosine.ci[0], "ci_high": r.cosine.ci[1],
                        "tier": tier, "paper_tier": getattr(r, "paper_tier", tier), "verdict": verdict, "sem": r.cosine.sem})
         stage2.append({"dataset": name, "inter_euclidean": r.euclidean.inter, "intra_euclidean": r.euclidean.intra,

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, TierThresholds
-from semanscope_nb.plots.chart_kit import require_columns
+from semanscope_nb.plots.chart_kit import is_finite, require_columns
 from semanscope_nb.plots.palette import TIER_COLOURS
 from semanscope_nb.plots.sa_figures import model_means
 
@@ -51,20 +51,27 @@ def leaderboard_wide(table: pd.DataFrame, *, distance: str = "cosine", datasets:
     datasets = list(datasets) if datasets is not None else list(dict.fromkeys(df["dataset"]))
 
     def cell(v: float, s: float) -> str:
-        return f"{v:.3f} ± {s:.3f}" if math.isfinite(s) else f"{v:.3f}"
+        if not is_finite(v):
+            return "n/a"  # measured but undefined (collapsed vectors, a failed bootstrap): marked, never "nan"
+        return f"{v:.3f} ± {s:.3f}" if is_finite(s) else f"{v:.3f}"
 
-    out = df.pivot_table(index="name", columns="dataset", values=col, aggfunc="first")
+    df[col] = pd.to_numeric(df[col], errors="coerce").where(lambda v: np.isfinite(v))  # +-inf is no score either
+    df[sem] = pd.to_numeric(df[sem], errors="coerce")
+    # dropna=False: a model whose every score is undefined keeps its row (shown "n/a"), it is not dropped
+    out = df.pivot_table(index="name", columns="dataset", values=col, aggfunc="first", dropna=False)
+    measured = df.pivot_table(index="name", columns="dataset", values=col, aggfunc="size", fill_value=0)
     errs = df.pivot_table(index="name", columns="dataset", values=sem, aggfunc="first", dropna=False)
     wide = pd.DataFrame(index=out.index)
     for d in datasets:
-        wide[d] = [cell(v, errs.loc[m, d] if d in errs and m in errs.index else math.nan) if pd.notna(v) else ""
+        wide[d] = [("" if not (d in measured and m in measured.index and measured.loc[m, d]) else
+                    cell(v, errs.loc[m, d] if d in errs and m in errs.index else math.nan))
                    for m, v in zip(out.index, out[d] if d in out else [np.nan] * len(out))]
     wide["Avg SA"] = out[[d for d in datasets if d in out]].mean(axis=1)
     key = "Avg SA"
     if distance == "cosine" and "delta" in df and pd.to_numeric(df["delta"], errors="coerce").notna().any():
         # the verdict's quantity beside the raw SA, and the ranking by it (SA - chance on the artefact-free concepts)
-        gaps = df.assign(delta=pd.to_numeric(df["delta"], errors="coerce")).pivot_table(
-            index="name", columns="dataset", values="delta", aggfunc="first")
+        gaps = df.assign(delta=pd.to_numeric(df["delta"], errors="coerce").where(lambda v: np.isfinite(v))).pivot_table(
+            index="name", columns="dataset", values="delta", aggfunc="first", dropna=False)
         key = "Avg SA − chance (artefact-free)"
         wide[key] = gaps[[d for d in datasets if d in gaps]].mean(axis=1).reindex(wide.index)
     # equal scores keep the table's order (as model_means, format_leaderboard and compare_models do), not pivot_table's
@@ -126,7 +133,8 @@ def leaderboard_table(
                 else f"background-color: {TIER_COLOURS[tier_of[name]]}33" for name, v in column.items()]
 
     styler = (
-        wide.style.format(escape="html").format({"Avg SA": "{:.3f}", "Avg SA − chance (artefact-free)": "{:+.3f}"})
+        wide.style.format(escape="html")
+        .format({"Avg SA": "{:.3f}", "Avg SA − chance (artefact-free)": "{:+.3f}"}, na_rep="n/a")
         .format_index(escape="html", axis=0).format_index(escape="html", axis=1)
         .apply(shade, subset=["Avg SA"], axis=0)
         .set_caption(html.escape(caption or default))

@@ -96,9 +96,13 @@ def sa_legend_text(result: SAResult, *, verdict: bool = True, wrap: int = 38) ->
     Results without these attributes give the three lines either way.
     """
     c, e = result.cosine, result.euclidean
-    sem = f" ± {c.sem:.3f}" if math.isfinite(c.sem) else ""
+
+    def num(x: Any) -> str:  # an undefined score (collapsed vectors) is marked "n/a", never printed "nan"
+        return f"{float(x):.3f}" if is_finite(x) else "n/a"
+
+    sem = f" ± {c.sem:.3f}" if is_finite(c.sem) and is_finite(c.sa) else ""
     tier = getattr(result, "tier", "undefined")
-    lines = [f"SA cosine {c.sa:.3f}{sem}", f"SA Euclidean {e.sa:.3f}", f"tier: {tier}"]
+    lines = [f"SA cosine {num(c.sa)}{sem}", f"SA Euclidean {num(e.sa)}", f"tier: {tier}"]
     if not verdict:
         return "\n".join(lines)
     paper = getattr(result, "paper_tier", None)
@@ -107,7 +111,7 @@ def sa_legend_text(result: SAResult, *, verdict: bool = True, wrap: int = 38) ->
     ch = _chance(result)
     if ch is not None:
         null_ci = f" [{ch['null_low']:.3f}, {ch['null_high']:.3f}]" if is_finite(ch["null_low"]) and is_finite(ch["null_high"]) else ""
-        lines.append(f"chance {ch['sa_null']:.3f}{null_ci}")
+        lines.append(f"chance {num(ch['sa_null'])}{null_ci}")
         if is_finite(ch["delta"]):
             d_ci = (f" [{ch['delta_low']:+.3f}, {ch['delta_high']:+.3f}]"
                     if is_finite(ch["delta_low"]) and is_finite(ch["delta_high"]) else "")

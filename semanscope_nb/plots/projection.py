@@ -206,8 +206,12 @@ class ProjectionCache:
     atomically (a temporary file in the same folder, flushed, then renamed), so
     a reader sees the old entry or the new one, never half of one.  Each entry
     carries its key and a SHA-256 digest of its content (:meth:`entry_digest`):
-    a file copied over another key's, changed, unreadable or holding non-finite
-    coordinates is recomputed and overwritten, with a :class:`CacheWarning`.  A folder that cannot be written to
+    a file that was read and is copied over another key's, changed, truncated, not an ``.npz`` or holding
+    non-finite coordinates is damage: recomputed and overwritten, with a :class:`CacheWarning`.  A file that
+    cannot be read *now* (permission denied, an I/O error, a lock; also a folder, FIFO or symlink out of the
+    folder at the entry's name: :func:`~semanscope_nb.provenance.regular_file`) is not damage: the
+    projection is computed and kept in memory only, the file is left as it is (``unreadable`` counts them,
+    with a :class:`CacheWarning` each).  A folder that cannot be written to
     leaves the cache working in memory (``disk_errors`` counts the failures,
     and one :class:`RuntimeWarning` says so).
     """
@@ -218,18 +222,19 @@ class ProjectionCache:
         self.maxsize = maxsize
         self.folder = Path(folder).expanduser() if folder is not None else None
         self._store = Memo(maxsize)  # key -> CacheEntry
-        self._lock = threading.Lock()  # the counters
-        self.hits = self.disk_hits = self.misses = self.computed = self.disk_errors = 0
+        self._lock = threading.Lock()  # the counters and the held keys
+        self._held: set[str] = set()  # keys whose file could not be read now: never overwritten by put()
+        self.hits = self.disk_hits = self.misses = self.computed = self.disk_errors = self.unreadable = 0
 
     def __repr__(self) -> str:
         return f"ProjectionCache(maxsize={self.maxsize}, folder={str(self.folder) if self.folder else None!r})"
 
     def stats(self) -> dict[str, int]:
         return {"hits": self.hits, "disk_hits": self.disk_hits, "misses": self.misses, "computed": self.computed,
-                "entries": len(self._store), "disk_errors": self.disk_errors}
+                "entries": len(self._store), "disk_errors": self.disk_errors, "unreadable": self.unreadable}
 
     def reset_counters(self) -> None:
-        self.hits = self.disk_hits = self.misses = self.computed = self.disk_errors = 0
+        self.hits = self.disk_hits = self.misses = self.computed = self.disk_errors = self.unreadable = 0
 
     def clear(self) -> None:
         """Forget the in-memory entries (files on disk stay)."""
@@ -244,6 +249,20 @@ class ProjectionCache:
 
         return path_inside(self.folder, f"{key}.npz", what="projection cache key")  # type: ignore[arg-type]
 
+    def _entry_path(self, key: str) -> Path | None:
+        """:meth:`_path`, or None (the key held, one :class:`CacheWarning`) when the name is a symlink out of the folder."""
+        from semanscope_nb.errors import CacheWarning
+
+        try:
+            return self._path(key)
+        except ValueError as exc:  # a symlink out of the folder at the entry's name: not ours, never read or replaced
+            with self._lock:
+                self._held.add(key)
+                self.unreadable += 1
+            warnings.warn(f"projection cache: {exc}; projecting in memory, the link is left as it is",
+                          CacheWarning, stacklevel=4)
+            return None
+
     @staticmethod
     def entry_digest(key: str, coords: np.ndarray, params_json: str, notes_json: str) -> str:
         """SHA-256 of what a disk entry claims: its key, its coordinates (dtype, shape, bytes), parameters and notes."""
@@ -255,12 +274,17 @@ class ProjectionCache:
         return h.hexdigest()
 
     def _read(self, key: str, path: Path, shape: tuple[int, int] | None) -> CacheEntry | None:
-        """The entry in ``path`` if it is what it claims to be; else None and one :class:`CacheWarning` saying why."""
+        """The entry in ``path`` if it is what it claims to be; else None and one :class:`CacheWarning` saying why.
+
+        Bytes that were read and are not a sound entry are damage (the caller recomputes and overwrites);
+        a file that cannot be read now is held: :meth:`put` leaves it as it is.
+        """
         from semanscope_nb.errors import CacheWarning
+        from semanscope_nb.provenance import regular_file
 
         why = None
         try:
-            with np.load(path, allow_pickle=False) as z:
+            with np.load(regular_file(path), allow_pickle=False) as z:
                 if "key" not in z.files or "digest" not in z.files:
                     why = "carries no key or digest (written by an older version)"
                 else:
@@ -275,9 +299,24 @@ class ProjectionCache:
                     elif self.entry_digest(key, coords, params_json, notes_json) != str(z["digest"]):
                         why = "does not match its digest (changed after it was written)"
                     else:
-                        return coords, json.loads(params_json), float(z["seconds"]), tuple(json.loads(notes_json))
-        except Exception as exc:  # noqa: BLE001 - unreadable, truncated or not an .npz: recomputed (and overwritten)
-            why = f"cannot be read ({type(exc).__name__})"
+                        entry = coords, json.loads(params_json), float(z["seconds"]), tuple(json.loads(notes_json))
+                        with self._lock:
+                            self._held.discard(key)
+                        return entry
+        except FileNotFoundError:  # removed since it was listed: a plain miss
+            return None
+        except OSError as exc:  # permission denied, I/O error, a lock, not a regular file: a condition, not damage
+            with self._lock:
+                self._held.add(key)
+                self.unreadable += 1
+            warnings.warn(f"projection cache: '{path.name}' cannot be read now ({type(exc).__name__}: "
+                          f"{exc.strerror or exc}); projecting in memory, the file is left as it is",
+                          CacheWarning, stacklevel=4)
+            return None
+        except Exception as exc:  # noqa: BLE001 - read but truncated, not an .npz, bad JSON: damage, recomputed (and overwritten)
+            why = f"is damaged ({type(exc).__name__})"
+        with self._lock:
+            self._held.discard(key)
         warnings.warn(f"projection cache: '{path.name}' {why}; recomputing the projection", CacheWarning, stacklevel=4)
         return None
 
@@ -294,8 +333,8 @@ class ProjectionCache:
                 self.hits += 1
             return entry
         if self.folder is not None:
-            path = self._path(key)
-            if path.exists():
+            path = self._entry_path(key)
+            if path is not None and os.path.lexists(path):
                 entry = self._read(key, path, shape)
                 if entry is not None:
                     self._store.put(key, entry)
@@ -310,10 +349,12 @@ class ProjectionCache:
     def put(self, key: str, coords: np.ndarray, params: dict[str, Any], seconds: float, notes: Sequence[str] = ()) -> None:
         entry = (coords, params, seconds, tuple(notes))
         self._store.put(key, entry)
-        if self.folder is not None:
+        with self._lock:
+            held = key in self._held
+        if self.folder is not None and not held:  # a file that could not be read now is never overwritten
             try:
                 self._write(key, entry)
-            except OSError as exc:  # read-only or full disk: keep working in memory
+            except (OSError, ValueError) as exc:  # read-only, full disk, a symlink out of the folder: keep working in memory
                 with self._lock:
                     self.disk_errors += 1
                     first = self.disk_errors == 1

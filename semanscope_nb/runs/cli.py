@@ -75,6 +75,20 @@ def _non_empty(text: str) -> str:
     return text
 
 
+def _out_file(text: str) -> str:
+    """An argparse type: a file to write (not blank, not an existing folder), refused before any work is done."""
+    text = _non_empty(text)
+    path = Path(text).expanduser()
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}' is a folder; give a file name inside it")
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:  # the nearest existing folder above it
+        parent = parent.parent
+    if parent.exists() and not parent.is_dir():
+        raise argparse.ArgumentTypeError(f"'{text}' would be inside '{parent}', which is a file, not a folder")
+    return text
+
+
 def _csv_list(text: str) -> list[str]:
     """An argparse type: a comma-separated list with at least one item."""
     items = [t.strip() for t in text.split(",") if t.strip()]
@@ -446,7 +460,7 @@ def _add_sa_command(sub: Any) -> None:
     s.add_argument("--model", help="model id (default: settings.default_model, $SEMANSCOPE_MODEL)")
     s.add_argument("--dataset", type=_non_empty, default="conceptual-space", help="bundled dataset name or a CSV path")
     s.add_argument("--json", action="store_true", help="print the full result as JSON")
-    s.add_argument("--out", type=_non_empty, help="also write the result JSON here")
+    s.add_argument("--out", type=_out_file, help="also write the result JSON here")
     s.add_argument("--worst", type=_int_at_least(0), default=10, help="how many worst-aligned concepts to list")
     s.add_argument("--report", action="store_true", help="also print the paper's two-stage diagnostic report (App. A.6)")
     _add_common_options(s)
@@ -485,7 +499,7 @@ def _add_run_command(sub: Any) -> None:
     r.add_argument("--train", help="knn: the SIB-200 language of the train split (default: the test language)")
     r.add_argument("--param", action="append", metavar="NAME=VALUE", help="a task parameter (repeatable; JSON values)")
     r.add_argument("--json", action="store_true", help="print the full result as JSON")
-    r.add_argument("--out", type=_non_empty, help="also write the result file here (Result.load reads it back)")
+    r.add_argument("--out", type=_out_file, help="also write the result file here (Result.load reads it back)")
     r.add_argument("--languages", type=_csv_list, help="comma-separated language codes, e.g. en,zh")
     r.add_argument("--n-boot", type=_int_at_least(0), help="bootstrap resamples (default: settings.n_boot)")
     r.add_argument("--seed", type=int)
@@ -501,7 +515,7 @@ def _add_report_command(sub: Any) -> None:
     rp.add_argument("--models", type=_csv_list, required=True, help="comma-separated model ids, e.g. use-multilingual,multilingual-e5-small")
     rp.add_argument("--languages", type=_csv_list, required=True, help="comma-separated language codes, e.g. en,zh,ja")
     rp.add_argument("--datasets", type=_csv_list, help="comma-separated word datasets or CSV paths (default: conceptual-space,cultural-nuance)")
-    rp.add_argument("--out", type=_non_empty, default="report.html", help="the HTML file (CSV/JSON of every number beside it)")
+    rp.add_argument("--out", type=_out_file, default="report.html", help="the HTML file (CSV/JSON of every number beside it)")
     rp.add_argument("--n-boot", type=_int_at_least(0), help="bootstrap resamples (default: settings.n_boot)")
     rp.add_argument("--seed", type=int)
     rp.add_argument("--max-sentences", type=_int_at_least(1), default=1000, help="Tatoeba pairs kept per language (default 1000)")

@@ -124,6 +124,18 @@ def leaderboard(results: Mapping[tuple[str, str], SAResult]) -> pd.DataFrame:
     return df
 
 
+def _finite(x: Any) -> bool:
+    try:
+        return x is not None and math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def _num(x: Any) -> str:
+    """``x`` to 3 decimals; an undefined number (NaN, inf, missing) is marked ``n/a``, never printed ``nan``."""
+    return f"{float(x):.3f}" if _finite(x) else "n/a"
+
+
 def format_leaderboard(table: pd.DataFrame) -> str:
     """A plain-text leaderboard: model, dataset, the verdict's score, raw SA, chance level, SA Euclidean, verdict tier.
 
@@ -151,9 +163,10 @@ def format_leaderboard(table: pd.DataFrame) -> str:
         score = (f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" if math.isfinite(lo) and math.isfinite(hi) else f"{d:+.3f}") \
             if math.isfinite(d) else "n/a"
         score += f" -{excl}" if excl else ""
+        sa = f"{_num(r.sa_cosine)} ± {_num(r.sem_cosine)}" if _finite(r.sa_cosine) else "n/a"
+        ci = f"[{_num(r.ci_low)}, {_num(r.ci_high)}]" if _finite(r.ci_low) and _finite(r.ci_high) else "n/a"
         lines.append(
-            f"{r.model:<24} {r.dataset:<20} {score:<28} {r.sa_cosine:.3f} ± {r.sem_cosine:.3f}    "
-            f"[{r.ci_low:.3f}, {r.ci_high:.3f}]  {chance:.3f}   {r.sa_euclidean:.3f}   {r.tier}"
+            f"{r.model:<24} {r.dataset:<20} {score:<28} {sa}    {ci}  {_num(chance)}   {_num(r.sa_euclidean)}   {r.tier}"
             + (f" ({paper})" if paper != r.tier else "")
         )
     if "excluded_concepts" in table and (pd.to_numeric(table["excluded_concepts"], errors="coerce").fillna(0) > 0).any():

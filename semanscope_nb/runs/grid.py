@@ -108,6 +108,7 @@ from semanscope_nb.provenance import (
     json_ready,
     package_info,
     path_inside,
+    regular_file,
     safe_name,
     shareable_report,
     shareable_source,
@@ -727,7 +728,8 @@ def plan_jobs(
     infos: dict[str, ModelInfo | None] = {}
 
     def fail(model: str, ds: Any, task: Task, p: dict, err: str) -> None:
-        k = f"{safe_name(model)}|{ds.name}|{task.name}|{json.dumps(params_json(p), sort_keys=True)}"
+        # the names as given (two models whose file names would be alike are two failures, none lost), unambiguously joined
+        k = json.dumps([model, ds.name, task.name, params_json(p)], sort_keys=True, ensure_ascii=False)
         failures[k] = {"model": model, "dataset": ds.name, "task": task.name, "params": params_json(p), "error": err}
 
     keys: dict[tuple[str, str], str | None] = {}
@@ -787,7 +789,7 @@ def _datasets_for(task: Task, data_of: Mapping[str, list[Any]]) -> list[Any]:
 
 def read_job_file(path: Path) -> dict:
     """A job file's record; raises if it is damaged, truncated or not a job record."""
-    rec = json.loads(path.read_text(encoding="utf-8"))
+    rec = json.loads(regular_file(path).read_text(encoding="utf-8"))
     if not isinstance(rec, dict) or not isinstance(rec.get("job"), dict):
         raise ValueError("not a job record")
     if rec.get("status") == "done":

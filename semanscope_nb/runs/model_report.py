@@ -102,7 +102,15 @@ import pandas as pd
 
 from semanscope_nb.metrics.affinity import TIER_LABELS
 from semanscope_nb.errors import ArgumentError, DatasetError, JobFileWarning, SemanscopeError
-from semanscope_nb.provenance import atomic_write_json, json_ready, package_info, path_inside, safe_name, utc_now
+from semanscope_nb.provenance import (
+    atomic_write_json,
+    json_ready,
+    package_info,
+    path_inside,
+    regular_file,
+    safe_name,
+    utc_now,
+)
 from semanscope_nb.results import Result
 from semanscope_nb.runs.report_html import number_id, report_numbers, save_report  # noqa: F401  (re-exported)
 from semanscope_nb.settings import settings
@@ -488,7 +496,7 @@ class _Jobs:
         if self.force or not p.exists():
             return _MISSING
         try:
-            rec = json.loads(p.read_text(encoding="utf-8"))
+            rec = json.loads(regular_file(p).read_text(encoding="utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             warnings.warn(f"{p.name}: damaged job file ({type(exc).__name__}); computed again", JobFileWarning, stacklevel=3)
             return _MISSING
@@ -929,15 +937,21 @@ def _measured_cost(run: _Run, model: str, probe: list[str], language: str) -> di
     blob = json.dumps({"model": load_model(model).cache_key, "probe": probe, "language": language, "version": REPORT_VERSION},
                       sort_keys=True, ensure_ascii=False)
     path = path_inside(run.jobs.folder.parent / "costs", f"{safe_name(model)}__{hashlib.sha256(blob.encode()).hexdigest()[:16]}.json")
+    keep_file = False
     if path.exists() and not run.jobs.force:
         try:
-            rec = json.loads(path.read_text(encoding="utf-8"))
+            rec = json.loads(regular_file(path).read_text(encoding="utf-8"))
             return {"dims": int(rec["dims"]), "encode_seconds": float(rec["encode_seconds"]), "measured": str(rec["measured"])}
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # a damaged record is measured again
+        except FileNotFoundError:
+            pass  # removed since: measured
+        except OSError:  # cannot be read now (a lock, permissions, a folder): measured again, the file left as it is
+            keep_file = True
+        except (ValueError, KeyError, TypeError, AttributeError):
+            pass  # a damaged record is measured again (and replaced)
     secs, dims = _encode_seconds(model, probe, language)
     rec = {"dims": dims, "encode_seconds": secs, "measured": utc_now()}
-    atomic_write_json(path, rec)
+    if not keep_file:
+        atomic_write_json(path, rec)
     return rec
 
 

@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.errors import ArgumentError, DatasetError, UnknownModelError
-from semanscope_nb.provenance import atomic_write_json, ensure_inside, json_ready
+from semanscope_nb.provenance import atomic_write_json, ensure_inside, json_ready, regular_file
 from semanscope_nb.results import Result
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -458,9 +458,17 @@ RESERVED_TASK_NAMES = (Path(MODEL_META_FILE).stem, FULL_PRECISION_DIR)
 
 
 def _read_json_or_none(path: Path) -> Any:
+    """The JSON in ``path``; None when it is missing or damaged (then it is written over).
+
+    A file that cannot be read now (permission denied, a lock, an I/O error, a folder or FIFO under its
+    name) is not damage: the ``OSError`` is raised, so nothing is written over a file whose owner was not
+    checked.
+    """
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return json.loads(regular_file(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except ValueError:  # read and not JSON (UnicodeDecodeError included): damage
         return None
 
 
@@ -519,6 +527,19 @@ def _full_precision(d: dict[str, Any], sidecar: Path) -> dict[str, Any]:
     return {**d, "scores": scores}
 
 
+def _read_result_json(p: Path) -> Any:
+    """The JSON of a results file; a FIFO or device, bytes that are not UTF-8 or text that is not JSON is a
+    :class:`DatasetError` naming the file (and line)."""
+    if p.exists() and not p.is_file():  # a FIFO would block the read for ever
+        raise DatasetError(f"{p}: not a regular file (a FIFO, socket or device)")
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise DatasetError(f"{p}, line {e.lineno}: not valid JSON ({e.msg})") from None
+    except UnicodeDecodeError as e:
+        raise DatasetError(f"{p}: not UTF-8 text (byte {e.start})") from None
+
+
 def read_mteb(folder: str | os.PathLike, *, full_precision: bool = True) -> list[MtebResult]:
     """Every task JSON below ``folder`` (MTEB layout), with its ``model_meta.json`` when present.
 
@@ -537,14 +558,11 @@ def read_mteb(folder: str | os.PathLike, *, full_precision: bool = True) -> list
         raise DatasetError(f"{folder}: not a folder")
     out = []
     for p in sorted(folder.rglob("*.json")):
-        if p.name == MODEL_META_FILE or p.parent.name == FULL_PRECISION_DIR:
-            continue
-        try:
-            d = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{p}, line {e.lineno}: not valid JSON ({e.msg})") from None
+        if p.name == MODEL_META_FILE or p.parent.name == FULL_PRECISION_DIR or p.is_dir():
+            continue  # a folder named *.json is no task file (its files are listed on their own)
+        d = _read_result_json(p)
         meta_p = p.parent / MODEL_META_FILE
-        meta = json.loads(meta_p.read_text(encoding="utf-8")) if meta_p.exists() else {}
+        meta = _read_result_json(meta_p) if meta_p.exists() else {}
         result = MtebResult.from_mteb_json(d, model=meta, source=str(p))
         sidecar = p.parent / FULL_PRECISION_DIR / p.name
         if full_precision and sidecar.exists():

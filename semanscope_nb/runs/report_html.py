@@ -122,10 +122,14 @@ document.querySelectorAll('script[type="application/json"][data-chart]').forEach
 def format_number(v: Any) -> str:
     """The text a number shows in the report: integers as such, tiny values in scientific notation, else 4 decimals.
 
+    Anything that is no finite number (None, NaN of any float type, an infinity) shows as ``n/a``.
+
     >>> format_number(0.123456), format_number(3.0), format_number(2.5e-9), format_number(float("nan"))
     ('0.1235', '3', '2.500e-09', 'n/a')
+    >>> import numpy as np; format_number(np.float32("nan")), format_number(float("inf"))
+    ('n/a', 'n/a')
     """
-    if v is None or (isinstance(v, float) and math.isnan(v)):
+    if not _finite(v):
         return "n/a"
     v = float(v)
     if v.is_integer() and abs(v) < 1e12:
@@ -139,14 +143,21 @@ def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
+def _finite(v: Any) -> bool:
+    try:
+        return v is not None and math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
+
+
 def _num(section: str, row: dict, keys: Sequence[str], col: str, *, ci: bool = True) -> str:
     v = row.get(col)
-    if v is None or (isinstance(v, float) and math.isnan(v)):
+    if not _finite(v):
         return "<td class='num'>n/a</td>"
     ident = number_id(section, [row[k] for k in keys], col)
     text = f"<span data-id='{_e(ident)}'>{format_number(v)}</span>"
     lo, hi = row.get(f"{col}_low"), row.get(f"{col}_high")
-    if ci and lo is not None and hi is not None and not (isinstance(lo, float) and math.isnan(lo)):
+    if ci and _finite(lo) and _finite(hi):  # half an interval is no interval
         text += f"<span class='ci'> [{format_number(lo)}, {format_number(hi)}]</span>"
     return f"<td class='num'>{text}</td>"
 

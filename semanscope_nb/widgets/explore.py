@@ -76,7 +76,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import ipywidgets as W
 import numpy as np
@@ -101,7 +101,7 @@ from semanscope_nb.plots.projection import (
     ProjectionSettings,
     default_projection_cache,
 )
-from semanscope_nb.provenance import atomic_write_text, safe_name
+from semanscope_nb.provenance import atomic_write_text, regular_file, safe_name
 from semanscope_nb.runs.tasks import prepare, run_task
 from semanscope_nb.widgets.panel_state import StateError, read_state
 from semanscope_nb.widgets.pickers import (
@@ -337,8 +337,10 @@ class SAStore:
     One JSON file per result (:meth:`SAResult.to_dict`), written atomically, named by a
     SHA-256 key over everything the result depends on: the dataset's languages and
     concept cells, every vector's bytes, ``n_boot``, ``seed`` and the source of
-    :mod:`semanscope_nb.metrics` (a changed metric is a new key, never a stale result).  An unreadable or damaged file is a miss (recomputed and
-    rewritten); a read-only folder only loses the saving.  Default folder:
+    :mod:`semanscope_nb.metrics` (a changed metric is a new key, never a stale result).  Each file also holds its key
+    and a SHA-256 digest of its content: a damaged file (not JSON, copied over another key's, changed) is a miss,
+    recomputed and rewritten; a file that cannot be read now is a miss left as it is; a read-only folder only
+    loses the saving.  Default folder:
     ``sa-results/`` beside the embedding cache.
 
     >>> import tempfile, semanscope_nb as snb
@@ -359,6 +361,7 @@ class SAStore:
             folder = default_cache_dir() / "sa-results"
         self.folder = Path(folder)
         self.hits = self.misses = self.errors = 0
+        self._held: set[str] = set()  # keys whose file could not be read now: never overwritten
 
     @classmethod
     def _code_fingerprint(cls) -> str:
@@ -380,27 +383,55 @@ class SAStore:
                 h.update(word.encode() + b"\0" + np.ascontiguousarray(vec).tobytes())
         return h.hexdigest()[:40]
 
+    @staticmethod
+    def _digest(key: str, body: Mapping[str, Any]) -> str:
+        """SHA-256 of what a file claims: its key and its result (canonical JSON: sorted keys, floats as repr)."""
+        return hashlib.sha256((key + "\0" + json.dumps(body, sort_keys=True, ensure_ascii=False)).encode()).hexdigest()
+
     def get(self, emb: Embedded, *, n_boot: int, seed: int) -> SAResult | None:
-        """The stored result, or None (absent, unreadable or damaged)."""
-        path = self.folder / f"{self.key(emb, n_boot=n_boot, seed=seed)}.json"
+        """The stored result, or None (absent, unreadable now, or damaged).
+
+        A file that was read and is not what it claims (not JSON, another key's file copied over it,
+        changed after it was written, of an older layout) is damage: a miss, recomputed and rewritten.
+        A file that cannot be read *now* (permission denied, a lock, an I/O error, a folder or FIFO under
+        its name) is not damage: a miss whose file :meth:`put` leaves as it is.
+        """
+        key = self.key(emb, n_boot=n_boot, seed=seed)
+        path = self.folder / f"{key}.json"
         try:
-            d = json.loads(path.read_text(encoding="utf-8"))
-            # the bootstrap SA values beside the result: the tier slider then recounts the flip rate as on a fresh one
-            result = SAResult.from_dict(d).with_bootstrap_sa_values(d.get("bootstrap_sa_values") or {})
+            text = regular_file(path).read_text(encoding="utf-8")
         except FileNotFoundError:
             self.misses += 1
             return None
-        except Exception:  # noqa: BLE001 - a damaged or older file is a miss; the result is recomputed
+        except OSError:  # a condition, not damage: computed, and the file is never overwritten
+            self._held.add(key)
+            self.errors += 1
+            return None
+        self._held.discard(key)
+        try:
+            d = json.loads(text)
+            body = {k: v for k, v in d.items() if k not in ("store_key", "store_digest")}
+            if d.get("store_key") != key or d.get("store_digest") != self._digest(key, body):
+                raise ValueError("another result's file, changed after it was written, or an older layout")
+            # the bootstrap SA values beside the result: the tier slider then recounts the flip rate as on a fresh one
+            result = SAResult.from_dict(body).with_bootstrap_sa_values(body.get("bootstrap_sa_values") or {})
+        except Exception:  # noqa: BLE001 - read and damaged (or older): a miss; the result is recomputed and rewritten
             self.errors += 1
             return None
         self.hits += 1
         return result
 
     def put(self, emb: Embedded, result: SAResult, *, n_boot: int, seed: int) -> None:
-        """Store ``result`` (never raises: a read-only or full disk only loses the saving)."""
+        """Store ``result`` (never raises: a read-only or full disk only loses the saving; a file that could not
+        be read now is left as it is)."""
+        key = self.key(emb, n_boot=n_boot, seed=seed)
+        if key in self._held:
+            return
+        body = json.loads(json.dumps({**result.to_dict(), "bootstrap_sa_values": result.bootstrap_sa_values()},
+                                     ensure_ascii=False))  # as it reads back, so the digest is of what get() sees
         try:
-            atomic_write_text(self.folder / f"{self.key(emb, n_boot=n_boot, seed=seed)}.json",
-                              json.dumps({**result.to_dict(), "bootstrap_sa_values": result.bootstrap_sa_values()},
+            atomic_write_text(self.folder / f"{key}.json",
+                              json.dumps({**body, "store_key": key, "store_digest": self._digest(key, body)},
                                          ensure_ascii=False))
         except OSError:
             self.errors += 1

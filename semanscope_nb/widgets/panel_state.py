@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from semanscope_nb.errors import ArgumentError
+from semanscope_nb.provenance import regular_file
 
 #: the largest bootstrap a saved panel state may ask for
 MAX_N_BOOT = 50_000
@@ -133,7 +134,7 @@ def read_state(source: "str | os.PathLike | dict", *, what: str | None = None) -
         path = Path(source)
         name = what or f"panel state '{path}'"
         try:
-            text = path.read_text(encoding="utf-8")
+            text = regular_file(path).read_text(encoding="utf-8")  # a FIFO or folder: refused, never read
         except OSError as exc:
             raise StateError(f"{name}: cannot read it ({exc.strerror or exc})") from None
         try:

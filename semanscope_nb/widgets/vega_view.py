@@ -45,7 +45,7 @@ from typing import Any, Sequence
 
 import traitlets
 
-from semanscope_nb.provenance import atomic_write_text
+from semanscope_nb.provenance import atomic_write_text, regular_file
 
 #: the Vega-Lite version of the bundle (Altair 5.5 writes v5.20 specs)
 BUNDLE_VL_VERSION = "6.4"
@@ -156,18 +156,24 @@ def vega_bundle() -> str:
         if _BUNDLE is not None:
             return _BUNDLE
         path = vega_bundle_path()
+        keep_file = False  # a file that cannot be read now (a lock, EACCES, a FIFO) is not damage: never replaced
         try:
-            text = path.read_text(encoding="utf-8")
+            text = regular_file(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = ""
         except OSError:
+            text, keep_file = "", True
+        except UnicodeDecodeError:  # read and not text: damage, rebuilt and replaced
             text = ""
         if "export" not in text[-400:]:  # absent or truncated: build it
             import vl_convert as vlc
 
             text = vlc.javascript_bundle(vl_version=BUNDLE_VL_VERSION) + "\n" + _GLUE
-            try:
-                atomic_write_text(path, text)
-            except OSError:  # a read-only cache: keep it in memory
-                pass
+            if not keep_file:
+                try:
+                    atomic_write_text(path, text)
+                except OSError:  # a read-only cache: keep it in memory
+                    pass
         _BUNDLE = text
         return text
 
