@@ -51,3 +51,29 @@ def test_an_inverted_typed_pair_message_names_the_numbers_as_typed():
     tiers.good_text.text.value = "0.6055"
     assert "great (0.605) must be ≥ good (0.6055)" in tiers.message.value
     assert tiers.value.good == 0.6 and tiers.good_text.text.value == "0.60"
+
+
+# --------------------------------------------------------------------------- CSC: the panel, the chart, the task, a saved result
+
+
+def _chart_texts(spec):
+    """Every literal text a chart spec's datasets hold (the overlap label is one)."""
+    return [row["text"] for rows in spec.get("datasets", {}).values() for row in rows if "text" in row]
+
+
+@pytest.mark.parametrize("n_boot", [0])  # no interval: the case the two labels differed most (~5 s under load, mostly imports)
+def test_the_csc_panel_says_what_its_chart_says(tmp_path, n_boot):
+    # path A: the panel's status line; path B: the chart's overlap label (plots.csc_charts.overlap_label).  Before the
+    # fix the panel formatted its own line: no confidence level, and "[n/a, n/a]" where the chart shows no interval
+    import semanscope_nb as snb
+    from semanscope_nb.plots.csc_charts import overlap_label
+    from semanscope_nb.widgets.csc_panel import CSCPanel, CSCPanelState, run_csc
+
+    cache = snb.EmbeddingCache(tmp_path / "c")
+    p = CSCPanel(model="random-null", corpus="csc-everyday-en", cache=cache)
+    state = CSCPanelState("random-null", "csc-everyday-en", "en", max_sentences=12, n_boot=n_boot)
+    r = p.run(state)
+    label = overlap_label(r)
+    assert label in _chart_texts(p.chart.to_dict())
+    assert p.status.value == f"{label} · {r.n_sentences} sentences"
+    assert run_csc(state, cache=cache).overlap == r.overlap  # the task's number, through the panel's state
