@@ -56,6 +56,15 @@ def test_an_inverted_typed_pair_message_names_the_numbers_as_typed():
     assert tiers.value.good == 0.6 and tiers.good_text.text.value == "0.60"
 
 
+def test_every_float_field_shows_the_number_it_holds():
+    # the projection fields (min_dist, perplexity) use the default format "{:g}", which showed 6 significant digits
+    from semanscope_nb.widgets.pickers import NumberField
+
+    f = NumberField(value=0.1, min=0.0, max=1.0, description="min_dist")
+    assert f.text.value == "0.1"
+    f.text.value = "0.1234567"
+    assert f.value == 0.1234567 and float(f.text.value) == f.value
+
 # --------------------------------------------------------------------------- CSC: the panel, the chart, the task, a saved result
 
 
