@@ -402,7 +402,9 @@ class TierThresholdsPicker(W.VBox):
     below *good* drags *good* down.  Each slider has a text field
     (:class:`NumberField`) for typing a value: a number outside [0, 1], text that
     is no number, or a great below good shows a message under the sliders and
-    the previous thresholds stay.  ``.value`` is a :class:`semanscope_nb.TierThresholds`;
+    the previous thresholds stay.  The fields show the thresholds in use: two
+    decimals ("0.60"), or as many as the value has ("0.605"), never a rounding
+    of it (:class:`NumberField`'s rule).  ``.value`` is a :class:`semanscope_nb.TierThresholds`;
     assigning anything else that is not a valid (great, good) pair raises
     ``traitlets.TraitError`` before it is stored.
 
