@@ -37,7 +37,6 @@ from semanscope_nb.metrics.csc.languages import supported_languages
 from semanscope_nb.metrics.csc.preview import PerturbationPreview, perturbation_preview
 from semanscope_nb.metrics.csc.separation import CSCResult
 from semanscope_nb.models.cache import EmbeddingCache
-from semanscope_nb.plots.chart_kit import format_estimate
 from semanscope_nb.runs.tasks import run_task
 from semanscope_nb.widgets.pickers import ModelPicker
 from semanscope_nb.widgets.warm_up import import_probed_frame_libraries
@@ -217,7 +216,7 @@ class CSCPanel(W.VBox):
     def run(self, state: CSCPanelState | None = None) -> CSCResult | None:
         """Run the current (or given) state; errors show in ``status`` instead of raising."""
         try:
-            from semanscope_nb.plots.csc_charts import csc_chart
+            from semanscope_nb.plots.csc_charts import csc_chart, overlap_label
 
             state = state or self.state()
             if not state.model:
@@ -230,8 +229,8 @@ class CSCPanel(W.VBox):
             self.status.value = f"<span style='color:#b00'>{html.escape(f'{type(exc).__name__}: {exc}')}</span>"
             return None
         self.result, self.chart = result, chart
-        point, interval = format_estimate(result.overlap, *result.ci)  # the charts' display rule
-        self.status.value = f"overlap {point} {interval or '[n/a, n/a]'} · {result.n_sentences} sentences"
+        # the chart's own label (numbers, interval and its confidence), so the panel and the chart say one thing
+        self.status.value = f"{html.escape(overlap_label(result))} · {result.n_sentences} sentences"
         self.output.clear_output()
         with self.output:
             from IPython.display import display

@@ -301,6 +301,15 @@ class NumberField(W.HBox):
     names the field and the previous value stays).  A comma is read as a
     decimal point.
 
+    What the field shows is what is used: a float is shown with ``fmt`` when
+    that text reads back as the very value, else with the shortest text that
+    does (``repr``), so typing 0.605 into a ``{:.2f}`` field shows "0.605",
+    never "0.60" while 0.605 is used.
+
+    >>> g = NumberField(value=0.6, min=0.0, max=1.0, fmt="{:.2f}"); g.text.value
+    '0.60'
+    >>> g.text.value = "0.605"; g.value, g.text.value
+    (0.605, '0.605')
     >>> f = NumberField(value=15, min=2, max=200, kind=int, description="knn")
     >>> f.text.value = "abc"; f.value, "not a number" in f.message.value
     (15, True)
@@ -325,7 +334,16 @@ class NumberField(W.HBox):
         self.observe(lambda change: self._write(self._show(change["new"])), names="value")
 
     def _show(self, v: Any) -> str:
-        return self.fmt.format(v)
+        """``v`` as shown: ``fmt`` if that reads back as ``v`` exactly, else the shortest exact text (one rule)."""
+        text = self.fmt.format(v)
+        if self.kind is float and isinstance(v, (int, float)) and not isinstance(v, bool):
+            try:
+                exact = float(text) == float(v)
+            except ValueError:
+                exact = False
+            if not exact:
+                return repr(float(v))
+        return text
 
     def parse(self, raw: Any) -> float | int:
         """``raw`` (text or a number) as a number of this field's kind within its range, else a ValueError saying why."""
@@ -384,7 +402,9 @@ class TierThresholdsPicker(W.VBox):
     below *good* drags *good* down.  Each slider has a text field
     (:class:`NumberField`) for typing a value: a number outside [0, 1], text that
     is no number, or a great below good shows a message under the sliders and
-    the previous thresholds stay.  ``.value`` is a :class:`semanscope_nb.TierThresholds`;
+    the previous thresholds stay.  The fields show the thresholds in use: two
+    decimals ("0.60"), or as many as the value has ("0.605"), never a rounding
+    of it (:class:`NumberField`'s rule).  ``.value`` is a :class:`semanscope_nb.TierThresholds`;
     assigning anything else that is not a valid (great, good) pair raises
     ``traitlets.TraitError`` before it is stored.
 
@@ -422,8 +442,9 @@ class TierThresholdsPicker(W.VBox):
         great = number if which == "great" else self.value.great
         good = number if which == "good" else self.value.good
         if great < good:
-            self.message.value = error_html(f"great ({great:.2f}) must be ≥ good ({good:.2f}); the tiers still use "
-                                             f"great ≥ {self.value.great:.2f}, good ≥ {self.value.good:.2f}")
+            show = self.great_text._show  # the fields' own rule: what is shown reads back as what is used
+            self.message.value = error_html(f"great ({show(great)}) must be ≥ good ({show(good)}); the tiers still use "
+                                             f"great ≥ {show(self.value.great)}, good ≥ {show(self.value.good)}")
             self._show_fields(self.value)
             return
         self.message.value = ""
