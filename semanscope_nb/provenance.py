@@ -217,6 +217,41 @@ def regular_file(path: str | os.PathLike) -> Path:
     return path
 
 
+def kept_text(path: str | os.PathLike, *, sound: Any, build: Any) -> str:
+    """A derived text kept in a cache file: the file's text when ``sound(text)``, else ``build()`` -- written over the
+    file only when it was missing or read and not sound (damage), never when it could not be read now.
+
+    :func:`regular_file`'s rule: any ``OSError`` but a missing file (a lock, EACCES, a folder or FIFO at its name) is
+    a condition, so the text is built in memory and the file is left as it is.  A file that cannot be written (a
+    read-only or full cache folder) keeps the built text in memory only.  The Vega bundles of the HTML export and of
+    the panel's chart view read through it.
+
+    >>> import pathlib, tempfile
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "bundle.js"
+    >>> kept_text(f, sound=lambda t: t.endswith("ok"), build=lambda: "built ok"), f.read_text()
+    ('built ok', 'built ok')
+    """
+    path = Path(path)
+    may_write = True
+    try:
+        text = regular_file(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    except OSError:  # cannot be read now: not damage, never replaced
+        text, may_write = "", False
+    except UnicodeDecodeError:  # read and not text: damage, rebuilt and replaced
+        text = ""
+    if sound(text):
+        return text
+    text = build()
+    if may_write:
+        try:
+            atomic_write_text(path, text)
+        except OSError:  # a read-only or full cache folder: built again next time
+            pass
+    return text
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` to ``path`` via a temporary file + rename: readers see old or new, never half.
 

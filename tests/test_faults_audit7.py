@@ -256,14 +256,7 @@ def test_vega_bundle_file_that_cannot_be_read_now_is_rebuilt_in_memory_and_never
         build = vega_view.vega_bundle
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("another process's bundle, locked right now", encoding="utf-8")
-    real = Path.read_text
-
-    def locked(self, *a, **k):
-        if self == path:
-            raise PermissionError(errno.EACCES, "Permission denied", str(self))
-        return real(self, *a, **k)
-
-    monkeypatch.setattr(Path, "read_text", locked)
+    _locked_read_text(monkeypatch, path)
     assert "vegaEmbed" in build(), "rebuilt, in memory"
     assert path.read_bytes() == b"another process's bundle, locked right now", "never overwritten"
 

@@ -54,7 +54,7 @@ import threading
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
-from semanscope_nb.provenance import atomic_write_text, ensure_inside, regular_file, safe_name
+from semanscope_nb.provenance import atomic_write_text, ensure_inside, kept_text, safe_name
 
 FORMATS = ("png", "svg", "pdf", "html")
 #: the MIME type JupyterLab 4 draws natively (Vega-Lite 5)
@@ -455,22 +455,9 @@ def _javascript_bundle(vl_version: str) -> str:
             from semanscope_nb.settings import settings
 
             path = Path(settings.cache_dir) / "vega-bundles" / safe_name(f"vl-convert-{getattr(vlc, '__version__', '?')}-vl-{vl_version}.js")
-            keep_file = False  # a file that cannot be read now (a lock, EACCES, a FIFO) is not damage: never replaced
-            try:
-                bundle = regular_file(path).read_text(encoding="utf-8")
-            except FileNotFoundError:
-                bundle = ""
-            except OSError:
-                bundle, keep_file = "", True
-            except UnicodeDecodeError:  # read and not text: damage, rebuilt and replaced
-                bundle = ""
-            if "vegaEmbed" not in bundle:  # absent, unreadable or not a bundle: build it
-                bundle = vlc.javascript_bundle(vl_version=vl_version)
-                if not keep_file:
-                    try:
-                        atomic_write_text(path, bundle)
-                    except OSError:
-                        pass  # a read-only or full cache folder: the bundle is rebuilt next time
+            # a file that cannot be read now is never replaced; absent or not a bundle: built (and kept)
+            bundle = kept_text(path, sound=lambda text: "vegaEmbed" in text,
+                               build=lambda: vlc.javascript_bundle(vl_version=vl_version))
             if "</script" in bundle.lower():  # would end the element early: refuse rather than write a broken page
                 raise RuntimeError("vl-convert's JavaScript bundle holds '</script': it cannot be inlined")
             _BUNDLES[vl_version] = bundle

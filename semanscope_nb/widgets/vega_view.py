@@ -45,7 +45,7 @@ from typing import Any, Sequence
 
 import traitlets
 
-from semanscope_nb.provenance import atomic_write_text, regular_file
+from semanscope_nb.provenance import kept_text
 
 #: the Vega-Lite version of the bundle (Altair 5.5 writes v5.20 specs)
 BUNDLE_VL_VERSION = "6.4"
@@ -156,24 +156,14 @@ def vega_bundle() -> str:
         if _BUNDLE is not None:
             return _BUNDLE
         path = vega_bundle_path()
-        keep_file = False  # a file that cannot be read now (a lock, EACCES, a FIFO) is not damage: never replaced
-        try:
-            text = regular_file(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            text = ""
-        except OSError:
-            text, keep_file = "", True
-        except UnicodeDecodeError:  # read and not text: damage, rebuilt and replaced
-            text = ""
-        if "export" not in text[-400:]:  # absent or truncated: build it
+
+        def build() -> str:
             import vl_convert as vlc
 
-            text = vlc.javascript_bundle(vl_version=BUNDLE_VL_VERSION) + "\n" + _GLUE
-            if not keep_file:
-                try:
-                    atomic_write_text(path, text)
-                except OSError:  # a read-only cache: keep it in memory
-                    pass
+            return vlc.javascript_bundle(vl_version=BUNDLE_VL_VERSION) + "\n" + _GLUE
+
+        # a file that cannot be read now is never replaced; absent or truncated: built (and kept)
+        text = kept_text(path, sound=lambda t: "export" in t[-400:], build=build)
         _BUNDLE = text
         return text
 
