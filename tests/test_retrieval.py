@@ -255,6 +255,10 @@ def test_lexicon_induction_counts_a_hit_on_any_alternative(dict_encoder):
     _check_against_loop(res, ref, (1, 2))
     assert res.precision is None and res.f1 is None  # several golds per query: MTEB's F1 is undefined
     assert res.main_score == res.accuracy[1]
+    # the main score's name says what it is (it said "f1" where the number is P@1), and survives a round trip
+    assert res.main_score_name == "accuracy@1" and res.value(res.main_score_name) == res.main_score
+    back = type(res).from_dict(json.loads(json.dumps(res.to_dict())))
+    assert (back.main_score_name, back.main_score) == ("accuracy@1", res.main_score)
     # reverse: each Chinese word's gold is its English source
     rev_golds = [[0], [0], [1], [2]]
     ref_r = loop_scores([table[w] for w in tgt_words], [table[w] for w in src_words], (1, 2), "cosine", rev_golds)

@@ -367,7 +367,6 @@ class BitextResult(Result):
     """
 
     kind = "bitext"
-    main_score_name = "f1"
 
     direction: str
     metric: str
@@ -395,9 +394,15 @@ class BitextResult(Result):
         object.__setattr__(self, "intervals", {k: Interval.of(v) for k, v in self.intervals.items()})
 
     @property
+    def main_score_name(self) -> str:  # type: ignore[override]  (per result: lexicon induction has no F1)
+        """What :attr:`main_score` is, as :meth:`value` names it: ``f1`` (MTEB's), or ``accuracy@<first k>`` when a
+        query may have several gold items (lexicon induction: no F1)."""
+        return "f1" if self.f1 is not None else f"accuracy@{self.ks[0]}"
+
+    @property
     def main_score(self) -> float:
-        """MTEB's main score: F1 (accuracy@1 when F1 is undefined)."""
-        return self.f1 if self.f1 is not None else self.accuracy[self.ks[0]]
+        """MTEB's main score: F1 (accuracy at the first k when F1 is undefined); ``value(main_score_name)``."""
+        return float(self.value(self.main_score_name))
 
     def value(self, name: str) -> float | None:
         """The point value of a statistic named as in :attr:`intervals` (``accuracy@5``, ``mrr``, ``f1``, ``f1@10``, ...)."""
