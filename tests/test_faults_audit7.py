@@ -523,3 +523,31 @@ def test_read_mteb_names_a_damaged_metadata_file_and_never_blocks_on_a_fifo(tmp_
         os.mkfifo(root / "org__model" / "v1" / "U.json")
         with _no_hang(), pytest.raises(DatasetError, match=r"U.json: not a regular file"):
             read_mteb(root)
+
+
+# --------------------------------------------------------------------------- the shared data setting names a file
+
+
+def test_a_shared_data_setting_that_names_a_file_is_named_by_every_reader(tmp_path, monkeypatch):
+    """SEMANSCOPE_SHARED_DATA set to a file: each reader of the shared data says the setting names no folder (it said
+    "Tatoeba folder '<file>/tatoeba' not found", or handed out a path under a file)."""
+    from semanscope_nb.data import bitext, dictionaries, reference, sentences, word_similarity
+
+    not_a_folder = tmp_path / "shared.txt"
+    not_a_folder.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("SEMANSCOPE_SHARED_DATA", str(not_a_folder))
+    readers = {
+        "tatoeba": lambda: bitext.read_tatoeba("deu"),
+        "sib-200": lambda: bitext.read_sib200("eng_Latn"),
+        "muse": lambda: dictionaries.read_muse_dictionary("en-de"),
+        "bcws": lambda: word_similarity.read_bcws(),
+        "ess": sentences.ess_folder,
+        "paper file": lambda: reference.paper_file("DS1"),
+    }
+    for name, read in readers.items():
+        with pytest.raises(DatasetError, match="SEMANSCOPE_SHARED_DATA.*not a folder") as err:
+            read()
+        assert str(not_a_folder) in str(err.value), name
+    monkeypatch.setenv("SEMANSCOPE_SHARED_DATA", str(tmp_path))  # a folder (empty): the readers' own "not found"
+    with pytest.raises(DatasetError, match="not found"):
+        bitext.read_tatoeba("deu")

@@ -38,11 +38,17 @@ def bundled_data_dir() -> Path:
 def shared_data_dir() -> Path:
     """Folder of the public evaluation data (``SEMANSCOPE_SHARED_DATA`` overrides).
 
-    Defaults to ``../shared/data`` next to the project checkout.
+    Defaults to ``../shared/data`` next to the project checkout.  A setting that names a file (not a folder) is a
+    :class:`~semanscope_nb.errors.DatasetError` naming the setting, not a "not found" for a folder under the file.
     """
+    from semanscope_nb.errors import DatasetError
     from semanscope_nb.settings import settings
 
-    return settings.shared_data_dir
+    folder = Path(settings.shared_data_dir)
+    if folder.exists() and not folder.is_dir():
+        raise DatasetError(f"the shared data folder (SEMANSCOPE_SHARED_DATA / settings.shared_data_dir) is set to "
+                           f"'{folder}', which is not a folder; set it to the folder holding tatoeba/, muse/, semanscope/, ...")
+    return folder
 
 
 BUNDLED_DATASETS = ("conceptual-space", "cultural-nuance", "edge-cases", "oracle-primitives")

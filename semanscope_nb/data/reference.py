@@ -92,9 +92,9 @@ def paper_file(dataset: str, *, version: Literal["v0", "later"] = "v0", folder: 
     if version not in _VERSION_PATTERNS:
         raise ArgumentError(f"version must be one of {list(PAPER_FILE_VERSIONS)}, got {version!r}")
     if folder is None:
-        from semanscope_nb.settings import settings
+        from semanscope_nb.data.catalog import shared_data_dir
 
-        folder = Path(settings.shared_data_dir) / "semanscope"
+        folder = shared_data_dir() / "semanscope"
     return Path(folder) / _VERSION_PATTERNS[version].format(stem=PAPER_FILES[dataset])
 
 
