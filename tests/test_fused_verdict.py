@@ -29,6 +29,7 @@ from semanscope_nb.metrics.chance import (
     surface_null,
     verdict_bootstrap,
 )
+from semanscope_nb.metrics.row_order import canonical_rows
 from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, affinity_ratio
 from statistics_check import assert_statistics_close
 
@@ -174,7 +175,8 @@ def test_one_pass_gives_the_full_and_artefact_free_distributions_of_separate_run
     parts = NullParts(aw, spreads)
     want_full = {k: [] for k in KEYS}
     want_free = {k: [] for k in KEYS}
-    for counts in resample_counts(aw.n_rows, 90, seed=7, batch=33):  # another batch size: the same resamples
+    # another batch size: the same resamples (drawn over the concepts in canonical order, metrics.row_order)
+    for counts in resample_counts(aw.n_rows, 90, seed=7, batch=33, order=canonical_rows(aw)):
         for k, x in null_aware_statistics(spreads, parts, counts).items():
             want_full[k].append(x)
         for k, x in _separate(aw, keep, counts).items():
@@ -199,7 +201,7 @@ def test_the_surface_comparison_rides_the_same_resamples():
     ms, ss = Spreads(m_sub), Spreads(s_sub)
     mp, spp = NullParts(m_sub, ms), NullParts(s_sub, ss)
     diff = np.concatenate([null_aware_statistics(ms, mp, c[:, keep])["corrected"] - null_aware_statistics(ss, spp, c[:, keep])["corrected"]
-                           for c in resample_counts(aw.n_rows, 70, seed=2)])
+                           for c in resample_counts(aw.n_rows, 70, seed=2, order=canonical_rows(aw))])
     np.testing.assert_allclose(v.surface.difference.sem, np.std(diff, ddof=1), rtol=1e-10,
                                err_msg="the paired difference's spread = that of separate per-side computations")
     alone = surface_null(aw, spelling, keep=keep, n_boot=70, seed=2)
@@ -287,9 +289,10 @@ def test_euclidean_chance_from_one_spreads_equals_rebuilding_the_repaired_concep
         aw = AlignedWords(aw.languages, tuple(v[: aw.n_rows] + k for k, v in enumerate(aw.vectors)), (eye,) * 3, aw.labels)
     rng = np.random.default_rng(0)
     R = aw.n_rows
+    order = canonical_rows(aw)  # the draws re-pair slots; slot s is row order[s] (metrics.row_order)
     sas, inters = [], []
     for _ in range(12):  # the separate computation: rebuild the spreads of each re-paired set of concepts
-        perms = [np.arange(R)] + [rng.permutation(R) for _ in range(len(aw.languages) - 1)]
+        perms = [order] + [order[rng.permutation(R)] for _ in range(len(aw.languages) - 1)]
         shuffled = AlignedWords(aw.languages, aw.vectors, tuple(sp.csr_matrix(inc)[p] for inc, p in zip(aw.incidence, perms)),
                                 aw.labels)
         s = Spreads(shuffled, stack_limit=0)
@@ -314,7 +317,8 @@ def test_fused_statistics_on_real_embeddings_equal_the_separate_ones():
     assert scorable and 0 < (~keep).sum() < aw.n_rows  # the real data set has artefacts to leave out
     free = {}
     verdict_bootstrap(aw, n_boot=60, seed=1, keep=keep, subset_distributions=free)
-    want = {k: np.concatenate([_separate(aw, keep, c)[k] for c in resample_counts(aw.n_rows, 60, seed=1)]) for k in KEYS}
+    want = {k: np.concatenate([_separate(aw, keep, c)[k] for c in resample_counts(aw.n_rows, 60, seed=1, order=canonical_rows(aw))])
+            for k in KEYS}  # (the verdict draws over the concepts in canonical order, metrics.row_order)
     for k in KEYS:
         np.testing.assert_allclose(free[k], want[k], rtol=RTOL, err_msg=f"{k}: real vectors, artefact-free")
 
@@ -347,7 +351,8 @@ def test_pair_matrix_equals_separate_pair_computations_replicate_for_replicate()
     n_boot, seed = 80, 3
     dists: dict = {}
     table = pair_affinity(aw, n_boot=n_boot, n_perm=60, seed=seed, distributions=dists).table.set_index(["language_a", "language_b"])
-    counts = np.vstack(list(resample_counts(aw.n_rows, n_boot, seed=seed)))  # the pass's resamples (any batch: the same)
+    # the pass's resamples (any batch: the same), over the concepts in canonical order
+    counts = np.vstack(list(resample_counts(aw.n_rows, n_boot, seed=seed, order=canonical_rows(aw))))
     judged_pairs = 0
     for a, b in [("en", "de"), ("en", "fr"), ("de", "fr")]:
         aw2 = subset_languages(aw, (a, b))

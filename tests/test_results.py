@@ -489,6 +489,7 @@ def test_new_sem_columns_are_the_bootstrap_std(built):
     """The ``sem`` columns added for estimates() hold the std (ddof=1) of the very bootstrap that gave the interval."""
     from semanscope_nb.metrics.artefacts import subset_languages
     from semanscope_nb.metrics.chance import null_aware_bootstrap, resample_counts
+    from semanscope_nb.metrics.row_order import canonical_rows
     from semanscope_nb.metrics.chance import NullParts, null_aware_statistics
     from semanscope_nb.metrics.pairs import pair_affinity
     from semanscope_nb.metrics.spreads import Spreads
@@ -500,7 +501,9 @@ def test_new_sem_columns_are_the_bootstrap_std(built):
     assert c.excluded_concepts == 0  # no artefacts: every concept is judged; the compared score is SA - chance
     sp_ = {n: Spreads(m) for n, m in {"good": aw, "bad": bad}.items()}
     parts = {n: NullParts(m, sp_[n]) for n, m in {"good": aw, "bad": bad}.items()}
-    boot = {n: np.concatenate([null_aware_statistics(sp_[n], parts[n], k)["delta"] for k in resample_counts(aw.n_rows, N_BOOT, seed=0)])
+    order = canonical_rows(aw)  # the comparison's resamples: over the concepts in canonical order (metrics.row_order)
+    boot = {n: np.concatenate([null_aware_statistics(sp_[n], parts[n], k)["delta"]
+                               for k in resample_counts(aw.n_rows, N_BOOT, seed=0, order=order)])
             for n in ("good", "bad")}
     for name in ("good", "bad"):
         values = boot[name].tolist()

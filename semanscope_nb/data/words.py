@@ -43,6 +43,7 @@ from semanscope_nb.data.catalog import (  # noqa: F401
     list_datasets,
     shared_data_dir,
 )
+from semanscope_nb.data.concept_key import concept_key
 from semanscope_nb.data.csv_reader import CsvRows, is_blank_record, physical_lines, read_text_file
 from semanscope_nb.data.languages import (  # noqa: F401
     GROUP_COLUMNS,
@@ -66,6 +67,9 @@ class WordDataset:
     ``rows[r][k]`` is the tuple of alternatives of concept ``r`` in language
     ``languages[k]``.  ``groups`` holds the optional concept group (category)
     of each row; ``line_numbers`` the source line of each row (1-based).
+    ``concept_keys``: what each row is (:func:`~semanscope_nb.data.concept_key.concept_key` of its words in every
+    language of the file it was read from; by default of its own languages), kept by :meth:`select` and
+    :meth:`subset`: random draws over concepts follow it, not the row order (:mod:`semanscope_nb.metrics.row_order`).
     """
 
     name: str
@@ -76,6 +80,7 @@ class WordDataset:
     sha256: str = ""
     line_numbers: tuple[int, ...] = ()
     report: tuple[str, ...] = field(default=(), compare=False)
+    concept_keys: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # the one checker of a dataset's labels and shape: the readers build through here, so a dataset made by
@@ -87,6 +92,12 @@ class WordDataset:
         for attr, value in (("languages", languages), ("rows", rows), ("groups", groups), ("line_numbers", lines)):
             if value is not getattr(self, attr):
                 object.__setattr__(self, attr, value)
+        keys = tuple(self.concept_keys)
+        if not keys:  # made by hand (or read without them): the key of each row's own words
+            keys = tuple(concept_key(dict(zip(languages, row))) for row in rows)
+        elif len(keys) != len(rows) or not all(isinstance(k, str) for k in keys):
+            raise DatasetError(f"{self.source}: concept_keys must hold one string per row ({len(rows)}), got {len(keys)}")
+        object.__setattr__(self, "concept_keys", keys)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -126,6 +137,7 @@ class WordDataset:
             sha256=self.sha256,
             line_numbers=self.line_numbers,
             report=self.report,
+            concept_keys=self.concept_keys,
         )
 
     def subset(self, rows: Iterable[int]) -> "WordDataset":
@@ -140,6 +152,7 @@ class WordDataset:
             sha256=self.sha256,
             line_numbers=tuple(self.line_numbers[r] for r in keep) if self.line_numbers else (),
             report=self.report,
+            concept_keys=tuple(self.concept_keys[r] for r in keep),
         )
 
     def to_frame(self) -> pd.DataFrame:
@@ -294,11 +307,15 @@ def _finish(
     languages: list[str],
     raw_rows: list[tuple[int, list[tuple[str, ...]], str | None]],
     report: list[str],
+    concept_keys: Sequence[str] | None = None,
 ) -> WordDataset:
-    """De-duplicate identical rows (reported) and note words shared by several rows."""
+    """De-duplicate identical rows (reported) and note words shared by several rows.
+
+    ``concept_keys``: one per raw row (of every language column of the file), when the rows hold only some of them.
+    """
     seen: dict[tuple, int] = {}
-    rows, groups, lines = [], [], []
-    for line, cells, group in raw_rows:
+    rows, groups, lines, keys = [], [], [], []
+    for r, (line, cells, group) in enumerate(raw_rows):
         key = tuple(cells)
         if key in seen:
             report.append(f"{source}: line {line}: duplicate of line {seen[key]}; dropped")
@@ -307,6 +324,8 @@ def _finish(
         rows.append(key)
         groups.append(group)
         lines.append(line)
+        if concept_keys is not None:
+            keys.append(concept_keys[r])
     for k, lang in enumerate(languages):
         first: dict[str, int] = {}
         for line, row in zip(lines, rows):
@@ -327,6 +346,7 @@ def _finish(
         sha256=sha,
         line_numbers=tuple(lines),
         report=tuple(report),
+        concept_keys=tuple(keys),
     )
 
 
@@ -390,6 +410,7 @@ def read_semanscope_csv(
     wanted = _wanted_languages(path, languages, lang_cols, columns)
     col_of = {c: j for j, c in lang_cols.items()}
     raw_rows: list[tuple[int, list[tuple[str, ...]], str | None]] = []
+    keys: list[str] = []  # each row's concept key, of every language column (the same whatever ``languages`` selects)
     notes: list[str] = []
     empty_rows: list[int] = []
     unnamed_data: list[int] = []
@@ -407,6 +428,7 @@ def read_semanscope_csv(
         cells = _row_cells(path, row.line, fields, [col_of[c] for c in wanted], columns, on_empty=on_empty, notes=notes)
         if cells is not None:
             raw_rows.append((row.line, cells, fields[group_col].strip() or None if group_col is not None else None))
+            keys.append(concept_key({code: _split_cell(fields[j])[0] for j, code in lang_cols.items()}))
     if records.comment_lines:
         report.append(f"{path}: {len(records.comment_lines)} comment line(s) skipped (lines {_line_list(records.comment_lines)})")
     if empty_rows:
@@ -420,7 +442,7 @@ def read_semanscope_csv(
     if not raw_rows:
         raise DatasetError(f"{path}: no concept rows after the header (only comments or blank lines?)")
     return _finish(name=name or _dataset_name(path), source=str(path), sha=sha, languages=wanted, raw_rows=raw_rows,
-                   report=report)
+                   report=report, concept_keys=keys)
 
 
 def _language_columns(path: Path, columns: Sequence[str], *, line: int) -> dict[int, str]:

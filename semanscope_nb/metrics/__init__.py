@@ -3,6 +3,7 @@
 Rooms:
 
 * :mod:`~semanscope_nb.metrics.spreads` -- the SA formula and its vectorised parts (D_intra, D_inter).
+* :mod:`~semanscope_nb.metrics.row_order` -- the canonical order of concepts every random draw over them follows.
 * :mod:`~semanscope_nb.metrics.affinity` -- Semantic Affinity (paper 000): bootstrap, tiers, the null-aware verdict.
 * :mod:`~semanscope_nb.metrics.paper_sem` -- the original Semanscope tool's delta-method ± (not a sampling error).
 * :mod:`~semanscope_nb.metrics.chance` -- the chance level of SA, the permutation test, the null-aware bootstrap.

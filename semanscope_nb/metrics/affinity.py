@@ -159,6 +159,7 @@ from semanscope_nb.metrics.spreads import (  # noqa: F401  (AlignedWords, Spread
 )
 from semanscope_nb.metrics.options import check_confidence, check_n_boot, check_seed, is_whole
 from semanscope_nb.metrics.ties import reaches
+from semanscope_nb.metrics.row_order import canonical_rows
 from semanscope_nb.provenance import json_ready
 
 TIER_LABELS = ("great", "good", "non-aligned")
@@ -1282,7 +1283,8 @@ def _scipy_bootstrap(spreads: Spreads, *, n_boot: int, seed: int, confidence: fl
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", scipy.stats.DegenerateDataWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
-        res = scipy.stats.bootstrap((np.arange(R),), statistic, n_resamples=n_boot, batch=batch, vectorized=True,
+        # resampled over the concepts in canonical order (metrics.row_order): the data are the rows, slot by slot
+        res = scipy.stats.bootstrap((canonical_rows(spreads.aw),), statistic, n_resamples=n_boot, batch=batch, vectorized=True,
                                     confidence_level=confidence, method=method, rng=np.random.default_rng(seed))
     return np.asarray(res.bootstrap_distribution), res.confidence_interval.low, res.confidence_interval.high
 

@@ -39,6 +39,7 @@ import scipy.sparse as sp
 from semanscope_nb.errors import EmbeddingError
 from semanscope_nb.memo import Memo
 from semanscope_nb.metrics.spreads import SPARSE_DENSITY, SPARSE_MIN_DIMS, AlignedWords, Spreads, csr_of_dense
+from semanscope_nb.metrics.row_order import concept_keys
 
 
 def _norm(word: str) -> str:
@@ -884,6 +885,7 @@ def rows_with_words(aw: AlignedWords, language: str, words: set[str]) -> np.ndar
 def subset_rows(aw: AlignedWords, keep: np.ndarray) -> AlignedWords:
     """The concepts where ``keep`` is True (words no longer used are dropped)."""
     keep_idx = np.flatnonzero(np.asarray(keep, dtype=bool))
+    keys = concept_keys(aw)  # (taken before the words go: a subset draws in the order of the whole)
     vectors, incidence, words = [], [], []
     for k, (v, inc) in enumerate(zip(aw.vectors, aw.incidence)):
         sub = sp.csr_matrix(inc)[keep_idx]
@@ -899,11 +901,12 @@ def subset_rows(aw: AlignedWords, keep: np.ndarray) -> AlignedWords:
         labels=tuple(aw.labels[r] for r in keep_idx),
         groups=None if aw.groups is None else tuple(aw.groups[r] for r in keep_idx),
         words=tuple(words) if aw.words is not None else None,
+        concept_keys=None if keys is None else tuple(keys[r] for r in keep_idx),  # the keys of all languages, kept
     )
 
 
 def subset_languages(aw: AlignedWords, languages: tuple[str, ...]) -> AlignedWords:
-    """The same concepts in fewer languages."""
+    """The same concepts in fewer languages (keyed as in all of them: the same draws, :mod:`~semanscope_nb.metrics.row_order`)."""
     idx = [aw.languages.index(lang) for lang in languages]
     return AlignedWords(
         languages=tuple(languages),
@@ -912,6 +915,7 @@ def subset_languages(aw: AlignedWords, languages: tuple[str, ...]) -> AlignedWor
         labels=aw.labels,
         groups=aw.groups,
         words=None if aw.words is None else tuple(aw.words[i] for i in idx),
+        concept_keys=concept_keys(aw),
     )
 
 
@@ -926,7 +930,7 @@ def language_centred(aw: AlignedWords) -> AlignedWords:
             continue
         xs = np.ldexp(x, -e)  # work in exact power-of-two units: no overflow at 1e300
         vectors.append(np.ldexp(xs - xs.mean(axis=0), e))
-    return AlignedWords(aw.languages, tuple(vectors), aw.incidence, aw.labels, aw.groups, aw.words)
+    return AlignedWords(aw.languages, tuple(vectors), aw.incidence, aw.labels, aw.groups, aw.words, aw.concept_keys)
 
 
 #: the sparse route of :func:`language_centred_cosines` needs ``||x||^2 + ||m||^2 <= LANGUAGE_CENTRED_KAPPA ||x - m||^2``

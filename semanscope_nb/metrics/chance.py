@@ -69,6 +69,7 @@ from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.metrics.spreads import AlignedWords, RowSubset, Spreads, affinity_ratio, beside, drop_side_job, unit_rows
 from semanscope_nb.models.cancel import check_stop
 from semanscope_nb.metrics.surface_store import SurfaceStore
+from semanscope_nb.metrics.row_order import canonical_rows, is_identity, slot_of_row
 from semanscope_nb.metrics.ties import reaches
 
 #: resamples held in memory at once when ``batch`` is not given (counts are float64, B x R)
@@ -78,7 +79,8 @@ DEFAULT_MAX_BATCH_BYTES = 64 * 2**20
 # --------------------------------------------------------------------------- resampling
 
 
-def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | None = None) -> Iterator[np.ndarray]:
+def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | None = None,
+                    order: np.ndarray | None = None) -> Iterator[np.ndarray]:
     """Bootstrap resamples as row-count vectors (B x R, float64), ``batch`` rows at a time: the one draw rule.
 
     A resample of R rows with replacement is R uniform row indices; only how often
@@ -92,6 +94,10 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
     same resamples whatever ``batch`` is, and several statistics (two models, SA and its
     null, the verdict's subsets, the pair matrix) are computed on the very same resampled
     concepts.  Every bootstrap over rows in the package draws through this function.
+
+    ``order``: the rows in canonical order (:func:`~semanscope_nb.metrics.row_order.canonical_rows`); the draws are
+    then made over its slots and slot ``s``'s count goes to row ``order[s]``, so the same concepts in another row
+    order get the same resamples (None: slot ``s`` is row ``s``).
 
     The resamples depend on nothing but ``(seed, n_rows)``, so those of a complete pass are kept between calls (every
     model scored on the same concepts with the same seed draws them again; :data:`RESAMPLE_MEMO_BYTES`, as small
@@ -111,6 +117,20 @@ def resample_counts(n_rows: int, n_boot: int, *, seed: int | None, batch: int | 
     if batch is None:
         batch = max(1, DEFAULT_MAX_BATCH_BYTES // (8 * n_rows))
     check_count("batch", batch, minimum=1)
+    slot = None
+    if order is not None:
+        order = np.asarray(order)
+        if order.shape != (n_rows,):
+            raise ValueError(f"order must hold the {n_rows} rows once each, got shape {order.shape}")
+        slot = None if is_identity(order) else slot_of_row(order)  # row r's count is slot slot[r]'s
+    if slot is not None:  # the same draws over the slots, each handed out with its columns in row order
+        slots = resample_counts(n_rows, n_boot, seed=seed, batch=batch)
+        try:
+            for counts in slots:
+                yield counts.take(slot, axis=1)
+        finally:  # a caller that stops early: the draw ahead ends now, not when the generator is collected
+            slots.close()
+        return
     # (a pass of fewer than RESAMPLE_MEMO_MIN counts is drawn every time: drawing it costs about what copying would)
     key = None if seed is None or n_boot * n_rows < RESAMPLE_MEMO_MIN else (int(seed), int(n_rows))
     kept = _RESAMPLES.get(key) if key is not None else None
@@ -453,12 +473,13 @@ def _euclidean_chance_draws(aw: AlignedWords, *, n_perm: int, seed: int | None, 
     chunk = step if precision is None else n_perm if fit >= n_perm else max(step, fit // step * step)
     sas, inters = [], []
     drawn = 0
+    order = canonical_rows(aw)  # the draws re-pair slots; slot s is row order[s] (metrics.row_order)
     # (m, L, R): the first language in place, the others each rng.permutation(R) in turn, draw by draw (as permutation_test)
     for others in seeded_repairings(seed, n_perm=n_perm, n_lanes=L - 1, R=R, chunk=chunk):  # (the gate's first ones)
         m = others.shape[0]
         pairings = np.empty((m, L, R), dtype=np.intp)
-        pairings[:, 0] = np.arange(R)
-        pairings[:, 1:] = others
+        pairings[:, 0] = order
+        pairings[:, 1:] = order.take(others)
         inter = spreads.repaired_inters_euclidean(pairings)  # (m, L, R): re-pairing i is pairings[i]
         sa = affinity_ratio(intra, inter)
         inter = np.ldexp(inter, spreads.exponent)
@@ -814,6 +835,12 @@ def permutation_test(aw: AlignedWords, *, n_perm: int = 1000, seed: int | None =
         tol += derived[1]  # their own rounding, beyond a direct product's (counted by sa_tie_tolerance)
     else:
         means, n_alt = _row_means(aw)
+    order = canonical_rows(aw)  # the re-pairings are drawn over slots: the rows in canonical order (metrics.row_order)
+    if not is_identity(order):  # so the same concepts in another row order get the same re-pairings, the same p
+        if derived is not None:
+            derived = ({key: g[np.ix_(order, order)] for key, g in derived[0].items()}, derived[1])
+        else:
+            means, n_alt = [m[order] for m in means], [n[order] for n in n_alt]
     identity = np.arange(R)
     L = len(means)
     total = n_repairings(R, L)
@@ -1272,16 +1299,20 @@ def _identity_key(model: AlignedWords, surface: AlignedWords, keep: np.ndarray |
     h.update(b"baseline-identity|")
     h.update(lazy.identity)
     h.update(np.packbits(rows).tobytes())
+    h.update(canonical_rows(model).astype("<i8").tobytes())  # the order the resamples are drawn in (metrics.row_order)
     h.update(f"|{seed}|{n_boot}|{R}|{int(rows.sum())}".encode())
     return h.digest()
 
 
-def _surface_key(surface: AlignedWords, rows: np.ndarray, *, seed: int | None, n_boot: int, R: int) -> bytes | None:
-    """What the baseline's statistics depend on: its words, the compared rows and the resamples (None: a random seed)."""
+def _surface_key(surface: AlignedWords, rows: np.ndarray, *, seed: int | None, n_boot: int, R: int,
+                 order: np.ndarray) -> bytes | None:
+    """What the baseline's statistics depend on: its words, the compared rows and the resamples (None: a random seed);
+    ``order``: the concepts' canonical order the resamples are drawn in (:mod:`~semanscope_nb.metrics.row_order`)."""
     if seed is None:
         return None
     h = _words_digest(surface)
     h.update(np.packbits(rows).tobytes())
+    h.update(np.asarray(order).astype("<i8").tobytes())
     h.update(f"|{seed}|{n_boot}|{R}|{int(rows.sum())}".encode())
     return h.digest()
 
@@ -1352,7 +1383,8 @@ class SurfaceSide:
             self._own, self._id_key = True, None
         else:
             # a BaselineVectors baseline is kept by its identity alone (its vectors' digest would cost a read of them)
-            key = _surface_key(surface, rows, seed=seed, n_boot=n_boot, R=R) if self._id_key is None else None
+            key = (_surface_key(surface, rows, seed=seed, n_boot=n_boot, R=R, order=canonical_rows(model))
+                   if self._id_key is None else None)
             known = _known_surface(key, n_boot) if key is not None else None
             if known is not None:  # the same baseline, concepts and resamples as an earlier call (another model)
                 self._known, self._id_key = known, None
@@ -1470,7 +1502,7 @@ def verdict_bootstrap(
         dists, dists_sub = {}, ({} if subset is not None else None)
         if batch is None:  # bound the peak beside the embeddings (resamples do not depend on the batch size)
             batch = spreads.bootstrap_batch(n_boot)
-        for counts in resample_counts(R, n_boot, seed=seed, batch=batch):
+        for counts in resample_counts(R, n_boot, seed=seed, batch=batch, order=canonical_rows(aw)):
             check_stop(should_stop, "bootstrap")
             full = null_aware_statistics(spreads, parts, counts)
             for k, v in full.items():
@@ -1718,7 +1750,7 @@ def surface_null(
         if batch is None:
             batch = min(m_spreads.bootstrap_batch(n_boot), s_spreads.bootstrap_batch(n_boot))
         dists: list[list[np.ndarray]] = [[], []]
-        for counts in resample_counts(model.n_rows, n_boot, seed=seed, batch=batch):
+        for counts in resample_counts(model.n_rows, n_boot, seed=seed, batch=batch, order=canonical_rows(model)):
             if not reuse:  # else the model's side on these resamples is already known
                 dists[0].append(model_corrected(counts))
             dists[1].append(null_aware_statistics(s_spreads, s_parts, counts[:, rows])["corrected"])

@@ -64,6 +64,7 @@ from semanscope_nb.metrics.chance import (
 )
 from semanscope_nb.metrics.degenerate import MIN_BOOT_CONCEPTS, collapsed_note, require_concepts
 from semanscope_nb.metrics.spreads import AlignedWords, Spreads, affinity_ratio
+from semanscope_nb.metrics.row_order import canonical_rows
 from semanscope_nb.metrics.affinity import sa_percentile_estimate
 
 #: what each ``score`` of :func:`compare_models` compares, as labelled in tables, charts and the CLI
@@ -235,12 +236,15 @@ def compare_models(
     dist: dict[str, list[np.ndarray]] = {n: [] for n in defined}
     # the verdict's resamples: drawn over all concepts, a left-out concept weighing 0 (RowSubset's rule), so a model's
     # score has the bootstrap distribution, and so the interval, of its verdict when the left-out concepts agree
-    for counts in resample_counts(first.n_rows, n_boot, seed=seed, batch=batch):
+    for counts in resample_counts(first.n_rows, n_boot, seed=seed, batch=batch, order=canonical_rows(first)):
         judged_counts = counts if keep.all() else counts[:, keep]
         for n in defined:
             dist[n].append(stats(n, judged_counts)[score])
     boot = {n: np.concatenate(dist[n]) for n in defined}
-    pseudo = {n: _jackknife(lambda c, n=n: stats(n, c)[score], R) for n in defined}
+    # each concept's pseudo-value in canonical order (metrics.row_order): the sign flips are drawn over slots, so the
+    # same concepts in another row order get the same p-values
+    slots = canonical_rows(judged[names[0]])
+    pseudo = {n: _jackknife(lambda c, n=n: stats(n, c)[score], R)[slots] for n in defined}
     order = sorted(defined, key=lambda n: -value[n])
     pairs = _paired_differences(order, value, boot, pseudo, raw_sa, confidence=confidence, n_perm=n_perm, seed=seed,
                                 alpha=alpha)

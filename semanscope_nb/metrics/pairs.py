@@ -121,6 +121,7 @@ from semanscope_nb.metrics.degenerate import (
 )
 from semanscope_nb.metrics.options import check_confidence, check_n_boot, check_seed
 from semanscope_nb.metrics.spreads import RowSubset, Spreads, on_small_space_blas
+from semanscope_nb.metrics.row_order import canonical_rows
 from semanscope_nb.errors import EmbeddingError
 from semanscope_nb.models.cancel import check_stop
 from semanscope_nb.results import Estimate, Interval, Result
@@ -232,7 +233,7 @@ def _pair_rows(aw: AlignedWords, excluded: dict[tuple[int, int], np.ndarray], *,
     points = statistics(ones, point=True)
     dists: list[tuple[dict[str, list], dict[str, list], list]] = [({}, {}, []) for _ in live]
     if n_boot and live:
-        for counts in resample_counts(R, n_boot, seed=seed, batch=batch):
+        for counts in resample_counts(R, n_boot, seed=seed, batch=batch, order=canonical_rows(aw)):
             check_stop(should_stop, "bootstrap")
             for (d_full, d_sub, d_mine), (full, sub, mine) in zip(dists, statistics(counts)):
                 for k, v in full.items():

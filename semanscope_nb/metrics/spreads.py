@@ -81,7 +81,9 @@ class AlignedWords:
 
     ``incidence[l]`` is an (R x n_l) 0/1 sparse matrix: row r holds word k of
     language l as one of its alternatives.  Arrays without alternatives use the
-    identity (one word per row).
+    identity (one word per row).  ``concept_keys``: what each concept is, the order
+    random draws over concepts are made in (:mod:`semanscope_nb.metrics.row_order`;
+    None: from ``words``, else ``labels``).
     """
 
     languages: tuple[str, ...]
@@ -90,6 +92,7 @@ class AlignedWords:
     labels: tuple[str, ...]
     groups: tuple[str | None, ...] | None = None
     words: tuple[tuple[str, ...], ...] | None = None
+    concept_keys: tuple[str, ...] | None = None
 
     @property
     def n_rows(self) -> int:
@@ -565,7 +568,7 @@ def reduced_words(aw: AlignedWords, *, max_words: int | None = None) -> AlignedW
         Y = np.linalg.qr(A, mode="r").T  # N x N: X X^T = R^T R to rounding (A = Q R)
     cut = np.cumsum([0, *n_words])
     vectors = tuple(np.ascontiguousarray(Y[a:b]) for a, b in zip(cut[:-1], cut[1:]))
-    return AlignedWords(aw.languages, vectors, aw.incidence, aw.labels, aw.groups, aw.words)
+    return AlignedWords(aw.languages, vectors, aw.incidence, aw.labels, aw.groups, aw.words, aw.concept_keys)
 
 
 class Spreads:

@@ -60,8 +60,9 @@ import numpy as np
 from semanscope_nb.provenance import regular_file
 
 #: the layout of a file (bumped when the layout, or the arithmetic behind the stored numbers, changes);
-#: 2: an optional third part, the compared concepts (a boolean per concept), after the distribution
-STORE_FORMAT = 2
+#: 2: an optional third part, the compared concepts (a boolean per concept), after the distribution;
+#: 3: the resamples drawn over the concepts in canonical order (metrics.row_order)
+STORE_FORMAT = 3
 #: the folder under ``settings.cache_dir``
 FOLDER_NAME = "surface-null"
 #: files kept at most (about 8 kB each at 1000 resamples); beyond, the least recently used ones are removed on a write

@@ -56,7 +56,8 @@ def aligned_words(dataset: WordDataset, vectors: dict[str, dict[str, np.ndarray]
         vecs.append(np.stack([vectors[lang][w] for w in uniq]))
         words.append(tuple(uniq))
     labels = tuple(" / ".join(cell[0] for cell in row[:2]) for row in dataset.rows)
-    return AlignedWords(dataset.languages, tuple(vecs), tuple(incs), labels, dataset.groups, tuple(words))
+    return AlignedWords(dataset.languages, tuple(vecs), tuple(incs), labels, dataset.groups, tuple(words),
+                        dataset.concept_keys)
 
 
 def embed_dataset(

@@ -38,7 +38,7 @@ def aligned_words(embedded: Embedded) -> AlignedWords:
         raise ArgumentError(f"'{embedded.name}' is not a word dataset (it is {type(dataset).__name__})")
     shell = _word_shell(dataset)
     vecs = tuple(embedded.matrix(lang, list(uniq)) for lang, uniq in zip(dataset.languages, shell.words))
-    return AlignedWords(shell.languages, vecs, shell.incidence, shell.labels, shell.groups, shell.words)
+    return AlignedWords(shell.languages, vecs, shell.incidence, shell.labels, shell.groups, shell.words, shell.concept_keys)
 
 
 def _word_shell(dataset: WordDataset) -> AlignedWords:
@@ -53,7 +53,7 @@ def _word_shell(dataset: WordDataset) -> AlignedWords:
         incs.append(sp.csr_matrix((np.ones(r_idx.size), (r_idx, c_idx)), shape=(len(cells), len(uniq))))
         words.append(tuple(uniq))
     labels = tuple(" / ".join(cell[0] for cell in row[:2]) for row in dataset.rows)
-    return AlignedWords(dataset.languages, (), tuple(incs), labels, dataset.groups, tuple(words))
+    return AlignedWords(dataset.languages, (), tuple(incs), labels, dataset.groups, tuple(words), dataset.concept_keys)
 
 
 def _stamp(result: Any, embedded: Embedded, **extra: Any) -> Any:
@@ -175,7 +175,8 @@ def _surface_words(embedded: Embedded, should_stop: Any = None, *, own: AlignedW
     vectors = BaselineVectors(_baseline_identity(ds, baseline, cached=cache is not False),
                               lambda: _baseline_vectors(ds, key, cache, should_stop), n_languages=len(shell.languages),
                               dims=dims if isinstance(dims, int) else None)
-    return AlignedWords(shell.languages, vectors, shell.incidence, shell.labels, shell.groups, shell.words)
+    return AlignedWords(shell.languages, vectors, shell.incidence, shell.labels, shell.groups, shell.words,
+                        ds.concept_keys)  # (this data set's keys: a kept shell may come from another file of the same rows)
 
 
 def _baseline_vectors(ds: WordDataset, key: tuple, cache: Any, should_stop: Any) -> tuple[np.ndarray, ...]:
@@ -196,7 +197,7 @@ def _baseline_vectors(ds: WordDataset, key: tuple, cache: Any, should_stop: Any)
 def _keep_words(key: tuple, words: AlignedWords) -> None:
     rows = tuple(csr_of_dense(v) for v in words.vectors)
     size = sum(int(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes) for m in rows)
-    shell = AlignedWords(words.languages, (), words.incidence, words.labels, words.groups, words.words)
+    shell = AlignedWords(words.languages, (), words.incidence, words.labels, words.groups, words.words, words.concept_keys)
     _SURFACES.put(key, (shell, rows, size))  # not kept when larger than SURFACE_KEPT_BYTES on its own
 
 
