@@ -114,3 +114,20 @@ def test_canonical_rows_follow_keys_then_labels_then_the_rows_as_given():
 
     assert canonical_rows(subset_languages(aw, ("en",))).tolist() == [2, 0, 3, 1]
     assert canonical_rows(subset_rows(aw, np.array([True, False, True, True]))).tolist() == [1, 0, 2]
+
+
+def test_the_panels_sa_store_keys_the_draw_order(tmp_path):
+    """Two files whose selected columns agree but whose other columns differ draw in other orders: the panel's SA store
+    must not hand one file's result to the other."""
+    from semanscope_nb.data.words import WordDataset
+    from semanscope_nb.widgets.explore import SAStore
+
+    rows3 = [(("water",), ("Wasser",), ("eau",)), (("fire",), ("Feuer",), ("feu",)), (("sun",), ("Sonne",), ("soleil",))]
+    a = WordDataset("w", ("en", "de", "fr"), tuple(rows3)).select(["en", "de"])
+    other = [(r[0], r[1], (f"x{k}",)) for k, r in enumerate(rows3)]
+    b = WordDataset("w", ("en", "de", "fr"), tuple(other)).select(["en", "de"])
+    assert a.rows == b.rows and a.concept_keys != b.concept_keys
+    store = SAStore(tmp_path)
+    ka, kb = (store.key(snb.embed(ds, "random-null", cache=False, progress=False), n_boot=200, seed=0) for ds in (a, b))
+    assert ka != kb
+    assert ka == store.key(snb.embed(a, "random-null", cache=False, progress=False), n_boot=200, seed=0)

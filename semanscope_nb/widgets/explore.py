@@ -336,8 +336,9 @@ class SAStore:
 
     One JSON file per result (:meth:`SAResult.to_dict`), written atomically, named by a
     SHA-256 key over everything the result depends on: the dataset's languages and
-    concept cells, every vector's bytes, ``n_boot``, ``seed`` and the source of
-    :mod:`semanscope_nb.metrics` (a changed metric is a new key, never a stale result).  Each file also holds its key
+    concept cells and keys (the order resamples are drawn in, :mod:`semanscope_nb.metrics.row_order`), every vector's
+    bytes, ``n_boot``, ``seed`` and the source of :mod:`semanscope_nb.metrics` (a changed metric is a new key, never a
+    stale result).  Each file also holds its key
     and a SHA-256 digest of its content: a damaged file (not JSON, copied over another key's, changed) is a miss,
     recomputed and rewritten; a file that cannot be read now is a miss left as it is; a read-only folder only
     loses the saving.  Default folder:
@@ -367,7 +368,9 @@ class SAStore:
     def _code_fingerprint(cls) -> str:
         if cls._code is None:
             h = hashlib.sha256(b"sa-store 1")
-            for path in sorted((Path(__file__).resolve().parents[1] / "metrics").glob("*.py")):
+            package = Path(__file__).resolve().parents[1]
+            # the metrics, and the concept key the resamples are ordered by (data.concept_key, metrics.row_order)
+            for path in [*sorted((package / "metrics").glob("*.py")), package / "data" / "concept_key.py"]:
                 h.update(path.name.encode() + path.read_bytes())
             cls._code = h.hexdigest()
         return cls._code
@@ -377,6 +380,8 @@ class SAStore:
         h = hashlib.sha256(self._code_fingerprint().encode())
         ds = emb.dataset
         h.update(json.dumps([str(getattr(ds, "name", "")), list(emb.languages), int(n_boot), int(seed)]).encode())
+        # the concepts' keys: the order the resamples are drawn in (another file's columns give other keys)
+        h.update(json.dumps(list(getattr(ds, "concept_keys", ())), ensure_ascii=False).encode())
         for lang in emb.languages:
             h.update(json.dumps([list(cell) for cell in ds.column(lang)], ensure_ascii=False).encode())
             for word, vec in emb.vectors[lang].items():
