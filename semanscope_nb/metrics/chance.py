@@ -474,12 +474,13 @@ def _euclidean_chance_draws(aw: AlignedWords, *, n_perm: int, seed: int | None, 
     sas, inters = [], []
     drawn = 0
     order = canonical_rows(aw)  # the draws re-pair slots; slot s is row order[s] (metrics.row_order)
+    in_place = is_identity(order)  # (then slot s is row s: nothing to map)
     # (m, L, R): the first language in place, the others each rng.permutation(R) in turn, draw by draw (as permutation_test)
     for others in seeded_repairings(seed, n_perm=n_perm, n_lanes=L - 1, R=R, chunk=chunk):  # (the gate's first ones)
         m = others.shape[0]
         pairings = np.empty((m, L, R), dtype=np.intp)
         pairings[:, 0] = order
-        pairings[:, 1:] = order.take(others)
+        pairings[:, 1:] = others if in_place else order.take(others)
         inter = spreads.repaired_inters_euclidean(pairings)  # (m, L, R): re-pairing i is pairings[i]
         sa = affinity_ratio(intra, inter)
         inter = np.ldexp(inter, spreads.exponent)

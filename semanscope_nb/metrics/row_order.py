@@ -88,6 +88,11 @@ def _label_ranks(labels: Any) -> np.ndarray:
     number = [s.isascii() and s.isdigit() for s in labels]
     if not any(number):
         return _ranks(labels)
+    if all(number) and max(map(len, labels)) <= 18:  # row numbers (unlabelled arrays): by value, in numpy
+        by = np.lexsort((_ranks(labels), np.array(labels, dtype=np.int64)))
+        ranks = np.empty(len(labels), dtype=np.int64)
+        ranks[by] = np.arange(len(labels))
+        return ranks
     by = sorted(range(len(labels)), key=lambda r: (0, int(labels[r]), labels[r]) if number[r] else (1, 0, labels[r]))
     ranks = np.empty(len(labels), dtype=np.int64)
     ranks[by] = np.arange(len(labels))
@@ -104,11 +109,19 @@ def canonical_rows(aw: Any) -> np.ndarray:
     >>> canonical_rows(aw).tolist()   # by the words, German first (de < en): drei, eins, zwei
     [2, 1, 0]
     """
+    held = getattr(aw, "__dict__", {}).get("_canonical_rows")  # taken once per object (read by several statistics)
+    if held is not None:
+        return held
     keys = concept_keys(aw)
     labels = _label_ranks(aw.labels)
     if keys is None:
-        return np.argsort(labels, kind="stable")
-    return np.lexsort((labels, _ranks(keys)))  # the key first, the label for equal keys, then as given
+        order = np.argsort(labels, kind="stable")
+    else:
+        order = np.lexsort((labels, _ranks(keys)))  # the key first, the label for equal keys, then as given
+    order.flags.writeable = False
+    if hasattr(aw, "__dict__"):  # (AlignedWords is frozen, its fields never change: the order is kept beside them)
+        object.__setattr__(aw, "_canonical_rows", order)
+    return order
 
 
 def slot_of_row(order: np.ndarray) -> np.ndarray:
