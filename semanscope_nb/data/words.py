@@ -428,7 +428,10 @@ def read_semanscope_csv(
         cells = _row_cells(path, row.line, fields, [col_of[c] for c in wanted], columns, on_empty=on_empty, notes=notes)
         if cells is not None:
             raw_rows.append((row.line, cells, fields[group_col].strip() or None if group_col is not None else None))
-            keys.append(concept_key({code: _split_cell(fields[j])[0] for j, code in lang_cols.items()}))
+            # (the selected columns' cells as split above; the others split here, only for the key)
+            split = dict(zip(wanted, cells))
+            keys.append(concept_key({code: split[code] if code in split else _split_cell(fields[j])[0]
+                                     for j, code in lang_cols.items()}))
     if records.comment_lines:
         report.append(f"{path}: {len(records.comment_lines)} comment line(s) skipped (lines {_line_list(records.comment_lines)})")
     if empty_rows:

@@ -51,6 +51,7 @@ import scipy.sparse as sp
 
 from semanscope_nb.data.concept_key import concept_key
 
+
 def concept_keys(aw: Any) -> tuple[str, ...] | None:
     """The keys of ``aw``'s concepts: its ``concept_keys``, else made from its words (None when it has neither).
 
@@ -88,15 +89,8 @@ def _label_ranks(labels: Any) -> np.ndarray:
     number = [s.isascii() and s.isdigit() for s in labels]
     if not any(number):
         return _ranks(labels)
-    if all(number) and max(map(len, labels)) <= 18:  # row numbers (unlabelled arrays): by value, in numpy
-        by = np.lexsort((_ranks(labels), np.array(labels, dtype=np.int64)))
-        ranks = np.empty(len(labels), dtype=np.int64)
-        ranks[by] = np.arange(len(labels))
-        return ranks
     by = sorted(range(len(labels)), key=lambda r: (0, int(labels[r]), labels[r]) if number[r] else (1, 0, labels[r]))
-    ranks = np.empty(len(labels), dtype=np.int64)
-    ranks[by] = np.arange(len(labels))
-    return ranks
+    return slot_of_row(np.array(by, dtype=np.int64))  # the rank of each label is its place in that order
 
 
 def canonical_rows(aw: Any) -> np.ndarray:
