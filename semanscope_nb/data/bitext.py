@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from semanscope_nb.data.catalog import shared_data_dir
+from semanscope_nb.data.concept_key import item_key, sampled_rows
 from semanscope_nb.data.csv_reader import CsvRows, is_blank_record, physical_lines, read_text_file
 from semanscope_nb.errors import ArgumentError, DatasetError
 
@@ -192,11 +193,15 @@ class LabelledTexts:
         return self._pick(range(min(n, len(self))))
 
     def sample(self, n: int, *, seed: int = 0) -> "LabelledTexts":
-        """``n`` rows drawn without replacement (seeded), kept in file order (the files are sorted by topic)."""
+        """``n`` rows drawn without replacement (seeded), kept in file order (the files are sorted by topic).
+
+        Drawn over the rows in canonical order (:func:`~semanscope_nb.data.concept_key.sampled_rows`), keyed by
+        id and topic: the same rows whatever order the file lists them in, and the same ids in every language
+        of a split (a row's id names the same FLORES sentence in each).
+        """
         if n >= len(self):
             return self
-        keep = np.sort(np.random.default_rng(seed).choice(len(self), size=n, replace=False))
-        return self._pick(keep.tolist())
+        return self._pick(sampled_rows([item_key(i, lab) for i, lab in zip(self.ids, self.labels)], n, seed=seed))
 
 
 def limited_splits(train: "LabelledTexts", test: "LabelledTexts", *, max_train: int | None, max_test: int | None,

@@ -317,6 +317,9 @@ def split_dictionary(
             f"word occurs in {list(names) or 'no dataset'}; {len(pairs)} pairs ({len(words)} source words) left, "
             f"{need} source words needed (n_train={n_train} + n_test={n_test})"
         )
+    # the source words drawn in canonical order (data.concept_key: by code point), not in the file's: the same split
+    # of the same pairs whatever order the file lists them in
+    words = sorted(words)
     order = np.random.default_rng(seed).permutation(len(words))
     test_words = {words[i] for i in order[:n_test]}
     train_words = {words[i] for i in order[n_test : n_test + n_train]}

@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-import numpy as np
 
 from semanscope_nb.data.catalog import bundled_data_dir, shared_data_dir
+from semanscope_nb.data.concept_key import item_key, sampled_rows
 from semanscope_nb.data.csv_reader import CsvRows, is_blank_record, physical_lines, read_text_file
 from semanscope_nb.data.languages import checked_language_code, language_code
 from semanscope_nb.errors import DatasetError
@@ -86,13 +86,18 @@ class SentenceCorpus:
         return self.subset(keep, suffix=f"len{min_words or 0}-{max_words if max_words is not None else 'inf'}")
 
     def sample(self, n: int | None, *, seed: int = 0) -> "SentenceCorpus":
-        """A seeded random subset of ``n`` sentences in file order (all of them if ``n`` is None or >= len)."""
+        """A seeded random subset of ``n`` sentences in file order (all of them if ``n`` is None or >= len).
+
+        Drawn over the sentences in canonical order (:func:`~semanscope_nb.data.concept_key.sampled_rows`),
+        keyed by item id and sentence: the same sentences whatever order the file lists them in.
+        """
         if n is None or n >= len(self):
             return self
         if n < 1:
             raise ValueError(f"sample size must be >= 1, got {n}")
-        keep = np.sort(np.random.default_rng(seed).choice(len(self), size=n, replace=False))
-        return self.subset(keep.tolist(), suffix=f"sample{n}-seed{seed}")
+        ids = self.item_ids if self.item_ids is not None else ("",) * len(self)
+        keep = sampled_rows([item_key(i, s) for i, s in zip(ids, self.sentences)], n, seed=seed)
+        return self.subset(keep, suffix=f"sample{n}-seed{seed}")
 
     def subset(self, indices: Sequence[int], *, suffix: str | None = None) -> "SentenceCorpus":
         idx = list(indices)

@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from semanscope_nb.data.catalog import shared_data_dir
+from semanscope_nb.data.concept_key import item_key, sampled_rows
 from semanscope_nb.data.csv_reader import physical_lines, read_text_file
 from semanscope_nb.errors import DatasetError
 
@@ -118,13 +119,21 @@ class ContextPairs:
                        lines=pick(self.lines), pos=pick(self.pos))
 
     def sample(self, n: int, *, seed: int = 0) -> ContextPairs:
-        """A seeded sample of ``n`` pairs (file order kept); all pairs when ``n >= len(self)``."""
+        """A seeded sample of ``n`` pairs (file order kept); all pairs when ``n >= len(self)``.
+
+        Drawn over the pairs in canonical order (:func:`~semanscope_nb.data.concept_key.sampled_rows`, each pair
+        keyed by its two sentences and target spans): the same pairs whatever order the file lists them in.
+        """
         if isinstance(n, bool) or int(n) != n or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}")
         if n >= len(self):
             return self
-        rows = np.sort(np.random.default_rng(seed).choice(len(self), int(n), replace=False))
-        return self.subset(rows.tolist())
+        return self.subset(sampled_rows(self.pair_keys(), int(n), seed=seed))
+
+    def pair_keys(self) -> list[str]:
+        """Each pair's key (:func:`~semanscope_nb.data.concept_key.item_key` of its sentences and spans): the order
+        seeded draws over pairs are made in."""
+        return [item_key(s1, *sp1, s2, *sp2) for s1, sp1, s2, sp2 in zip(self.sentences1, self.spans1, self.sentences2, self.spans2)]
 
     def converted(self, config: str = "t2s") -> ContextPairs:
         """The Chinese side(s) converted with OpenCC (``"t2s"``: Traditional -> Simplified; ``"s2t"``: back).

@@ -43,7 +43,8 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.results import Estimate, Interval, Result
-from semanscope_nb.errors import DatasetError
+from semanscope_nb.data.concept_key import item_key, key_order
+from semanscope_nb.errors import ArgumentError, DatasetError
 from semanscope_nb.metrics.retrieval import number_or_nan
 from semanscope_nb.metrics.search import (
     DistanceProvider,
@@ -234,7 +235,9 @@ class ClassificationResult(Result):
         )
 
 
-def _accuracy_intervals(hits: dict[str, np.ndarray], *, n_boot: int, seed: int, confidence: float) -> dict[str, tuple[float, float]]:
+def _accuracy_intervals(hits: dict[str, np.ndarray], *, n_boot: int, seed: int, confidence: float,
+                        order: np.ndarray) -> dict[str, tuple[float, float]]:
+    """Percentile intervals of each method's accuracy, resampling the test rows: slot ``s`` is row ``order[s]``."""
     names = list(hits)
     H = np.stack([hits[n].astype(np.float64) for n in names])  # methods x n
     n = H.shape[1]
@@ -249,7 +252,7 @@ def _accuracy_intervals(hits: dict[str, np.ndarray], *, n_boot: int, seed: int, 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", scipy.stats.DegenerateDataWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
-        res = scipy.stats.bootstrap((np.arange(n),), statistic, n_resamples=int(n_boot), vectorized=True,
+        res = scipy.stats.bootstrap((np.asarray(order),), statistic, n_resamples=int(n_boot), vectorized=True,
                                     batch=int(max(1, min(n_boot, 4_000_000 // n))), confidence_level=confidence,
                                     method="percentile", rng=np.random.default_rng(seed))
     out = {}
@@ -278,12 +281,18 @@ def knn_classification(
     setting: str | None = None,
     train_language: str | None = None,
     test_language: str | None = None,
+    test_keys: Sequence[str] | None = None,
 ) -> ClassificationResult:
     """kNN classification of ``test`` rows from labelled ``train`` rows (embedding arrays).
 
     ``train`` may instead be a :class:`~semanscope_nb.metrics.search.DistanceProvider`
     of test x train distances (e.g. a DistFuse ensemble's), with ``test=None``;
     then the logistic-regression baseline is skipped (it needs embeddings).
+
+    ``test_keys``: what each test row is (its text, or its id in a parallel set), so the seeded draws over test
+    rows -- the bootstrap's resamples and the random baseline's labels -- are made in their canonical order
+    (:func:`~semanscope_nb.data.concept_key.key_order`): the same test rows in another order get the same
+    intervals.  None: the rows as given.
     """
     n_boot = resolve(n_boot, "n_boot")
     y_train = _check_labels(train_labels, "train_labels")
@@ -304,7 +313,10 @@ def knn_classification(
         s = _macro_scores(pred, y_test, classes)
         accuracy[k], macro_f1[k], macro_p[k], macro_r[k] = s["accuracy"], s["macro_f1"], s["macro_precision"], s["macro_recall"]
     predictions["majority"] = np.full(y_test.size, majority_label(y_train), dtype=object)
-    random_scores = _random_baseline(y_train, y_test, classes, seed=seed)
+    if test_keys is not None and len(test_keys) != y_test.size:
+        raise ArgumentError(f"test_keys has {len(test_keys)} entries but test_labels has {y_test.size}")
+    order = key_order(None if test_keys is None else [str(k) for k in test_keys], y_test.size)
+    random_scores = _random_baseline(y_train, y_test, classes, seed=seed, order=order)
     notes = []
     if logistic and X_train is not None and len(set(y_train)) > 1:
         predictions["logistic_regression"] = _logistic_predictions(X_train, y_train, X_test, metric=metric, seed=seed)
@@ -313,7 +325,7 @@ def knn_classification(
     baselines = {name: {m: v for m, v in _macro_scores(predictions[name], y_test, classes).items() if m in ("accuracy", "macro_f1")}
                  for name in ("majority", "logistic_regression") if name in predictions}
     hits = {name: pred == y_test for name, pred in predictions.items()}
-    intervals = _accuracy_intervals(hits, n_boot=n_boot, seed=seed, confidence=confidence)
+    intervals = _accuracy_intervals(hits, n_boot=n_boot, seed=seed, confidence=confidence, order=order)
     if setting is None:
         setting = "cross-lingual" if train_language and test_language and train_language != test_language else "monolingual"
     return ClassificationResult(
@@ -363,10 +375,13 @@ def _macro_scores(pred: np.ndarray, y_test: np.ndarray, classes: Sequence[str]) 
             "macro_precision": float(p), "macro_recall": float(r)}
 
 
-def _random_baseline(y_train: np.ndarray, y_test: np.ndarray, classes: Sequence[str], *, seed: int) -> dict[str, float]:
-    """Scores of labels drawn uniformly from the training labels (seeded); its expected accuracy is 1 / #labels."""
+def _random_baseline(y_train: np.ndarray, y_test: np.ndarray, classes: Sequence[str], *, seed: int,
+                     order: np.ndarray) -> dict[str, float]:
+    """Scores of labels drawn uniformly from the training labels (seeded, draw ``s`` for test row ``order[s]``); its
+    expected accuracy is 1 / #labels."""
     train_classes = np.array(sorted(set(y_train)), dtype=object)
-    rand = train_classes[np.random.default_rng(seed).integers(0, train_classes.size, size=y_test.size)]
+    rand = np.empty(y_test.size, dtype=object)
+    rand[np.asarray(order)] = train_classes[np.random.default_rng(seed).integers(0, train_classes.size, size=y_test.size)]
     return {**_macro_scores(rand, y_test, classes), "expected_accuracy": 1.0 / train_classes.size}
 
 
@@ -400,7 +415,10 @@ def text_classification(
     name: str = "texts",
     **kwargs: Any,
 ) -> ClassificationResult:
-    """:func:`knn_classification` on texts embedded by ``model`` (id, Encoder or DistFuse) through the cache."""
+    """:func:`knn_classification` on texts embedded by ``model`` (id, Encoder or DistFuse) through the cache.
+
+    Each test row is keyed by its text and label (``test_keys``, unless given): the draws over test rows follow them.
+    """
     from semanscope_nb.metrics.fusion import DistFuse
     from semanscope_nb.metrics.retrieval import check_texts, hash_texts
     from semanscope_nb.models.embedding import embed_texts, load_encoder
@@ -408,6 +426,8 @@ def text_classification(
 
     tr = check_texts(train_texts, "train_texts")
     te = check_texts(test_texts, "test_texts")
+    if kwargs.get("test_keys") is None and len(test_labels) == len(te):
+        kwargs["test_keys"] = [item_key(t, str(y)) for t, y in zip(te, test_labels)]
     if isinstance(model, DistFuse):
         provider = model.distances(te, tr, query_language=test_language, corpus_language=train_language, cache=cache)
         result = knn_classification(provider, train_labels, None, test_labels, train_language=train_language,
@@ -451,6 +471,8 @@ def sib200_classification(
     tr = read_sib200(train_language, train_split, folder=folder)
     te = read_sib200(test_language, test_split, folder=folder)
     tr, te, sample = limited_splits(tr, te, max_train=max_train, max_test=max_test, seed=kwargs.get("seed", 0))
+    # a test row is its FLORES id and topic: the same draws in every test language (the ids name the same sentence)
+    kwargs.setdefault("test_keys", [item_key(i, y) for i, y in zip(te.ids, te.labels)])
     result = text_classification(tr.texts, tr.labels, te.texts, te.labels, model, train_language=tr.language,
                                  test_language=te.language, name=f"sib-200:{train_split}->{test_split}", **kwargs)
     return replace(result, provenance={**result.provenance, "sample": sample, "dataset_sha256": {shareable_source(tr.source): tr.sha256, shareable_source(te.source): te.sha256},

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from semanscope_nb.results import Estimate, Interval, Result
+from semanscope_nb.data.concept_key import key_order
 from semanscope_nb.errors import DatasetError, EmbeddingError
 from semanscope_nb.metrics.alignment import fit_alignment
 from semanscope_nb.metrics.options import check_confidence, check_ks, check_n_boot, check_seed
@@ -140,8 +141,13 @@ class RetrievalScore(Result):
 
 
 def precision_at_k(ranks: Any, *, ks: Sequence[int] = (1, 5), n_boot: int | None = None, seed: int = 0,
-                   confidence: float = 0.95, pool_size: int | None = None) -> RetrievalScore:
+                   confidence: float = 0.95, pool_size: int | None = None,
+                   keys: Sequence[str] | None = None) -> RetrievalScore:
     """P@K from each query's 0-based rank of its best gold (``-1`` or ``>= pool`` = no gold), bootstrapped.
+
+    ``keys``: what each query is (e.g. its word); the resamples are drawn over the queries in their canonical
+    order (:func:`~semanscope_nb.data.concept_key.key_order`), so the same queries in another order get the same
+    interval.  None: the queries as given.
 
     >>> precision_at_k([0, 3, 1, -1], ks=(1, 5), n_boot=0).accuracy
     {1: 0.25, 5: 0.75}
@@ -161,7 +167,10 @@ def precision_at_k(ranks: Any, *, ks: Sequence[int] = (1, 5), n_boot: int | None
         from semanscope_nb.metrics.chance import resample_counts  # the package's one draw rule for resamples
 
         n = len(r)
-        means = np.concatenate([c @ hits / n for c in resample_counts(n, int(n_boot), seed=seed)])
+        if keys is not None and len(keys) != n:
+            raise ValueError(f"keys has {len(keys)} entries for {n} queries")
+        order = None if keys is None else key_order([str(k) for k in keys])
+        means = np.concatenate([c @ hits / n for c in resample_counts(n, int(n_boot), seed=seed, order=order)])
         lo, hi = np.percentile(means, [100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2], axis=0)
         interval = {k: (float(lo[j]), float(hi[j])) for j, k in enumerate(ks)}
     return RetrievalScore(acc, interval, int(r.size), int(pool_size if pool_size is not None else -1),
@@ -292,7 +301,8 @@ def lexicon_induction_vectors(
         g = golds[source_words[i]]
         hit = [j for j, c in enumerate(idx[i]) if target_words[c] in g]
         ranks.append(hit[0] if hit else -1)
-    score = precision_at_k(ranks, ks=ks, n_boot=n_boot, seed=seed, pool_size=len(target_words))
+    score = precision_at_k(ranks, ks=ks, n_boot=n_boot, seed=seed, pool_size=len(target_words),
+                           keys=[source_words[i] for i in q_rows])  # a query is its source word
     prov = {"method": method, "knn": knn, "ks": list(ks), "n_boot": n_boot, "seed": seed,
             "data_sha": _sha(list(source_words), list(target_words), sorted(gold)), **dict(provenance or {})}
     return BDIResult(score.accuracy, score.interval, len(q_rows), len(target_words), prov, method=method,

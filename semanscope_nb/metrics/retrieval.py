@@ -72,6 +72,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from semanscope_nb.data.concept_key import item_key, key_order
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.errors import EmbeddingError
 from semanscope_nb.metrics.search import (
@@ -313,9 +314,28 @@ def _statistics(ranks: np.ndarray, preds: np.ndarray, ks: Sequence[int], one_to_
     return np.stack(out)
 
 
+def query_order(n: int, query_labels: Sequence[str] | None, corpus_labels: Sequence[str] | None,
+                gold: "_Gold | None") -> np.ndarray:
+    """The queries in canonical order (:func:`~semanscope_nb.data.concept_key.key_order`), the order the bootstrap
+    resamples them in: keyed by the query's label and, when row i translates row i, its gold's label; the rows as
+    given when there are no labels.
+
+    >>> query_order(3, ["b", "a", "c"], ["y", "x", "z"], None).tolist()
+    [1, 0, 2]
+    """
+    if query_labels is None or len(query_labels) != n:
+        return key_order(None, n)
+    if gold is None and corpus_labels is not None and len(corpus_labels) == n:
+        return key_order([item_key(q, c) for q, c in zip(query_labels, corpus_labels)])
+    return key_order([item_key(q) for q in query_labels])
+
+
 def _bootstrap(
-    ranks: np.ndarray, preds: np.ndarray, ks: Sequence[int], one_to_one: bool, *, n_boot: int, seed: int, confidence: float
+    ranks: np.ndarray, preds: np.ndarray, ks: Sequence[int], one_to_one: bool, *, n_boot: int, seed: int, confidence: float,
+    order: np.ndarray | None = None,
 ) -> dict[str, tuple[float, float]]:
+    """Percentile intervals of every statistic: ``scipy.stats.bootstrap`` over the queries, slot ``s`` of a resample
+    being query ``order[s]`` (:func:`query_order`; None: the rows as given)."""
     names = _stat_names(ks, one_to_one)
     n = ranks.size
     if n_boot == 0 or n < 2:
@@ -330,7 +350,7 @@ def _bootstrap(
         warnings.simplefilter("ignore", scipy.stats.DegenerateDataWarning)
         warnings.simplefilter("ignore", RuntimeWarning)
         res = scipy.stats.bootstrap(
-            (np.arange(n),), statistic, n_resamples=int(n_boot), batch=batch, vectorized=True,
+            (np.arange(n) if order is None else np.asarray(order),), statistic, n_resamples=int(n_boot), batch=batch, vectorized=True,
             confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed),
         )
     out = {}
@@ -568,7 +588,8 @@ def _direction(
     point = _statistics(ranks, preds, ks, one_to_one, np.ones((1, ranks.size)))[:, 0]
     names = _stat_names(ks, one_to_one)
     val = dict(zip(names, map(float, point)))
-    intervals = _bootstrap(ranks, preds, ks, one_to_one, n_boot=n_boot, seed=seed, confidence=confidence)
+    intervals = _bootstrap(ranks, preds, ks, one_to_one, n_boot=n_boot, seed=seed, confidence=confidence,
+                           order=query_order(ranks.size, query_labels, corpus_labels, None if gold is None or gold.one_to_one else gold))
     return BitextResult(
         direction=direction, metric=metric, ks=ks, accuracy={k: val[f"accuracy@{k}"] for k in ks}, mrr=val["mrr"],
         precision=val.get("precision"), recall=val.get("recall"), f1=val.get("f1"),

@@ -28,12 +28,13 @@ Example
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from semanscope_nb.data.concept_key import key_order
 from semanscope_nb.errors import ArgumentError, EmbeddingError
 from semanscope_nb.metrics.ties import dot_tolerance, tie_groups, working_dtype
 from semanscope_nb.results import Interval, Result
@@ -80,8 +81,9 @@ def spearman_rho(x: Any, y: Any) -> np.ndarray | float:
 
 
 def _boot_rho(x: np.ndarray, y: np.ndarray, n_boot: int, seed: int, confidence: float,
-              block: int = 200) -> tuple[Interval, float]:
-    """Percentile interval and std of rho over ``n_boot`` resamples of the pairs (``block`` resamples per call)."""
+              block: int = 200, order: np.ndarray | None = None) -> tuple[Interval, float]:
+    """Percentile interval and std of rho over ``n_boot`` resamples of the pairs (``block`` resamples per call); slot
+    ``s`` of a resample is pair ``order[s]`` (the pairs' canonical order; None: as given)."""
     if not n_boot:
         return Interval.empty(), float("nan")
     rng = np.random.default_rng(seed)
@@ -90,6 +92,8 @@ def _boot_rho(x: np.ndarray, y: np.ndarray, n_boot: int, seed: int, confidence: 
     for a in range(0, n_boot, block):
         b = min(n_boot, a + block)
         idx = rng.integers(0, n, size=(b - a, n))
+        if order is not None:
+            idx = np.asarray(order)[idx]
         rhos[a:b] = spearman_rho(x[idx], y[idx])
     rhos = rhos[np.isfinite(rhos)]
     if not len(rhos):
@@ -141,12 +145,15 @@ class WordSimilarityScore(Result):
 def contextual_word_similarity(
     vectors1: Any, vectors2: Any, scores: Any, *, alignment: Any = None, languages: tuple[str, str] | None = None,
     n_boot: int | None = None, seed: int = 0, confidence: float = 0.95, provenance: Mapping[str, Any] | None = None,
+    keys: Sequence[str] | None = None,
 ) -> WordSimilarityScore:
     """Spearman's rho between ``cos(vectors1[i], vectors2[i])`` and ``scores[i]`` (paper 001, 5.1), bootstrapped.
 
     ``alignment`` (optional): each side is mapped into the shared space as its language
     (``languages = (language1, language2)``, required then) before the cosine.  The interval resamples
-    pairs with ``seed`` (``n_boot=0``: none).
+    pairs with ``seed`` (``n_boot=0``: none), over the pairs in the canonical order of ``keys`` (what each pair is,
+    e.g. :meth:`~semanscope_nb.data.word_similarity.ContextPairs.pair_keys`; :func:`~semanscope_nb.data.concept_key.key_order`):
+    the same pairs in another order get the same interval.  None: the pairs as given.
 
     >>> r = contextual_word_similarity([[1, 0], [1, 1], [0, 1]], [[1, 0.1], [1, 0], [1, 0]], [9, 5, 1], n_boot=0)
     >>> r.rho, r.n_pairs
@@ -163,6 +170,8 @@ def contextual_word_similarity(
         raise ArgumentError(f"scores: entry {int(np.flatnonzero(~np.isfinite(s))[0])} is NaN/inf")
     if len(s) < 3:
         raise ArgumentError(f"need at least 3 pairs for a rank correlation, got {len(s)}")
+    if keys is not None and len(keys) != len(s):
+        raise ArgumentError(f"keys has {len(keys)} entries for {len(s)} pairs")
     mapped = None
     if alignment is not None:
         if languages is None or len(languages) != 2:
@@ -176,7 +185,8 @@ def contextual_word_similarity(
     tol = dot_tolerance(A.shape[1], in_dtype)
     ranked = tie_groups(cos, tol).astype(np.float64)
     rho = spearman_rho(ranked, s)
-    ci, sem = _boot_rho(ranked, s, n_boot, seed, confidence)
+    order = None if keys is None else key_order([str(k) for k in keys])
+    ci, sem = _boot_rho(ranked, s, n_boot, seed, confidence, order=order)
     prov = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "alignment": mapped, "tie_tolerance": tol,
             "languages": list(languages) if languages else None, **dict(provenance or {})}
     return WordSimilarityScore(float(rho), ci, sem, len(s), cos, prov)

@@ -1187,7 +1187,7 @@ def _bcws_score(run: _Run, pairs: Any, model: str) -> Any:
     prov = {"dataset": pairs.name, "data_sha256": pairs.sha256, "n_pairs_in_data": len(pairs), "context": True, "layers": "mean",
             "encoders": {"zh": {"model": enc.model_id, "version": str(enc.version)}}}
     return contextual_word_similarity(V1, V2, pairs.scores, languages=(pairs.language1, pairs.language2), provenance=prov,
-                                      **run.boot)
+                                      keys=pairs.pair_keys(), **run.boot)
 
 
 def _contextual_step(run: _Run, label: str, models: Sequence[str]) -> None:

@@ -240,7 +240,7 @@ def evaluate_word_similarity(pairs: ContextPairs, encoders: Any = "multilingual-
             "layers": str(layers), "encoders": _model_meta(encs)}
     return contextual_word_similarity(V1, V2, pairs.scores, alignment=alignment,
                                       languages=(pairs.language1, pairs.language2), n_boot=n_boot, seed=seed,
-                                      provenance=prov)
+                                      provenance=prov, keys=pairs.pair_keys())
 
 
 # --------------------------------------------------------------------------- en-zh parallel data
@@ -474,7 +474,8 @@ def _score_on(data: Mapping[str, Any], name: str, V: Any, alignment: Any = None,
     """Spearman rho (with its interval) of the ``name`` pairs' cosines, through ``alignment`` if given."""
     d = data[name]
     return contextual_word_similarity(V[0], V[1], d.scores, alignment=alignment,
-                                      languages=(d.language1, d.language2), n_boot=n_boot, seed=seed)
+                                      languages=(d.language1, d.language2), n_boot=n_boot, seed=seed,
+                                      keys=d.pair_keys() if hasattr(d, "pair_keys") else None)
 
 
 @contextlib.contextmanager

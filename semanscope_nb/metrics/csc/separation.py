@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.results import Estimate, Interval, Result
+from semanscope_nb.data.concept_key import item_key, key_order
 from semanscope_nb.data.sentences import SentenceCorpus
 from semanscope_nb.errors import EmbeddingError
 from semanscope_nb.metrics.csc.bootstrap import full_sample_curves, resampled_csc_stats
@@ -205,6 +206,7 @@ _BOOT_BATCH = 500  # resamples per vectorised call (memory: batch x grid window)
 def _bootstrap(
     fz: np.ndarray, fz_sent: np.ndarray, ng: np.ndarray, ng_sent: np.ndarray, n_sentences: int, *,
     n_boot: int, seed: int, confidence: float, method: str, resolution: int, bandwidth: Any, kde_method: KDEMethod,
+    order: np.ndarray | None = None,
 ) -> tuple[tuple[float, float], tuple[float, float], list[str]]:
     """Intervals of (overlap, separation), resampling original sentences with replacement.
 
@@ -217,7 +219,9 @@ def _bootstrap(
     per ``_BOOT_BATCH`` resamples and once for BCa's jackknife.  Its
     full-sample value is the reported point when ``kde_method="auto"``
     (:func:`csc_curves`' default route); an explicit ``kde_method`` draws the point by that
-    route, and a note gives how far it lies from the bootstrap's statistic.
+    route, and a note gives how far it lies from the bootstrap's statistic.  ``order``: the
+    sentences in canonical order (slot ``s`` of a resample is sentence ``order[s]``;
+    :func:`~semanscope_nb.data.concept_key.key_order`), None: as given.
     """
     import warnings
 
@@ -237,7 +241,7 @@ def _bootstrap(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = scipy.stats.bootstrap(
-            (np.arange(n_sentences),), statistic, vectorized=True, n_resamples=n_boot, confidence_level=confidence, batch=_BOOT_BATCH,
+            (np.arange(n_sentences) if order is None else np.asarray(order),), statistic, vectorized=True, n_resamples=n_boot, confidence_level=confidence, batch=_BOOT_BATCH,
             method=method, rng=np.random.default_rng(seed),
         )
     low, high = np.asarray(res.confidence_interval.low, float), np.asarray(res.confidence_interval.high, float)
@@ -405,7 +409,8 @@ def concept_separation(
               for kind, route in zip(("fuzz", "negation"), curves.routes) if route == "point-mass"]
     ci, sep_ci = _overlap_intervals(curves.overlap, fz, fz_sent, ng, ng_sent, n_sentences=len(texts), n_boot=n_boot,
                                     seed=seed, confidence=confidence, ci_method=ci_method, resolution=resolution,
-                                    bandwidth=bandwidth, kde_method=kde_method, notes=notes)
+                                    bandwidth=bandwidth, kde_method=kde_method, notes=notes,
+                                    order=key_order([item_key(t) for t in texts]))  # the sentences by content
     buckets = [] if length_buckets is None else _length_buckets(
         length_buckets, np.array([len(rules.words(s)) for s in texts]), fz, fz_sent, ng, ng_sent, resolution, bandwidth, kde_method)
     med_f, med_n = float(np.median(fz)), float(np.median(ng))
@@ -537,7 +542,7 @@ def _defined_similarities(frame: pd.DataFrame, orig_zero: np.ndarray, *, model_i
 
 def _overlap_intervals(overlap: float, fz: np.ndarray, fz_sent: np.ndarray, ng: np.ndarray, ng_sent: np.ndarray, *,
                        n_sentences: int, n_boot: int, seed: int, confidence: float, ci_method: str, resolution: int,
-                       bandwidth: Any, kde_method: KDEMethod, notes: list[str]
+                       bandwidth: Any, kde_method: KDEMethod, notes: list[str], order: np.ndarray | None = None,
                        ) -> tuple[tuple[float, float], tuple[float, float]]:
     """Bootstrap intervals of the overlap and the separation over original sentences (NaN without resamples)."""
     if n_boot == 0 or n_sentences < 2:
@@ -546,7 +551,7 @@ def _overlap_intervals(overlap: float, fz: np.ndarray, fz_sent: np.ndarray, ng: 
         return (math.nan, math.nan), (math.nan, math.nan)
     ci, sep_ci, boot_notes = _bootstrap(fz, fz_sent, ng, ng_sent, n_sentences, n_boot=n_boot, seed=seed,
                                         confidence=confidence, method=ci_method, resolution=resolution,
-                                        bandwidth=bandwidth, kde_method=kde_method)
+                                        bandwidth=bandwidth, kde_method=kde_method, order=order)
     notes.extend(boot_notes)
     if kde_method != "auto":
         centre = full_sample_curves(fz, ng, resolution=resolution, bandwidth=bandwidth).overlap

@@ -1,0 +1,214 @@
+"""One truth across row orders beyond SA: the other papers' seeded draws follow the rows' content, not their place.
+
+SA's draws are made over concepts in canonical order (tests/test_row_order.py).  The same rule
+(``data.concept_key.key_order``) now orders every other seeded draw over rows: the retrieval,
+kNN, word-similarity, BDI and CSC bootstraps, the kNN random baseline, and the subsamples and
+splits of the readers (SIB-200, sentence corpora, word-similarity pairs, MUSE splits).  Each
+test reads a real file from ../shared/data (or embeds real text with a weight-free model),
+shuffles its rows, and checks that the answer is the same: decisions and picked rows exactly,
+interval ends to a tolerance from the arithmetic (the same resampled multisets, summed in
+another order: a few ulps of each statistic).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from semanscope_nb.data import SentenceCorpus
+from semanscope_nb.errors import ArgumentError
+from semanscope_nb.metrics import bitext_retrieval, concept_separation
+from semanscope_nb.data.bitext import read_sib200, read_tatoeba
+from semanscope_nb.data.concept_key import item_key, key_order, sampled_rows
+from semanscope_nb.data.dictionaries import read_muse_dictionary, split_dictionary
+from semanscope_nb.data.word_similarity import read_bcws
+from semanscope_nb.metrics.classification import knn_classification
+from semanscope_nb.metrics.contextual import precision_at_k
+from semanscope_nb.metrics.word_similarity import contextual_word_similarity
+
+# interval ends: each statistic is a mean over <= a few hundred terms summed in another order (|error| <= n eps |value|)
+RTOL, ATOL = 1e-12, 1e-12
+
+
+def _close(a: float, b: float) -> bool:
+    return (np.isnan(a) and np.isnan(b)) or abs(a - b) <= ATOL + RTOL * max(abs(a), abs(b))
+
+
+def _perm(n: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).permutation(n)
+
+
+def test_key_order_is_by_code_point_and_stable_for_equal_keys():
+    keys = ["b", "a", "B", "é", "a", "e"]
+    by_hand = sorted(range(len(keys)), key=lambda i: (keys[i], i))  # code point order, equal keys as given
+    assert key_order(keys).tolist() == by_hand == [2, 1, 4, 0, 5, 3]
+    assert key_order(None, 3).tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="2 keys for 3 rows"):
+        key_order(["a", "b"], 3)
+    assert item_key("a", "b") != item_key("ab") and item_key("x", 1) == item_key("x", 1)
+
+
+def test_sampled_rows_pick_the_same_content_in_any_row_order():
+    keys = [f"row {i}" for i in range(200)]
+    picked = {keys[r] for r in sampled_rows(keys, 30, seed=5)}
+    assert len(picked) == 30
+    for s in (1, 2, 3):
+        p = _perm(200, s)
+        shuffled = [keys[i] for i in p]
+        rows = sampled_rows(shuffled, 30, seed=5)
+        assert rows == sorted(rows)  # handed back in the file's order
+        assert {shuffled[r] for r in rows} == picked
+    assert {keys[r] for r in sampled_rows(keys, 30, seed=6)} != picked  # the seed matters
+
+
+def test_sib200_sample_is_the_same_rows_in_any_order_and_the_same_ids_in_every_language():
+    en = read_sib200("en", "test")
+    picked = en.sample(40, seed=3)
+    assert len(picked) == 40 and list(picked.ids) == [i for i in en.ids if i in set(picked.ids)]  # file order kept
+    for s in (0, 1):
+        shuffled = en._pick(_perm(len(en), s).tolist())
+        again = shuffled.sample(40, seed=3)
+        assert sorted(zip(again.ids, again.labels, again.texts)) == sorted(zip(picked.ids, picked.labels, picked.texts))
+    de = read_sib200("de", "test")
+    assert set(de.sample(40, seed=3).ids) == set(picked.ids)  # a parallel split: the same FLORES sentences
+
+
+def test_sentence_corpus_sample_is_the_same_sentences_in_any_order():
+    pairs = read_tatoeba("deu", limit=300)
+    texts = list(dict.fromkeys(pairs.source_texts))
+    corpus = SentenceCorpus.from_sentences(texts, language="de", name="tatoeba-de")
+    picked = set(corpus.sample(25, seed=2).sentences)
+    for s in (0, 1):
+        p = _perm(len(texts), s)
+        shuffled = SentenceCorpus.from_sentences([texts[i] for i in p], language="de", name="tatoeba-de")
+        assert set(shuffled.sample(25, seed=2).sentences) == picked
+
+
+def test_word_similarity_pairs_sample_is_the_same_pairs_in_any_order():
+    bcws = read_bcws()
+    picked = set(bcws.sample(50, seed=1).pair_keys())
+    assert len(picked) == 50
+    for s in (0, 1):
+        shuffled = bcws.subset(_perm(len(bcws), s).tolist())
+        assert set(shuffled.sample(50, seed=1).pair_keys()) == picked
+
+
+def test_muse_split_is_the_same_split_in_any_order():
+    muse = read_muse_dictionary("en-zh")
+    split = split_dictionary(muse, n_train=300, n_test=100, seed=4)
+    train, test = set(split.train.pairs), set(split.test.pairs)
+    for s in (0, 1):
+        shuffled = muse.with_pairs([muse.pairs[i] for i in _perm(len(muse.pairs), s)])
+        again = split_dictionary(shuffled, n_train=300, n_test=100, seed=4)
+        assert set(again.train.pairs) == train and set(again.test.pairs) == test
+
+
+def _intervals_agree(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for name in a:
+        assert _close(a[name][0], b[name][0]) and _close(a[name][1], b[name][1]), (name, a[name], b[name])
+
+
+def _distinct_tatoeba(n: int) -> tuple[list[str], list[str]]:
+    pairs = read_tatoeba("deu", limit=4 * n)
+    seen, src, tgt = set(), [], []
+    for s, t in zip(pairs.source_texts, pairs.target_texts):  # distinct sentences on each side
+        if s not in seen and t not in seen:
+            seen |= {s, t}
+            src.append(s)
+            tgt.append(t)
+    return src[:n], tgt[:n]
+
+
+def test_bitext_retrieval_intervals_do_not_depend_on_the_row_order_real_tatoeba():
+    """Real sentence pairs, embedded by TF-IDF (char n-grams) beside a small per-text jitter (the random-null model: a
+    vector from the text's hash).  Bare TF-IDF ties exactly (two candidates sharing no n-gram with a query both sit at
+    cosine 0), and tied candidates rank by index (MTEB's convention, kept for parity): there a rank follows the row
+    order by design.  The jitter, a function of the text alone, leaves no ties within the float64 near-tie band (in
+    float32 the band is ~5e-4 wide at this dimension and holds some), so this checks the bootstrap."""
+    from semanscope_nb.models.embedding import embed_texts, load_encoder
+
+    src, tgt = _distinct_tatoeba(150)
+    tfidf, noise = load_encoder("tfidf-char", [*src, *tgt]), load_encoder("random-null", [*src, *tgt])
+
+    def vectors(texts: list[str], lang: str) -> np.ndarray:
+        jitter = embed_texts(noise, texts, language=lang, cache=False)
+        return np.hstack([embed_texts(tfidf, texts, language=lang, cache=False),
+                          0.1 * jitter / np.linalg.norm(jitter, axis=1, keepdims=True)])
+
+    S, T = vectors(src, "en").astype(np.float64), vectors(tgt, "de").astype(np.float64)  # a near-tie band of ~1e-12
+    kw = dict(ks=(1, 5), n_boot=300, seed=7, dtype=np.float64)  # float64 distances (float32 is the cosine default)
+    base = bitext_retrieval(S, T, source_labels=src, target_labels=tgt, **kw)
+    assert 0.0 < base.accuracy[1] < 1.0  # an informative case: the intervals have width
+    lo, hi = base.intervals["accuracy@1"]
+    assert lo < base.accuracy[1] < hi
+    for s in (0, 1):
+        p = _perm(len(src), s)
+        r = bitext_retrieval(S[p], T[p], source_labels=[src[i] for i in p], target_labels=[tgt[i] for i in p], **kw)
+        assert (r.ranks == base.ranks[p]).all()  # per query, the same ranks (decisions: exact)
+        _intervals_agree(r.intervals, base.intervals)
+        _intervals_agree(r.reverse.intervals, base.reverse.intervals)
+    moved = bitext_retrieval(S[p], T[p], **kw)  # no labels: the rows as given, so other resamples
+    assert any(not _close(moved.intervals[k][0], base.intervals[k][0]) or not _close(moved.intervals[k][1], base.intervals[k][1])
+               for k in base.intervals)
+
+
+def test_knn_intervals_and_random_baseline_follow_the_test_keys():
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(3, 16))
+    y_train = np.repeat(["a", "b", "c"], 30)
+    X_train = centres[np.repeat(np.arange(3), 30)] + 1.5 * rng.normal(size=(90, 16))
+    y_test = rng.choice(["a", "b", "c"], size=80)
+    X_test = centres[[{"a": 0, "b": 1, "c": 2}[y] for y in y_test]] + 1.5 * rng.normal(size=(80, 16))
+    keys = [f"test sentence {i}" for i in range(80)]
+    kw = dict(ks=(1, 5), n_boot=300, seed=2, logistic=False)
+    base = knn_classification(X_train, y_train, X_test, y_test, test_keys=keys, **kw)
+    assert 0.3 < base.accuracy[5] < 1.0
+    for s in (0, 1):
+        p = _perm(80, s)
+        r = knn_classification(X_train, y_train, X_test[p], y_test[p], test_keys=[keys[i] for i in p], **kw)
+        assert r.accuracy == base.accuracy and r.random_baseline == base.random_baseline
+        _intervals_agree(r.intervals, base.intervals)
+    with pytest.raises(ArgumentError, match="test_keys has 3 entries"):
+        knn_classification(X_train, y_train, X_test, y_test, test_keys=["a", "b", "c"], **kw)
+
+
+def test_word_similarity_interval_follows_the_pair_keys_real_bcws_pairs():
+    bcws = read_bcws().sample(120, seed=0)
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(len(bcws), 24)), rng.normal(size=(len(bcws), 24))
+    a[:, 0] += bcws.scores  # a signal: the cosines follow the human scores
+    b[:, 0] += bcws.scores
+    keys = bcws.pair_keys()
+    base = contextual_word_similarity(a, b, bcws.scores, n_boot=400, seed=3, keys=keys)
+    assert base.ci.low < base.rho < base.ci.high
+    for s in (0, 1):
+        p = _perm(len(bcws), s)
+        r = contextual_word_similarity(a[p], b[p], bcws.scores[p], n_boot=400, seed=3, keys=[keys[i] for i in p])
+        assert _close(r.rho, base.rho) and _close(r.ci.low, base.ci.low) and _close(r.ci.high, base.ci.high)
+        assert _close(r.sem, base.sem)
+
+
+def test_precision_at_k_interval_follows_the_query_keys():
+    ranks = np.random.default_rng(4).integers(-1, 8, size=90)
+    keys = [f"w{i}" for i in range(90)]
+    base = precision_at_k(ranks, ks=(1, 5), n_boot=300, seed=1, keys=keys)
+    for s in (0, 1):
+        p = _perm(90, s)
+        r = precision_at_k(ranks[p], ks=(1, 5), n_boot=300, seed=1, keys=[keys[i] for i in p])
+        assert r.accuracy == base.accuracy
+        for k in (1, 5):
+            assert _close(r.interval[k][0], base.interval[k][0]) and _close(r.interval[k][1], base.interval[k][1])
+
+
+def test_csc_intervals_do_not_depend_on_the_sentence_order_real_sentences():
+    pairs = read_tatoeba("deu", limit=200)
+    texts = [t for t in dict.fromkeys(pairs.source_texts) if len(t.split()) >= 4][:30]
+    kw = dict(language="en", n_boot=60, seed=0, cache=False, resolution=201, ci_method="percentile")
+    base = concept_separation(texts, "tfidf-word", **kw)
+    for s in (0,):
+        p = _perm(len(texts), s)
+        r = concept_separation([texts[i] for i in p], "tfidf-word", **kw)
+        assert _close(r.overlap, base.overlap) or abs(r.overlap - base.overlap) <= 1e-9
+        for x, y in ((r.ci, base.ci), (r.separation_ci, base.separation_ci)):
+            assert abs(x[0] - y[0]) <= 1e-9 and abs(x[1] - y[1]) <= 1e-9, (x, y)
