@@ -212,3 +212,27 @@ def test_csc_intervals_do_not_depend_on_the_sentence_order_real_sentences():
         assert _close(r.overlap, base.overlap) or abs(r.overlap - base.overlap) <= 1e-9
         for x, y in ((r.ci, base.ci), (r.separation_ci, base.separation_ci)):
             assert abs(x[0] - y[0]) <= 1e-9 and abs(x[1] - y[1]) <= 1e-9, (x, y)
+
+
+def test_knn_gives_one_answer_through_the_function_the_grid_and_a_shuffled_split(tmp_path):
+    """SIB-200 (real), TF-IDF: text_classification, the grid's ``knn`` task and the same test split shuffled agree."""
+    from semanscope_nb.data import LabelledSplits
+    from semanscope_nb.metrics.classification import text_classification
+    from semanscope_nb.runs.grid import run_grid
+
+    tr = read_sib200("en", "train").sample(80, seed=0)
+    te = read_sib200("en", "test").sample(40, seed=1)
+    kw = dict(ks=(1, 3), n_boot=200, seed=5, logistic=False)
+    direct = text_classification(tr.texts, tr.labels, te.texts, te.labels, "tfidf-char", cache=False, **kw)
+    assert any(lo < hi for lo, hi in direct.intervals.values())  # intervals with width: the draws matter
+    shuffled = te._pick(_perm(len(te), 2).tolist())
+    again = text_classification(tr.texts, tr.labels, shuffled.texts, shuffled.labels, "tfidf-char", cache=False, **kw)
+    _intervals_agree(again.intervals, direct.intervals)
+    assert again.random_baseline == direct.random_baseline
+    g = run_grid(["tfidf-char"], [LabelledSplits(tr, shuffled)], tasks=["knn"],
+                 params={"knn": {"ks": [1, 3], "n_boot": 200, "seed": 5, "logistic": False}},
+                 cache=tmp_path / "c", out_dir=tmp_path / "r", progress=False)
+    assert not g.failures, g.failures
+    (grid_result,) = g.results.values()
+    assert grid_result.accuracy == direct.accuracy
+    _intervals_agree(grid_result.intervals, direct.intervals)

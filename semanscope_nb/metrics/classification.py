@@ -265,6 +265,16 @@ def _accuracy_intervals(hits: dict[str, np.ndarray], *, n_boot: int, seed: int, 
     return out
 
 
+def test_row_keys(texts: Sequence[str], labels: Sequence[Any]) -> list[str]:
+    """What each test row is, for the draws over test rows (:func:`knn_classification`'s ``test_keys``): its text and
+    label.  The one rule of every path (:func:`text_classification`, :func:`sib200_classification`, the ``knn`` task).
+
+    >>> test_row_keys(["a cat"], ["animals"]) == test_row_keys(("a cat",), ("animals",))
+    True
+    """
+    return [item_key(str(t), str(y)) for t, y in zip(texts, labels)]
+
+
 def knn_classification(
     train: Any,
     train_labels: Sequence[str],
@@ -427,7 +437,7 @@ def text_classification(
     tr = check_texts(train_texts, "train_texts")
     te = check_texts(test_texts, "test_texts")
     if kwargs.get("test_keys") is None and len(test_labels) == len(te):
-        kwargs["test_keys"] = [item_key(t, str(y)) for t, y in zip(te, test_labels)]
+        kwargs["test_keys"] = test_row_keys(te, test_labels)
     if isinstance(model, DistFuse):
         provider = model.distances(te, tr, query_language=test_language, corpus_language=train_language, cache=cache)
         result = knn_classification(provider, train_labels, None, test_labels, train_language=train_language,
@@ -471,8 +481,6 @@ def sib200_classification(
     tr = read_sib200(train_language, train_split, folder=folder)
     te = read_sib200(test_language, test_split, folder=folder)
     tr, te, sample = limited_splits(tr, te, max_train=max_train, max_test=max_test, seed=kwargs.get("seed", 0))
-    # a test row is its FLORES id and topic: the same draws in every test language (the ids name the same sentence)
-    kwargs.setdefault("test_keys", [item_key(i, y) for i, y in zip(te.ids, te.labels)])
     result = text_classification(tr.texts, tr.labels, te.texts, te.labels, model, train_language=tr.language,
                                  test_language=te.language, name=f"sib-200:{train_split}->{test_split}", **kwargs)
     return replace(result, provenance={**result.provenance, "sample": sample, "dataset_sha256": {shareable_source(tr.source): tr.sha256, shareable_source(te.source): te.sha256},

@@ -430,13 +430,14 @@ def bdi_task(embedded: Embedded, *, source: str | None = None, target: str | Non
 def knn_task(embedded: Embedded, *, ks: Sequence[int] = (1, 5, 10), metric: str = "cosine", logistic: bool = True,
              n_boot: int, seed: int, confidence: float = 0.95) -> Any:
     """kNN classification of the test split from the labelled train split (MINERS), with baselines."""
-    from semanscope_nb.metrics.classification import knn_classification
+    from semanscope_nb.metrics.classification import knn_classification, test_row_keys
 
     tr, te = embedded.dataset.train, embedded.dataset.test
     result = knn_classification(embedded.matrix(tr.language, list(tr.texts)), list(tr.labels),
                                 embedded.matrix(te.language, list(te.texts)), list(te.labels), ks=ks, metric=metric,
                                 logistic=logistic, n_boot=n_boot, seed=seed, confidence=confidence,
-                                train_language=tr.language, test_language=te.language)
+                                train_language=tr.language, test_language=te.language,
+                                test_keys=test_row_keys(te.texts, te.labels))
     return _stamp(result, embedded, train_dataset=tr.name, test_dataset=te.name)
 
 

@@ -296,19 +296,22 @@ def builtin_tasks() -> list[Task]:
              check=lib.check_sa),
         Task("retrieval", lib.retrieval_task, RetrievalSet, ("words", "parallel"), ("languages>=2",),
              {"source": None, "targets": None, "ks": [1, 5, 10], "n_boot": None, "seed": None, "confidence": 0.95},
-             version="lexicon-induction-1",
+             version="row-order-2",  # 2: queries resampled in canonical order (data.concept_key)
              description="retrieval P@K: each language pair of a word dataset (any gold in top K), or a parallel corpus"),
         Task("bdi", lib.bdi_task, BDIResult, ("words",), ("languages>=2",),
              {"source": None, "target": None, "method": "nn", "ks": [1, 5], "knn": 10, "n_boot": None, "seed": None},
+             version="2",  # 2: queries resampled in canonical order (data.concept_key)
              description="bilingual lexicon induction against the full target vocabulary (NN or CSLS)"),
         Task("knn", lib.knn_task, ClassificationResult, ("labelled",), ("labels",),
              {"ks": [1, 5, 10], "metric": "cosine", "logistic": True, "n_boot": None, "seed": None, "confidence": 0.95},
+             version="2",  # 2: test rows resampled in canonical order (data.concept_key)
              description="kNN classification of a test split from a labelled train split, with baselines"),
         Task("csc", lib.csc_task, CSCResult, ("sentences",), (),
              {"max_sentences": None, "max_per_sentence": 3, "negation": "particle", "n_boot": None, "seed": None, "confidence": 0.95,
               "language": None, "bandwidth": None, "min_words": None, "max_words": None, "fuzz_terms": None,
               "negation_terms": None},
              higher_is_better=False, texts=lib.csc_texts, select=lib.csc_sample,
+             version="2",  # 2: the sample and the resamples drawn over sentences in canonical order (data.concept_key)
              description="Concept Separation Curves: overlap of fuzz and negation similarity curves (lower = better)"),
         Task("projection", lib.projection_task, Projection, ("words",), (),
              {"method": "phate", "random_state": 0, "n_components": 2, "options": None, "projection_cache": None},
