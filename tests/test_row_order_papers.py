@@ -236,3 +236,74 @@ def test_knn_gives_one_answer_through_the_function_the_grid_and_a_shuffled_split
     (grid_result,) = g.results.values()
     assert grid_result.accuracy == direct.accuracy
     _intervals_agree(grid_result.intervals, direct.intervals)
+
+
+def _token_pairs(n_sent: int = 40, per: int = 5, seed: int = 6, *, order: np.ndarray | None = None,
+                 vocab: list[tuple[str, str]] | None = None):
+    """Aligned tokens of ``n_sent`` sentence pairs, each keyed by its (made-up) texts; ``order``: the corpus lists
+    sentence pair ``order[k]`` as its k-th (the same pairs, rows and vectors in another corpus order)."""
+    from semanscope_nb.metrics.contextual import TokenPairs
+
+    rng = np.random.default_rng(seed)
+    vocab = vocab or [(f"s{i}", f"t{i}") for i in range(12)]
+    base = rng.normal(size=(len(vocab), 8))
+    pairs = []
+    for k in range(n_sent):
+        rows = []
+        for _ in range(per):
+            v = int(rng.integers(len(vocab)))
+            rows.append((vocab[v][0], vocab[v][1], base[v] + 0.8 * rng.normal(size=8), base[v] + 0.8 * rng.normal(size=8)))
+        pairs.append((item_key(f"source sentence {k}", f"target sentence {k}"), rows))
+    order = np.arange(n_sent) if order is None else order
+    sent, ws, wt, S, T = [], [], [], [], []
+    for new, k in enumerate(order):
+        for s, t, x, y in pairs[k][1]:
+            sent.append(new)
+            ws.append(s)
+            wt.append(t)
+            S.append(x)
+            T.append(y)
+    keys = tuple(pairs[k][0] for k in order)
+    return TokenPairs("en", "de", np.array(sent), tuple(ws), tuple(wt), np.array(S), np.array(T), {}, keys)
+
+
+def test_contextual_sense_retrieval_does_not_depend_on_the_corpus_order():
+    from semanscope_nb.metrics.contextual import sense_retrieval
+
+    base_pairs = _token_pairs()
+    base = sense_retrieval(base_pairs, pool_size=60, ks=(1, 5), n_boot=200, seed=1, max_queries=50)
+    assert 0 < base.accuracy[1] < 1
+    picked = sorted(base_pairs.sentence_keys[base_pairs.sentence[r]] + base_pairs.source_words[r]
+                    for r in base.provenance["query_rows"])
+    for s in (0, 1):
+        shuffled = _token_pairs(order=_perm(40, s))
+        r = sense_retrieval(shuffled, pool_size=60, ks=(1, 5), n_boot=200, seed=1, max_queries=50)
+        assert sorted(shuffled.sentence_keys[shuffled.sentence[q]] + shuffled.source_words[q]
+                      for q in r.provenance["query_rows"]) == picked  # the same queries, by content
+        assert r.accuracy == base.accuracy
+        for k in (1, 5):
+            assert _close(r.interval[k][0], base.interval[k][0]) and _close(r.interval[k][1], base.interval[k][1])
+
+
+def test_btsr_items_and_table_do_not_depend_on_the_corpus_order():
+    from semanscope_nb.runs.btsr import sense_items, sense_retrieval_table
+
+    # bank/river-like senses: "s0" translates as "t0" or "t1", "t1" also translates "s1" (shared words: hard distractors)
+    vocab = [("s0", "t0"), ("s0", "t1"), ("s1", "t1"), ("s1", "t2"), ("s2", "t2"), ("s3", "t3"), ("s3", "t0")]
+
+    class Dictionary:
+        pairs = tuple(vocab)
+
+    tp = _token_pairs(60, 4, seed=3, vocab=vocab)
+    items = sense_items(tp, Dictionary(), seed=2)
+    table, _ = sense_retrieval_table(tp, items, ks=(1, 3), n_boot=150, seed=4)
+    assert items.counts["queries"] > 20 and (table["P@1 lo"] < table["P@1 hi"]).all()  # an informative case
+    for s in (0, 1):
+        shuffled = _token_pairs(60, 4, seed=3, order=_perm(60, s), vocab=vocab)
+        again = sense_items(shuffled, Dictionary(), seed=2)
+        assert again.query_items == items.query_items and again.pool_items == items.pool_items
+        assert (again.gold == items.gold).all() and again.counts == items.counts
+        t2, _ = sense_retrieval_table(shuffled, again, ks=(1, 3), n_boot=150, seed=4)
+        for col in table.columns:
+            for a, b in zip(table[col], t2[col]):
+                assert a == b if isinstance(a, str) else _close(float(a), float(b)), (col, a, b)

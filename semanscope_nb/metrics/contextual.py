@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from semanscope_nb.results import Estimate, Interval, Result
-from semanscope_nb.data.concept_key import key_order
+from semanscope_nb.data.concept_key import item_key, key_order
 from semanscope_nb.errors import DatasetError, EmbeddingError
 from semanscope_nb.metrics.alignment import fit_alignment
 from semanscope_nb.metrics.options import check_confidence, check_ks, check_n_boot, check_seed
@@ -497,9 +497,33 @@ class TokenPairs:
     source: np.ndarray
     target: np.ndarray
     provenance: dict[str, Any] = field(default_factory=dict)
+    sentence_keys: tuple[str, ...] | None = None  # key of sentence pair k (its two sentences): the order draws follow
 
     def __len__(self) -> int:
         return len(self.source_words)
+
+    def canonical_sentences(self, sentences: Any) -> np.ndarray:
+        """``sentences`` (pair ids) in canonical order: by their :attr:`sentence_keys`, then by id (as given
+        without keys), so seeded splits of the pairs pick the same sentences whatever the corpus order.
+
+        >>> tp = TokenPairs("en", "de", np.array([0, 1]), ("a", "b"), ("x", "y"), np.eye(2), np.eye(2), {}, ("z", "m"))
+        >>> tp.canonical_sentences([0, 1]).tolist()
+        [1, 0]
+        """
+        ids = np.asarray(sentences, dtype=np.int64)
+        if self.sentence_keys is None:
+            return np.sort(ids)
+        keys = self.sentence_keys
+        return np.array(sorted(ids.tolist(), key=lambda k: (keys[k], k)), dtype=np.int64)
+
+    def canonical_rows(self, rows: Any) -> np.ndarray:
+        """``rows`` in canonical order: by their sentence pair's key, then as given (a pair's rows come in the
+        aligner's order, a function of the pair alone); without keys the rows as given."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.sentence_keys is None:
+            return rows
+        keys = self.sentence_keys
+        return np.array(sorted(rows.tolist(), key=lambda r: keys[int(self.sentence[r])]), dtype=np.int64)
 
 
 _WORDLIKE = re.compile(r"\w", re.UNICODE)
@@ -535,8 +559,9 @@ def token_pairs(source_corpus: EncodedCorpus, target_corpus: EncodedCorpus, *, i
         raise DatasetError("no aligned word pairs: the corpora hold no word-like tokens")
     prov = {"source": source_corpus.provenance, "target": target_corpus.provenance, "itermax": itermax,
             "aligner": "mutual argmax (SimAlign)"}
+    keys = tuple(item_key(s, t) for s, t in zip(source_corpus.sentences, target_corpus.sentences))
     return TokenPairs(source_corpus.language, target_corpus.language, np.asarray(sent, dtype=np.int64), tuple(ws),
-                      tuple(wt), np.asarray(rows_s, dtype=np.float64), np.asarray(rows_t, dtype=np.float64), prov)
+                      tuple(wt), np.asarray(rows_s, dtype=np.float64), np.asarray(rows_t, dtype=np.float64), prov, keys)
 
 
 def token_anchors(pairs: TokenPairs, *, sentences: Sequence[int] | None = None,
@@ -610,15 +635,17 @@ def sense_retrieval(pairs: TokenPairs, *, alignment: Alignment | None = None, po
     if isinstance(pool_size, bool) or int(pool_size) != pool_size or pool_size < 1:
         raise ValueError(f"pool_size must be a positive integer, got {pool_size!r}")
     rng = np.random.default_rng(seed)
-    sents = np.unique(pairs.sentence)
+    # every draw below is over sentence pairs and rows in canonical order (TokenPairs.sentence_keys): the same split,
+    # pool and queries whatever order the corpus lists its sentences in
+    sents = pairs.canonical_sentences(np.unique(pairs.sentence))
     if len(sents) < 2:
         raise DatasetError("sense_retrieval needs at least 2 sentence pairs")
     perm = rng.permutation(sents)
     q_sents, c_sents = set(perm[: len(perm) // 2].tolist()), set(perm[len(perm) // 2:].tolist())
-    q_rows = np.flatnonzero(np.isin(pairs.sentence, list(q_sents)))
-    c_rows = np.flatnonzero(np.isin(pairs.sentence, list(c_sents)))
+    q_rows = pairs.canonical_rows(np.flatnonzero(np.isin(pairs.sentence, list(q_sents))))
+    c_rows = pairs.canonical_rows(np.flatnonzero(np.isin(pairs.sentence, list(c_sents))))
     if len(c_rows) > pool_size:
-        c_rows = np.sort(rng.choice(c_rows, int(pool_size), replace=False))
+        c_rows = c_rows[np.sort(rng.choice(len(c_rows), int(pool_size), replace=False))]
     check_pool_disjoint(pairs.sentence[q_rows], pairs.sentence[c_rows])
     key = [(pairs.source_words[r], pairs.target_words[r]) for r in range(len(pairs))]
     pool_keys: dict[tuple[str, str], list[int]] = {}
@@ -627,7 +654,7 @@ def sense_retrieval(pairs: TokenPairs, *, alignment: Alignment | None = None, po
     q_rows = np.array([r for r in q_rows if key[r] in pool_keys], dtype=np.int64)
     n_without_gold = int(np.isin(pairs.sentence, list(q_sents)).sum() - len(q_rows))
     if max_queries is not None and len(q_rows) > max_queries:
-        q_rows = np.sort(rng.choice(q_rows, int(max_queries), replace=False))
+        q_rows = q_rows[np.sort(rng.choice(len(q_rows), int(max_queries), replace=False))]
     if not len(q_rows):
         raise DatasetError("sense_retrieval: no query has a gold candidate in the pool (use more sentences or a larger pool)")
     Q, C = pairs.source[q_rows], pairs.target[c_rows]

@@ -114,7 +114,10 @@ def sense_items(token_pairs: Any, dictionary: Any, *, exclude_sentences: Sequenc
 
     rows = np.array([r for r in range(len(tp)) if items[r] in valid and int(tp.sentence[r]) not in excluded
                      and items[r][0] not in ENGLISH_STOP_WORDS], dtype=np.int64)
-    sents = np.unique(tp.sentence[rows]) if len(rows) else np.array([], dtype=np.int64)
+    # the draws are over sentence pairs and rows in canonical order (TokenPairs.sentence_keys): the same queries and pool
+    # whatever order the corpus lists its sentences in (and the pool's order, which breaks index ties, with them)
+    rows = tp.canonical_rows(rows)
+    sents = tp.canonical_sentences(np.unique(tp.sentence[rows])) if len(rows) else np.array([], dtype=np.int64)
     if len(sents) < 2:
         raise DatasetError("sense_items: fewer than 2 sentence pairs hold a dictionary-validated aligned word")
     perm = np.random.default_rng(seed).permutation(sents)
