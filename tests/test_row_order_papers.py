@@ -307,3 +307,33 @@ def test_btsr_items_and_table_do_not_depend_on_the_corpus_order():
         for col in table.columns:
             for a, b in zip(table[col], t2[col]):
                 assert a == b if isinstance(a, str) else _close(float(a), float(b)), (col, a, b)
+
+
+def test_model_report_draws_follow_the_pairs_keys_real_tatoeba():
+    """The report's random pairing, its signal-vs-noise bootstrap, near threshold and paired model test."""
+    from semanscope_nb.models.embedding import embed_texts, load_encoder
+    from semanscope_nb.runs.model_report import near_threshold_of, paired_model_test, signal_vs_noise
+
+    src, tgt = _distinct_tatoeba(120)
+    enc = load_encoder("tfidf-char", [*src, *tgt])
+    S = embed_texts(enc, src, language="en", cache=False).astype(np.float64)
+    T = embed_texts(enc, tgt, language="de", cache=False).astype(np.float64)
+    keys = [item_key(s, t) for s, t in zip(src, tgt)]
+    scores = {"a": np.random.default_rng(0).random(120), "b": np.random.default_rng(1).random(120)}
+    kw = dict(n_boot=200, seed=3)
+    base = signal_vs_noise(S, T, order=key_order(keys), **kw)
+    thr = near_threshold_of(T, seed=3, order=key_order(keys))
+    table, bands = paired_model_test(scores, n_perm=200, order=key_order(keys), **kw)
+    assert base["auc_low"] < base["auc"] < base["auc_high"]
+    for s in (0, 1):
+        p = _perm(120, s)
+        moved_keys = [keys[i] for i in p]
+        r = signal_vs_noise(S[p], T[p], order=key_order(moved_keys), **kw)
+        for name in ("random_mean", "cohen_d", "auc", "ks_p", "cohen_d_low", "cohen_d_high", "auc_low", "auc_high"):
+            assert _close(r[name], base[name]), (name, r[name], base[name])
+        assert _close(near_threshold_of(T[p], seed=3, order=key_order(moved_keys)), thr)
+        t2, b2 = paired_model_test({m: v[p] for m, v in scores.items()}, n_perm=200, order=key_order(moved_keys), **kw)
+        assert b2 == bands and t2.p_value.tolist() == table.p_value.tolist()
+        assert all(_close(x, y) for x, y in zip(t2.ci_low.tolist() + t2.ci_high.tolist(), table.ci_low.tolist() + table.ci_high.tolist()))
+    moved = signal_vs_noise(S[p], T[p], **kw)  # no order: the pairing follows the rows as given
+    assert not _close(moved["random_mean"], base["random_mean"])

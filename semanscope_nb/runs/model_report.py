@@ -100,7 +100,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from semanscope_nb.data.concept_key import item_key, key_order
 from semanscope_nb.metrics.affinity import TIER_LABELS
+from semanscope_nb.metrics.classification import test_row_keys
 from semanscope_nb.errors import ArgumentError, DatasetError, JobFileWarning, SemanscopeError
 from semanscope_nb.provenance import (
     atomic_write_json,
@@ -131,7 +133,7 @@ RECOMMENDATION_RULE = (
     f"times within a factor {TIME_TIE_FACTOR} tie), then the smaller package on disk (within {SIZE_TIE_SHARE:.0%} tie); "
     "candidates still level are a tie. No candidate: no recommendation."
 )
-REPORT_VERSION = "1"
+REPORT_VERSION = "2"  # 2: the report's own draws follow the items' canonical order (data.concept_key)
 #: the columns of the contextual-similarity (BCWS) table
 CONTEXTUAL_COLUMNS = ["language_set", "dataset", "model", "token_encoder", "rho", "rho_low", "rho_high", "human_rho",
                       "human_rho_low", "human_rho_high", "n_pairs", "layers"]
@@ -263,11 +265,15 @@ def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", _unit(a), _unit(b))
 
 
-def signal_vs_noise(source: np.ndarray, target: np.ndarray, *, n_boot: int, seed: int, confidence: float = 0.95) -> dict[str, Any]:
+def signal_vs_noise(source: np.ndarray, target: np.ndarray, *, n_boot: int, seed: int, confidence: float = 0.95,
+                    order: np.ndarray | None = None) -> dict[str, Any]:
     """True-pair vs random-pair cosines: KS test, Cohen's d and AUC with paired bootstrap percentile intervals.
 
     Row i of ``source`` translates row i of ``target``; the random pairs are
     (i, derangement(i)).  AUC = P(true > random) + P(tie) / 2 (Mann-Whitney U / n^2).
+    ``order``: the pairs' canonical order (:func:`~semanscope_nb.data.concept_key.key_order`); the rows are taken
+    in it, so the random pairing and the resamples are the same whatever the corpus order ("true" and "random"
+    come back in it).  None: as given.
 
     >>> rng = np.random.default_rng(0); x = rng.normal(size=(200, 16))
     >>> s = signal_vs_noise(x, x + 0.1 * rng.normal(size=x.shape), n_boot=50, seed=0)
@@ -276,6 +282,8 @@ def signal_vs_noise(source: np.ndarray, target: np.ndarray, *, n_boot: int, seed
     """
     import scipy.stats
 
+    if order is not None:
+        source, target = np.asarray(source)[order], np.asarray(target)[order]
     true = row_cosines(source, target)
     perm = derangement(len(true), seed=seed)
     rand = row_cosines(source, target[perm])
@@ -342,16 +350,23 @@ def classify_misses(
     return pd.DataFrame(rows, columns=["index", "query", "predicted", "gold", "cos_predicted_gold", "class"])
 
 
-def near_threshold_of(target_vectors: np.ndarray, *, seed: int, quantile: float = NEAR_QUANTILE) -> float:
-    """The ``quantile`` of cosines between random (deranged) pairs of target sentences: the "near semantic" threshold."""
+def near_threshold_of(target_vectors: np.ndarray, *, seed: int, quantile: float = NEAR_QUANTILE,
+                      order: np.ndarray | None = None) -> float:
+    """The ``quantile`` of cosines between random (deranged) pairs of target sentences: the "near semantic" threshold
+    (the rows taken in ``order``, their canonical order, when given)."""
+    if order is not None:
+        target_vectors = np.asarray(target_vectors)[order]
     perm = derangement(len(target_vectors), seed=seed + 1)
     return float(np.quantile(row_cosines(target_vectors, target_vectors[perm]), quantile))
 
 
 def paired_model_test(
     per_item: Mapping[str, np.ndarray], *, n_boot: int, n_perm: int, seed: int, confidence: float = 0.95, alpha: float = 0.05,
+    order: np.ndarray | None = None,
 ) -> tuple[pd.DataFrame, list[list[str]]]:
     """Paired comparison of models scored item by item (higher = better): mean difference, interval, sign-flip p, Holm, bands.
+
+    ``order``: the items' canonical order; the resamples and sign flips are drawn over it (None: as given).
 
     >>> pairs, bands = paired_model_test({"a": np.ones(30), "b": np.zeros(30)}, n_boot=100, n_perm=200, seed=0)
     >>> bool(pairs.significant.iloc[0]), bands
@@ -361,6 +376,8 @@ def paired_model_test(
 
     from semanscope_nb.metrics.compare import rank_bands, sign_flip_test
 
+    if order is not None:
+        per_item = {m: np.asarray(v)[order] for m, v in per_item.items()}
     names = list(per_item)
     point = {m: float(np.mean(v)) for m, v in per_item.items()}
     order = sorted(names, key=lambda m: -point[m])
@@ -486,7 +503,12 @@ class _Jobs:
     @staticmethod
     def stamp(step: str, key_parts: Mapping[str, Any]) -> dict[str, str]:
         """What a job file says it holds: its step and the hash of its inputs (checked when read back)."""
-        blob = json.dumps(json_ready({**key_parts, "step": step, "version": REPORT_VERSION}), sort_keys=True, ensure_ascii=False)
+        from semanscope_nb.runs.tasks import list_tasks, get_task
+
+        task = get_task(step).version if step in list_tasks() else None  # a task's job: its version too (a new draw rule
+        # or formula in the task recomputes the report's stored job, as it does the grid's)
+        blob = json.dumps(json_ready({**key_parts, "step": step, "version": REPORT_VERSION, "task_version": task}),
+                          sort_keys=True, ensure_ascii=False)
         return {"step": step, "key": hashlib.sha256(blob.encode()).hexdigest()[:16]}
 
     def read(self, p: Path, stamp: Mapping[str, str], what: str) -> Any:
@@ -601,15 +623,21 @@ def _model_key(model: str, ds: Any) -> tuple[str, str]:
     return enc.cache_key, enc.version
 
 
+def _pair_order(corpus: Any) -> np.ndarray:
+    """A parallel corpus's sentence pairs in canonical order (keyed by both sentences, as the retrieval bootstrap)."""
+    return key_order([item_key(s, t) for s, t in zip(corpus.source_texts, corpus.target_texts)])
+
+
 def _signal_and_misses(emb: Any, corpus: Any, fwd: Any, labels: Sequence[str] | None, *, n_boot: int, seed: int,
                        confidence: float) -> dict[str, Any]:
     """The signal-vs-noise numbers (and a seeded sample of 300 cosines per kind for the chart) and the miss taxonomy."""
     src = emb.matrix(corpus.source_language, list(corpus.source_texts))
     tgt = emb.matrix(corpus.target_language, list(corpus.target_texts))
-    sig = signal_vs_noise(src, tgt, n_boot=n_boot, seed=seed, confidence=confidence)
+    order = _pair_order(corpus)
+    sig = signal_vs_noise(src, tgt, n_boot=n_boot, seed=seed, confidence=confidence, order=order)
     pick = np.sort(np.random.default_rng(seed).choice(len(sig["true"]), size=min(300, len(sig["true"])), replace=False))
     cosines = [{"pairs": kind, "cosine": float(c)} for kind in ("true", "random") for c in sig[kind][pick]]
-    thr = near_threshold_of(tgt, seed=seed)
+    thr = near_threshold_of(tgt, seed=seed, order=order)
     mis = classify_misses(list(corpus.source_texts), list(corpus.target_texts), fwd.predictions, tgt, near_threshold=thr, labels=labels)
     n_q = len(corpus)
     counts, examples = [], []
@@ -1101,7 +1129,7 @@ def _parallel_step(run: _Run, label: str, spec: tuple[str, Any, Any], ks: Sequen
         _signal_rows(run, label, corpus.name, m, fwd.direction, post)
         run.tick(f"{m} {corpus.name}: retrieval")
     if len(per_query) > 1:
-        pairs_t, bands_t = paired_model_test(per_query, n_perm=run.n_perm, **run.boot)
+        pairs_t, bands_t = paired_model_test(per_query, n_perm=run.n_perm, order=_pair_order(corpus), **run.boot)
         _add_comparison(run.rows["comparisons"], run.rows["bands"], label, f"retrieval MRR ({corpus.name}, {direction})", per_query,
                         pairs_t, bands_t)
 
@@ -1125,18 +1153,20 @@ def _knn_step(run: _Run, label: str, language: str, ks: Sequence[int]) -> None:
     splits = bt.LabelledSplits(bt.read_sib200(language, "train"), bt.read_sib200(language, "test"))
     run.note_dataset(splits.name, splits.sha256, splits.source, "labelled")
     emb_of = run.embedder(splits)
+    test_order = key_order(test_row_keys(splits.test.texts, splits.test.labels))  # the kNN task's own key rule
     correct: dict[str, np.ndarray] = {}
     for m in run.model_ids:
         keyp = {"model": run.model_key(m, splits), "dataset": splits.sha256, "n_boot": run.n_boot, "seed": run.seed, "ks": list(ks),
                 "confidence": run.confidence}
         kr = run.jobs.result("knn", keyp, lambda m=m: run_task("knn", emb_of(m), ks=list(ks), logistic=False, **run.boot))
         k0 = kr.ks[0]
-        f1_ci = run.jobs.record("knn-macro-f1", keyp, lambda kr=kr, k0=k0: _macro_f1_interval(kr, f"knn@{k0}", **run.boot))
+        f1_ci = run.jobs.record("knn-macro-f1", keyp, lambda kr=kr, k0=k0: _macro_f1_interval(
+            kr, f"knn@{k0}", order=test_order, **run.boot))
         run.rows["knn"].append(_knn_row(label, language, splits.name, m, kr, f1_ci))
         correct[m] = (np.asarray(kr.predictions[f"knn@{k0}"]) == np.asarray(kr.test_labels)).astype(np.float64)
         run.tick(f"{m} {splits.name}: kNN")
     if len(correct) > 1:
-        pairs_k, bands_k = paired_model_test(correct, n_perm=run.n_perm, **run.boot)
+        pairs_k, bands_k = paired_model_test(correct, n_perm=run.n_perm, order=test_order, **run.boot)
         _add_comparison(run.rows["comparisons"], run.rows["bands"], label, f"kNN accuracy ({splits.name})", correct, pairs_k, bands_k)
 
 
@@ -1342,7 +1372,8 @@ def _wilson(k: int, n: int, confidence: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def _macro_f1_interval(kr: Any, method: str, *, n_boot: int, seed: int, confidence: float) -> tuple[float, float]:
+def _macro_f1_interval(kr: Any, method: str, *, n_boot: int, seed: int, confidence: float,
+                       order: np.ndarray | None = None) -> tuple[float, float]:
     """Percentile bootstrap interval of the macro F1 of ``method``'s predictions (test items resampled).
 
     Vectorised over resamples: per class, true positives, predicted and gold counts are weighted sums
@@ -1353,6 +1384,8 @@ def _macro_f1_interval(kr: Any, method: str, *, n_boot: int, seed: int, confiden
         return math.nan, math.nan
     y = np.asarray(kr.test_labels).astype(str)
     p = np.asarray(kr.predictions[method]).astype(str)
+    if order is not None:  # the test items drawn in canonical order
+        y, p = y[order], p[order]
     n = len(y)
     rng = np.random.default_rng(seed)
     counts = np.zeros((int(n_boot), n))
