@@ -337,3 +337,30 @@ def test_model_report_draws_follow_the_pairs_keys_real_tatoeba():
         assert all(_close(x, y) for x, y in zip(t2.ci_low.tolist() + t2.ci_high.tolist(), table.ci_low.tolist() + table.ci_high.tolist()))
     moved = signal_vs_noise(S[p], T[p], **kw)  # no order: the pairing follows the rows as given
     assert not _close(moved["random_mean"], base["random_mean"])
+
+
+def test_annotator_agreement_interval_follows_the_pair_keys_real_bcws():
+    from semanscope_nb.metrics.word_similarity import annotator_agreement
+
+    bcws = read_bcws()
+    assert bcws.annotators is not None
+    keys = bcws.pair_keys()
+    base = annotator_agreement(bcws.annotators, n_boot=100, seed=2, keys=keys)
+    p = _perm(len(bcws), 4)
+    r = annotator_agreement(bcws.annotators[p], n_boot=100, seed=2, keys=[keys[i] for i in p])
+    assert _close(r.rho, base.rho) and _close(r.ci.low, base.ci.low) and _close(r.ci.high, base.ci.high)
+
+
+def test_code_switching_draws_per_text_so_order_and_neighbours_do_not_matter():
+    from semanscope_nb.metrics.codeswitch import code_switch
+
+    muse = read_muse_dictionary("en-zh")
+    texts = list(dict.fromkeys(read_tatoeba("deu", limit=120).target_texts))[:60]  # real English sentences
+    base = code_switch(texts, muse, rate=0.5, seed=3, choice="random")
+    assert 0 < base.n_switched < base.n_switchable  # some switched, some not: the draws matter
+    switched = dict(zip(texts, base.texts))
+    p = _perm(len(texts), 1)
+    moved = code_switch([texts[i] for i in p], muse, rate=0.5, seed=3, choice="random")
+    assert all(switched[o] == t for o, t in zip(moved.originals, moved.texts))
+    alone = code_switch(texts[10:20], muse, rate=0.5, seed=3, choice="random")  # a subset: each text as in the whole
+    assert list(alone.texts) == list(base.texts[10:20])

@@ -15,6 +15,9 @@ shares are reported: of switchable words and of all word tokens (the
 dictionary's coverage caps the latter).  A word with several translations takes
 the first one listed (MUSE lists them by frequency), or a seeded random one
 (``choice="random"``).  Spacing and punctuation are kept; only word spans change.
+Each text's draws come from a generator of the seed and the text alone
+(:func:`~semanscope_nb.data.concept_key.text_seed`): a sentence is switched the
+same way wherever it stands in the list and whatever other sentences are beside it.
 
 :func:`code_switched_retrieval` runs bitext retrieval of code-switched
 sentences against the other language at several rates;
@@ -39,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from semanscope_nb.data.concept_key import text_seed
 from semanscope_nb.errors import DatasetError
 from semanscope_nb.provenance import json_ready, shareable_source
 from semanscope_nb.results import Result
@@ -126,10 +130,10 @@ def code_switch(
     table = _lookup(dictionary)
     if not table:
         raise DatasetError(f"dictionary {dictionary.name!r} has no single-word entries to switch with")
-    rng = np.random.default_rng(seed)
     out, per_text = [], []
     n_words = n_switchable = n_switched = 0
     for t in texts:
+        rng = np.random.default_rng([int(seed), text_seed(t)])  # this text's own draws (module docstring)
         pieces, last, k = [], 0, 0
         for m in _WORD.finditer(t):
             n_words += 1
@@ -138,7 +142,7 @@ def code_switch(
                 continue
             n_switchable += 1
             # one uniform draw per switchable word (and one more for the translation under choice="random"),
-            # in text order: the same seed gives the same sentences
+            # in the text's word order: the same seed and text give the same sentence
             if rng.random() < rate:
                 repl = cands[0] if choice == "first" else cands[int(rng.integers(len(cands)))]
                 pieces.append(t[last : m.start()])

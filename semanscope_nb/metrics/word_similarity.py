@@ -227,12 +227,14 @@ def _loo_rho(S: np.ndarray) -> np.ndarray:
 
 
 def annotator_agreement(annotators: Any, *, n_boot: int | None = None, seed: int = 0, confidence: float = 0.95,
-                        provenance: Mapping[str, Any] | None = None) -> AnnotatorAgreement:
+                        provenance: Mapping[str, Any] | None = None,
+                        keys: Sequence[str] | None = None) -> AnnotatorAgreement:
     """The human upper bound: mean over annotators of rho(annotator, mean of the other annotators).
 
     ``annotators`` is (pairs x annotators).  The interval resamples pairs (each resample recomputes every
-    annotator's leave-one-out rho and averages them).  Near-tie rule: the others' means are rounded to 9
-    decimals before ranking, so means that are equal in exact arithmetic tie.
+    annotator's leave-one-out rho and averages them), over the pairs in the canonical order of ``keys``
+    (:meth:`~semanscope_nb.data.word_similarity.ContextPairs.pair_keys`; None: as given).  Near-tie rule: the
+    others' means are rounded to 9 decimals before ranking, so means that are equal in exact arithmetic tie.
 
     >>> a = annotator_agreement([[1, 1, 2], [2, 3, 3], [3, 2, 4], [4, 4, 5]], n_boot=0)
     >>> round(a.rho, 3), a.per_annotator.round(3).tolist()
@@ -245,6 +247,9 @@ def annotator_agreement(annotators: Any, *, n_boot: int | None = None, seed: int
         raise ArgumentError(f"annotators must be (pairs x annotators) with >= 3 pairs and >= 2 annotators, got {S.shape}")
     if not np.isfinite(S).all():
         raise ArgumentError("annotators holds NaN/inf")
+    if keys is not None and len(keys) != S.shape[0]:
+        raise ArgumentError(f"keys has {len(keys)} entries for {S.shape[0]} pairs")
+    order = None if keys is None else key_order([str(k) for k in keys])  # pairs resampled in canonical order
     per = _loo_rho(S[None])[0]
     ci, sem = Interval.empty(), float("nan")
     if n_boot:
@@ -254,6 +259,8 @@ def annotator_agreement(annotators: Any, *, n_boot: int | None = None, seed: int
         for a in range(0, n_boot, step):
             b = min(n_boot, a + step)
             idx = rng.integers(0, S.shape[0], size=(b - a, S.shape[0]))
+            if order is not None:
+                idx = order[idx]
             means[a:b] = np.nanmean(_loo_rho(S[idx]), axis=1)
         lo, hi = np.percentile(means, [100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2])
         ci, sem = Interval(float(lo), float(hi)), float(means.std(ddof=1)) if n_boot > 1 else float("nan")

@@ -1230,7 +1230,7 @@ def _contextual_step(run: _Run, label: str, models: Sequence[str]) -> None:
     pairs = bcws_sample(run.bcws_pairs, seed=run.seed)
     run.note_dataset(pairs.name, pairs.sha256, pairs.source, "contextual pairs")
     base = {"dataset": pairs.sha256, "n": run.bcws_pairs, "script": "t2s", **run.boot}
-    human = run.jobs.result("bcws-human", base, lambda: annotator_agreement(pairs.annotators, **run.boot))
+    human = run.jobs.result("bcws-human", base, lambda: annotator_agreement(pairs.annotators, keys=pairs.pair_keys(), **run.boot))
     for m in models:
         enc = load_token_encoder(m)  # nothing loads until a vector has to be computed
         sc = run.jobs.result("bcws", {**base, "model": enc.cache_key}, lambda m=m: _bcws_score(run, pairs, m))

@@ -566,7 +566,8 @@ def word_similarity_sweep(
     with _timed(clock, "fit_and_score_maps"):
         rows += _map_rows(training, sizes, vec, score, max_occurrences=max_occurrences, seed=seed, notes=notes, say=say)
     with _timed(clock, "human_agreement"):
-        human = annotator_agreement(bcws.annotators, n_boot=n_boot, seed=seed, provenance={"dataset": "bcws"})
+        human = annotator_agreement(bcws.annotators, n_boot=n_boot, seed=seed, provenance={"dataset": "bcws"},
+                                    keys=bcws.pair_keys())
     clock["total"] = time.perf_counter() - t0
     prov = {"encoders": _model_meta(encs), "bcws_sha256": bcws.sha256, "scws_sha256": scws.sha256,
             "parallel": training.parallel.provenance,

@@ -5,12 +5,12 @@ Layer: metrics.  Imports the CSC language rules and the data layer only.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
+from semanscope_nb.data.concept_key import text_seed
 from semanscope_nb.metrics.csc.languages import (
     TRAILING_PUNCT,
     VOWELS,
@@ -35,10 +35,6 @@ class Perturbation:
     position: int
     term: str
     text: str
-
-
-def _stable_int(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
 
 
 def _elide(rules: LanguageRules, term: str, next_word: str | None) -> str | None:
@@ -131,7 +127,7 @@ def perturb_sentence(
     combos = candidate_perturbations(sentence, language=language, kind=kind, negation=negation, rules=rules)
     if not combos:
         return []
-    rng = np.random.default_rng([int(seed), KIND_CODES[kind], _stable_int(" ".join(sentence.split()))])
+    rng = np.random.default_rng([int(seed), KIND_CODES[kind], text_seed(" ".join(sentence.split()))])
     order = rng.permutation(len(combos))[: int(max_per_sentence)]
     return [Perturbation(index, kind, combos[i][0], combos[i][1], combos[i][2]) for i in order]
 
