@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from semanscope_nb.data.concept_key import item_key, key_order
 import semanscope_nb as snb
 from semanscope_nb.data.bitext import ParallelCorpus, read_tatoeba, tatoeba_languages
 from semanscope_nb.errors import ArgumentError, SemanscopeError
@@ -144,6 +145,9 @@ def test_signal_vs_noise_equals_plain_loops(built):
     for m in MODELS:
         emb = snb.embed(tat, m, cache=False, progress=False)
         src, tgt = emb.matrix("zh", list(tat.source_texts)), emb.matrix("en", list(tat.target_texts))
+        # the pairs taken in their canonical order (README: row order; keyed by both sentences), as the report does
+        order = key_order([item_key(s, t) for s, t in zip(tat.source_texts, tat.target_texts)])
+        src, tgt = src[order], tgt[order]
 
         def cos(a, b):
             a, b = np.asarray(a, float), np.asarray(b, float)

@@ -91,6 +91,11 @@ def test_word_similarity_pairs_sample_is_the_same_pairs_in_any_order():
     for s in (0, 1):
         shuffled = bcws.subset(_perm(len(bcws), s).tolist())
         assert set(shuffled.sample(50, seed=1).pair_keys()) == picked
+    # a pair keeps the key it was read with through a script conversion: convert-then-sample = sample-then-convert
+    before = bcws.sample(50, seed=1).converted("t2s")
+    after = bcws.converted("t2s").sample(50, seed=1)
+    assert after.lines == before.lines and after.sentences1 == before.sentences1
+    assert after.sentences1 != bcws.sample(50, seed=1).sentences1  # the conversion did change the text
 
 
 def test_muse_split_is_the_same_split_in_any_order():

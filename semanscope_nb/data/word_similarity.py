@@ -84,6 +84,8 @@ class ContextPairs:
     sha256: str
     pos: tuple[tuple[str, str], ...] | None = None
     report: tuple[str, ...] = field(default=())
+    #: each pair's key as read from its file (:meth:`pair_keys`); kept by :meth:`subset` and :meth:`converted`
+    item_keys: tuple[str, ...] | None = field(default=None, compare=False)
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -116,7 +118,7 @@ class ContextPairs:
         return replace(self, sentences1=pick(self.sentences1), spans1=pick(self.spans1), sentences2=pick(self.sentences2),
                        spans2=pick(self.spans2), scores=self.scores[rows],
                        annotators=None if self.annotators is None else self.annotators[rows],
-                       lines=pick(self.lines), pos=pick(self.pos))
+                       lines=pick(self.lines), pos=pick(self.pos), item_keys=tuple(self.pair_keys()[r] for r in rows))
 
     def sample(self, n: int, *, seed: int = 0) -> ContextPairs:
         """A seeded sample of ``n`` pairs (file order kept); all pairs when ``n >= len(self)``.
@@ -131,8 +133,11 @@ class ContextPairs:
         return self.subset(sampled_rows(self.pair_keys(), int(n), seed=seed))
 
     def pair_keys(self) -> list[str]:
-        """Each pair's key (:func:`~semanscope_nb.data.concept_key.item_key` of its sentences and spans): the order
-        seeded draws over pairs are made in."""
+        """Each pair's key (:func:`~semanscope_nb.data.concept_key.item_key` of its sentences and spans as read from
+        the file): the order seeded draws over pairs are made in.  A script conversion (:meth:`converted`) keeps the
+        keys, so sampling before or after converting picks the same pairs."""
+        if self.item_keys is not None:
+            return list(self.item_keys)
         return [item_key(s1, *sp1, s2, *sp2) for s1, sp1, s2, sp2 in zip(self.sentences1, self.spans1, self.sentences2, self.spans2)]
 
     def converted(self, config: str = "t2s") -> ContextPairs:
@@ -161,6 +166,7 @@ class ContextPairs:
         s2, p2 = side(self.language2, self.sentences2, self.spans2)
         note = f"Chinese side converted with OpenCC {config} (opencc-python-reimplemented)"
         return replace(self, name=f"{self.name}-{config}", sentences1=s1, spans1=p1, sentences2=s2, spans2=p2,
+                       item_keys=tuple(self.pair_keys()),
                        report=self.report + (note,))
 
 
