@@ -510,11 +510,10 @@ class TokenPairs:
         >>> tp.canonical_sentences([0, 1]).tolist()
         [1, 0]
         """
-        ids = np.asarray(sentences, dtype=np.int64)
+        ids = np.sort(np.asarray(sentences, dtype=np.int64))
         if self.sentence_keys is None:
-            return np.sort(ids)
-        keys = self.sentence_keys
-        return np.array(sorted(ids.tolist(), key=lambda k: (keys[k], k)), dtype=np.int64)
+            return ids
+        return ids[key_order([self.sentence_keys[k] for k in ids])]  # the package's one key rule (stable: then by id)
 
     def canonical_rows(self, rows: Any) -> np.ndarray:
         """``rows`` in canonical order: by their sentence pair's key, then as given (a pair's rows come in the
@@ -522,8 +521,7 @@ class TokenPairs:
         rows = np.asarray(rows, dtype=np.int64)
         if self.sentence_keys is None:
             return rows
-        keys = self.sentence_keys
-        return np.array(sorted(rows.tolist(), key=lambda r: keys[int(self.sentence[r])]), dtype=np.int64)
+        return rows[key_order([self.sentence_keys[k] for k in self.sentence[rows].tolist()])]
 
 
 _WORDLIKE = re.compile(r"\w", re.UNICODE)
