@@ -36,7 +36,7 @@ from semanscope_nb.data.bitext import (
     sib200_parallel,
 )
 from semanscope_nb.data.catalog import bundled_data_dir, list_datasets, shared_data_dir
-from semanscope_nb.data.datasets import DATASET_TYPES, as_dataset
+from semanscope_nb.data.datasets import DATASET_TYPES, as_dataset, fit_corpus
 from semanscope_nb.data.dictionaries import (
     BilingualDictionary,
     DictionarySplit,

@@ -50,3 +50,18 @@ def as_dataset(dataset: Any, *, languages: Sequence[str] | None = None) -> Any:
             raise ArgumentError(f"languages= narrows a word dataset; {type(dataset).__name__} '{dataset.name}' has its own")
         dataset = dataset.select(languages)
     return dataset
+
+
+def fit_corpus(dataset: Any) -> list[str]:
+    """The texts a corpus-fitted model (TF-IDF) is fitted on for ``dataset``: a word dataset's
+    :meth:`~semanscope_nb.data.words.WordDataset.fit_corpus` (the whole file's, whatever languages or concepts were
+    selected), else every text it holds, language by language.  Every path that prepares an encoder for a dataset
+    (``embed``, the surface baseline, the grid's and the report's job keys) asks here, so all of them fit one model.
+
+    >>> fit_corpus(as_dataset("edge-cases", languages=["en"])) == fit_corpus(as_dataset("edge-cases"))
+    True
+    """
+    if isinstance(dataset, WordDataset):
+        return dataset.fit_corpus()
+    by_language = {lang: list(dict.fromkeys(texts)) for lang, texts in dataset.texts_by_language().items()}
+    return [t for texts in by_language.values() for t in texts]

@@ -81,6 +81,8 @@ class WordDataset:
     line_numbers: tuple[int, ...] = ()
     report: tuple[str, ...] = field(default=(), compare=False)
     concept_keys: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    #: the texts of the dataset this one was selected or subset from (empty: its own); :meth:`fit_corpus`
+    fit_texts: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # the one checker of a dataset's labels and shape: the readers build through here, so a dataset made by
@@ -124,6 +126,19 @@ class WordDataset:
         """Every unique text across languages (what an encoder must embed)."""
         return list(dict.fromkeys(w for row in self.rows for cell in row for w in cell))
 
+    def fit_corpus(self) -> list[str]:
+        """The texts a corpus-fitted model (TF-IDF's IDF weights) is fitted on: every text of the whole dataset, as read.
+
+        :meth:`select` and :meth:`subset` keep them, so two languages of a file, a sample of its concepts and the whole
+        file are embedded by one model: a pair of the pair matrix, the verdict of those two languages and the surface
+        baseline of either give one vector per word.
+
+        >>> ds = WordDataset("t", ("en", "de"), ((("water",), ("Wasser",)), (("fire",), ("Feuer",))))
+        >>> ds.select(["de"]).fit_corpus() == ds.fit_corpus() == ["water", "Wasser", "fire", "Feuer"]
+        True
+        """
+        return list(self.fit_texts) if self.fit_texts else self.all_texts()
+
     def select(self, languages: Sequence[str]) -> "WordDataset":
         """A dataset restricted to ``languages`` (codes or names), in that order."""
         codes = [self._resolve(lang) for lang in languages]
@@ -138,6 +153,7 @@ class WordDataset:
             line_numbers=self.line_numbers,
             report=self.report,
             concept_keys=self.concept_keys,
+            fit_texts=tuple(self.fit_corpus()),
         )
 
     def subset(self, rows: Iterable[int]) -> "WordDataset":
@@ -153,6 +169,7 @@ class WordDataset:
             line_numbers=tuple(self.line_numbers[r] for r in keep) if self.line_numbers else (),
             report=self.report,
             concept_keys=tuple(self.concept_keys[r] for r in keep),
+            fit_texts=tuple(self.fit_corpus()),
         )
 
     def to_frame(self) -> pd.DataFrame:
@@ -362,7 +379,11 @@ def read_semanscope_csv(
     Columns may come in any order; columns that are not languages (``human``,
     ``difficulty``) are ignored, and ``category`` becomes the concept group.
     An empty cell in a language column is an error naming line and column
-    (``on_empty="drop"`` drops the row and reports it instead).
+    (``on_empty="drop"`` drops the row and reports it instead).  ``languages``
+    selects columns *after* reading: every language column is read and checked
+    and duplicate rows are whole rows, so the concepts are the same rows for
+    every selection (``read_semanscope_csv(p, languages=L)`` is
+    ``read_semanscope_csv(p).select(L)``, on every path that reads a file).
 
     Comments follow the paper's tool, which reads these files with
     ``pandas.read_csv(comment="#")`` ("rows starting with '#' are treated as
@@ -408,7 +429,6 @@ def read_semanscope_csv(
     ]
     unnamed = [j for j, h in enumerate(columns) if not h]
     wanted = _wanted_languages(path, languages, lang_cols, columns)
-    col_of = {c: j for j, c in lang_cols.items()}
     raw_rows: list[tuple[int, list[tuple[str, ...]], str | None]] = []
     keys: list[str] = []  # each row's concept key, of every language column (the same whatever ``languages`` selects)
     notes: list[str] = []
@@ -425,13 +445,13 @@ def read_semanscope_csv(
         fields = _padded_fields(path, row.line, fields, len(columns))
         if any(fields[j].strip() for j in unnamed):
             unnamed_data.append(row.line)
-        cells = _row_cells(path, row.line, fields, [col_of[c] for c in wanted], columns, on_empty=on_empty, notes=notes)
+        # every language column, whatever ``languages`` selects: the file's concepts (which rows are complete, which
+        # repeat another) do not depend on the selection, so a panel reading two columns, a function reading the whole
+        # file and selecting them, the grid and the pair matrix score the same concepts (selected at the end)
+        cells = _row_cells(path, row.line, fields, list(lang_cols), columns, on_empty=on_empty, notes=notes)
         if cells is not None:
             raw_rows.append((row.line, cells, fields[group_col].strip() or None if group_col is not None else None))
-            # (the selected columns' cells as split above; the others split here, only for the key)
-            split = dict(zip(wanted, cells))
-            keys.append(concept_key({code: split[code] if code in split else _split_cell(fields[j])[0]
-                                     for j, code in lang_cols.items()}))
+            keys.append(concept_key(dict(zip(lang_cols.values(), cells))))
     if records.comment_lines:
         report.append(f"{path}: {len(records.comment_lines)} comment line(s) skipped (lines {_line_list(records.comment_lines)})")
     if empty_rows:
@@ -444,8 +464,9 @@ def read_semanscope_csv(
     report.extend(notes)
     if not raw_rows:
         raise DatasetError(f"{path}: no concept rows after the header (only comments or blank lines?)")
-    return _finish(name=name or _dataset_name(path), source=str(path), sha=sha, languages=wanted, raw_rows=raw_rows,
-                   report=report, concept_keys=keys)
+    whole = _finish(name=name or _dataset_name(path), source=str(path), sha=sha, languages=list(lang_cols.values()),
+                    raw_rows=raw_rows, report=report, concept_keys=keys)
+    return whole if wanted == list(whole.languages) else whole.select(wanted)
 
 
 def _language_columns(path: Path, columns: Sequence[str], *, line: int) -> dict[int, str]:
@@ -517,7 +538,8 @@ def _row_cells(path: Path, line: int, fields: Sequence[str], cols: Sequence[int]
         return cells
     msg = f"{path}: line {line}: empty cell in column(s) {', '.join(empty)}"
     if on_empty == "error":
-        raise DatasetError(msg + " (fill it in, or read with on_empty='drop')")
+        raise DatasetError(msg + " (fill it in, or read with on_empty='drop'; every language column is read whatever "
+                           "languages= selects, so a concept is the same row for every choice of languages)")
     notes.append(msg + "; row dropped")
     return None
 

@@ -151,7 +151,7 @@ def embed(
     :class:`EmbeddingCache`, or False (no cache).  A text shared by two
     languages is embedded once, unless the model is language-dependent.
     """
-    from semanscope_nb.data import as_dataset
+    from semanscope_nb.data import as_dataset, fit_corpus
     from semanscope_nb.models.registry import load_model, warn_unsupported
 
     ds = as_dataset(dataset, languages=languages)
@@ -159,7 +159,7 @@ def embed(
     model = settings.default_model if model is None else model
     warn_unsupported(model, list(by_language))
     check_stop(should_stop, f"embedding {ds.name}")
-    encoder = load_model(model).prepare([t for texts in by_language.values() for t in texts])
+    encoder = load_model(model).prepare(fit_corpus(ds))  # a corpus-fitted model: the whole dataset's texts, whatever is selected
     store = resolve_cache(cache)
     stats = {"n_unique": 0, "n_cached": 0, "n_encoded": 0, "n_batches": 0}
     if encoder.language_dependent:

@@ -94,7 +94,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.data.datasets import as_dataset
+from semanscope_nb.data.datasets import as_dataset, fit_corpus
 from semanscope_nb.data.words import BUNDLED_DATASETS, WordDataset, language_code, list_datasets
 from semanscope_nb.errors import ArgumentError, DatasetError, GridBackendError, JobFileWarning, UnknownNameError
 from semanscope_nb.machine import free_cpus
@@ -745,8 +745,7 @@ def plan_jobs(
         for t in tasks:
             for ds in _datasets_for(t, data_of):
                 try:
-                    keys[(model, ds.name)] = load_model(model).prepare(
-                        [x for texts in ds.texts_by_language().values() for x in texts]).cache_key
+                    keys[(model, ds.name)] = load_model(model).prepare(fit_corpus(ds)).cache_key
                 except Exception as exc:
                     keys[(model, ds.name)] = None
                     for p in variants[t.name]:
@@ -972,7 +971,10 @@ def write_leaderboard(out: Path, table: pd.DataFrame, done: Sequence[dict], jobs
     file_of = {j.key: j.file_name for j in jobs}
     by_row = {(r["job"]["model"], r["job"]["dataset"], r["job"]["task"], json.dumps(r["job"]["params"], sort_keys=True, ensure_ascii=False)): r
               for r in done}
-    rows = json.loads(table.to_json(orient="records")) if not table.empty else []
+    # every float as Python writes it (the shortest repr that reads back to the same double), as in leaderboard.csv and
+    # the run files: DataFrame.to_json would cut each to 10 decimals (its double_precision)
+    rows = [{k: None if pd.api.types.is_scalar(v) and pd.isna(v) else v for k, v in record.items()}
+            for record in table.to_dict(orient="records")]
     for row in rows:
         rec = by_row[(row["model"], row["dataset"], row["task"], row["params"])]
         row["provenance"] = rec["provenance"]

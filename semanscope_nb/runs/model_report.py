@@ -101,6 +101,7 @@ import numpy as np
 import pandas as pd
 
 from semanscope_nb.data.concept_key import item_key, key_order
+from semanscope_nb.data.datasets import fit_corpus
 from semanscope_nb.metrics.affinity import TIER_LABELS
 from semanscope_nb.metrics.classification import test_row_keys
 from semanscope_nb.errors import ArgumentError, DatasetError, JobFileWarning, SemanscopeError
@@ -619,7 +620,7 @@ def _model_key(model: str, ds: Any) -> tuple[str, str]:
     """(cache key, version) of ``model`` prepared for ``ds``'s texts: what a job is keyed by, with no weights loaded."""
     from semanscope_nb.models.registry import load_model
 
-    enc = load_model(model).prepare([x for texts in ds.texts_by_language().values() for x in texts])
+    enc = load_model(model).prepare(fit_corpus(ds))
     return enc.cache_key, enc.version
 
 

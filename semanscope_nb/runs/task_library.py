@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from semanscope_nb.data.datasets import fit_corpus
 from semanscope_nb.data.words import WordDataset
 from semanscope_nb.errors import ArgumentError
 from semanscope_nb.memo import Memo
@@ -110,8 +111,7 @@ def _baseline_encoder(dataset: WordDataset) -> Any:
     """The surface baseline's encoder prepared on ``dataset`` as :func:`embed` prepares it (its IDF corpus hash; no fit)."""
     from semanscope_nb.models.registry import load_model
 
-    by_language = {lang: list(dict.fromkeys(texts)) for lang, texts in dataset.texts_by_language().items()}
-    return load_model(SURFACE_BASELINE).prepare([t for texts in by_language.values() for t in texts])  # as embed() does
+    return load_model(SURFACE_BASELINE).prepare(fit_corpus(dataset))  # as embed() does
 
 
 def _is_the_baseline(embedded: Embedded, baseline: Any = None) -> bool:
@@ -401,7 +401,10 @@ def retrieval_task(embedded: Embedded, *, source: str | None = None, targets: Se
     if isinstance(ds, ParallelCorpus):
         src = embedded.matrix(ds.source_language, list(ds.source_texts))
         tgt = embedded.matrix(ds.target_language, list(ds.target_texts))
+        # the sentences as labels: the bootstrap resamples the pairs in their canonical order (data.concept_key), as
+        # text_retrieval / tatoeba_retrieval do, so a corpus's rows in another order give the same interval on every path
         r = bitext_retrieval(src, tgt, ks=ks, n_boot=n_boot, seed=seed, confidence=confidence,
+                             source_labels=list(ds.source_texts), target_labels=list(ds.target_texts),
                              names=(ds.source_language, ds.target_language))
         per_pair[f"{ds.source_language}->{ds.target_language}"] = r
     else:

@@ -296,7 +296,7 @@ def builtin_tasks() -> list[Task]:
              check=lib.check_sa),
         Task("retrieval", lib.retrieval_task, RetrievalSet, ("words", "parallel"), ("languages>=2",),
              {"source": None, "targets": None, "ks": [1, 5, 10], "n_boot": None, "seed": None, "confidence": 0.95},
-             version="row-order-2",  # 2: queries resampled in canonical order (data.concept_key)
+             version="row-order-3",  # 2: queries resampled in canonical order (data.concept_key); 3: also a parallel corpus's
              description="retrieval P@K: each language pair of a word dataset (any gold in top K), or a parallel corpus"),
         Task("bdi", lib.bdi_task, BDIResult, ("words",), ("languages>=2",),
              {"source": None, "target": None, "method": "nn", "ks": [1, 5], "knn": 10, "n_boot": None, "seed": None},
