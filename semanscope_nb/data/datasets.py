@@ -58,7 +58,7 @@ def fit_corpus(dataset: Any) -> list[str]:
     selected), else every text it holds, language by language.  Every path that prepares an encoder for a dataset
     (``embed``, the surface baseline, the grid's and the report's job keys) asks here, so all of them fit one model.
 
-    >>> fit_corpus(as_dataset("edge-cases", languages=["en"])) == fit_corpus(as_dataset("edge-cases"))
+    >>> fit_corpus(as_dataset("edge-cases", languages=["zh", "en"])) == fit_corpus(as_dataset("edge-cases"))
     True
     """
     if isinstance(dataset, WordDataset):

@@ -133,8 +133,8 @@ class WordDataset:
         file are embedded by one model: a pair of the pair matrix, the verdict of those two languages and the surface
         baseline of either give one vector per word.
 
-        >>> ds = WordDataset("t", ("en", "de"), ((("water",), ("Wasser",)), (("fire",), ("Feuer",))))
-        >>> ds.select(["de"]).fit_corpus() == ds.fit_corpus() == ["water", "Wasser", "fire", "Feuer"]
+        >>> ds = WordDataset("t", ("en", "de", "fr"), ((("water",), ("Wasser",), ("eau",)), (("fire",), ("Feuer",), ("feu",))))
+        >>> ds.select(["fr", "de"]).fit_corpus() == ds.fit_corpus() == ["water", "Wasser", "eau", "fire", "Feuer", "feu"]
         True
         """
         return list(self.fit_texts) if self.fit_texts else self.all_texts()
