@@ -10,6 +10,7 @@ import json
 import math
 import os
 import platform
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -313,6 +314,35 @@ def csv_text(frame: Any) -> str:
         if not (pd.api.types.is_numeric_dtype(column) or pd.api.types.is_datetime64_any_dtype(column)):
             safe.isetitem(col, column.astype(object).map(spreadsheet_safe))
     return safe.to_csv(index=False)
+
+
+#: characters that, raw, change how the text around them is shown or hide what it says, so user-given text
+#: (a dataset, file, model or word name) never reaches a page, a drawing or the terminal with them:
+#: every C0/C1 control and DEL (terminal escapes, BEL, CR overwrites), the bidi controls U+061C, U+200E/F,
+#: U+202A-U+202E, U+2066-U+2069 (they reorder text: "evil\u202elmth.exe" shows as "evilexe.html"), the invisible
+#: U+200B, U+2060-U+2065, U+206A-U+206F, U+FEFF, U+FFF9-U+FFFB, the line/paragraph separators U+2028/U+2029, and
+#: lone surrogates (a file name that is no UTF-8; they cannot even be written out).
+#: Left alone on purpose: ZWNJ/ZWJ U+200C/U+200D (part of Persian, Indic and Arabic words and of emoji; they join or
+#: split glyphs but cannot reorder or hide text), the soft hyphen U+00AD, the Arabic number signs U+0600-U+0605
+#: and the emoji tag characters U+E0020-U+E007F.
+INVISIBLE_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u206f"
+                             "\ufeff\ufff9-\ufffb\ud800-\udfff]")
+
+
+def visible_text(text: object, *, keep: str = "") -> str:
+    r"""``str(text)`` with every character of :data:`INVISIBLE_CHARS` (but those in ``keep``) shown as ``\uXXXX``.
+
+    The escape is JSON's (4 lower-case hex digits), so JSON text passed through
+    stays JSON with the same values; the words a user gave keep their letters,
+    ZWNJ/ZWJ included.  Use it on text for a person (an HTML text node, a chart
+    title, a terminal line), never on the data itself.
+
+    >>> visible_text("evil\u202elmth.exe"), visible_text("\x1b[2Jred\x07"), visible_text("a\tb\n", keep="\n\t")
+    ('evil\\u202elmth.exe', '\\u001b[2Jred\\u0007', 'a\tb\n')
+    >>> visible_text("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645") == "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
+    True
+    """
+    return INVISIBLE_CHARS.sub(lambda m: m.group() if m.group() in keep else f"\\u{ord(m.group()):04x}", str(text))
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:

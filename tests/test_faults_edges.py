@@ -116,7 +116,7 @@ def test_binary_csv_is_listed_as_bad_and_the_good_files_stay_usable(tmp_path):
     infos = {i.name: i for i in list_datasets(d)}
     assert set(infos) == {"broken", "latin1", "mine-words"}
     assert infos["broken"].error == "broken.csv: binary data (a NUL byte at byte 0), not a CSV text file"
-    assert infos["latin1"].error.startswith("latin1.csv: line 1 is not UTF-8 text (byte 0xe9 at column 1)")
+    assert infos["latin1"].error.startswith("latin1.csv: line 1 is not UTF-8 text (byte 0xe9 at character column 1)")
     assert infos["mine-words"].error is None and infos["mine-words"].languages == ("en", "de")
     assert load_dataset(infos["mine-words"].path).languages == ("en", "de")
     found, notes = list_folder_datasets(d)

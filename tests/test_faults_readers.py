@@ -31,7 +31,9 @@ def _fails(call, *parts: str) -> str:
 
 # --------------------------------------------------------------------------- Semanscope CSV
 
-SEPARATORS = ["\u2028", "\u2029", "\u0085", "\x0c", "\x0b", "\x1c", "\x1d", "\x1e"]
+# (U+0085, form feed, vertical tab and \x1c-\x1e are control characters, refused as the encoders refuse them:
+#  tests/test_faults_reader_audit8.py)
+SEPARATORS = ["\u2028", "\u2029"]
 
 
 @pytest.mark.parametrize("quoted", [False, True], ids=["plain", "quoted"])

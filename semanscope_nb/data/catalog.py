@@ -25,7 +25,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from semanscope_nb.data.languages import language_code
+from semanscope_nb.data.languages import header_language_code
 
 
 def bundled_data_dir() -> Path:
@@ -90,12 +90,13 @@ def _header_languages(path: Path) -> tuple[str, ...]:
             try:
                 line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
             except UnicodeDecodeError as exc:
+                column = len(raw[:exc.start].decode("utf-8", errors="replace")) + 1  # characters, not bytes
                 raise DatasetError(f"{path.name}: line {line_no} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
-                                   f"column {exc.start + 1}); save the file as UTF-8") from None
+                                   f"character column {column}); save the file as UTF-8") from None
             if line.strip() and not line.lstrip(" \t").startswith("#"):
                 header = line.rstrip("\r\n")
                 break
-    return tuple(c for c in (language_code(h) for h in next(csv.reader([header]), [])) if c)
+    return tuple(c for c in (header_language_code(h) for h in next(csv.reader([header]), [])) if c)  # as the reader
 
 
 def _dataset_info(path: Path, languages: tuple[str, ...], error: str | None = None) -> DatasetInfo:

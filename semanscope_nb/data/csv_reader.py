@@ -9,6 +9,9 @@ when asked, and turns the csv module's errors into a
 :class:`~semanscope_nb.errors.DatasetError` naming file, line and column (an
 unterminated quote, text after a closing quote).
 
+:func:`find_control_character` is the one rule on control characters, shared by the
+word readers and every encoder.
+
 Layer: data.  Imports :mod:`semanscope_nb.errors` only (the standard library's ``csv`` does the parsing).
 
 Example
@@ -24,11 +27,13 @@ semanscope_nb.errors.DatasetError: f.csv: line 1, column 3: unterminated quote: 
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import hashlib
 import io
 import os
+import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +42,25 @@ from typing import Iterator, Sequence
 from semanscope_nb.errors import DatasetError
 
 _GZIP_MAGIC = b"\x1f\x8b"
+
+#: the control characters (Unicode category Cc) a text may not hold: all but tab, line feed and carriage return.
+#: The one rule of the word readers (a cell holding one is an error naming file, line and column) and of every
+#: encoder (:func:`semanscope_nb.models.encoders.check_text_characters`): a file the reader accepts no model refuses.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def find_control_character(text: str) -> int:
+    """Index of the first control character of ``text`` a text may not hold, or -1 (like ``str.find``).
+
+    The control characters (Unicode category Cc: C0, DEL and C1, U+0085 and form feed included) but tab,
+    line feed and carriage return; U+2028, U+2029 and the invisible format characters (category Cf) are not
+    control characters.
+
+    >>> find_control_character("ho\\x07use"), find_control_character("tab\\tand\\nline\\u2028sep")
+    (2, -1)
+    """
+    m = _CONTROL.search(text)
+    return -1 if m is None else m.start()
 
 
 def _line_col(text: str, index: int, *, first_line: int = 1) -> tuple[int, int]:
@@ -102,13 +126,16 @@ def read_text_file(path: Path) -> tuple[str, str]:
             f"{path}: line 1, column 1: gzip-compressed data in a file not named .gz; "
             f"rename it to {path.name}.gz or decompress it (gunzip)"
         )
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
-        text = data.decode("utf-8-sig")
+        text = data[bom:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        line, col = _line_col(data[: exc.start].decode("utf-8", errors="replace"), exc.start)
+        # the text before the bad byte is valid UTF-8: its characters (not its bytes; the BOM is none) give the column
+        before = data[bom : bom + exc.start].decode("utf-8", errors="replace")
+        line, col = _line_col(before, len(before))
         raise DatasetError(
-            f"{path}: line {line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}, column {col}); "
-            "save the file as UTF-8"
+            f"{path}: line {line}: not valid UTF-8 (byte 0x{data[bom + exc.start]:02x} at character column {col} of "
+            f"the line, byte offset {bom + exc.start} of the file); save the file as UTF-8"
         ) from None
     nul = text.find("\x00")
     if nul >= 0:
@@ -168,7 +195,8 @@ class CsvRows:
     """Records of a delimited text with their physical line numbers.
 
     Rows are split only at ``\\r``/``\\n`` (a U+2028 or form feed inside a cell
-    stays in the cell); a quoted cell may span lines, and every line counts.
+    stays in the cell: the word readers then refuse a form feed, a control
+    character, naming its line); a quoted cell may span lines, and every line counts.
     With ``comment``, a line that starts a record and whose first non-blank
     character is ``comment`` is skipped and its number kept in
     ``comment_lines`` (a line inside a quoted cell is never a comment).  csv

@@ -2,7 +2,11 @@
 
 The project's own aliases (:data:`LANGUAGE_ALIASES`: the paper's ``english``,
 its tool's ``enu`` / ``chn``, ``mandarin`` ...) come first; any other ISO 639
-code, BCP 47 tag or language name is looked up in ``langcodes``.
+code, BCP 47 tag or whole language name is looked up in ``langcodes`` (a name
+must match one of its names exactly: ``index`` or ``english;chinese`` is no
+language).  :func:`header_language_code` reads a CSV header cell: the same, but
+the column names of :data:`RESERVED_COLUMNS` (``id``, ``index``, ``no`` ...) are
+never languages.
 
 Layer: data.  Imports nothing of the package (``langcodes`` only).
 
@@ -10,6 +14,8 @@ Example
 -------
 >>> language_code("Chinese"), language_code("enu"), language_code("Georgian"), language_code("category")
 ('zh', 'en', 'ka', None)
+>>> header_language_code("id"), header_language_code("indonesian"), language_code("id")
+(None, 'id', 'id')
 >>> language_name("de"), LANGUAGE_NAMES["zh"]
 ('German', 'Chinese')
 """
@@ -52,6 +58,12 @@ LANGUAGE_ALIASES: dict[str, tuple[str, ...]] = {
 _HEADER_TO_CODE = {alias: code for code, names in LANGUAGE_ALIASES.items() for alias in (code, *names)}
 #: header names of a concept-group column (never read as a language)
 GROUP_COLUMNS = ("category", "group", "domain", "concept_group")
+#: header names of columns that are never languages in a Semanscope CSV: row numbers, keys and labels.  Some are
+#: ISO 639 codes or language names (``id`` Indonesian, ``no`` Norwegian, ``nr`` South Ndebele, ``label`` the Label
+#: language of Papua New Guinea) that a user may still name as a language
+#: (:func:`language_code`), but a header cell so named is a row-number column (ignored, and listed in the report):
+#: Indonesian is ``indonesian`` or ``ind`` in a header, Norwegian ``norwegian`` or ``nor``.
+RESERVED_COLUMNS = ("id", "index", "idx", "row", "row_id", "no", "nr", "number", "concept_id", "key", "label")
 _TAG = re.compile(r"[a-z]{2,3}([-_][a-z0-9]{2,8})*")
 
 
@@ -107,23 +119,66 @@ def _code_from_langcodes(key: str) -> str | None:
         # so that a column named "tag" or "row" is not read as some rare language
         if lang is not None and lang.is_valid() and lang.language and (len(key) != 3 or len(lang.language) == 2):
             return lang.to_tag() if "-" in key or "_" in key else lang.language
-    try:  # a language name in English or in the language itself: Georgian, armenian, ქართული
-        found = langcodes.find(key)
+    name = key.replace("_", " ")  # langcodes reads '-' in a name as a space (english-us); '_' likewise
+    if not _is_language_name(name):  # langcodes.find also matches a prefix: 'index' (Da'a Kaili), 'english;chinese'
+        return None
+    try:  # a language name in English or in the language itself: Georgian, armenian, ქართული, francés
+        found = langcodes.find(name)
     except (LookupError, UnicodeError, SystemError):  # binary junk breaks langcodes' name trie: not a language
         return None
     return found.to_tag()
 
 
+@functools.lru_cache(maxsize=1)
+def _name_table() -> object | None:
+    """language_data's table of every language name (in any language) that ``langcodes.find`` looks names up in."""
+    try:
+        from language_data.names import load_trie
+        from language_data.util import data_filename
+
+        return load_trie(data_filename("trie/und/name_to_language.marisa"))
+    except (ImportError, AttributeError, OSError, ValueError):  # another language_data layout: round-trip instead
+        return None
+
+
+def _is_language_name(key: str) -> bool:
+    """True when ``key`` is, as a whole, the name of a language (what ``langcodes.find`` finds without a prefix match).
+
+    ``langcodes.find`` returns the language of the longest name that starts ``key`` (``"index"`` -> Da'a Kaili,
+    ``"english;chinese"`` -> English); a header names a language only when the whole cell is one of its names.
+    """
+    import langcodes
+
+    try:
+        from language_data.names import normalize_name  # what the table's names are normalised by (case, '-', '()')
+    except ImportError:
+        return False
+    table = _name_table()
+    try:
+        lookup = normalize_name(key)
+        if table is not None:
+            return lookup in table  # type: ignore[operator]
+        found = langcodes.find(key)  # no table: the name must round-trip (its English name or its autonym)
+        return lookup in {normalize_name(found.display_name()), normalize_name(found.autonym())}
+    except (LookupError, UnicodeError, SystemError):
+        return False
+
+
 def language_code(name: str) -> str | None:
-    """Map a header or user-supplied language name to its ISO code, or None.
+    """Map a user-supplied language name to its ISO code, or None (a CSV header cell: :func:`header_language_code`).
 
     The project's own aliases (``enu``, ``chn``, ``mandarin`` ...) come first; any
     other ISO 639 code, BCP 47 tag or language name is looked up in ``langcodes``.
+    A name must be a whole name of the language, in any language (``German``,
+    ``deutsch``, ``francés``); a text that only starts with one (``english;chinese``,
+    ``index``) is not a language.
 
     >>> language_code("Chinese"), language_code("de"), language_code("human")
     ('zh', 'de', None)
     >>> language_code("Georgian"), language_code("hy"), language_code("kat")
     ('ka', 'hy', 'ka')
+    >>> language_code("index"), language_code("english;chinese")
+    (None, None)
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a string, got {type(name).__name__}")
@@ -131,6 +186,27 @@ def language_code(name: str) -> str | None:
     if not key:
         return None
     return _HEADER_TO_CODE.get(key) or _code_from_langcodes(key)
+
+
+def header_language_code(header: str) -> str | None:
+    """The language a CSV header cell names, or None: :func:`language_code`, but the column names of
+    :data:`RESERVED_COLUMNS` (row numbers and keys: ``id``, ``index``, ``no`` ...) are never languages.
+
+    Indonesian is ``indonesian`` or ``ind`` in a header (``id`` is a row-number column), Norwegian
+    ``norwegian`` or ``nor`` (``no`` is one too).  A cell names a language only as a whole: an ISO 639 code,
+    a BCP 47 tag (``zh-CN``, ``zh_Hant``) or a language name (``English``, ``deutsch``, ``ქართული``);
+    ``index``, ``english;chinese`` and ``chinse`` are not languages.
+
+    >>> header_language_code("English"), header_language_code("zh_Hant"), header_language_code("ind")
+    ('en', 'zh-Hant', 'id')
+    >>> header_language_code("id"), header_language_code("index"), header_language_code("english;chinese")
+    (None, None, None)
+    """
+    if not isinstance(header, str):
+        raise TypeError(f"header must be a string, got {type(header).__name__}")
+    if header.strip().lower() in RESERVED_COLUMNS:
+        return None
+    return language_code(header)
 
 
 #: what a language code the package does not know may look like: a BCP 47-style tag (letters, digits, '-', '_')

@@ -29,6 +29,7 @@ import collections.abc
 import hashlib
 import io
 import os
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal, Mapping, Sequence
@@ -44,12 +45,20 @@ from semanscope_nb.data.catalog import (  # noqa: F401
     shared_data_dir,
 )
 from semanscope_nb.data.concept_key import concept_key
-from semanscope_nb.data.csv_reader import CsvRows, is_blank_record, physical_lines, read_text_file
+from semanscope_nb.data.csv_reader import (
+    CsvRows,
+    find_control_character,
+    is_blank_record,
+    physical_lines,
+    read_text_file,
+)
 from semanscope_nb.data.languages import (  # noqa: F401
     GROUP_COLUMNS,
     LANGUAGE_ALIASES,
     LANGUAGE_NAMES,
+    RESERVED_COLUMNS,
     checked_language_code,
+    header_language_code,
     language_code,
     language_name,
 )
@@ -58,6 +67,34 @@ from semanscope_nb.errors import ArgumentError, DatasetError
 
 #: separates the alternative words of a cell (``bank|shore``)
 ALTERNATIVE_SEPARATOR = "|"
+#: the byte-order mark (ZERO WIDTH NO-BREAK SPACE): the file's own is dropped by the reader; one inside a cell (files
+#: pasted together) is removed from its word and reported, so that '\ufefffire' is the word 'fire'
+_BOM = "\ufeff"
+
+
+def _is_blank(text: str) -> bool:
+    """True when ``text`` shows nothing: only whitespace and invisible format characters (Unicode category Cf:
+    U+200B zero-width space, U+2060 word joiner, U+FEFF ...); such a word is no word.
+
+    >>> _is_blank(" \\u200b\\u2060"), _is_blank("fire"), _is_blank("\\u200dfire")
+    (True, False, False)
+    """
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """``text`` quoted for a message: escapes for control and invisible characters, cut at ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def _control_message(text: str, at: int, *, what: str = "cell") -> str:
+    """What is wrong with ``text`` whose character ``at`` is a control character (never the raw character).
+
+    >>> _control_message("ho\\x07use", 2)
+    "'ho\\\\x07use' holds the control character U+0007 at character 3 of the cell; remove it (a word may hold no control character but tab, line feed and carriage return)"
+    """
+    return (f"{_shown(text)} holds the control character U+{ord(text[at]):04X} at character {at + 1} of the {what}; "
+            "remove it (a word may hold no control character but tab, line feed and carriage return)")
 
 
 @dataclass(frozen=True)
@@ -180,6 +217,9 @@ class WordDataset:
         return pd.DataFrame(data)
 
     def _resolve(self, language: str) -> str:
+        if not isinstance(language, str) or not language.strip():
+            raise ArgumentError(f"languages: {language!r} is not a language code or name (dataset '{self.name}' has: "
+                                f"{', '.join(self.languages)})")
         code = language_code(language) or language
         if code not in self.languages:
             raise DatasetError(
@@ -268,8 +308,11 @@ def check_dataset(
             if not cell:
                 raise DatasetError(f"{where}: row {r}, language {codes[k]}: empty cell (no word)")
             for w in cell:
-                if not isinstance(w, str) or not w.strip():
+                if not isinstance(w, str) or _is_blank(w):
                     raise DatasetError(f"{where}: row {r}, language {codes[k]}: {w!r:.80} is not a word (non-empty text)")
+                at = find_control_character(w)
+                if at >= 0:
+                    raise DatasetError(f"{where}: row {r}, language {codes[k]}: {_control_message(w, at)}")
         if row_changed:
             row, changed = tuple(tuple(cell) for cell in row), True
         checked_rows.append(row)
@@ -296,15 +339,23 @@ def check_dataset(
 
 
 def _split_cell(cell: str) -> tuple[tuple[str, ...], list[str]]:
-    """The ``|`` alternatives of a cell (stripped, first-seen order) and notes on what was left out.
+    """The ``|`` alternatives of a cell (stripped, first-seen order) and notes on what was left out or changed.
+
+    An alternative of only whitespace and invisible format characters (U+200B, U+2060, U+FEFF ...) is empty;
+    a byte-order mark U+FEFF inside a word is removed from it (and noted).
 
     >>> _split_cell(" bank | shore |bank| ")
     (('bank', 'shore'), ["empty alternative in 'bank | shore |bank|' ignored", "repeated alternative in 'bank | shore |bank|' kept once"])
+    >>> _split_cell("\\ufefffire|\\u200b")
+    (('fire',), ["byte-order mark U+FEFF removed from '\\\\ufefffire|\\\\u200b'", "empty alternative in '\\\\ufefffire|\\\\u200b' ignored"])
     """
     parts = [p.strip() for p in cell.split(ALTERNATIVE_SEPARATOR)]
-    words = [p for p in parts if p]
-    unique = tuple(dict.fromkeys(words))
     notes = []
+    if _BOM in cell and not _is_blank(cell.replace(ALTERNATIVE_SEPARATOR, "")):
+        parts = [p.replace(_BOM, "").strip() for p in parts]
+        notes.append(f"byte-order mark U+FEFF removed from {cell.strip()!r}")
+    words = [p for p in parts if not _is_blank(p)]
+    unique = tuple(dict.fromkeys(words))
     if words and len(words) < len(parts):
         notes.append(f"empty alternative in {cell.strip()!r} ignored")
     if len(unique) < len(words):
@@ -378,8 +429,16 @@ def read_semanscope_csv(
 
     Columns may come in any order; columns that are not languages (``human``,
     ``difficulty``) are ignored, and ``category`` becomes the concept group.
-    An empty cell in a language column is an error naming line and column
-    (``on_empty="drop"`` drops the row and reports it instead).  ``languages``
+    A header cell is a language when it is, as a whole, a language code or tag
+    or a language name (:func:`~semanscope_nb.data.languages.header_language_code`);
+    the row-number and key columns of ``RESERVED_COLUMNS`` (``id``, ``index``,
+    ``no`` ...) never are: Indonesian is ``indonesian`` or ``ind`` in a header.
+    Fewer than two language columns is an error naming the header's other
+    columns (a misspelt ``chinse``).  An empty cell in a language column (or
+    one of only invisible characters: U+200B, U+2060, U+FEFF ...) is an error
+    naming line and column (``on_empty="drop"`` drops the row and reports it
+    instead).  A byte-order mark U+FEFF inside a cell or a header cell is
+    removed (and reported): ``\\ufefffire`` is the word ``fire``.  ``languages``
     selects columns *after* reading: every language column is read and checked
     and duplicate rows are whole rows, so the concepts are the same rows for
     every selection (``read_semanscope_csv(p, languages=L)`` is
@@ -393,11 +452,16 @@ def read_semanscope_csv(
     line out; quote it (``"#1"``) to make it a word.  A ``#`` anywhere else is
     text.  Every skipped comment line is listed in ``report``.
 
-    Rows end only at ``\\r``/``\\n``: U+2028, U+0085, form feeds and the other
-    ``str.splitlines`` separators stay inside their cell.  A quoted cell may
-    span lines (reported); line numbers are physical lines.  An unterminated
-    quote, text after a closing quote and a cell over ``csv.field_size_limit``
-    are errors naming file, line and column.  ``report`` also lists ignored
+    Rows end only at ``\\r``/``\\n``: U+2028 and U+2029 stay inside their cell.
+    The other ``str.splitlines`` separators (U+0085, form feed, vertical tab,
+    ``\\x1c``-``\\x1e``) are control characters: like every control character
+    but tab, line feed and carriage return (the encoders' rule,
+    :func:`~semanscope_nb.data.csv_reader.find_control_character`), one in a
+    language cell is an error naming file, line and column (shown as U+0085,
+    never raw), not a row split.  A quoted cell may span lines (reported); line
+    numbers are physical lines.  An unterminated quote, text after a closing
+    quote and a cell over ``csv.field_size_limit`` are errors naming file, line
+    and column.  ``report`` also lists ignored
     columns, empty or repeated ``|`` alternatives, rows of empty cells and
     dropped duplicate rows.
 
@@ -419,14 +483,25 @@ def read_semanscope_csv(
     header = next((r for r in rows if not is_blank_record(r.fields)), None)
     if header is None:
         raise DatasetError(f"{path}: empty file (no header row of language names)")
-    columns = [h.strip() for h in header.fields]
+    columns = [h.replace(_BOM, "").strip() for h in header.fields]  # a BOM before a header cell (files pasted together)
+    report = [
+        f"{path}: line {header.line}, column {j + 1}: byte-order mark U+FEFF removed from the header cell {h.strip()!r}"
+        for j, h in enumerate(header.fields) if _BOM in h
+    ]
     lang_cols = _language_columns(path, columns, line=header.line)
     group_col = next((j for j, h in enumerate(columns) if h.lower() in GROUP_COLUMNS), None)
-    report = [
-        f"{path}: column '{h}' is not a language; ignored"
-        for j, h in enumerate(columns)
-        if j not in lang_cols and j != group_col and h
-    ]
+    others = [j for j, h in enumerate(columns) if j not in lang_cols and j != group_col and h]
+    if len(lang_cols) < 2:
+        named = ", ".join(f"'{columns[j]}' (column {j + 1}" + (", a row-number or key column)"
+                          if columns[j].lower() in RESERVED_COLUMNS else ")") for j in others)
+        raise DatasetError(
+            f"{path}: dataset '{name or _dataset_name(path)}' needs at least two languages, got "
+            f"{list(lang_cols.values())}; "
+            + (f"the header's other columns are not language names: {named}" if named else
+               f"the header (line {header.line}) has no other column")
+            + " (name a language column by its code, such as 'en', or its name, such as 'english')"
+        )
+    report += [f"{path}: column '{columns[j]}' is not a language; ignored" for j in others]
     unnamed = [j for j, h in enumerate(columns) if not h]
     wanted = _wanted_languages(path, languages, lang_cols, columns)
     raw_rows: list[tuple[int, list[tuple[str, ...]], str | None]] = []
@@ -470,8 +545,12 @@ def read_semanscope_csv(
 
 
 def _language_columns(path: Path, columns: Sequence[str], *, line: int) -> dict[int, str]:
-    """Column index -> language code of the header's language columns; a language named twice is an error."""
-    lang_cols = {j: code for j, h in enumerate(columns) if (code := language_code(h))}
+    """Column index -> language code of the header's language columns; a language named twice is an error.
+
+    A header cell is a language when :func:`~semanscope_nb.data.languages.header_language_code` reads it as one: a
+    code, a tag or a whole language name, never a column name of ``RESERVED_COLUMNS`` (``id``, ``index`` ...).
+    """
+    lang_cols = {j: code for j, h in enumerate(columns) if (code := header_language_code(h))}
     first_col: dict[str, int] = {}
     for j, code in lang_cols.items():
         if code in first_col:
@@ -527,9 +606,18 @@ def _padded_fields(path: Path, line: int, fields: list[str], n_columns: int) -> 
 
 def _row_cells(path: Path, line: int, fields: Sequence[str], cols: Sequence[int], columns: Sequence[str], *,
                on_empty: str, notes: list[str]) -> list[tuple[str, ...]] | None:
-    """The ``|`` alternatives of each wanted column of a row; None for a row dropped for an empty cell."""
+    """The ``|`` alternatives of each wanted column of a row; None for a row dropped for an empty cell.
+
+    A cell holding a control character is an error naming its line and column (the encoders' rule).
+    """
     cells = []
     for j in cols:
+        at = find_control_character(fields[j])
+        if at >= 0:
+            before = fields[j][:at]  # a quoted cell may span lines: the line of the character
+            at_line = line + before.count("\n") + before.count("\r") - before.count("\r\n")
+            raise DatasetError(f"{path}: line {at_line}, column {j + 1} ({columns[j]}): the cell "
+                               f"{_control_message(fields[j], at)}")
         cell, cell_notes = _split_cell(fields[j])
         cells.append(cell)
         notes.extend(f"{path}: line {line}: column {columns[j]}: {n}" for n in cell_notes)
@@ -537,6 +625,10 @@ def _row_cells(path: Path, line: int, fields: Sequence[str], cols: Sequence[int]
     if not empty:
         return cells
     msg = f"{path}: line {line}: empty cell in column(s) {', '.join(empty)}"
+    invisible = sorted({f"U+{ord(ch):04X}" for j, cell in zip(cols, cells) if not cell
+                        for ch in fields[j] if not ch.isspace() and ch != ALTERNATIVE_SEPARATOR})
+    if invisible:
+        msg += f" (only invisible characters: {', '.join(invisible)})"
     if on_empty == "error":
         raise DatasetError(msg + " (fill it in, or read with on_empty='drop'; every language column is read whatever "
                            "languages= selects, so a concept is the same row for every choice of languages)")
@@ -550,8 +642,10 @@ def read_word_lists(files: Mapping[str, str | os.PathLike], *, name: str = "word
     ``#`` lines (first non-blank character ``#``) are skipped in every file and
     listed in ``report``; the remaining entries must agree in number.  Entries
     may hold ``|`` alternatives.  Lines end only at ``\\r``/``\\n``.  An empty
-    line between entries, an entry with no word (``|``) and two keys naming
-    one language (``en`` and ``english``) are errors naming the files and line;
+    line between entries, an entry with no word (``|``, or invisible characters
+    only), a control character (the encoders' rule; file, line and column) and
+    two keys naming one language (``en`` and ``english``) are errors naming the
+    files and line; a byte-order mark inside an entry is removed and reported;
     blank lines before the first or after the last entry are ignored.
 
     >>> import semanscope_nb as snb, pathlib, tempfile
@@ -611,9 +705,14 @@ def _word_list_entries(p: Path, text: str, report: list[str]) -> list[tuple[int,
         if stripped.startswith("#"):
             comments.append(no)
             continue
+        entry = line.rstrip("\r\n")
+        at = find_control_character(entry)
+        if at >= 0:
+            raise DatasetError(f"{p}: line {no}, column {at + 1}: the line {_control_message(entry, at, what='line')}")
         words, notes = _split_cell(stripped)
         if not words:
-            raise DatasetError(f"{p}: line {no}: empty entry {stripped!r} (no word between the '|')")
+            why = "no word between the '|'" if ALTERNATIVE_SEPARATOR in stripped else "only invisible characters"
+            raise DatasetError(f"{p}: line {no}: empty entry {stripped!r} ({why})")
         report.extend(f"{p}: line {no}: {n}" for n in notes)
         entries.append((no, words))
     if entries:
@@ -633,8 +732,8 @@ def dataset_from_frame(frame: pd.DataFrame, *, name: str = "frame") -> WordDatas
     buf = io.StringIO()
     frame.to_csv(buf, index=False)
     text = buf.getvalue()
-    langs = [c for c in frame.columns if language_code(str(c))]
-    codes = [language_code(str(c)) for c in langs]
+    langs = [c for c in frame.columns if header_language_code(str(c))]
+    codes = [header_language_code(str(c)) for c in langs]
     repeated = sorted({c for c in codes if codes.count(c) > 1})
     if repeated:
         raise DatasetError(
@@ -643,7 +742,12 @@ def dataset_from_frame(frame: pd.DataFrame, *, name: str = "frame") -> WordDatas
     rows = []
     report: list[str] = []
     for i, rec in enumerate(frame[langs].itertuples(index=False)):
-        split = [_split_cell("" if pd.isna(v) else str(v)) for v in rec]
+        texts = ["" if pd.isna(v) else str(v) for v in rec]
+        for c, text in zip(langs, texts):
+            at = find_control_character(text)
+            if at >= 0:
+                raise DatasetError(f"{name}: row {i}, column {c}: the cell {_control_message(text, at)}")
+        split = [_split_cell(text) for text in texts]
         cells = [cell for cell, _ in split]
         empty = [str(c) for c, cell in zip(langs, cells) if not cell]
         if empty:
@@ -664,6 +768,17 @@ def _dataset_name(path: Path) -> str:
     return path.stem
 
 
+def _path_exists(path: Path, given: object) -> bool:
+    """Whether ``path`` exists; a name the file system cannot hold (too long, say) is a DatasetError naming it."""
+    try:
+        return path.exists()
+    except OSError as exc:  # ENAMETOOLONG and the like: pathlib raises what it does not take for "absent"
+        text = str(given)
+        shown = text if len(text) <= 80 else f"{text[:80]}..."
+        raise DatasetError(f"load_dataset: '{shown}' ({len(text)} characters) is not a dataset name or a path this "
+                           f"file system can open: {exc.strerror or exc}") from None
+
+
 def load_dataset(
     name_or_path: str | os.PathLike,
     *,
@@ -679,9 +794,9 @@ def load_dataset(
     if not str(name_or_path).strip():
         raise ArgumentError("load_dataset: the dataset name is empty (give a bundled name or a CSV path)")
     p = Path(name_or_path)
-    if p.suffix.lower() != ".csv" and not p.exists():
+    if p.suffix.lower() != ".csv" and not _path_exists(p, name_or_path):
         candidate = bundled_data_dir() / f"{name_or_path}.csv"
-        if not candidate.exists():
+        if not _path_exists(candidate, name_or_path):
             known = ", ".join(d.name for d in list_datasets())
             raise DatasetError(f"unknown dataset '{name_or_path}'; bundled: {known}; or pass a path to a CSV file")
         p = candidate

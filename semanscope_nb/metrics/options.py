@@ -100,6 +100,22 @@ def check_confidence(confidence: Any) -> float:
     return float(confidence)
 
 
+def check_flag(name: str, value: Any) -> bool:
+    """``value`` as a bool: True or False (a NumPy bool too); a string or a number is refused, since ``"no"``,
+    ``"false"`` or ``"0"`` (from a config file) would otherwise read as True.
+
+    >>> check_flag("surface_null", np.bool_(False))
+    False
+    >>> check_flag("surface_null", "no")
+    Traceback (most recent call last):
+    ...
+    semanscope_nb.errors.ArgumentError: surface_null must be True or False, got 'no'
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ArgumentError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_ks(ks: Any, *, name: str = "ks", allow_empty: bool = False) -> tuple[int, ...]:
     """``ks`` (one k or several) as a sorted tuple of distinct positive ints.
 
@@ -142,4 +158,4 @@ def check_common(params: Any) -> None:
         check_ks(params["ks"], allow_empty=True)
 
 
-__all__ = ["MAX_RESAMPLES", "check_common", "check_confidence", "check_count", "check_ks", "check_n_boot", "check_seed", "is_whole"]
+__all__ = ["MAX_RESAMPLES", "check_common", "check_confidence", "check_count", "check_flag", "check_ks", "check_n_boot", "check_seed", "is_whole"]

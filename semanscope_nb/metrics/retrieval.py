@@ -74,13 +74,14 @@ import scipy.sparse as sp
 
 from semanscope_nb.data.concept_key import item_key, key_order
 from semanscope_nb.results import Estimate, Interval, Result
-from semanscope_nb.errors import EmbeddingError
+from semanscope_nb.errors import ArgumentError, EmbeddingError
 from semanscope_nb.metrics.search import (
     DEFAULT_MAX_BLOCK_BYTES,
     DistanceProvider,
     EmbeddingDistances,
     Metric,
     check_k,
+    check_names,
     distance_provider,
 )
 from semanscope_nb.metrics.options import check_confidence, check_ks, check_n_boot, check_seed
@@ -573,6 +574,16 @@ def _check_ks(ks: Sequence[int], n_corpus: int) -> tuple[int, ...]:
     return tuple(check_k(k, n_corpus, name="k") for k in check_ks(ks))
 
 
+def _check_labels(labels: Any, n_rows: int, name: str) -> None:
+    """Refuse row labels that are not one per row (``.errors()`` and the bootstrap's row order read them by row)."""
+    if labels is None:
+        return
+    if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__") or not hasattr(labels, "__iter__"):
+        raise ArgumentError(f"{name} must be a list of labels, one per row ({n_rows}), got {type(labels).__name__}")
+    if len(labels) != n_rows:
+        raise ArgumentError(f"{name} has {len(labels)} labels but there are {n_rows} rows: give one label per row")
+
+
 def _direction(
     provider: DistanceProvider, gold: _Gold | None, *, ks: Sequence[int], n_boot: int, seed: int, confidence: float,
     block: int | None, max_block_bytes: int, direction: str, metric: str,
@@ -580,6 +591,8 @@ def _direction(
     precomputed: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> BitextResult:
     ks = _check_ks(ks, provider.n_corpus)
+    _check_labels(query_labels, provider.n_queries, "query_labels")
+    _check_labels(corpus_labels, provider.n_corpus, "corpus_labels")
     if precomputed is not None:
         ranks, preds = precomputed
     else:
@@ -641,12 +654,15 @@ def bitext_retrieval(
     """
     n_boot = resolve(n_boot, "n_boot")
     _check_boot(n_boot, confidence, seed)
+    names = check_names(names)
     provider = distance_provider(source, target, metric=metric, names=names, dtype=dtype)
     if provider.n_queries != provider.n_corpus:
         raise EmbeddingError(
             f"{names[0]} has {provider.n_queries} rows but {names[1]} has {provider.n_corpus}: "
             "bitext retrieval needs aligned lists (row i translates row i)"
         )
+    _check_labels(source_labels, provider.n_queries, "source_labels")
+    _check_labels(target_labels, provider.n_corpus, "target_labels")
     metric_name = getattr(provider, "metric", metric)
     common = dict(ks=ks, n_boot=n_boot, seed=seed, confidence=confidence, block=block, max_block_bytes=max_block_bytes, metric=metric_name)
     rf, pf, rr, pr = diagonal_ranks(provider, block=block, max_block_bytes=max_block_bytes)
@@ -676,18 +692,21 @@ def text_distances(
     corpus_language: str | None = None,
     metric: Metric = "cosine",
     cache: "EmbeddingCache | None | Literal[False]" = None,
+    fit_texts: Sequence[str] | None = None,
 ) -> tuple[DistanceProvider, dict[str, Any]]:
     """The distance provider of ``model`` between two lists of texts, and the model's provenance.
 
     ``model`` is a registry id, an :class:`~semanscope_nb.Encoder` or a
-    :class:`~semanscope_nb.metrics.fusion.DistFuse` ensemble (which brings its own metric).
+    :class:`~semanscope_nb.metrics.fusion.DistFuse` ensemble (which brings its own metric).  ``fit_texts``: what a
+    corpus-fitted model (TF-IDF) is fitted on (None: the two lists; a word dataset's
+    :meth:`~semanscope_nb.data.words.WordDataset.fit_corpus`, as ``embed`` fits it).
     """
     from semanscope_nb.metrics.fusion import DistFuse
 
     if isinstance(model, DistFuse):
         provider = model.distances(query_texts, corpus_texts, query_language=query_language, corpus_language=corpus_language, cache=cache)
         return provider, model.provenance()
-    encoder = load_encoder(model, list(dict.fromkeys([*query_texts, *corpus_texts])))
+    encoder = load_encoder(model, list(dict.fromkeys([*query_texts, *corpus_texts])) if fit_texts is None else list(fit_texts))
     q = embed_texts(encoder, query_texts, language=query_language, cache=cache)
     c = embed_texts(encoder, corpus_texts, language=corpus_language, cache=cache)
     return EmbeddingDistances(q, c, metric=metric, dtype=None), {  # None: float32 for cosine
@@ -824,10 +843,17 @@ def lexicon_induction(
     """
     n_boot = resolve(n_boot, "n_boot")
     _check_boot(n_boot, confidence, seed)
+    if isinstance(data, (str, os.PathLike)):  # read here, so its fit corpus is known (below)
+        from semanscope_nb.data.words import load_dataset
+
+        data = load_dataset(data)
     pairs, name, src_lang, tgt_lang, sha = _word_pairs(data, source, target)
     src_words, tgt_words, gold_f, gold_r = _gold_from_pairs(pairs)
+    # a word dataset's corpus-fitted model is the one embed() fits: on the whole dataset (the retrieval task's model)
+    fit = data.fit_corpus() if hasattr(data, "fit_corpus") else None
     provider, model_info = text_distances(
-        src_words, tgt_words, model, query_language=src_lang, corpus_language=tgt_lang, metric=metric, cache=cache
+        src_words, tgt_words, model, query_language=src_lang, corpus_language=tgt_lang, metric=metric, cache=cache,
+        fit_texts=fit,
     )
     names = (src_lang or "source", tgt_lang or "target")
     metric_name = getattr(provider, "metric", metric)

@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from semanscope_nb.errors import EmbeddingError
+from semanscope_nb.errors import ArgumentError, EmbeddingError
 from semanscope_nb.metrics.ties import (
     dot_tolerance,
     euclidean_tolerance,
@@ -147,6 +147,18 @@ def _row_maxabs(x: np.ndarray, rows: int = 8192) -> np.ndarray:
     return out
 
 
+def check_names(names: Any) -> tuple[str, str]:
+    """``names`` (what the two sides are called in messages and directions) as a pair of strings.
+
+    >>> check_names(["en", "zh"])
+    ('en', 'zh')
+    """
+    if (not isinstance(names, (tuple, list)) or len(names) != 2
+            or not all(isinstance(n, str) and n for n in names)):
+        raise ArgumentError(f"names must be a pair of non-empty strings, e.g. ('en', 'zh'), got {names!r}")
+    return (names[0], names[1])
+
+
 class EmbeddingDistances(DistanceProvider):
     """Cosine (``1 - cos``) or Euclidean distances between two embedding arrays.
 
@@ -165,6 +177,7 @@ class EmbeddingDistances(DistanceProvider):
         dtype: type | None = np.float64,
         names: tuple[str, str] = ("queries", "corpus"),
     ) -> None:
+        names = check_names(names)
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
         dtype = _default_dtype(metric, dtype)  # None: float32 for cosine (what topk_search / bitext_retrieval use)

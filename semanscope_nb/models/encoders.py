@@ -18,18 +18,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import threading
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from semanscope_nb.data.csv_reader import find_control_character
 from semanscope_nb.errors import EmbeddingError, ModelLoadError
 from semanscope_nb.provenance import package_version
 
-#: control characters (Unicode category Cc) a text may not hold: all but tab, line feed and carriage return
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def check_text_characters(texts: Sequence[str], *, who: str = "encoder") -> None:
@@ -48,11 +46,11 @@ def check_text_characters(texts: Sequence[str], *, who: str = "encoder") -> None
     semanscope_nb.errors.EmbeddingError: multilingual-e5-small: texts[1] 'hello\x00world' holds the control character U+0000 at position 5; remove control characters (only tab, line feed and carriage return are allowed)
     """
     for i, text in enumerate(texts):
-        m = _CONTROL.search(text)
-        if m is not None:
+        at = find_control_character(text)  # the word readers' rule too: a file they accept no encoder refuses
+        if at >= 0:
             shown = text if len(text) <= 60 else text[:57] + "..."
-            raise EmbeddingError(f"{who}: texts[{i}] {shown!r} holds the control character U+{ord(m.group()):04X} at "
-                                 f"position {m.start()}; remove control characters (only tab, line feed and carriage "
+            raise EmbeddingError(f"{who}: texts[{i}] {shown!r} holds the control character U+{ord(text[at]):04X} at "
+                                 f"position {at}; remove control characters (only tab, line feed and carriage "
                                  "return are allowed)")
 
 

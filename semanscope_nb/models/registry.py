@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import os
+import threading
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 import pandas as pd
 
-from semanscope_nb.errors import LanguageSupportWarning, ModelLoadError, UnknownModelError
+from semanscope_nb.errors import ArgumentError, LanguageSupportWarning, ModelLoadError, UnknownModelError
 from semanscope_nb.models import encoders as enc
 
 USE_LANGUAGES = ("en", "zh", "zh-TW", "de", "fr", "es", "it", "ja", "ko", "nl", "pl", "pt", "ru", "th", "tr", "ar")
@@ -120,6 +121,10 @@ class ModelInfo:
 NEEDS = ("nothing", "hub", "key")
 _REGISTRY: dict[str, ModelInfo] = {}
 _LOADED: dict[str, enc.Encoder] = {}
+#: one lock per model id, so two threads asking for one model build one encoder (the second waits), while another
+#: model loads alongside; _LOCKS_LOCK only guards the creation of these locks
+_LOAD_LOCKS: dict[str, threading.RLock] = {}
+_LOCKS_LOCK = threading.Lock()
 
 
 def register_model(info: ModelInfo, *, replace: bool = False) -> ModelInfo:
@@ -417,8 +422,16 @@ def _is_generic(model_id: str) -> str | None:
     return None
 
 
+def _check_model_id(model_id: Any) -> None:
+    if not isinstance(model_id, str):
+        raise ArgumentError(f"model must be a model id (a string such as 'random-null', see snb.list_models()) or an "
+                            f"Encoder, got {type(model_id).__name__} {model_id!r}")
+
+
 def get_model_info(model_id: str) -> ModelInfo:
-    """Metadata of a registered (or generic ``st:``) model; unknown ids fail with suggestions."""
+    """Metadata of a registered (or generic ``st:``) model; unknown ids fail with suggestions, a non-string id with an
+    :class:`~semanscope_nb.errors.ArgumentError` naming ``model``."""
+    _check_model_id(model_id)
     if model_id in _REGISTRY:
         return _REGISTRY[model_id]
     target = _is_generic(model_id)
@@ -439,7 +452,12 @@ def get_model_info(model_id: str) -> ModelInfo:
 
 
 def load_model(model_id: str | enc.Encoder | None) -> enc.Encoder:
-    """The encoder of a model id (``None``: ``settings.default_model``; constructed once per process; weights load on first encode)."""
+    """The encoder of a model id (``None``: ``settings.default_model``; constructed once per process; weights load on first encode).
+
+    Thread-safe: threads asking for one model at once get one encoder (the factory runs once); a model that is
+    being constructed does not hold up the loading of another.  A model that is neither a string nor an
+    :class:`~semanscope_nb.models.encoders.Encoder` is refused with an :class:`~semanscope_nb.errors.ArgumentError`.
+    """
     if isinstance(model_id, enc.Encoder):
         return model_id
     if model_id is None:
@@ -447,9 +465,15 @@ def load_model(model_id: str | enc.Encoder | None) -> enc.Encoder:
 
         model_id = settings.default_model
     info = get_model_info(model_id)
-    if info.id not in _LOADED:
-        _LOADED[info.id] = info.factory()
-    return _LOADED[info.id]
+    loaded = _LOADED.get(info.id)
+    if loaded is not None:
+        return loaded
+    with _LOCKS_LOCK:
+        lock = _LOAD_LOCKS.setdefault(info.id, threading.RLock())
+    with lock:
+        if info.id not in _LOADED:
+            _LOADED[info.id] = info.factory()
+        return _LOADED[info.id]
 
 
 DEFAULT_MODEL = "use-multilingual"

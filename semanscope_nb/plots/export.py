@@ -54,7 +54,7 @@ import threading
 from pathlib import Path
 from typing import Any, Literal, Sequence
 
-from semanscope_nb.provenance import atomic_write_text, ensure_inside, kept_text, safe_name
+from semanscope_nb.provenance import atomic_write_text, ensure_inside, kept_text, safe_name, visible_text
 
 FORMATS = ("png", "svg", "pdf", "html")
 #: the MIME type JupyterLab 4 draws natively (Vega-Lite 5)
@@ -351,7 +351,8 @@ def split_cjk_runs(svg: str) -> str:
 def export_svg(chart: Any) -> str:
     """The chart as SVG for export: the export font list (:func:`export_font_family`) and CJK runs split out.
 
-    PNG and PDF exports are rendered from this SVG, so all three draw the same faces.
+    PNG and PDF exports are rendered from this SVG, so all three draw the same faces.  Control, bidi and
+    invisible characters in its texts are drawn as their escapes (:func:`~semanscope_nb.provenance.visible_text`).
 
     >>> import altair as alt
     >>> c = alt.Chart(alt.InlineData(values=[{"w": "frost"}])).mark_text().encode(text="w:N")
@@ -360,7 +361,28 @@ def export_svg(chart: Any) -> str:
     """
     import vl_convert as vlc
 
-    return split_cjk_runs(vlc.vegalite_to_svg(_with_export_font(_spec(chart)), vl_version=_vl_version()))
+    # a word or title holding a bidi override or a control character is drawn with it visible (\u202e), not obeyed;
+    # and vl-convert aborts the whole process (a Rust panic, no exception) on a C0 control in a text it draws
+    spec = _visible_strings(_with_export_font(_spec(chart)))
+    return split_cjk_runs(vlc.vegalite_to_svg(spec, vl_version=_vl_version()))
+
+
+def _visible_strings(obj: Any) -> Any:
+    r"""A copy of ``obj`` (a spec) whose every string and key is :func:`visible_text` (newlines and tabs kept).
+
+    Only for drawing an export: the chart and its spec keep the words exact.  Keys
+    too, so a field named by a user still matches its encoding.
+
+    >>> _visible_strings({"w\u202e": ["a\x1bb", 1, {"t": "x\ny"}]})
+    {'w\\u202e': ['a\\u001bb', 1, {'t': 'x\ny'}]}
+    """
+    if isinstance(obj, str):
+        return visible_text(obj, keep="\n\t")
+    if isinstance(obj, dict):
+        return {(visible_text(k, keep="\n\t") if isinstance(k, str) else k): _visible_strings(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_visible_strings(v) for v in obj]
+    return obj
 
 
 def embed_svg_fonts(svg: str) -> str:
@@ -414,7 +436,9 @@ def _vl_version() -> str:
 
 
 #: what may not appear raw inside a ``<script>`` element: ``</script`` ends it, ``<!--`` switches the HTML
-#: tokenizer into its escaped state, U+2028/2029 end a line in older JavaScript; ``&`` and ``>`` for symmetry
+#: tokenizer into its escaped state, U+2028/2029 end a line in older JavaScript; ``&`` and ``>`` for symmetry.
+#: The control, bidi and invisible characters of :data:`~semanscope_nb.provenance.INVISIBLE_CHARS` are escaped
+#: too (by :func:`script_json`): the same string to ``JSON.parse``, but none raw in the page's source
 _SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
@@ -425,6 +449,8 @@ def script_json(obj: Any) -> str:
     JSON and JavaScript read back as the same character: a label
     ``</script><script>alert(1)</script>`` stays a string of the chart (the
     escaping happens here, at the boundary; the words themselves are not changed).
+    So does every control, bidi or invisible character
+    (:func:`~semanscope_nb.provenance.visible_text`; JSON text only holds them inside strings).
 
     >>> script_json({"w": "</script><!--"})
     '{"w": "\\\\u003c/script\\\\u003e\\\\u003c!--"}'
@@ -436,7 +462,7 @@ def script_json(obj: Any) -> str:
     from semanscope_nb.provenance import json_ready
 
     text = json.dumps(json_ready(obj), ensure_ascii=False, allow_nan=False)  # NaN -> null: JSON.parse reads it
-    return "".join(_SCRIPT_ESCAPES.get(c, c) for c in text)
+    return visible_text("".join(_SCRIPT_ESCAPES.get(c, c) for c in text))
 
 
 _BUNDLES: dict[str, str] = {}
@@ -484,7 +510,7 @@ def chart_to_html(chart: Any, *, title: str = "semanscope chart") -> str:
     bundle = _javascript_bundle(_vl_version())
     return (
         "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"UTF-8\">\n"
-        f"<title>{_html.escape(str(title))}</title>\n"
+        f"<title>{_html.escape(visible_text(title))}</title>\n"
         "<style>#vega-chart.vega-embed { width: 100%; display: flex; }</style>\n"
         f'<script type="text/javascript">{bundle}</script>\n'
         "</head>\n<body>\n<div id=\"vega-chart\"></div>\n"
@@ -594,7 +620,7 @@ def download_link(chart: Any, format: Literal["png", "svg", "pdf", "html"] = "pn
     fmt = format.lower()
     data = base64.b64encode(chart_bytes(chart, fmt, svg_fonts=svg_fonts)).decode("ascii")  # type: ignore[arg-type]
     name = html.escape(f"{safe_name(filename, what='filename')}.{fmt}", quote=True)  # a file name, never a path
-    text = html.escape(label or f"download {fmt.upper()}")
+    text = html.escape(visible_text(label or f"download {fmt.upper()}"))
     return f'<a download="{name}" href="data:{_MIME[fmt]};base64,{data}">{text}</a>'
 
 

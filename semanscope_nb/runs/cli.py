@@ -6,6 +6,10 @@ file or argument at fault (exit status 2 for bad arguments and input, 1 for a
 run that failed, 130 when interrupted), never as a traceback
 (``SEMANSCOPE_DEBUG=1`` adds it).  Warnings are one ``semanscope: warning:``
 line each, and what the dataset readers report is printed as ``reader:`` lines.
+Every line printed (this module's :func:`print`, argparse's errors) shows control,
+bidi and invisible characters as ``\\uXXXX`` (:func:`~semanscope_nb.provenance.visible_text`):
+a CSV header cell or file name holding ``ESC ]0;...`` or U+202E cannot retitle,
+clear or reorder the user's terminal.
 
 Example
 -------
@@ -19,6 +23,7 @@ conceptual-space         481 concepts  languages: en,zh,de,fr,es,ja  (...)
 from __future__ import annotations
 
 import argparse
+import builtins
 import json
 import os
 import signal
@@ -33,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, NoReturn, Sequence
 
 from semanscope_nb.errors import ArgumentError, CacheError, SemanscopeError
 from semanscope_nb.metrics.affinity import TierThresholds
-from semanscope_nb.provenance import package_version
+from semanscope_nb.provenance import package_version, visible_text
 
 if TYPE_CHECKING:
     from semanscope_nb.models.cache import EmbeddingCache
@@ -42,11 +47,28 @@ if TYPE_CHECKING:
 MAX_REPORT_LINES = 20
 
 
+def print(*values: object, sep: str | None = " ", end: str | None = "\n", file: Any = None, flush: bool = False) -> None:
+    r"""``builtins.print`` for the terminal: the text through :func:`visible_text` (newlines and tabs kept).
+
+    It shadows the builtin on purpose, so that every line this module prints (report
+    lines, notes, warnings, errors, tables) is covered, including lines added later.
+    ``--json`` output too: the escape is JSON's own (``\u202e``), so stdout stays JSON
+    holding exactly the same values, and raw C1 controls or bidi overrides inside its
+    strings cannot act on a terminal either.
+
+    >>> print("a\x1b[2Jb\u202ec")
+    a\u001b[2Jb\u202ec
+    """
+    text = (" " if sep is None else sep).join(map(str, values))
+    builtins.print(visible_text(text, keep="\n\t"), end=end, file=file, flush=flush)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (``semanscope: error: ...``, exit status 2) instead of the usage block."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"semanscope: error: {message} (see '{self.prog} --help')\n")
+        # the message quotes what the user typed (an unknown choice, a bad value): shown visibly, as every CLI line
+        self.exit(2, visible_text(f"semanscope: error: {message} (see '{self.prog} --help')", keep="\t") + "\n")
 
 
 def _int_at_least(low: int) -> Callable[[str], int]:
@@ -628,7 +650,7 @@ def _run(args: argparse.Namespace) -> int:
             status, text = _describe(exc, args)
             print(f"semanscope: error: {text}", file=sys.stderr)
             if os.environ.get("SEMANSCOPE_DEBUG"):
-                traceback.print_exc()
+                print(traceback.format_exc(), end="", file=sys.stderr)  # through print: it quotes the same strings
             return status
     except _Terminated:  # SIGTERM while reporting a failure
         return 128 + signal.SIGTERM

@@ -39,8 +39,8 @@ from semanscope_nb.runs.grid import GridResult, run_grid
 
 
 def prepare_encoder(model: str | Encoder, dataset: WordDataset) -> Encoder:
-    """Deprecated: ``load_model(model).prepare(dataset.all_texts())`` (see :func:`semanscope_nb.embed`)."""
-    return load_model(model).prepare(dataset.all_texts())
+    """Deprecated: ``load_model(model).prepare(dataset.fit_corpus())`` (see :func:`semanscope_nb.embed`)."""
+    return load_model(model).prepare(dataset.fit_corpus())
 
 
 def aligned_words(dataset: WordDataset, vectors: dict[str, dict[str, np.ndarray]]) -> AlignedWords:

@@ -77,6 +77,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 import multiprocessing
 import os
 import signal
@@ -98,13 +99,14 @@ from semanscope_nb.data.datasets import as_dataset, fit_corpus
 from semanscope_nb.data.words import BUNDLED_DATASETS, WordDataset, language_code, list_datasets
 from semanscope_nb.errors import ArgumentError, DatasetError, GridBackendError, JobFileWarning, UnknownNameError
 from semanscope_nb.machine import free_cpus
-from semanscope_nb.metrics.options import check_common
+from semanscope_nb.metrics.options import check_common, check_count
 from semanscope_nb.models.cache import EmbeddingCache, EmbedStats
 from semanscope_nb.models.registry import ModelInfo, get_model_info, list_models, load_model, preset_names, register_model
 from semanscope_nb.provenance import (
     atomic_write_json,
     atomic_write_text,
     csv_text,
+    ensure_inside,
     json_ready,
     package_info,
     path_inside,
@@ -190,7 +192,7 @@ def load_word_datasets(
             if wanted is not None:
                 ds = ds.select([lang for lang in dict.fromkeys(wanted) if lang in ds.languages])
             if max_concepts is not None:
-                ds = ds.subset(range(min(max_concepts, len(ds))))
+                ds = ds.subset(range(min(check_count("max_concepts", max_concepts, minimum=1), len(ds))))
         loaded.append(ds)
     names = [ds.name for ds in loaded]
     dupes = sorted({n for n in names if names.count(n) > 1})
@@ -266,11 +268,32 @@ class GridJob:
 
     @property
     def file_name(self) -> str:
-        return f"{safe_name(self.model)}__{safe_name(self.dataset.name)}__{safe_name(self.task)}__{self.key}.json"
+        """``<model>__<dataset>__<task>__<key>.json``: each name made safe and shortened on its own
+        (:func:`~semanscope_nb.provenance.safe_name`), so the task, the key and ``.json`` always remain, in at most
+        :data:`MAX_FILE_NAME` characters."""
+        head, tail = f"{safe_name(self.model)}__{safe_name(self.dataset.name)}__", f"__{self.key}.json"
+        task = safe_name(self.task)
+        room = MAX_FILE_NAME - len(head) - len(tail)
+        if len(task) > room:  # only a registered task of a very long name
+            task = task[: room - 17] + "-" + hashlib.sha256(self.task.encode()).hexdigest()[:16]
+        return head + task + tail
+
+    def path(self, runs: str | os.PathLike) -> Path:
+        """The job's file in the ``runs`` folder (its name is safe already: never cut again)."""
+        return ensure_inside(runs, Path(runs) / self.file_name, what="job file")
+
+    def legacy_path(self, runs: str | os.PathLike) -> Path:
+        """Where earlier versions wrote the job's file: the whole name cut at 80 characters when longer (task, key and
+        ``.json`` lost); the grid still resumes from it."""
+        return path_inside(runs, self.file_name)
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.model, "dataset": self.dataset.name, "dataset_sha256": self.dataset.sha256, "task": self.task,
                 "params": params_json(self.params), "key": self.key}
+
+
+#: longest job file name (a file-name component holds 255 bytes on common file systems; these names are ASCII)
+MAX_FILE_NAME = 255
 
 
 def job_key(model_key: str, ds: Any, task: Task, params: Mapping[str, Any]) -> str:
@@ -460,7 +483,7 @@ def run_job(job: GridJob, task: Task, infos: Sequence[ModelInfo | None], cache_f
                                    "n_rows": len(job.dataset), "task": task.name, "task_version": task.version,
                                    "job_parameters": params_json(job.params)}),
         )
-        atomic_write_json(path_inside(runs, job.file_name), record)
+        atomic_write_json(job.path(runs), record)
     except Exception as exc:  # reported per job; the grid goes on
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8),
                       seconds=time.perf_counter() - t0)
@@ -819,7 +842,9 @@ def resume_jobs(jobs: Sequence[GridJob], runs: Path, *, force: bool) -> tuple[di
     pending: list[GridJob] = []
     notes: list[str] = []
     for job in jobs:
-        f = path_inside(runs, job.file_name)
+        f = job.path(runs)
+        if not f.exists() and job.legacy_path(runs).exists():  # written under the cut name of earlier versions
+            f = job.legacy_path(runs)
         if f.exists() and not force:
             try:
                 rec = read_job_file(f)
@@ -831,6 +856,9 @@ def resume_jobs(jobs: Sequence[GridJob], runs: Path, *, force: bool) -> tuple[di
             else:
                 why = _holds_job(rec, job)
                 if why is None:
+                    if f != job.path(runs):  # an earlier version's cut name: moved to the full one the leaderboard names
+                        with contextlib.suppress(OSError):  # a read-only results folder: resumed where it is
+                            os.replace(f, job.path(runs))
                     records[job.key] = rec
                     resumed.append(job.key)
                     continue
@@ -882,7 +910,7 @@ def run_jobs(pending: Sequence[GridJob], tasks: Mapping[str, Task], infos: Mappi
 
     def adopt_finished() -> None:  # finished on a worker, but the driver never heard of it
         for k, j in list(by_key.items()):
-            f = path_inside(runs, j.file_name)
+            f = j.path(runs)
             if f.exists():
                 try:
                     rec = read_job_file(f)
@@ -1046,16 +1074,35 @@ def resolve_backend(backend: str | None, *, n_jobs: int | str | None, scheduler:
     return backend or ("dask" if scheduler else ("loky" if n_jobs else "serial")), n_jobs
 
 
-def check_backend(backend: str, *, n_jobs: int | None, scheduler: str | None, max_retries: int) -> None:
-    """Refuse a backend, worker count, scheduler or retry count the grid cannot use (an ArgumentError naming it)."""
+def check_backend(backend: str, *, n_jobs: int | None, scheduler: str | None, max_retries: int,
+                  connect_timeout: float = 10.0) -> None:
+    """Refuse a backend, worker count, scheduler, retry count or connection timeout the grid cannot use (an
+    ArgumentError naming it)."""
     if backend not in BACKENDS:
         raise ArgumentError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1):
         raise ArgumentError(f"n_jobs must be a positive integer, got {n_jobs!r}")
     if scheduler is not None and backend != "dask":
         raise ArgumentError(f"scheduler={scheduler!r} needs backend='dask' (got backend={backend!r})")
-    if max_retries < 0:
-        raise ArgumentError(f"max_retries must be >= 0, got {max_retries}")
+    check_count("max_retries", max_retries, minimum=0)
+    if (isinstance(connect_timeout, (bool, np.bool_)) or not isinstance(connect_timeout, (int, float, np.integer, np.floating))
+            or not (math.isfinite(connect_timeout) and connect_timeout > 0)):
+        raise ArgumentError(f"connect_timeout must be a positive number of seconds, got {connect_timeout!r}")
+
+
+def check_out_folder(name: str, folder: Any) -> Path:
+    """``folder`` (a results or work folder) as a Path, refused (an ArgumentError naming ``name``) before any work
+    when it is not a path, or it or a folder above it is an existing file."""
+    if isinstance(folder, bool) or not isinstance(folder, (str, os.PathLike)) or not str(folder):
+        raise ArgumentError(f"{name} must be a folder path, got {folder!r}")
+    path = Path(folder)
+    for p in (path, *path.parents):
+        if p.exists():
+            if not p.is_dir():
+                what = "is" if p == path else f"is inside '{p}', which is"
+                raise ArgumentError(f"{name}: '{folder}' {what} a file, not a folder")
+            break
+    return path
 
 
 def grid_cache_folder(cache: EmbeddingCache | str | os.PathLike | None) -> str:
@@ -1198,7 +1245,12 @@ def run_grid(
     t_start = time.perf_counter()
     run_id = uuid.uuid4().hex[:12]  # tells this run's job files from older ones (force=True must not adopt those)
     task_objs, variants = grid_tasks(metrics if metrics is not None else tasks, params, param_grid)
-    check_backend(backend, n_jobs=n_jobs, scheduler=scheduler, max_retries=max_retries)
+    check_backend(backend, n_jobs=n_jobs, scheduler=scheduler, max_retries=max_retries, connect_timeout=connect_timeout)
+    if max_concepts is not None:
+        check_count("max_concepts", max_concepts, minimum=1)
+    if out_dir is not None:
+        check_out_folder("out_dir", out_dir)
+        check_out_folder("out_dir", Path(out_dir) / "runs")
     cache_folder = grid_cache_folder(cache)
     models, skipped = _grid_models(models)
     data_of = load_grid_data(task_objs, datasets, corpora, languages=languages, max_concepts=max_concepts)
@@ -1254,6 +1306,8 @@ def _grid_models(models: Sequence[str] | None) -> tuple[list[str], dict[str, str
     if models is None:
         skipped: dict[str, str] = {}
         return default_models(skipped), skipped
+    if isinstance(models, str):  # one model id or preset, as one task name or one dataset is taken
+        models = [models]
     return resolve_models(list(models))
 
 

@@ -965,23 +965,55 @@ def _measured_cost(run: _Run, model: str, probe: list[str], language: str) -> di
 
     blob = json.dumps({"model": load_model(model).cache_key, "probe": probe, "language": language, "version": REPORT_VERSION},
                       sort_keys=True, ensure_ascii=False)
-    path = path_inside(run.jobs.folder.parent / "costs", f"{safe_name(model)}__{hashlib.sha256(blob.encode()).hexdigest()[:16]}.json")
+    key = hashlib.sha256(blob.encode()).hexdigest()[:16]
+    path = path_inside(run.jobs.folder.parent / "costs", f"{safe_name(model)}__{key}.json")
     keep_file = False
     if path.exists() and not run.jobs.force:
         try:
             rec = json.loads(regular_file(path).read_text(encoding="utf-8"))
-            return {"dims": int(rec["dims"]), "encode_seconds": float(rec["encode_seconds"]), "measured": str(rec["measured"])}
         except FileNotFoundError:
             pass  # removed since: measured
         except OSError:  # cannot be read now (a lock, permissions, a folder): measured again, the file left as it is
             keep_file = True
-        except (ValueError, KeyError, TypeError, AttributeError):
-            pass  # a damaged record is measured again (and replaced)
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # a damaged record is measured again (and replaced)
+            warnings.warn(f"{path.name}: damaged cost record ({type(exc).__name__}); measured again", JobFileWarning, stacklevel=3)
+        else:
+            why = _cost_record_problem(rec, model, key)
+            if why is None:
+                return {"dims": int(rec["dims"]), "encode_seconds": float(rec["encode_seconds"]), "measured": rec["measured"]}
+            if why:  # "": a record written before records named their model (measured again, as old job files are)
+                warnings.warn(f"{path.name}: {why}; measured again", JobFileWarning, stacklevel=3)
     secs, dims = _encode_seconds(model, probe, language)
-    rec = {"dims": dims, "encode_seconds": secs, "measured": utc_now()}
+    rec = {"model": model, "key": key, "dims": dims, "encode_seconds": secs, "measured": utc_now()}
     if not keep_file:
         atomic_write_json(path, rec)
-    return rec
+    return {k: rec[k] for k in ("dims", "encode_seconds", "measured")}
+
+
+def _cost_record_problem(rec: Any, model: str, key: str) -> str | None:
+    """Why the cost record ``rec`` read back is not ``model``'s measurement under ``key`` (None: it is; "": a record of
+    an earlier version, which named no model).  Dimensions must be a positive integer, seconds a finite number >= 0,
+    the time of measurement an ISO date."""
+    import datetime as _dt
+
+    from semanscope_nb.metrics.options import is_whole
+
+    if not isinstance(rec, dict):
+        return f"damaged cost record (a JSON {type(rec).__name__}, not an object)"
+    dims, secs, when = rec.get("dims"), rec.get("encode_seconds"), rec.get("measured")
+    if not is_whole(dims) or dims < 1:
+        return f"damaged cost record (dims {dims!r:.40} is not a positive integer)"
+    if isinstance(secs, bool) or not isinstance(secs, (int, float)) or not math.isfinite(secs) or secs < 0:
+        return f"damaged cost record (encode_seconds {secs!r:.40} is not a finite number >= 0)"
+    try:
+        _dt.datetime.fromisoformat(when)
+    except (TypeError, ValueError):
+        return f"damaged cost record (measured {when!r:.40} is not a date)"
+    if "model" not in rec and "key" not in rec:
+        return ""
+    if rec.get("model") != model or rec.get("key") != key:
+        return f"holds another measurement (model {rec.get('model')!r:.80}, key {rec.get('key')!r:.40})"
+    return None
 
 
 def _measure_costs(run: _Run) -> None:
@@ -1278,6 +1310,17 @@ def _assemble(run: _Run, sets: list[tuple[str, ...]], params: dict[str, Any], se
                        parameters=params, provenance=provenance, **tables)
 
 
+def _check_work_dir(work_dir: Any) -> Path:
+    """The report's work folder (default ``settings.cache_dir / "reports"``), refused before any work when it, a folder
+    above it or its ``jobs`` / ``costs`` folder is a file (an ArgumentError naming ``work_dir``)."""
+    from semanscope_nb.runs.grid import check_out_folder
+
+    work = check_out_folder("work_dir", work_dir) if work_dir is not None else Path(settings.cache_dir) / "reports"
+    for sub in ("jobs", "costs"):
+        check_out_folder("work_dir", work / sub)
+    return work
+
+
 def model_report(
     models: Sequence[str] | str, *, languages: Sequence[str] | Sequence[Sequence[str]] | str, datasets: Sequence[Any] | None = None,
     n_boot: int | None = None, seed: int | None = None, progress: bool = True, confidence: float = 0.95, n_perm: int = 2000,
@@ -1303,6 +1346,7 @@ def model_report(
     """
     t_start = time.perf_counter()
     n_boot, seed = _check_numbers(n_boot, seed)
+    work = _check_work_dir(work_dir)
     if isinstance(bcws_pairs, bool) or not isinstance(bcws_pairs, int) or bcws_pairs < 3:
         raise ArgumentError(f"bcws_pairs must be an integer of at least 3 (a rank correlation), got {bcws_pairs!r}")
     sets = _language_sets(languages)
@@ -1316,7 +1360,7 @@ def model_report(
     params = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "n_perm": n_perm, "ks": list(ks),
               "max_sentences": max_sentences, "csc_sentences": csc_sentences, "bcws_pairs": bcws_pairs, "near_quantile": NEAR_QUANTILE}
     cache_arg, own_cache = _cache_argument(cache)
-    run = _Run(model_ids, words, _Jobs(Path(work_dir) if work_dir is not None else Path(settings.cache_dir) / "reports", force),
+    run = _Run(model_ids, words, _Jobs(work, force),
                cache_arg, n_boot, seed, confidence, n_perm, tuple(ks), csc_sentences, bcws_pairs)
     run.rows["missing"], run.rows["skipped"] = missing, skipped
     run.bar = _progress_bar(progress, _count_steps(len(model_ids), len(words), plan))

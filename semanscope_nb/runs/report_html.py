@@ -4,7 +4,11 @@ Charts are Altair specs embedded by vega-embed from the inline bundle of the
 installed vl-convert (:func:`~semanscope_nb.plots.export.vega_bundle`, as
 :func:`~semanscope_nb.plots.export.chart_to_html` does): the page loads
 nothing from the network.  Every string reaching the page goes through
-:func:`html.escape`; every spec through :func:`~semanscope_nb.plots.export.script_json`.
+:func:`html.escape`, a text after :func:`~semanscope_nb.provenance.visible_text` (a
+bidi override in a dataset name cannot reverse the page's sentences), an
+attribute with such characters as character references (the ``data-id`` stays
+the CSV's id); every spec through :func:`~semanscope_nb.plots.export.script_json`,
+and the names the charts draw as labels through ``visible_text`` too.
 Every number is plain text (copyable) in a ``<span data-id=...>`` whose id is
 the ``id`` of its row in ``<stem>-numbers.csv`` (:func:`report_numbers`).
 
@@ -30,7 +34,7 @@ from typing import Any
 
 import pandas as pd
 
-from semanscope_nb.provenance import atomic_write_text, csv_text, json_ready, path_inside
+from semanscope_nb.provenance import INVISIBLE_CHARS, atomic_write_text, csv_text, json_ready, path_inside, visible_text
 
 # --------------------------------------------------------------------------- every number, with provenance
 
@@ -140,7 +144,24 @@ def format_number(v: Any) -> str:
 
 
 def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
+    """HTML text: control, bidi and invisible characters shown as ``\\uXXXX`` (the reader sees them), then escaped."""
+    return html.escape(visible_text(x), quote=True)
+
+
+def _a(x: Any) -> str:
+    """An attribute value (an id, a link): exact in the DOM, yet no raw control or bidi character in the file.
+
+    A bidi, invisible or separator character becomes a character reference, which
+    the browser (and :func:`html.unescape`) reads back as the same character, so a
+    ``data-id`` equals the id in the numbers file.  A control character or lone
+    surrogate gets :func:`visible_text`'s escape instead: a reference to one is an
+    HTML parse error (NUL and C1 are even read as other characters).
+    """
+    def ref(m: Any) -> str:
+        c = m.group()
+        return visible_text(c) if c <= "\x9f" or "\ud800" <= c <= "\udfff" else f"&#x{ord(c):x};"
+
+    return INVISIBLE_CHARS.sub(ref, html.escape(str(x), quote=True))
 
 
 def _finite(v: Any) -> bool:
@@ -155,7 +176,7 @@ def _num(section: str, row: dict, keys: Sequence[str], col: str, *, ci: bool = T
     if not _finite(v):
         return "<td class='num'>n/a</td>"
     ident = number_id(section, [row[k] for k in keys], col)
-    text = f"<span data-id='{_e(ident)}'>{format_number(v)}</span>"
+    text = f"<span data-id='{_a(ident)}'>{format_number(v)}</span>"
     lo, hi = row.get(f"{col}_low"), row.get(f"{col}_high")
     if ci and _finite(lo) and _finite(hi):  # half an interval is no interval
         text += f"<span class='ci'> [{format_number(lo)}, {format_number(hi)}]</span>"
@@ -175,7 +196,7 @@ def _table(df: pd.DataFrame, section: str, keys: Sequence[str], columns: Sequenc
                 cells.append(_num(section, r, keys, col))
             elif how == "tier":
                 t = str(r.get(col, ""))
-                cells.append(f"<td class='tier-{_e(t.split()[0] if t else '')}'>{_e(t)}</td>")
+                cells.append(f"<td class='tier-{_a(t.split()[0] if t else '')}'>{_e(t)}</td>")
             else:
                 cells.append(f"<td>{_e(r.get(col, ''))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
@@ -187,7 +208,7 @@ def _charts(report: Any, label: str) -> dict[str, Any]:
     import altair as alt
 
     out: dict[str, Any] = {}
-    v = report.verdicts[(report.verdicts.language_set == label)]
+    v = _drawn(report.verdicts[(report.verdicts.language_set == label)])
     if len(v):
         base = alt.Chart(v[["dataset", "model", "sa", "sa_low", "sa_high", "chance"]])
         out["verdict"] = (
@@ -196,14 +217,14 @@ def _charts(report: Any, label: str) -> dict[str, Any]:
             + base.mark_point(filled=True, size=60).encode(x="sa:Q", y="model:N", tooltip=["model", "sa", "chance"])
             + base.mark_tick(color="#a4262c", thickness=2).encode(x="chance:Q", y="model:N")
         ).properties(width=420, height=alt.Step(22)).facet(row=alt.Row("dataset:N", title=None))
-    p = report.pairs[(report.pairs.language_set == label) & (report.pairs.dataset == report.datasets[0])]
+    p = _drawn(report.pairs[(report.pairs.language_set == label) & (report.pairs.dataset == report.datasets[0])])
     if len(p):
         out["pairs"] = alt.Chart(p[["model", "language_a", "language_b", "sa", "gap", "verdict"]]).mark_rect().encode(
             x=alt.X("language_a:N", title=None), y=alt.Y("language_b:N", title=None),
             color=alt.Color("gap:Q", title="SA - chance", scale=alt.Scale(scheme="redyellowgreen", domainMid=0)),
             tooltip=["model", "language_a", "language_b", "sa", "gap", "verdict"],
         ).properties(width=110, height=110).facet(column=alt.Column("model:N", title=None))
-    c = report.cosines[report.cosines.language_set == label]
+    c = _drawn(report.cosines[report.cosines.language_set == label])
     if len(c):
         out["signal"] = alt.Chart(c).transform_density(
             "cosine", groupby=["corpus", "model", "pairs"], as_=["cosine", "density"]
@@ -214,12 +235,22 @@ def _charts(report: Any, label: str) -> dict[str, Any]:
     return out
 
 
+def _drawn(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its text cells through :func:`visible_text`: the charts draw them as facet headers and axis labels
+    (SVG text), where a bidi override would reverse them as in the page's own text; the numbers files keep them exact."""
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
+            out[col] = out[col].map(lambda x: visible_text(x) if isinstance(x, str) else x)
+    return out
+
+
 def _chart_html(name: str, chart: Any) -> str:
     from semanscope_nb.plots.export import script_json
 
     spec = chart.to_dict()
-    return (f"<div class='chart' id='{_e(name)}'></div>"
-            f"<script type='application/json' data-chart='{_e(name)}'>{script_json(spec)}</script>")
+    return (f"<div class='chart' id='{_a(name)}'></div>"
+            f"<script type='application/json' data-chart='{_a(name)}'>{script_json(spec)}</script>")
 
 
 def _contextual_html(report: Any, sid: str, table: pd.DataFrame) -> list[str]:
@@ -384,7 +415,7 @@ def _closing_sections_html(report: Any, numbers_file: str) -> list[str]:
             f"<p>Models and versions: {_e(', '.join(f'{m} {v}' for m, v in report.provenance.get('model_versions', {}).items()))}. "
             f"Parameters: <code>{_e(json.dumps(json_ready(report.parameters), sort_keys=True))}</code>. "
             f"semanscope_nb {_e(report.provenance.get('semanscope_nb', ''))}; created {_e(report.provenance.get('created', ''))}. "
-            f"Every number with its interval and provenance: <a href='{_e(numbers_file)}'>{_e(numbers_file)}</a> (and .json).</p>",
+            f"Every number with its interval and provenance: <a href='{_a(numbers_file)}'>{_e(numbers_file)}</a> (and .json).</p>",
             "<h2 id='method'>Method</h2>",
             f"<p><b>Recommendation rule.</b> {_e(report.recommendations['rule'].iloc[0] if len(report.recommendations) else '')}</p>",
             "<p><b>Miss classes</b>: surface, near semantic, topic, far (defined in the miss taxonomy sections). "

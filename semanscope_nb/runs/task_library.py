@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,7 +27,7 @@ from semanscope_nb.data.words import WordDataset
 from semanscope_nb.errors import ArgumentError
 from semanscope_nb.memo import Memo
 from semanscope_nb.metrics.affinity import DEFAULT_TIERS, SAResult, TierThresholds, affinity_of_words, check_row_tuples
-from semanscope_nb.metrics.options import check_ks, check_n_boot
+from semanscope_nb.metrics.options import check_flag, check_ks, check_n_boot
 from semanscope_nb.metrics.spreads import AlignedWords, csr_of_dense
 from semanscope_nb.models.embedded import Embedded
 
@@ -65,7 +65,10 @@ def _stamp(result: Any, embedded: Embedded, **extra: Any) -> Any:
 
 
 def check_sa(dataset: WordDataset, params: dict) -> None:
-    """Refuse, before embedding, a row too large to score (see :func:`check_row_tuples`)."""
+    """Refuse, before embedding, a row too large to score (see :func:`check_row_tuples`) and a ``surface_null`` that
+    is not a bool (``"no"`` would read as True)."""
+    if "surface_null" in params:
+        check_flag("surface_null", params["surface_null"])
     check_row_tuples(dataset.rows, languages=dataset.languages)
 
 
@@ -89,6 +92,7 @@ def sa_task(
     ('tfidf-char', through the same cache; cheap) and say whether the model beats
     it on the same concepts (:attr:`SAResult.surface`).  ``should_stop``: asked between bootstrap batches.
     """
+    surface_null = check_flag("surface_null", surface_null)
     aw = aligned_words(embedded)
     surface = _surface_words(embedded, should_stop, own=aw) if surface_null else None
     result = affinity_of_words(aw, n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds,
@@ -322,6 +326,7 @@ def pair_sa_task(embedded: Embedded, *, n_boot: int, seed: int, confidence: floa
     from semanscope_nb.metrics.pairs import pair_affinity
 
     n_boot = check_n_boot(n_boot, allow_zero=False, minimum=1)  # before n_perm is derived from it
+    surface_null = check_flag("surface_null", surface_null)
     if n_perm is None:
         n_perm = n_boot if len(embedded.languages) == 2 else max(n_boot, PAIR_N_PERM)
         n_perm = max(int(n_perm), 1)
@@ -414,13 +419,28 @@ def retrieval_task(embedded: Embedded, *, source: str | None = None, targets: Se
     return _stamp(RetrievalSet(per_pair), embedded)
 
 
+def bdi_pair(dataset: WordDataset, params: Mapping[str, Any]) -> tuple[str, str]:
+    """The bdi task's (source, target) on ``dataset`` (also its check, before embedding): a language that is not in
+    it, or a target that is the source, is an :class:`~semanscope_nb.errors.ArgumentError`."""
+    source, target = params.get("source"), params.get("target")
+    pairs = language_pairs_of(dataset.languages, source, [target] if target else None, name=dataset.name)
+    if not pairs:  # the target is the source (given, or the default 'en' / first language)
+        raise ArgumentError(f"bdi: source and target are the same language '{target or source}'")
+    return pairs[0]
+
+
+def check_bdi(dataset: WordDataset, params: dict) -> None:
+    """Refuse, before embedding, a bdi pair that is not two languages of the dataset (:func:`bdi_pair`)."""
+    bdi_pair(dataset, params)
+
+
 def bdi_task(embedded: Embedded, *, source: str | None = None, target: str | None = None, method: str = "nn",
              ks: Sequence[int] = (1, 5), knn: int = 10, n_boot: int, seed: int) -> Any:
     """Bilingual lexicon induction against the whole target vocabulary (nearest neighbour or CSLS)."""
     from semanscope_nb.metrics.contextual import lexicon_induction_vectors
 
     ds = embedded.dataset
-    (src, tgt), = language_pairs_of(ds.languages, source, [target] if target else None, name=ds.name)[:1]
+    src, tgt = bdi_pair(ds, {"source": source, "target": target})
     pair = ds.select([src, tgt])
     gold = sorted({(s, t) for row in pair.rows for s in row[0] for t in row[1]})
     sw, tw = pair.words(src), pair.words(tgt)

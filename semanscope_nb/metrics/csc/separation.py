@@ -16,7 +16,7 @@ import pandas as pd
 from semanscope_nb.results import Estimate, Interval, Result
 from semanscope_nb.data.concept_key import item_key, key_order
 from semanscope_nb.data.sentences import SentenceCorpus
-from semanscope_nb.errors import EmbeddingError
+from semanscope_nb.errors import ArgumentError, EmbeddingError
 from semanscope_nb.metrics.csc.bootstrap import full_sample_curves, resampled_csc_stats
 from semanscope_nb.metrics.csc.curves import csc_curves
 from semanscope_nb.metrics.csc.kde import (
@@ -33,6 +33,7 @@ from semanscope_nb.metrics.csc.languages import (
     get_language_rules,
 )
 from semanscope_nb.metrics.csc.perturbation import perturb_corpus
+from semanscope_nb.metrics.options import check_confidence, check_n_boot, check_seed, is_whole
 from semanscope_nb.models.encoders import Encoder
 from semanscope_nb.provenance import json_ready, package_info, shareable_report, shareable_source, utc_now
 from semanscope_nb.settings import resolve
@@ -391,7 +392,8 @@ def concept_separation(
     """
     n_boot = resolve(n_boot, "n_boot")
     bandwidth = _checked_options(resolution=resolution, bandwidth=bandwidth, confidence=confidence, n_boot=n_boot,
-                                 ci_method=ci_method, tfidf_fit=tfidf_fit)
+                                 ci_method=ci_method, tfidf_fit=tfidf_fit, seed=seed, length_buckets=length_buckets)
+    n_boot, seed = check_n_boot(n_boot), check_seed(seed)
     texts, lang, corpus_name, source, sha, notes = _prepare_sentences(sentences, language)
     notes = shareable_report(notes, source)  # the reader's lines name the file as results may show it
     rules = rules_for(lang, fuzz_terms=fuzz_terms, negation_terms=negation_terms)
@@ -453,18 +455,34 @@ def _sentences_without_variants(n_sentences: int, perts: Sequence[Any], *, negat
     return n_sentences - len(per_kind["fuzz"]), n_without_neg
 
 
+def check_length_buckets(edges: Any) -> tuple[int, ...] | None:
+    """``length_buckets`` (word-count edges of the per-length buckets) as a tuple of increasing non-negative ints.
+
+    >>> check_length_buckets((0, 10, 20)), check_length_buckets(None)
+    ((0, 10, 20), None)
+    """
+    if edges is None:
+        return None
+    ok = isinstance(edges, (list, tuple, np.ndarray)) and len(edges) > 0 and all(is_whole(e) and e >= 0 for e in edges)
+    if not ok or any(b <= a for a, b in zip(edges, list(edges)[1:])):
+        raise ArgumentError(f"length_buckets must be increasing non-negative word counts (the bucket edges), e.g. "
+                            f"(0, 10, 20, 30), got {edges!r}")
+    return tuple(int(e) for e in edges)
+
+
 def _checked_options(*, resolution: int, bandwidth: Any, confidence: float, n_boot: Any, ci_method: str,
-                     tfidf_fit: str) -> Any:
-    """The resolved KDE bandwidth, after checking every numeric and named option of :func:`concept_separation`."""
+                     tfidf_fit: str, seed: Any = 0, length_buckets: Any = None) -> Any:
+    """The resolved KDE bandwidth, after checking every numeric and named option of :func:`concept_separation`
+    (``n_boot``, ``seed`` and ``confidence`` by the rules every statistic applies: :mod:`semanscope_nb.metrics.options`)."""
     validate_grid(resolution, bandwidth)
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    if not isinstance(n_boot, (int, np.integer)) or n_boot < 0:
-        raise ValueError(f"n_boot must be an integer >= 0, got {n_boot!r}")
+    check_confidence(confidence)
+    check_n_boot(n_boot)
+    check_seed(seed)
+    check_length_buckets(length_buckets)
     if ci_method not in ("BCa", "percentile", "basic"):
-        raise ValueError(f"ci_method must be 'BCa', 'percentile' or 'basic', got {ci_method!r}")
+        raise ArgumentError(f"ci_method must be 'BCa', 'percentile' or 'basic', got {ci_method!r}")
     if tfidf_fit not in ("all", "originals"):
-        raise ValueError(f"tfidf_fit must be 'all' or 'originals', got {tfidf_fit!r}")
+        raise ArgumentError(f"tfidf_fit must be 'all' or 'originals', got {tfidf_fit!r}")
     return resolve_bandwidth(bandwidth)
 
 
