@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import semanscope_nb as snb
-from semanscope_nb.errors import ArgumentError, JobFileWarning
+from semanscope_nb.errors import ArgumentError, EmbeddingError, JobFileWarning
 
 LANGS = ["en", "zh"]
 SENTS = ["The cat sits on the mat today.", "A dog runs in the park quickly.", "She reads a long book at night.",
@@ -276,3 +276,41 @@ def test_the_bdi_pair_is_checked_before_anything_is_embedded(tmp_path):
 
     with pytest.raises(ArgumentError, match="bdi: source and target are the same language 'zh'"):
         snb.run_task("bdi", "edge-cases", Refuses(), languages=LANGS, source="zh", target="zh", cache=False)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"en": np.array([["a", "b"], ["c", "d"], ["e", "f"]]), "zh": np.ones((3, 2))}, r"embeddings\['en'\] is not an array of numbers"),
+    ({"en": [[1.0, 2.0], [3.0]], "zh": np.ones((2, 2))}, r"embeddings\['en'\] is not an array of numbers"),
+    ({"en": np.ones((3, 2)), "zh": np.ones((3, 2)) * (1 + 2j)}, r"embeddings\['zh'\] holds complex numbers"),
+], ids=["text", "ragged", "complex"])
+def test_semantic_affinity_names_the_language_of_arrays_that_are_not_real_vectors(bad, match):
+    with pytest.raises(EmbeddingError, match=match):
+        snb.semantic_affinity(bad, n_boot=0)
+
+
+@pytest.mark.parametrize("option, value, match", [
+    ("method", "xx", "method must be 'percentile', 'basic' or 'BCa'"),
+    ("on_zero", "skip", "on_zero must be 'error' or 'drop'"),
+    ("batch", 0, "batch must be None or a positive integer"),
+    ("thresholds", (0.5, 0.6), "thresholds must be a TierThresholds"),
+])
+def test_semantic_affinity_options_are_argument_errors(option, value, match):
+    x = np.random.default_rng(0).normal(size=(10, 4))
+    with pytest.raises(ArgumentError, match=match):
+        snb.semantic_affinity({"en": x, "zh": x}, n_boot=0, **{option: value})
+    with pytest.raises(ArgumentError, match="embeddings must map language -> array"):
+        snb.semantic_affinity([x, x], n_boot=0)
+
+
+@pytest.mark.parametrize("random_state", [-1, "a", True, 1.5])
+def test_a_projection_seed_that_is_not_a_non_negative_int_is_named(random_state):
+    with pytest.raises(ArgumentError, match=r"random_state must be an int >= 0"):
+        snb.run_task("projection", "edge-cases", "random-null", languages=LANGS, random_state=random_state, cache=False)
+
+
+def test_a_k_beyond_the_corpus_is_an_argument_error():
+    x = np.random.default_rng(0).normal(size=(1, 4))
+    with pytest.raises(ArgumentError, match=r"k=5 is larger than the corpus \(1 item\)"):
+        snb.bitext_retrieval(x, x, n_boot=0)
+    with pytest.raises(ArgumentError, match=r"ks must be positive integers, got \('3',\)"):
+        snb.bitext_retrieval(np.eye(4), np.eye(4), ks=("3",), n_boot=0)

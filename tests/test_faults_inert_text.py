@@ -128,3 +128,22 @@ def test_cli_prints_no_terminal_escapes_from_a_hostile_csv(tmp_path):
     report = json.loads(as_json.stdout)["provenance"]["reader_report"]  # stdout stays JSON, the values exact
     assert any(header in line for line in report), report
     assert "semanscope: error: " in missing.stderr.decode() and "no\\u001b[2J\\u202ex.csv" in missing.stderr.decode()
+
+
+def test_the_progress_bar_shows_a_hostile_model_id_visibly(tmp_path, capsys):
+    # tqdm writes "embedding with <model id>" to stderr: an id holding ESC or U+202E reached the terminal raw
+    import numpy as np
+
+    from semanscope_nb.models.cache import EmbeddingCache
+    from semanscope_nb.models.encoders import Encoder
+
+    class Hostile(Encoder):
+        model_id = "evil\u202e\x1b[2Jid"
+
+        def _encode(self, texts):
+            return np.ones((len(texts), 4), dtype=np.float32)
+
+    EmbeddingCache(tmp_path / "cache").embed(Hostile(), ["water", "fire"], progress=True)
+    err = capsys.readouterr().err
+    assert "embedding with evil\\u202e\\u001b[2Jid" in err
+    assert "\u202e" not in err and "\x1b[2J" not in err

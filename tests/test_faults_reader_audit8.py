@@ -12,11 +12,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 import semanscope_nb as snb
+from reader_faults import fails_with, write_file
 from semanscope_nb.data import read_semanscope_csv, read_word_lists
 from semanscope_nb.data.csv_reader import find_control_character
 from semanscope_nb.data.languages import RESERVED_COLUMNS, header_language_code, language_code
@@ -26,28 +26,13 @@ from semanscope_nb.models.encoders import check_text_characters
 ROWS = [("water", "水"), ("fire", "火"), ("sun", "日"), ("moon", "月")]
 
 
-def _write(path: Path, text: str | bytes) -> Path:
-    path.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
-    return path
-
-
-def _fails(call, *parts: str) -> str:
-    """Run ``call``; it must raise DatasetError whose message holds every one of ``parts``."""
-    with pytest.raises(DatasetError) as err:
-        call()
-    msg = str(err.value)
-    missing = [p for p in parts if p not in msg]
-    assert not missing, f"{missing} not in: {msg}"
-    return msg
-
-
 # --------------------------------------------------------------------------- 1. header cells that are not languages
 
 
 @pytest.mark.parametrize("column", ["id", "index", "ID", "idx", "row", "no", "number", "concept_id", "key", "nr"])
 def test_a_row_number_column_is_not_a_language(tmp_path, column):
     body = "".join(f"{i + 1},{en},{zh}\n" for i, (en, zh) in enumerate(ROWS))
-    p = _write(tmp_path / "d.csv", f"{column},english,chinese\n{body}")
+    p = write_file(tmp_path / "d.csv", f"{column},english,chinese\n{body}")
     ds = read_semanscope_csv(p)
     assert ds.languages == ("en", "zh")
     assert ds.rows[0] == (("water",), ("水",))
@@ -57,8 +42,8 @@ def test_a_row_number_column_is_not_a_language(tmp_path, column):
 def test_a_header_is_a_language_only_when_the_whole_cell_names_one(tmp_path):
     # langcodes.find matched a prefix: 'english;chinese' was English, 'index' Da'a Kaili (kzf)
     assert language_code("english;chinese") is None and language_code("index") is None
-    p = _write(tmp_path / "semi.csv", "english;chinese\n" + "".join(f"{en};{zh}\n" for en, zh in ROWS))
-    _fails(lambda: read_semanscope_csv(p), str(p), "needs at least two languages, got []",
+    p = write_file(tmp_path / "semi.csv", "english;chinese\n" + "".join(f"{en};{zh}\n" for en, zh in ROWS))
+    fails_with(lambda: read_semanscope_csv(p), str(p), "needs at least two languages, got []",
            "'english;chinese' (column 1)")
     # what a header or a user could name before still names the same language
     legit = {"zh-CN": "zh", "zh_Hant": "zh-Hant", "eng": "en", "English": "en", "Chinese": "zh", "german": "de",
@@ -69,7 +54,7 @@ def test_a_header_is_a_language_only_when_the_whole_cell_names_one(tmp_path):
     # 'id' and 'no' are ISO 639-1 codes (Indonesian, Norwegian): a user may name them, a header cell may not
     assert language_code("id") == "id" and language_code("no") == "no"
     assert {h: header_language_code(h) for h in RESERVED_COLUMNS} == dict.fromkeys(RESERVED_COLUMNS)
-    q = _write(tmp_path / "ind.csv", "indonesian,english\nair,water\napi,fire\n")
+    q = write_file(tmp_path / "ind.csv", "indonesian,english\nair,water\napi,fire\n")
     assert read_semanscope_csv(q).languages == ("id", "en")
 
 
@@ -77,31 +62,31 @@ def test_a_header_is_a_language_only_when_the_whole_cell_names_one(tmp_path):
 
 
 def test_the_column_of_a_bad_byte_is_its_character_column(tmp_path):
-    p = _write(tmp_path / "latin1.csv", "english,chinese\n水水水水水水水水水水,x\n".encode() + b"caf\xe9,y\n")
-    msg = _fails(lambda: read_semanscope_csv(p), f"{p}: line 3: not valid UTF-8", "character column 4 ")
+    p = write_file(tmp_path / "latin1.csv", "english,chinese\n水水水水水水水水水水,x\n".encode() + b"caf\xe9,y\n")
+    msg = fails_with(lambda: read_semanscope_csv(p), f"{p}: line 3: not valid UTF-8", "character column 4 ")
     assert "column 24" not in msg
     # the file's BOM is not a character of line 1
-    q = _write(tmp_path / "bom.csv", "\ufeff".encode() + b"caf\xe9,chinese\n")
-    _fails(lambda: read_semanscope_csv(q), f"{q}: line 1: not valid UTF-8", "character column 4 ")
+    q = write_file(tmp_path / "bom.csv", "\ufeff".encode() + b"caf\xe9,chinese\n")
+    fails_with(lambda: read_semanscope_csv(q), f"{q}: line 1: not valid UTF-8", "character column 4 ")
 
 
 # --------------------------------------------------------------------------- 3. control characters
 
 
 def test_a_control_character_in_a_cell_is_refused_by_the_reader(tmp_path):
-    p = _write(tmp_path / "bel.csv", "english,chinese\nwater,水\nho\x07ouse,房\n")
-    msg = _fails(lambda: read_semanscope_csv(p), str(p), "line 3, column 1 (english)",
+    p = write_file(tmp_path / "bel.csv", "english,chinese\nwater,水\nho\x07ouse,房\n")
+    msg = fails_with(lambda: read_semanscope_csv(p), str(p), "line 3, column 1 (english)",
                  "control character U+0007 at character 3 of the cell")
     assert "\x07" not in msg
     # a quoted cell over two lines: the line of the character
-    q = _write(tmp_path / "multi.csv", 'english,chinese\nwater,水\nred,"红\n\x1b色"\n')
-    _fails(lambda: read_semanscope_csv(q), str(q), "line 4, column 2 (chinese)", "U+001B")
+    q = write_file(tmp_path / "multi.csv", 'english,chinese\nwater,水\nred,"红\n\x1b色"\n')
+    fails_with(lambda: read_semanscope_csv(q), str(q), "line 4, column 2 (chinese)", "U+001B")
     # word lists: the file, the line and the character column
-    en = _write(tmp_path / "en.txt", "water\nho\x7fouse\n")
-    zh = _write(tmp_path / "zh.txt", "水\n房\n")
-    _fails(lambda: read_word_lists({"en": en, "zh": zh}), f"{en}: line 2, column 3", "U+007F")
+    en = write_file(tmp_path / "en.txt", "water\nho\x7fouse\n")
+    zh = write_file(tmp_path / "zh.txt", "水\n房\n")
+    fails_with(lambda: read_word_lists({"en": en, "zh": zh}), f"{en}: line 2, column 3", "U+007F")
     # a column that is not a language is not read, so it is not checked
-    ok = _write(tmp_path / "notes.csv", "english,chinese,notes\nwater,水,a\x07b\nfire,火,\n")
+    ok = write_file(tmp_path / "notes.csv", "english,chinese,notes\nwater,水,a\x07b\nfire,火,\n")
     assert read_semanscope_csv(ok).languages == ("en", "zh")
 
 
@@ -114,12 +99,12 @@ def test_a_splitlines_separator_that_is_a_control_character_is_refused_on_its_ph
     # replaces tests/test_faults_readers.py::test_csv_splitlines_separator_stays_inside_its_cell for these six: the
     # encoders refuse them, so the reader does, on the cell's physical line (no invented row split)
     cell = f'"A{sep}B"' if quoted else f"A{sep}B"
-    p = _write(tmp_path / "d.csv", f"english,chinese\n{cell},甲\nsun,日\n")
-    _fails(lambda: read_semanscope_csv(p), str(p), "line 2, column 1 (english)", f"U+{ord(sep):04X}")
+    p = write_file(tmp_path / "d.csv", f"english,chinese\n{cell},甲\nsun,日\n")
+    fails_with(lambda: read_semanscope_csv(p), str(p), "line 2, column 1 (english)", f"U+{ord(sep):04X}")
 
 
 def test_u2028_and_u2029_stay_inside_their_cell(tmp_path):
-    p = _write(tmp_path / "d.csv", "english,chinese\nA\u2028B,甲\u2029乙\nsun,日\n")
+    p = write_file(tmp_path / "d.csv", "english,chinese\nA\u2028B,甲\u2029乙\nsun,日\n")
     ds = read_semanscope_csv(p)
     assert ds.rows[0] == (("A\u2028B",), ("甲\u2029乙",)) and ds.line_numbers == (2, 3)
 
@@ -139,8 +124,8 @@ def test_the_reader_and_the_encoders_share_one_control_character_rule():
 
 
 def test_a_misspelt_language_header_names_the_columns_that_are_not_languages(tmp_path):
-    p = _write(tmp_path / "typo_header.csv", "english,chinse,notes\nwater,水,x\nfire,火,y\n")
-    _fails(lambda: read_semanscope_csv(p), str(p), "dataset 'typo_header' needs at least two languages, got ['en']",
+    p = write_file(tmp_path / "typo_header.csv", "english,chinse,notes\nwater,水,x\nfire,火,y\n")
+    fails_with(lambda: read_semanscope_csv(p), str(p), "dataset 'typo_header' needs at least two languages, got ['en']",
            "the header's other columns are not language names: 'chinse' (column 2), 'notes' (column 3)")
 
 
@@ -150,24 +135,24 @@ def test_a_misspelt_language_header_names_the_columns_that_are_not_languages(tmp
 @pytest.mark.parametrize("invisible", ["\u200b", "\ufeff", "\u2060", "\u200b \u2060"])
 def test_a_word_of_invisible_characters_only_is_an_empty_cell(tmp_path, invisible):
     body = "".join(f"{en},{zh}\n" for en, zh in ROWS)
-    p = _write(tmp_path / "d.csv", f"english,chinese\n{body}{invisible},{invisible}\n")
-    _fails(lambda: read_semanscope_csv(p), str(p), "line 6: empty cell in column(s) english, chinese")
+    p = write_file(tmp_path / "d.csv", f"english,chinese\n{body}{invisible},{invisible}\n")
+    fails_with(lambda: read_semanscope_csv(p), str(p), "line 6: empty cell in column(s) english, chinese")
     ds = read_semanscope_csv(p, on_empty="drop")
     assert len(ds) == 4 and any("line 6: empty cell" in m and "row dropped" in m for m in ds.report)
-    en = _write(tmp_path / "en.txt", f"water\n{invisible}\n")
-    zh = _write(tmp_path / "zh.txt", "水\n火\n")
-    _fails(lambda: read_word_lists({"en": en, "zh": zh}), f"{en}: line 2: empty entry")
+    en = write_file(tmp_path / "en.txt", f"water\n{invisible}\n")
+    zh = write_file(tmp_path / "zh.txt", "水\n火\n")
+    fails_with(lambda: read_word_lists({"en": en, "zh": zh}), f"{en}: line 2: empty entry")
 
 
 def test_a_byte_order_mark_inside_a_word_or_a_header_cell_is_removed_and_reported(tmp_path):
-    p = _write(tmp_path / "bom_word.csv", "english,german\nwater,Wasser\n\ufefffire,Feuer\nsun,Son\ufeffne\n")
+    p = write_file(tmp_path / "bom_word.csv", "english,german\nwater,Wasser\n\ufefffire,Feuer\nsun,Son\ufeffne\n")
     ds = read_semanscope_csv(p)
     assert ds.rows == ((("water",), ("Wasser",)), (("fire",), ("Feuer",)), (("sun",), ("Sonne",)))
     notes = [m for m in ds.report if "U+FEFF" in m]
     assert any(f"{p}: line 3: column english:" in m for m in notes), ds.report
     assert any(f"{p}: line 4: column german:" in m for m in notes), ds.report
     assert not any("\ufeff" in m for m in ds.report)
-    q = _write(tmp_path / "bom_header.csv", "english,\ufeffchinese\nwater,水\nfire,火\n")
+    q = write_file(tmp_path / "bom_header.csv", "english,\ufeffchinese\nwater,水\nfire,火\n")
     ds = read_semanscope_csv(q)
     assert ds.languages == ("en", "zh") and any("U+FEFF" in m and "column 2" in m for m in ds.report), ds.report
 
@@ -185,7 +170,7 @@ def test_the_catalog_lists_the_languages_the_reader_reads_and_counts_characters(
 
 
 def test_a_language_that_is_not_a_string_and_a_name_too_long_for_a_file_are_named_errors():
-    from semanscope_nb.errors import ArgumentError, DatasetError
+    from semanscope_nb.errors import ArgumentError
 
     with pytest.raises(ArgumentError, match=r"languages: None is not a language code"):
         snb.load_dataset("edge-cases").select([None, "zh"])

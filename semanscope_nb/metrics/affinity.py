@@ -104,7 +104,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from semanscope_nb.results import Estimate, Interval, Result
-from semanscope_nb.errors import DatasetError, EmbeddingError
+from semanscope_nb.errors import ArgumentError, DatasetError, EmbeddingError
 from semanscope_nb.metrics.artefacts import (
     find_artefacts,
     language_centred,
@@ -783,17 +783,17 @@ def _check_options(
     """Validate the SA options before any work; returns (n_boot, seed, confidence, canonical method)."""
     n_boot, seed, confidence = check_n_boot(n_boot), check_seed(seed), check_confidence(confidence)
     if not isinstance(thresholds, TierThresholds):
-        raise TypeError(f"thresholds must be a TierThresholds, got {type(thresholds).__name__}")
+        raise ArgumentError(f"thresholds must be a TierThresholds, got {type(thresholds).__name__}")
     if batch is not None and (not is_whole(batch) or batch < 1):
-        raise ValueError(f"batch must be None or a positive integer (resamples per vectorised call), got {batch!r}")
+        raise ArgumentError(f"batch must be None or a positive integer (resamples per vectorised call), got {batch!r}")
     if not isinstance(method, str) or method.lower() not in BOOT_METHODS:
-        raise ValueError(f"method must be 'percentile', 'basic' or 'BCa', got {method!r}")
+        raise ArgumentError(f"method must be 'percentile', 'basic' or 'BCa', got {method!r}")
     if on_zero not in ("error", "drop"):
-        raise ValueError(f"on_zero must be 'error' or 'drop', got {on_zero!r}")
+        raise ArgumentError(f"on_zero must be 'error' or 'drop', got {on_zero!r}")
     if not is_whole(block) or block < 1:
-        raise ValueError(f"block must be a positive integer (rows read at a time), got {block!r}")
+        raise ArgumentError(f"block must be a positive integer (rows read at a time), got {block!r}")
     if max_tuples_per_row is not None and (not is_whole(max_tuples_per_row) or max_tuples_per_row < 1):
-        raise ValueError(f"max_tuples_per_row must be None or a positive integer, got {max_tuples_per_row!r}")
+        raise ArgumentError(f"max_tuples_per_row must be None or a positive integer, got {max_tuples_per_row!r}")
     return int(n_boot), int(seed), float(confidence), BOOT_METHODS[method.lower()]
 
 
@@ -1391,6 +1391,27 @@ def _sa_result(aw: AlignedWords, spreads: Spreads, point: _PointScores, boot: Ma
     )
 
 
+def _real_vectors(language: str, vectors: Any) -> np.ndarray:
+    """``vectors`` of ``language`` as a float64 ndarray; text, ragged rows or complex numbers are an EmbeddingError
+    naming the language (numpy would raise its own ValueError, or drop an imaginary part with only a warning)."""
+    try:
+        arr = np.asarray(vectors)
+        if arr.dtype.kind == "O":  # numbers held as objects: converted (text among them raises below)
+            arr = arr.astype(np.float64)
+        real = arr.dtype.kind in "biuf"
+        if real:
+            arr = arr.astype(np.float64, copy=False)
+    except (TypeError, ValueError) as exc:  # ragged rows
+        raise EmbeddingError(f"embeddings['{language}'] is not an array of numbers with one row per concept "
+                             f"({type(vectors).__name__}: {exc})") from None
+    if arr.dtype.kind == "c":
+        raise EmbeddingError(f"embeddings['{language}'] holds complex numbers; SA needs real vectors")
+    if not real:  # text, objects
+        raise EmbeddingError(f"embeddings['{language}'] is not an array of numbers with one row per concept "
+                             f"(its values are of dtype {arr.dtype})")
+    return arr
+
+
 def semantic_affinity(
     embeddings: Mapping[str, Any],
     *,
@@ -1428,7 +1449,8 @@ def semantic_affinity(
         n_boot=n_boot, seed=seed, confidence=confidence, thresholds=thresholds, batch=batch, method=method, on_zero=on_zero
     )
     if not isinstance(embeddings, Mapping):
-        raise TypeError("embeddings must map language -> array, e.g. {'en': E_en, 'zh': E_zh}")
+        raise ArgumentError(f"embeddings must map language -> array, e.g. {{'en': E_en, 'zh': E_zh}}, got "
+                            f"{type(embeddings).__name__}")
     languages = tuple(embeddings)
     if len(languages) < 2:
         raise EmbeddingError(f"need at least two languages, got {list(languages)}")
@@ -1438,7 +1460,7 @@ def semantic_affinity(
         if sp.issparse(v):  # a sparse model's output (scikit-learn's TF-IDF): the same vectors, the same SA as dense
             v = v.toarray()
         # a plain ndarray as given; anything else (lists, np.matrix, whose rows stay 2-D) as a float64 ndarray
-        arr = v if type(v) is np.ndarray and v.dtype in (np.float32, np.float64) else np.asarray(v, dtype=np.float64)
+        arr = v if type(v) is np.ndarray and v.dtype in (np.float32, np.float64) else _real_vectors(lang, v)
         vectors.append(arr)
     check_vectors(languages, vectors)
     counts = {lang: v.shape[0] for lang, v in zip(languages, vectors)}
@@ -1446,7 +1468,7 @@ def semantic_affinity(
         raise EmbeddingError(f"languages have different numbers of concept rows: {counts}")
     R = vectors[0].shape[0]
     if labels is not None and len(labels) != R:
-        raise ValueError(f"labels has {len(labels)} entries, expected {R}")
+        raise ArgumentError(f"labels has {len(labels)} entries, expected {R}")
     eye = sp.identity(R, format="csr", dtype=np.float64)
     aw = AlignedWords(
         languages=languages,

@@ -317,10 +317,10 @@ class TopK:
 
 
 def check_k(k: int, n_corpus: int, name: str = "k") -> int:
-    if isinstance(k, bool) or int(k) != k or k < 1:
-        raise ValueError(f"{name} must be a positive integer, got {k!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, float, np.integer, np.floating)) or int(k) != k or k < 1:
+        raise ArgumentError(f"{name} must be a positive integer, got {k!r}")
     if k > n_corpus:
-        raise ValueError(f"{name}={k} is larger than the corpus ({n_corpus} item{'s' if n_corpus != 1 else ''})")
+        raise ArgumentError(f"{name}={k} is larger than the corpus ({n_corpus} item{'s' if n_corpus != 1 else ''})")
     return int(k)
 
 

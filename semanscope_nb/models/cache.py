@@ -87,6 +87,7 @@ import xxhash
 from semanscope_nb.errors import ArgumentError, CacheError, CacheWarning, EmbeddingError
 from semanscope_nb.models.cancel import ShouldStop, check_stop
 from semanscope_nb.models.encoders import Encoder
+from semanscope_nb.provenance import visible_text
 
 #: seconds one embedding batch should take when a caller may ask to stop (``should_stop``): the stop latency
 STOP_LATENCY = 0.4
@@ -1100,7 +1101,7 @@ class EmbeddingCache:
             if show:
                 from tqdm.auto import tqdm
 
-                bar = tqdm(total=len(missing), desc=f"embedding with {encoder.model_id}", unit="text")
+                bar = tqdm(total=len(missing), desc=f"embedding with {visible_text(encoder.model_id)}", unit="text")
             try:
                 # with should_stop, batches are sized to take about STOP_LATENCY seconds (a first small one
                 # measures the speed), so a stop is honoured within about that long, whatever the model's speed

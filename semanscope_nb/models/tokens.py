@@ -44,7 +44,7 @@ from semanscope_nb.models.encoders import Encoder, folder_fingerprint
 from semanscope_nb.models.token_cache import entry_key, from_entry, to_entry, token_cache, token_embeddings
 from semanscope_nb.models.token_pooling import NOT_IN_TEXT, TokenEmbeddings, check_spans, check_token_texts, pool_words, resolve_layers
 from semanscope_nb.models.word_spans import Span, word_spans
-from semanscope_nb.provenance import package_version
+from semanscope_nb.provenance import package_version, visible_text
 
 __all__ = [
     "E5TokenEncoder",
@@ -151,7 +151,7 @@ class TokenEncoder(Encoder):
         if progress or (progress is None and len(todo) > 200):
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(todo), desc=f"token vectors with {self.model_id}", unit="text")
+            bar = tqdm(total=len(todo), desc=f"token vectors with {visible_text(self.model_id)}", unit="text")
         pending: list[tuple[str, str, bytes]] = []
         for j, pieces, offsets, states in self._token_states([texts[i] for i in todo], chosen):
             i = todo[j]

@@ -66,7 +66,7 @@ from typing import Any, Iterator, Literal, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from semanscope_nb.errors import Cancelled
+from semanscope_nb.errors import ArgumentError, Cancelled
 from semanscope_nb.memo import Memo
 from semanscope_nb.models.cancel import ShouldStop, check_stop
 from semanscope_nb.models.encoders import package_version
@@ -804,9 +804,10 @@ def project(
     (12, 3)
     """
     if method not in PROJECTION_METHODS:
-        raise ValueError(f"method must be one of {PROJECTION_METHODS}, got {method!r}")
-    if not isinstance(random_state, (int, np.integer)):
-        raise TypeError(f"random_state must be an int (every random step takes a seed), got {random_state!r}")
+        raise ArgumentError(f"method must be one of {PROJECTION_METHODS}, got {method!r}")
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)) or random_state < 0:
+        # (a negative seed would reach scikit-learn / PHATE and fail there without naming the argument)
+        raise ArgumentError(f"random_state must be an int >= 0 (every random step takes a seed), got {random_state!r}")
     x, words_t, langs_t = _as_matrix(vectors, words, languages)
     if x.shape[0] < 2:
         raise ValueError(f"need at least 2 vectors to project, got {x.shape[0]}")
