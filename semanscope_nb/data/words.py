@@ -79,6 +79,8 @@ def _is_blank(text: str) -> bool:
     >>> _is_blank(" \\u200b\\u2060"), _is_blank("fire"), _is_blank("\\u200dfire")
     (True, False, False)
     """
+    if text.isprintable() and text.strip():  # no format, control or separator character: something shows (C speed)
+        return False
     return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
 
 
@@ -190,7 +192,7 @@ class WordDataset:
             line_numbers=self.line_numbers,
             report=self.report,
             concept_keys=self.concept_keys,
-            fit_texts=tuple(self.fit_corpus()),
+            fit_texts=self.fit_texts or tuple(self.all_texts()),
         )
 
     def subset(self, rows: Iterable[int]) -> "WordDataset":
@@ -206,7 +208,7 @@ class WordDataset:
             line_numbers=tuple(self.line_numbers[r] for r in keep) if self.line_numbers else (),
             report=self.report,
             concept_keys=tuple(self.concept_keys[r] for r in keep),
-            fit_texts=tuple(self.fit_corpus()),
+            fit_texts=self.fit_texts or tuple(self.all_texts()),
         )
 
     def to_frame(self) -> pd.DataFrame:

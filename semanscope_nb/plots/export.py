@@ -363,25 +363,25 @@ def export_svg(chart: Any) -> str:
 
     # a word or title holding a bidi override or a control character is drawn with it visible (\u202e), not obeyed;
     # and vl-convert aborts the whole process (a Rust panic, no exception) on a C0 control in a text it draws
-    spec = _visible_strings(_with_export_font(_spec(chart)))
+    spec = visible_spec(_with_export_font(_spec(chart)))
     return split_cjk_runs(vlc.vegalite_to_svg(spec, vl_version=_vl_version()))
 
 
-def _visible_strings(obj: Any) -> Any:
+def visible_spec(obj: Any) -> Any:
     r"""A copy of ``obj`` (a spec) whose every string and key is :func:`visible_text` (newlines and tabs kept).
 
-    Only for drawing an export: the chart and its spec keep the words exact.  Keys
+    Only for what is drawn (an export, the report's charts): the chart and its data keep the words exact.  Keys
     too, so a field named by a user still matches its encoding.
 
-    >>> _visible_strings({"w\u202e": ["a\x1bb", 1, {"t": "x\ny"}]})
+    >>> visible_spec({"w\u202e": ["a\x1bb", 1, {"t": "x\ny"}]})
     {'w\\u202e': ['a\\u001bb', 1, {'t': 'x\ny'}]}
     """
     if isinstance(obj, str):
         return visible_text(obj, keep="\n\t")
     if isinstance(obj, dict):
-        return {(visible_text(k, keep="\n\t") if isinstance(k, str) else k): _visible_strings(v) for k, v in obj.items()}
+        return {(visible_text(k, keep="\n\t") if isinstance(k, str) else k): visible_spec(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_visible_strings(v) for v in obj]
+        return [visible_spec(v) for v in obj]
     return obj
 
 

@@ -167,6 +167,8 @@ def load_word_datasets(
     datasets: Sequence[Any] | None, languages: Sequence[str] | str | None, max_concepts: int | None
 ) -> list[WordDataset]:
     """The grid's word datasets (default: bundled), restricted to ``languages`` and the first ``max_concepts`` rows."""
+    if max_concepts is not None:  # before any file is read
+        max_concepts = check_count("max_concepts", max_concepts, minimum=1)
     if datasets is None:
         datasets = [d.name for d in list_datasets()]
         if not datasets:
@@ -192,7 +194,7 @@ def load_word_datasets(
             if wanted is not None:
                 ds = ds.select([lang for lang in dict.fromkeys(wanted) if lang in ds.languages])
             if max_concepts is not None:
-                ds = ds.subset(range(min(check_count("max_concepts", max_concepts, minimum=1), len(ds))))
+                ds = ds.subset(range(min(max_concepts, len(ds))))
         loaded.append(ds)
     names = [ds.name for ds in loaded]
     dupes = sorted({n for n in names if names.count(n) > 1})

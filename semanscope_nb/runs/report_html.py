@@ -208,7 +208,7 @@ def _charts(report: Any, label: str) -> dict[str, Any]:
     import altair as alt
 
     out: dict[str, Any] = {}
-    v = _drawn(report.verdicts[(report.verdicts.language_set == label)])
+    v = report.verdicts[(report.verdicts.language_set == label)]
     if len(v):
         base = alt.Chart(v[["dataset", "model", "sa", "sa_low", "sa_high", "chance"]])
         out["verdict"] = (
@@ -217,14 +217,14 @@ def _charts(report: Any, label: str) -> dict[str, Any]:
             + base.mark_point(filled=True, size=60).encode(x="sa:Q", y="model:N", tooltip=["model", "sa", "chance"])
             + base.mark_tick(color="#a4262c", thickness=2).encode(x="chance:Q", y="model:N")
         ).properties(width=420, height=alt.Step(22)).facet(row=alt.Row("dataset:N", title=None))
-    p = _drawn(report.pairs[(report.pairs.language_set == label) & (report.pairs.dataset == report.datasets[0])])
+    p = report.pairs[(report.pairs.language_set == label) & (report.pairs.dataset == report.datasets[0])]
     if len(p):
         out["pairs"] = alt.Chart(p[["model", "language_a", "language_b", "sa", "gap", "verdict"]]).mark_rect().encode(
             x=alt.X("language_a:N", title=None), y=alt.Y("language_b:N", title=None),
             color=alt.Color("gap:Q", title="SA - chance", scale=alt.Scale(scheme="redyellowgreen", domainMid=0)),
             tooltip=["model", "language_a", "language_b", "sa", "gap", "verdict"],
         ).properties(width=110, height=110).facet(column=alt.Column("model:N", title=None))
-    c = _drawn(report.cosines[report.cosines.language_set == label])
+    c = report.cosines[report.cosines.language_set == label]
     if len(c):
         out["signal"] = alt.Chart(c).transform_density(
             "cosine", groupby=["corpus", "model", "pairs"], as_=["cosine", "density"]
@@ -235,20 +235,12 @@ def _charts(report: Any, label: str) -> dict[str, Any]:
     return out
 
 
-def _drawn(df: pd.DataFrame) -> pd.DataFrame:
-    """``df`` with its text cells through :func:`visible_text`: the charts draw them as facet headers and axis labels
-    (SVG text), where a bidi override would reverse them as in the page's own text; the numbers files keep them exact."""
-    out = df.copy()
-    for col in out.columns:
-        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
-            out[col] = out[col].map(lambda x: visible_text(x) if isinstance(x, str) else x)
-    return out
-
-
 def _chart_html(name: str, chart: Any) -> str:
-    from semanscope_nb.plots.export import script_json
+    from semanscope_nb.plots.export import script_json, visible_spec
 
-    spec = chart.to_dict()
+    # the names the charts draw (facet headers, axis labels: SVG text) shown as visible_text, as in the page's own
+    # text and the exports: a bidi override cannot reverse them; the numbers files keep them exact
+    spec = visible_spec(chart.to_dict())
     return (f"<div class='chart' id='{_a(name)}'></div>"
             f"<script type='application/json' data-chart='{_a(name)}'>{script_json(spec)}</script>")
 

@@ -429,11 +429,6 @@ def bdi_pair(dataset: WordDataset, params: Mapping[str, Any]) -> tuple[str, str]
     return pairs[0]
 
 
-def check_bdi(dataset: WordDataset, params: dict) -> None:
-    """Refuse, before embedding, a bdi pair that is not two languages of the dataset (:func:`bdi_pair`)."""
-    bdi_pair(dataset, params)
-
-
 def bdi_task(embedded: Embedded, *, source: str | None = None, target: str | None = None, method: str = "nn",
              ks: Sequence[int] = (1, 5), knn: int = 10, n_boot: int, seed: int) -> Any:
     """Bilingual lexicon induction against the whole target vocabulary (nearest neighbour or CSLS)."""

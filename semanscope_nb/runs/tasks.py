@@ -302,7 +302,7 @@ def builtin_tasks() -> list[Task]:
              {"source": None, "target": None, "method": "nn", "ks": [1, 5], "knn": 10, "n_boot": None, "seed": None},
              version="2",  # 2: queries resampled in canonical order (data.concept_key)
              description="bilingual lexicon induction against the full target vocabulary (NN or CSLS)",
-             check=lib.check_bdi),
+             check=lib.bdi_pair),
         Task("knn", lib.knn_task, ClassificationResult, ("labelled",), ("labels",),
              {"ks": [1, 5, 10], "metric": "cosine", "logistic": True, "n_boot": None, "seed": None, "confidence": 0.95},
              version="2",  # 2: test rows resampled in canonical order (data.concept_key)

@@ -393,7 +393,7 @@ def concept_separation(
     n_boot = resolve(n_boot, "n_boot")
     bandwidth = _checked_options(resolution=resolution, bandwidth=bandwidth, confidence=confidence, n_boot=n_boot,
                                  ci_method=ci_method, tfidf_fit=tfidf_fit, seed=seed, length_buckets=length_buckets)
-    n_boot, seed = check_n_boot(n_boot), check_seed(seed)
+    n_boot, seed = int(n_boot), int(seed)  # checked by _checked_options (whole numbers: 20.0 reads as 20)
     texts, lang, corpus_name, source, sha, notes = _prepare_sentences(sentences, language)
     notes = shareable_report(notes, source)  # the reader's lines name the file as results may show it
     rules = rules_for(lang, fuzz_terms=fuzz_terms, negation_terms=negation_terms)
